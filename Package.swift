@@ -1,0 +1,80 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// PayStorm: a load-testing and chaos harness for in-app purchase pipelines.
+/// The pipeline flows one way: Profile → Simulation → Chaos → Load → Checking → Reporting.
+let package = Package(
+    name: "PayStorm",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "paystorm", targets: ["paystorm"])
+    ],
+    targets: [
+        // System C libraries, from Debian -dev packages.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The one shim: typed wrappers for variadic C functions and macros, no logic.
+        .target(name: "CPayStormShims", dependencies: ["COpenSSL", "CCurl", "CMicroHTTPD", "CSQLite"]),
+
+        // The pipeline.
+        .target(name: "AppStoreModel"),
+        .target(name: "Signing", dependencies: ["AppStoreModel", "COpenSSL", "CPayStormShims"]),
+        .target(name: "Minting", dependencies: ["AppStoreModel", "Signing"]),
+        .target(name: "Simulation", dependencies: ["AppStoreModel"]),
+        .target(name: "Chaos", dependencies: ["Simulation", "AppStoreModel"]),
+        .target(name: "Load", dependencies: ["CCurl", "CZlib", "CPayStormShims"]),
+        .target(name: "Checking", dependencies: ["Simulation", "Chaos", "AppStoreModel"]),
+        .target(name: "Reporting", dependencies: ["Load", "Checking"]),
+        .target(
+            name: "ReferenceLedger",
+            dependencies: ["AppStoreModel", "Signing", "CMicroHTTPD", "CSQLite", "CPayStormShims"]
+        ),
+        .target(
+            name: "PayStorm",
+            dependencies: [
+                "AppStoreModel", "Signing", "Minting", "Simulation", "Chaos", "Load", "Checking",
+                "Reporting", "ReferenceLedger",
+            ]
+        ),
+        .target(
+            name: "PayStormCLI",
+            dependencies: ["PayStorm", "AppStoreModel", "Signing", "Minting", "Load", "ReferenceLedger", "Reporting"]
+        ),
+        .executableTarget(name: "paystorm", dependencies: ["PayStormCLI"]),
+
+        // Tests mirror the modules.
+        .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel"]),
+        .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel"]),
+        .testTarget(name: "MintingTests", dependencies: ["Minting", "Signing", "AppStoreModel"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation"]),
+        .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation"]),
+        .testTarget(name: "LoadTests", dependencies: ["Load"]),
+        .testTarget(name: "CheckingTests", dependencies: ["Checking", "Simulation", "Chaos"]),
+        .testTarget(name: "ReportingTests", dependencies: ["Reporting", "Load", "Checking"]),
+        .testTarget(
+            name: "ReferenceLedgerTests",
+            dependencies: ["ReferenceLedger", "Signing", "Minting", "AppStoreModel"]
+        ),
+        .testTarget(name: "PayStormCLITests", dependencies: ["PayStormCLI"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["paystorm"]),
+    ]
+)
+
+// Strict settings for every Swift target (C stays internal; explicit Sendable).
+for target in package.targets where target.type != .system && target.name != "CPayStormShims" {
+    var settings = target.swiftSettings ?? []
+    settings.append(contentsOf: [
+        .enableUpcomingFeature("InternalImportsByDefault"),
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+    ])
+    target.swiftSettings = settings
+}

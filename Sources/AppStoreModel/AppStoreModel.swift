@@ -1,0 +1,2 @@
+/// The AppStoreModel module. See Docs or DESIGN for its one job.
+public enum AppStoreModelModule {}

@@ -1,0 +1,2 @@
+/// The Chaos module. See Docs or DESIGN for its one job.
+public enum ChaosModule {}

@@ -1,0 +1,2 @@
+/// The Checking module. See Docs or DESIGN for its one job.
+public enum CheckingModule {}

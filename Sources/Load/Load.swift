@@ -1,0 +1,2 @@
+/// The Load module. See Docs or DESIGN for its one job.
+public enum LoadModule {}

@@ -1,0 +1,2 @@
+/// The Minting module. See Docs or DESIGN for its one job.
+public enum MintingModule {}

@@ -1,0 +1,2 @@
+/// The PayStorm module. See Docs or DESIGN for its one job.
+public enum PayStormModule {}

@@ -1,0 +1,2 @@
+/// The ReferenceLedger module. See Docs or DESIGN for its one job.
+public enum ReferenceLedgerModule {}

@@ -1,0 +1,2 @@
+/// The Reporting module. See Docs or DESIGN for its one job.
+public enum ReportingModule {}

@@ -1,0 +1,2 @@
+/// The Simulation module. See Docs or DESIGN for its one job.
+public enum SimulationModule {}

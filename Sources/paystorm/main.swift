@@ -1,0 +1,3 @@
+import PayStormCLI
+
+PayStormCLI.main()
