@@ -25,32 +25,39 @@ let package = Package(
 
         // The pipeline.
         .target(name: "AppStoreModel"),
+        .target(name: "Profile"),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CPayStormShims"]),
         .target(name: "Signing", dependencies: ["AppStoreModel", "COpenSSL", "CPayStormShims"]),
         .target(name: "Minting", dependencies: ["AppStoreModel", "Signing"]),
-        .target(name: "Simulation", dependencies: ["AppStoreModel"]),
+        .target(name: "Simulation", dependencies: ["AppStoreModel", "Profile"]),
         .target(name: "Chaos", dependencies: ["Simulation", "AppStoreModel"]),
         .target(name: "Load", dependencies: ["CCurl", "CZlib", "CPayStormShims"]),
         .target(name: "Checking", dependencies: ["Simulation", "Chaos", "AppStoreModel"]),
         .target(name: "Reporting", dependencies: ["Load", "Checking"]),
         .target(
             name: "ReferenceLedger",
-            dependencies: ["AppStoreModel", "Signing", "CMicroHTTPD", "CSQLite", "CPayStormShims"]
+            dependencies: ["AppStoreModel", "Signing", "HTTPServer", "CSQLite", "CPayStormShims"]
         ),
         .target(
             name: "PayStorm",
             dependencies: [
-                "AppStoreModel", "Signing", "Minting", "Simulation", "Chaos", "Load", "Checking",
-                "Reporting", "ReferenceLedger",
+                "AppStoreModel", "Profile", "Signing", "Minting", "Simulation", "Chaos", "Load",
+                "Checking", "Reporting", "ReferenceLedger", "HTTPServer",
             ]
         ),
         .target(
             name: "PayStormCLI",
-            dependencies: ["PayStorm", "AppStoreModel", "Signing", "Minting", "Load", "ReferenceLedger", "Reporting"]
+            dependencies: [
+                "PayStorm", "AppStoreModel", "Profile", "Signing", "Minting", "Load", "ReferenceLedger",
+                "Reporting", "HTTPServer",
+            ]
         ),
         .executableTarget(name: "paystorm", dependencies: ["PayStormCLI"]),
 
         // Tests mirror the modules.
         .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel"]),
+        .testTarget(name: "ProfileTests", dependencies: ["Profile"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel"]),
         .testTarget(name: "MintingTests", dependencies: ["Minting", "Signing", "AppStoreModel"]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation"]),
