@@ -41,7 +41,8 @@ struct ReportWriterTests {
                         "t=64.0s the probe showed 2 grants for transaction 2000000000000007",
                     ],
                     detectedAfterSeconds: 64,
-                    replay: "paystorm replay --seed 42 --account 6f1c1a52-0000-4000-8000-000000000001 Profiles/smoke.json5"
+                    replay:
+                        "paystorm replay --seed 42 --account 6f1c1a52-0000-4000-8000-000000000001 Profiles/smoke.json5"
                 )
             ],
             faults: ["duplicate": 12, "crash-before-finish": 3],
@@ -52,14 +53,16 @@ struct ReportWriterTests {
         )
     }
 
-    @Test(arguments: [
-        ("summary.json", ReportWriter.summaryJSON),
-        ("summary.csv", ReportWriter.summaryCSV),
-        ("violations.csv", ReportWriter.violationsCSV),
-        ("violations.jsonl", ReportWriter.violationsJSONL),
-        ("junit.xml", JUnitReport.render),
-        ("report.html", HTMLReport.render),
-    ] as [(String, @Sendable (RunReport) -> String)])
+    @Test(
+        arguments: [
+            ("summary.json", ReportWriter.summaryJSON),
+            ("summary.csv", ReportWriter.summaryCSV),
+            ("violations.csv", ReportWriter.violationsCSV),
+            ("violations.jsonl", ReportWriter.violationsJSONL),
+            ("junit.xml", JUnitReport.render),
+            ("report.html", HTMLReport.render),
+        ] as [(String, @Sendable (RunReport) -> String)]
+    )
     func rendersGoldenFile(name: String, render: @Sendable (RunReport) -> String) throws {
         let text = render(Self.sampleReport())
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
