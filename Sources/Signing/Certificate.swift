@@ -93,6 +93,15 @@ public final class Certificate: @unchecked Sendable {
         return X509_EXTENSION_get_critical(ext) != 0
     }
 
+    /// The SHA-256 of the DER, as colon-separated upper-case hex (as `openssl x509 -fingerprint -sha256`).
+    public var sha256Fingerprint: String {
+        sha256(der).map { byte in
+            let hex = String(byte, radix: 16, uppercase: true)
+            return hex.count == 1 ? "0" + hex : hex
+        }
+        .joined(separator: ":")
+    }
+
     /// Whether the private key is the one this certificate certifies.
     public func matches(_ key: SigningKey) -> Bool {
         let result = X509_check_private_key(pointer, key.pointer) == 1
