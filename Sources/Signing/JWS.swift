@@ -87,8 +87,10 @@ public enum JWS {
     }
 
     /// Builds the compact JWS around a digest signer; shared by `sign` and `ES256Signer`.
+    /// - Parameter prefixHash: SHA-256 state after `headerSegment` and the dot, when the caller keeps one.
     static func signCompact(
         headerSegment: [UInt8],
+        prefixHash: PrefixHash? = nil,
         payload: [UInt8],
         sign: ([UInt8]) throws -> [UInt8]
     ) throws -> String {
@@ -96,8 +98,14 @@ public enum JWS {
         output.reserveCapacity(headerSegment.count + 1 + (payload.count * 4 + 2) / 3 + 1 + 86)
         output.append(contentsOf: headerSegment)
         output.append(UInt8(ascii: "."))
+        let payloadStart = output.count
         appendBase64URL(payload, to: &output)
-        let digest = sha256(output)
+        let digest: [UInt8]
+        if let prefixHash {
+            digest = try output.withUnsafeBufferPointer { try prefixHash.digest(appending: UnsafeBufferPointer(rebasing: $0[payloadStart...])) }
+        } else {
+            digest = sha256(output)
+        }
         let signature = try sign(digest)
         output.append(UInt8(ascii: "."))
         appendBase64URL(signature, to: &output)
@@ -105,28 +113,37 @@ public enum JWS {
     }
 
     static func appendBase64URL(_ bytes: [UInt8], to output: inout [UInt8]) {
-        output.reserveCapacity(output.count + (bytes.count * 4 + 2) / 3)
-        bytes.withUnsafeBufferPointer { input in
-            var index = 0
-            let count = input.count
-            while index + 3 <= count {
-                let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-                output.append(encodeTable[Int(value >> 18 & 63)])
-                output.append(encodeTable[Int(value >> 12 & 63)])
-                output.append(encodeTable[Int(value >> 6 & 63)])
-                output.append(encodeTable[Int(value & 63)])
-                index += 3
-            }
-            let rest = count - index
-            if rest == 1 {
-                let value = UInt32(input[index]) << 16
-                output.append(encodeTable[Int(value >> 18 & 63)])
-                output.append(encodeTable[Int(value >> 12 & 63)])
-            } else if rest == 2 {
-                let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-                output.append(encodeTable[Int(value >> 18 & 63)])
-                output.append(encodeTable[Int(value >> 12 & 63)])
-                output.append(encodeTable[Int(value >> 6 & 63)])
+        let count = bytes.count
+        let encodedCount = count / 3 * 4 + [0, 2, 3][count % 3]
+        guard encodedCount > 0 else { return }
+        let start = output.count
+        // Grow once, then write through a raw pointer: per-byte `append` costs a uniqueness check each time.
+        output.append(contentsOf: repeatElement(0, count: encodedCount))
+        output.withUnsafeMutableBufferPointer { buffer in
+            bytes.withUnsafeBufferPointer { input in
+                pairTable.withUnsafeBufferPointer { pairs in
+                    // Two characters per lookup: each 12-bit half of a 3-byte group maps to a UInt16.
+                    let out = UnsafeMutableRawPointer(buffer.baseAddress! + start)
+                    var offset = 0
+                    var index = 0
+                    while index + 3 <= count {
+                        let value =
+                            Int(input[index]) << 16 | Int(input[index + 1]) << 8 | Int(input[index + 2])
+                        out.storeBytes(of: pairs[value >> 12], toByteOffset: offset, as: UInt16.self)
+                        out.storeBytes(of: pairs[value & 0xFFF], toByteOffset: offset + 2, as: UInt16.self)
+                        offset += 4
+                        index += 3
+                    }
+                    let rest = count - index
+                    if rest > 0 {
+                        let second = rest == 2 ? Int(input[index + 1]) << 8 : 0
+                        let value = Int(input[index]) << 16 | second
+                        out.storeBytes(of: pairs[value >> 12], toByteOffset: offset, as: UInt16.self)
+                        if rest == 2 {
+                            out.storeBytes(of: encodeTable[value >> 6 & 63], toByteOffset: offset + 2, as: UInt8.self)
+                        }
+                    }
+                }
             }
         }
     }
@@ -134,6 +151,16 @@ public enum JWS {
     private static let encodeTable: [UInt8] = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8
     )
+
+    /// For each 12-bit value, its two base64url characters as they lie in memory (little- or big-endian alike).
+    private static let pairTable: [UInt16] = (0..<4096).map { value in
+        var pair: UInt16 = 0
+        withUnsafeMutableBytes(of: &pair) { bytes in
+            bytes[0] = encodeTable[value >> 6]
+            bytes[1] = encodeTable[value & 63]
+        }
+        return pair
+    }
 
     private static let decodeTable: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
@@ -155,6 +182,38 @@ func sha256(_ bytes: [UInt8]) -> [UInt8] {
 /// SHA-256 fetched once: an implicit fetch on every digest costs a lock in OpenSSL 3.
 private let sha256Digest = FetchedDigest("SHA256")
 
+/// A SHA-256 state that has absorbed a fixed prefix; each digest copies it and adds the rest.
+///
+/// `@unchecked Sendable`: the template context is written only in init; `digest` copies it
+/// into a fresh context, which only reads the template.
+final class PrefixHash: @unchecked Sendable {
+    private let template: OpaquePointer
+
+    init(_ prefix: [UInt8]) throws {
+        guard let context = EVP_MD_CTX_new() else { throw SigningError.openSSL("EVP_MD_CTX_new") }
+        template = context
+        guard EVP_DigestInit_ex(context, sha256Digest.pointer, nil) == 1,
+            EVP_DigestUpdate(context, prefix, prefix.count) == 1
+        else { throw SigningError.openSSL("EVP_DigestUpdate") }
+    }
+
+    deinit {
+        EVP_MD_CTX_free(template)
+    }
+
+    /// SHA-256 of the prefix followed by `rest`.
+    func digest(appending rest: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
+        guard let context = EVP_MD_CTX_new() else { throw SigningError.openSSL("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(context) }
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        guard EVP_MD_CTX_copy_ex(context, template) == 1, EVP_DigestUpdate(context, rest.baseAddress, rest.count) == 1,
+            EVP_DigestFinal_ex(context, &digest, &length) == 1
+        else { throw SigningError.openSSL("EVP_DigestFinal_ex") }
+        return digest
+    }
+}
+
 /// `@unchecked Sendable`: an `EVP_MD` fetched once and only read afterwards.
 private final class FetchedDigest: @unchecked Sendable {
     let pointer: OpaquePointer?
@@ -168,6 +227,7 @@ private final class FetchedDigest: @unchecked Sendable {
 /// Safe to call from any number of threads: each call borrows its own OpenSSL context from a pool.
 public struct ES256Signer: Sendable {
     private let headerSegment: [UInt8]
+    private let prefixHash: PrefixHash?
     private let pool: PKeyContextPool
 
     /// Creates a signer for a PKI's leaf key and chain.
@@ -179,13 +239,15 @@ public struct ES256Signer: Sendable {
     public init(key: SigningKey, header: JWSHeader) {
         // Encoding a Codable struct of strings cannot fail.
         headerSegment = Array(JWS.base64URL((try? header.jsonBytes()) ?? []).utf8)
+        // The header (about 3 KB with x5c) is the same for every JWS: hash it once.
+        prefixHash = try? PrefixHash(headerSegment + [UInt8(ascii: ".")])
         pool = PKeyContextPool(key: key, mode: .sign)
     }
 
     /// Signs one payload into a compact JWS.
     /// - Throws: `SigningError` when OpenSSL fails (not expected with a valid P-256 key).
     public func sign(payload: [UInt8]) throws -> String {
-        try JWS.signCompact(headerSegment: headerSegment, payload: payload) { digest in
+        try JWS.signCompact(headerSegment: headerSegment, prefixHash: prefixHash, payload: payload) { digest in
             try pool.withContext { try $0.signRaw(digest: digest) }
         }
     }
