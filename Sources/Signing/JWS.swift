@@ -61,29 +61,61 @@ public enum JWS {
 
     /// Decodes base64url from UTF-8 bytes (padding optional); nil on any character outside the alphabet.
     static func base64URLDecode(_ text: some Collection<UInt8>) -> [UInt8]? {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
+        let decoded: [UInt8]?? = text.withContiguousStorageIfAvailable { decodeBase64URL($0) }
+        if let decoded { return decoded }
+        return Array(text).withUnsafeBufferPointer { decodeBase64URL($0) }
+    }
+
+    private static func decodeBase64URL(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var count = input.count
+        // Up to two trailing '=' are allowed; '=' anywhere else is not.
         var padding = 0
-        for byte in text {
-            if byte == UInt8(ascii: "=") {
-                padding += 1
-                continue
-            }
-            guard padding == 0 else { return nil }  // data after padding
-            let value = decodeTable[Int(byte)]
-            guard value != 0xFF else { return nil }
-            accumulator = (accumulator << 6) | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        while count > 0 && input[count - 1] == UInt8(ascii: "=") && padding < 2 {
+            count -= 1
+            padding += 1
+        }
+        // A single leftover character cannot encode a byte.
+        guard count % 4 != 1 else { return nil }
+        let outputCount = count / 4 * 3 + [0, 0, 1, 2][count % 4]
+        var failed = false
+        let output = [UInt8](unsafeUninitializedCapacity: outputCount) { buffer, initialized in
+            decodeTable.withUnsafeBufferPointer { table in
+                var out = 0
+                var index = 0
+                var invalid: UInt8 = 0
+                while index + 4 <= count {
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    let c = table[Int(input[index + 2])]
+                    let d = table[Int(input[index + 3])]
+                    invalid |= a | b | c | d
+                    let value = UInt32(a & 63) << 18 | UInt32(b & 63) << 12 | UInt32(c & 63) << 6 | UInt32(d & 63)
+                    buffer[out] = UInt8(truncatingIfNeeded: value >> 16)
+                    buffer[out + 1] = UInt8(truncatingIfNeeded: value >> 8)
+                    buffer[out + 2] = UInt8(truncatingIfNeeded: value)
+                    out += 3
+                    index += 4
+                }
+                let rest = count - index
+                if rest >= 2 {
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    let c = rest == 3 ? table[Int(input[index + 2])] : 0
+                    invalid |= a | b | c
+                    let value = UInt32(a & 63) << 18 | UInt32(b & 63) << 12 | UInt32(c & 63) << 6
+                    buffer[out] = UInt8(truncatingIfNeeded: value >> 16)
+                    out += 1
+                    if rest == 3 {
+                        buffer[out] = UInt8(truncatingIfNeeded: value >> 8)
+                        out += 1
+                    }
+                }
+                // Invalid characters map to 0xFF, so any of them sets the high bit.
+                failed = invalid & 0x80 != 0
+                initialized = out
             }
         }
-        // A single leftover sextet cannot encode a byte.
-        guard bits < 6, padding <= 2 else { return nil }
-        return output
+        return failed ? nil : output
     }
 
     /// Builds the compact JWS around a digest signer; shared by `sign` and `ES256Signer`.
