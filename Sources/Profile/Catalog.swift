@@ -73,7 +73,7 @@ public struct Catalog: Sendable, Hashable, Decodable {
 }
 
 /// The four product types.
-public enum ProductType: String, Sendable, Hashable, CaseIterable {
+public enum ProductType: String, Sendable, Hashable, CaseIterable, Codable {
     /// Used once, bought again (coins): `Consumable`.
     case consumable
     /// Bought once, owned forever: `Non-Consumable`.
