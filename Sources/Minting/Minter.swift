@@ -261,20 +261,22 @@ public struct Minter: Sendable {
 
     /// Mints a bare signed transaction, as a device posts it.
     /// - Parameters:
-    ///   - purchase: the purchase; `nil` makes one (`Purchase(kind: nil, signedDate:)`).
+    ///   - purchase: the purchase; `nil` makes one that agrees with `kind`.
+    ///   - kind: the event the transaction describes (a refund adds the revocation fields...), or `nil`.
     ///   - signedDate: the signing time, UNIX ms; `nil` means now.
     ///   - forgery: a forged variant, or `nil` for a genuine one.
     /// - Returns: the JWS and the payload as signed.
     /// - Throws: `MintError` when the forgery does not apply to a bare transaction; signing errors.
     public func transaction(
         _ purchase: Purchase? = nil,
+        kind: NotificationKind? = nil,
         signedDate: Int64? = nil,
         forgery: Forgery? = nil
     ) throws -> MintedJWS<JWSTransactionDecodedPayload> {
         try checkApplicable(forgery, to: .transaction)
         let forged = forgedContext(forgery, signedDate: signedDate ?? Self.nowMilliseconds())
-        let purchase = purchase ?? Purchase(kind: nil, signedDate: forged.signedDate)
-        var payload = forged.minter.transactionPayload(purchase, signedDate: forged.signedDate)
+        let purchase = purchase ?? Purchase(kind: kind, signedDate: forged.signedDate)
+        var payload = forged.minter.transactionPayload(purchase, kind: kind, signedDate: forged.signedDate)
         if forgery == .datesInSeconds { payload = payload.mappingDates(Self.toSeconds) }
         let jws = try signForged(payload, forgery: forgery) { tampered in
             tampered.quantity = (tampered.quantity ?? 1) * 10
