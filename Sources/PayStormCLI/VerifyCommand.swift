@@ -36,7 +36,7 @@ enum VerifyCommand {
           --bundle-id ID        the expected bundleId (required)
           --environment ENV     Sandbox | Production | Xcode | LocalTesting (required)
           --app-apple-id N      the expected appAppleId (required in Production)
-          --kind KIND           notification (default) | transaction | renewal-info
+          --kind KIND           notification (default) | transaction | renewal-info | app-transaction
           --online              check OCSP against the certificates' AIA URLs, at the current time
 
         Exit codes: 0 OK; 65 rejected, or the input is empty; 64 bad option; 66 missing root or PKI.
@@ -66,7 +66,10 @@ enum VerifyCommand {
             )
         }
         guard let kind = SignedObjectKind(rawValue: kindOption) else {
-            throw CLIError(.usage, "unknown --kind '\(kindOption)' (known: notification, transaction, renewal-info)")
+            throw CLIError(
+                .usage,
+                "unknown --kind '\(kindOption)' (known: \(SignedObjectKind.allCases.map(\.rawValue).joined(separator: ", ")))"
+            )
         }
         let appAppleId = try appAppleIdOption.map { text in
             guard let value = Int64(text) else {
@@ -101,6 +104,7 @@ enum VerifyCommand {
         case .notification: failure = verifier.verifyAndDecodeNotification(jws).failure
         case .transaction: failure = verifier.verifyAndDecodeTransaction(jws).failure
         case .renewalInfo: failure = verifier.verifyAndDecodeRenewalInfo(jws).failure
+        case .appTransaction: failure = verifier.verifyAndDecodeAppTransaction(jws).failure
         }
         return failure?.status.rawValue ?? "OK"
     }
