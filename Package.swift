@@ -69,7 +69,7 @@ let package = Package(
             name: "ReferenceLedgerTests",
             dependencies: ["ReferenceLedger", "Signing", "Minting", "AppStoreModel"]
         ),
-        .testTarget(name: "PayStormCLITests", dependencies: ["PayStormCLI"]),
+        .testTarget(name: "PayStormCLITests", dependencies: ["PayStormCLI", "AppStoreModel", "Minting", "Signing"]),
         .testTarget(name: "EndToEndTests", dependencies: ["paystorm"]),
     ]
 )
