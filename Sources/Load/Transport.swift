@@ -269,3 +269,29 @@ func classifyCurlFailure(code: Int, osErrno: Int) -> LoadErrorClass {
         return .other
     }
 }
+
+extension LoadEngine {
+    /// Checks that `url`'s host accepts a connection (and a TLS handshake for `https://`),
+    /// without sending a request.
+    /// - Returns: nil when it does, else the failure's class and libcurl's message.
+    public func probe(url: String) -> (error: LoadErrorClass, detail: String)? {
+        guard let easy = curl_easy_init() else { return (.other, "libcurl could not create a handle") }
+        defer { curl_easy_cleanup(easy) }
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_CONNECT_ONLY, 1)
+        _ = ps_curl_easy_setopt_long(
+            easy,
+            CURLOPT_CONNECTTIMEOUT_MS,
+            Int(configuration.connectTimeout.microseconds / 1000)
+        )
+        if let caFile = configuration.caFile {
+            _ = caFile.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CAINFO, $0) }
+        }
+        _ = url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
+        let code = curl_easy_perform(easy)
+        guard code != CURLE_OK else { return nil }
+        var osErrno = 0
+        _ = ps_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
+        return (classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno), String(cString: curl_easy_strerror(code)))
+    }
+}
