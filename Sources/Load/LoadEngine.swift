@@ -331,7 +331,8 @@ struct EngineLoop {
                 stats.sent += 1
                 if released % 64 == 0 { now = monotonicNanoseconds() - start }
             }
-            if releasing && nextDue() == nil { releasing = false }
+            // Open loop ends with the schedule; closed loop when no user is due and none is waiting.
+            if releasing && nextDue() == nil && (pacer != nil || transport.inFlight == 0) { releasing = false }
 
             transport.perform(start: start, into: &completions)
             for result in completions {

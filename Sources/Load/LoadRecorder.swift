@@ -259,7 +259,8 @@ public final class LoadRecorder {
     public func tick(_ stats: LoadEngineStats) {
         let now = stats.elapsed.seconds
         let second = Int(now.rounded())
-        guard second > (timeseries.last?.second ?? 0) || now - lastTickSeconds > 0.5 else { return }
+        // Skip an empty sliver (the engine's final tick right after a regular one).
+        guard intervalCounts.scheduled > 0 || stats != lastStats && now - lastTickSeconds > 0.001 else { return }
         var errors = intervalCounts.errors
         errors["missed"] = intervalCounts.missed
         let row = TimeseriesRow(

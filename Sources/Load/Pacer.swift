@@ -39,7 +39,8 @@ public struct Pacer: Sendable {
             let length = segment.duration.seconds
             let total = segment.count(until: length)
             let local = target - countAtSegmentStart
-            if local < total {
+            // The tolerance keeps rate × duration exact despite floating-point sums (100 × 0.3 s).
+            if local < total - 1e-9 {
                 let seconds = segmentStart + segment.time(forCount: local)
                 advanceTarget()
                 count += 1
