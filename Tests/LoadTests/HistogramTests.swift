@@ -120,6 +120,22 @@ struct HistogramTests {
         #expect(histogram.totalCount > 0)
     }
 
+    @Test func decodesAHistogramEncodedByPythonHdrhistogram() throws {
+        // Encoded by PyPI hdrhistogram 0.10.8: HdrHistogram(1, 3_600_000_000, 3) holding
+        // 1, 7, 1000, 2047, 2048, 123456, 999999, 3600000000 once and 5000 a hundred times.
+        let histogram = try HistogramCodec.decodeBase64(
+            "HISTFAAAADl4nJNpmSzMwMAgyQABzFCaEURcm7yEwf4DVICJk2k/P9NqASamg8InGE97Ma01YFq8h5EJABGICzI="
+        )
+        var expected = Histogram()
+        for value: Int64 in [1, 7, 1000, 2047, 2048, 123_456, 999_999, 3_600_000_000] { expected.record(value) }
+        expected.record(5000, count: 100)
+        #expect(histogram.counts == expected.counts)
+        #expect(histogram.totalCount == 108)
+        // Python reports 5003 and 1000447 (highest equivalent values); so do we.
+        #expect(histogram.value(atPercentile: 50) == 5003)
+        #expect(histogram.value(atPercentile: 99) == 1_000_447)
+    }
+
     @Test func intervalLogRoundTripsThroughAFile() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hlog-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
