@@ -3,7 +3,7 @@ import Foundation
 import ReferenceLedger
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 extension Command {

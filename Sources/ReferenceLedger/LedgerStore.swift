@@ -103,7 +103,10 @@ final class LedgerStore: Sendable {
             try database.transaction {
                 try database.query(
                     "INSERT INTO reports (app_account_token, product_id, purchase_result, received_at) VALUES (?, ?, ?, ?)",
-                    [.text(report.appAccountToken), .text(report.productId), .text(report.purchaseResult), .integer(now)]
+                    [
+                        .text(report.appAccountToken), .text(report.productId), .text(report.purchaseResult),
+                        .integer(now),
+                    ]
                 )
                 guard flaws.contains(.unlockOnPending), report.purchaseResult == "pending" else {
                     return ApplyOutcome()
@@ -352,7 +355,9 @@ final class LedgerStore: Sendable {
             "SELECT transaction_id, COUNT(*) FROM grants WHERE app_account_token = ? GROUP BY transaction_id ORDER BY 1",
             [.text(token)]
         )
-        state.grants = grantRows.map { AccountState.Grant(transactionId: $0[0].string ?? "", count: Int($0[1].int ?? 0)) }
+        state.grants = grantRows.map {
+            AccountState.Grant(transactionId: $0[0].string ?? "", count: Int($0[1].int ?? 0))
+        }
 
         let balanceRows = try database.query(
             """
@@ -378,7 +383,11 @@ final class LedgerStore: Sendable {
             let expires = row[2].int
             if let expires, expires <= now { continue }
             state.entitlements.append(
-                AccountState.Entitlement(productId: row[0].string ?? "", transactionId: row[1].string, expiresDate: expires)
+                AccountState.Entitlement(
+                    productId: row[0].string ?? "",
+                    transactionId: row[1].string,
+                    expiresDate: expires
+                )
             )
         }
 

@@ -1,5 +1,5 @@
-public import HTTPServer
 internal import Foundation
+public import HTTPServer
 import Synchronization
 
 /// How to run a reference ledger.
@@ -302,7 +302,10 @@ public final class ReferenceLedger: Sendable {
         case .success(let outcome):
             if outcome.duplicate { metrics.duplicates.add(1, ordering: .relaxed) }
             metrics.grants.add(Int64(outcome.granted), ordering: .relaxed)
-            return .json(200, CommitBody(status: outcome.duplicate ? "duplicate" : "processed", granted: outcome.granted))
+            return .json(
+                200,
+                CommitBody(status: outcome.duplicate ? "duplicate" : "processed", granted: outcome.granted)
+            )
         case .failure(let error):
             return .json(500, ErrorBody(error: "storage failed: \(error)", reason: "STORAGE"))
         }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Spawns the built `paystorm ledger serve`, streams deliveries, SIGKILLs it mid-stream, restarts it on the
@@ -34,10 +34,11 @@ struct LedgerDurabilityTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // The deliveries are not signed: durability does not depend on verification, so both runs trust input.
         FileManager.default.createFile(atPath: directory + "/root.der", contents: Data([0x30, 0x00]))
-        let arguments = [
-            "ledger", "serve", "--db", directory + "/ledger.sqlite", "--trust", directory + "/root.der",
-            "--bundle-id", bundleId, "--flaw", "trust-unverified",
-        ] + flaws.flatMap { ["--flaw", $0] }
+        let arguments =
+            [
+                "ledger", "serve", "--db", directory + "/ledger.sqlite", "--trust", directory + "/root.der",
+                "--bundle-id", bundleId, "--flaw", "trust-unverified",
+            ] + flaws.flatMap { ["--flaw", $0] }
 
         let tokens = (0..<10).map { _ in UUID().uuidString.lowercased() }
         let first = try LedgerProcess(arguments: arguments)
@@ -82,7 +83,8 @@ struct LedgerDurabilityTests {
             data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
                 .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         }
-        let jws = encode(Data(#"{"alg":"ES256"}"#.utf8)) + "."
+        let jws =
+            encode(Data(#"{"alg":"ES256"}"#.utf8)) + "."
             + encode(try! JSONSerialization.data(withJSONObject: payload)) + ".c2ln"
         return Array(try! JSONSerialization.data(withJSONObject: ["signedTransaction": jws]))
     }

@@ -5,7 +5,7 @@ import Testing
 @testable import ReferenceLedger
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A blocking HTTP/1.1 exchange on a fresh loopback connection (`Connection: close`).
@@ -19,7 +19,9 @@ func http(_ port: UInt16, _ method: String, _ path: String, body: [UInt8] = []) 
     var timeout = timeval(tv_sec: 20, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
     guard connected == 0 else { throw TestFailure("connect failed") }
     var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
@@ -79,8 +81,12 @@ struct FakeVerifier: PayloadVerifier {
     func notification(_ jws: String) -> Result<NotificationFacts, Rejection> {
         if let rejection = signature(jws) { return .failure(rejection) }
         return UnverifiedJWS.decode(NotificationFacts.self, jws).flatMap { facts in
-            if facts.data?.bundleId != bundleId { return .failure(Rejection(reason: "INVALID_APP_IDENTIFIER", detail: "bundle")) }
-            if facts.data?.environment != environment { return .failure(Rejection(reason: "INVALID_ENVIRONMENT", detail: "env")) }
+            if facts.data?.bundleId != bundleId {
+                return .failure(Rejection(reason: "INVALID_APP_IDENTIFIER", detail: "bundle"))
+            }
+            if facts.data?.environment != environment {
+                return .failure(Rejection(reason: "INVALID_ENVIRONMENT", detail: "env"))
+            }
             return .success(facts)
         }
     }
@@ -88,8 +94,12 @@ struct FakeVerifier: PayloadVerifier {
     func transaction(_ jws: String) -> Result<TransactionFacts, Rejection> {
         if let rejection = signature(jws) { return .failure(rejection) }
         return UnverifiedJWS.decode(TransactionFacts.self, jws).flatMap { facts in
-            if facts.bundleId != bundleId { return .failure(Rejection(reason: "INVALID_APP_IDENTIFIER", detail: "bundle")) }
-            if facts.environment != environment { return .failure(Rejection(reason: "INVALID_ENVIRONMENT", detail: "env")) }
+            if facts.bundleId != bundleId {
+                return .failure(Rejection(reason: "INVALID_APP_IDENTIFIER", detail: "bundle"))
+            }
+            if facts.environment != environment {
+                return .failure(Rejection(reason: "INVALID_ENVIRONMENT", detail: "env"))
+            }
             return .success(facts)
         }
     }
@@ -178,7 +188,11 @@ final class LedgerFixture: Sendable {
     let port: UInt16
     let directory: String
 
-    init(flaws: Set<LedgerFlaw> = [], lateCommitDelay: Duration = .milliseconds(200), maxBodyBytes: Int = 1 << 20) throws {
+    init(
+        flaws: Set<LedgerFlaw> = [],
+        lateCommitDelay: Duration = .milliseconds(200),
+        maxBodyBytes: Int = 1 << 20
+    ) throws {
         directory = NSTemporaryDirectory() + "ledger-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let configuration = LedgerConfiguration(

@@ -16,7 +16,10 @@ struct ReferenceLedgerTests {
     @Test func grantsAConsumableOnceAcrossDuplicateWebhooks() throws {
         let fixture = try LedgerFixture()
         let shop = Shop()
-        let body = shop.notification("ONE_TIME_CHARGE", transaction: shop.transaction("t1", product: "coins", type: consumable, quantity: 5))
+        let body = shop.notification(
+            "ONE_TIME_CHARGE",
+            transaction: shop.transaction("t1", product: "coins", type: consumable, quantity: 5)
+        )
         let first = try fixture.post("/notifications", body)
         #expect(first.status == 200)
         #expect(first.json["status"] as? String == "processed")
@@ -31,11 +34,16 @@ struct ReferenceLedgerTests {
     @Test func grantsOnceUnderConcurrentDuplicates() throws {
         let fixture = try LedgerFixture()
         let shop = Shop()
-        let body = shop.notification("ONE_TIME_CHARGE", transaction: shop.transaction("t1", product: "coins", type: consumable))
+        let body = shop.notification(
+            "ONE_TIME_CHARGE",
+            transaction: shop.transaction("t1", product: "coins", type: consumable)
+        )
         let device = shop.device(shop.transaction("t1", product: "coins", type: consumable))
         let statuses = StatusList()
         DispatchQueue.concurrentPerform(iterations: 16) { index in
-            let status = (try? fixture.post(index % 2 == 0 ? "/notifications" : "/transactions", index % 2 == 0 ? body : device).status) ?? 0
+            let status =
+                (try? fixture.post(index % 2 == 0 ? "/notifications" : "/transactions", index % 2 == 0 ? body : device)
+                    .status) ?? 0
             statuses.append(status)
         }
         #expect(statuses.values.allSatisfy { $0 == 200 })
@@ -48,7 +56,9 @@ struct ReferenceLedgerTests {
         let fixture = try LedgerFixture()
         let shop = Shop()
         let jws = shop.transaction("t1", product: "pro", type: nonConsumable)
-        #expect(try fixture.post("/notifications", shop.notification("ONE_TIME_CHARGE", transaction: jws)).status == 200)
+        #expect(
+            try fixture.post("/notifications", shop.notification("ONE_TIME_CHARGE", transaction: jws)).status == 200
+        )
         #expect(try fixture.post("/transactions", shop.device(jws)).status == 200)
         let state = try fixture.account(shop.token)
         #expect(state.count("t1") == 1)
@@ -79,10 +89,23 @@ struct ReferenceLedgerTests {
         ("inner wrong bundle", "valid", "com.other.app", nil, "INVALID_APP_IDENTIFIER"),
         ("inner wrong environment", "valid", nil, "Production", "INVALID_ENVIRONMENT"),
     ])
-    func rejectsForgedNestedTransactions(label: String, signature: String, bundle: String?, env: String?, reason: String) throws {
+    func rejectsForgedNestedTransactions(
+        label: String,
+        signature: String,
+        bundle: String?,
+        env: String?,
+        reason: String
+    ) throws {
         let fixture = try LedgerFixture()
         let shop = Shop()
-        let inner = shop.transaction("t1", product: "pro", type: nonConsumable, signature: signature, bundle: bundle, environment: env)
+        let inner = shop.transaction(
+            "t1",
+            product: "pro",
+            type: nonConsumable,
+            signature: signature,
+            bundle: bundle,
+            environment: env
+        )
         let response = try fixture.post("/notifications", shop.notification("ONE_TIME_CHARGE", transaction: inner))
         #expect(response.status == 422, "\(label)")
         #expect(response.json["reason"] as? String == reason)
@@ -109,13 +132,42 @@ struct ReferenceLedgerTests {
     @Test func debitsARefundedConsumableAndRestoresItOnReversal() throws {
         let fixture = try LedgerFixture()
         let shop = Shop()
-        let buy = shop.transaction("t1", product: "coins", type: consumable, signedDate: shop.now - 3 * hour, quantity: 10)
+        let buy = shop.transaction(
+            "t1",
+            product: "coins",
+            type: consumable,
+            signedDate: shop.now - 3 * hour,
+            quantity: 10
+        )
         #expect(try fixture.post("/transactions", shop.device(buy)).status == 200)
-        let refund = shop.transaction("t1", product: "coins", type: consumable, signedDate: shop.now - 2 * hour, revoked: shop.now - 2 * hour, quantity: 10)
-        #expect(try fixture.post("/notifications", shop.notification("REFUND", signedDate: shop.now - 2 * hour, transaction: refund)).status == 200)
+        let refund = shop.transaction(
+            "t1",
+            product: "coins",
+            type: consumable,
+            signedDate: shop.now - 2 * hour,
+            revoked: shop.now - 2 * hour,
+            quantity: 10
+        )
+        #expect(
+            try fixture.post(
+                "/notifications",
+                shop.notification("REFUND", signedDate: shop.now - 2 * hour, transaction: refund)
+            ).status == 200
+        )
         #expect(try fixture.account(shop.token).balances["coins", default: 0] == 0)
-        let reversed = shop.transaction("t1", product: "coins", type: consumable, signedDate: shop.now - hour, quantity: 10)
-        #expect(try fixture.post("/notifications", shop.notification("REFUND_REVERSED", signedDate: shop.now - hour, transaction: reversed)).status == 200)
+        let reversed = shop.transaction(
+            "t1",
+            product: "coins",
+            type: consumable,
+            signedDate: shop.now - hour,
+            quantity: 10
+        )
+        #expect(
+            try fixture.post(
+                "/notifications",
+                shop.notification("REFUND_REVERSED", signedDate: shop.now - hour, transaction: reversed)
+            ).status == 200
+        )
         let state = try fixture.account(shop.token)
         #expect(state.balances["coins"] == 10)
         #expect(state.count("t1") == 1)
@@ -124,19 +176,49 @@ struct ReferenceLedgerTests {
     @Test func followsASubscriptionThroughGraceRetryAndExpiry() throws {
         let fixture = try LedgerFixture()
         let shop = Shop()
-        func send(_ type: String, _ subtype: String?, _ id: String, at offset: Int64, expires: Int64, status: Int, grace: Int64? = nil) throws {
+        func send(
+            _ type: String,
+            _ subtype: String?,
+            _ id: String,
+            at offset: Int64,
+            expires: Int64,
+            status: Int,
+            grace: Int64? = nil
+        ) throws {
             let signed = shop.now + offset
-            let tx = shop.transaction(id, product: "monthly", type: autoRenewable, original: "o1", signedDate: signed, expires: expires)
+            let tx = shop.transaction(
+                id,
+                product: "monthly",
+                type: autoRenewable,
+                original: "o1",
+                signedDate: signed,
+                expires: expires
+            )
             let renewal = shop.renewal(original: "o1", signedDate: signed, grace: grace)
             let response = try fixture.post(
                 "/notifications",
-                shop.notification(type, subtype: subtype, signedDate: signed, transaction: tx, renewal: renewal, status: status)
+                shop.notification(
+                    type,
+                    subtype: subtype,
+                    signedDate: signed,
+                    transaction: tx,
+                    renewal: renewal,
+                    status: status
+                )
             )
             #expect(response.status == 200)
         }
         try send("SUBSCRIBED", "INITIAL_BUY", "o1", at: -5 * hour, expires: shop.now + hour, status: 1)
         #expect(try fixture.account(shop.token).entitled("monthly"))
-        try send("DID_FAIL_TO_RENEW", "GRACE_PERIOD", "o1", at: -4 * hour, expires: shop.now - hour, status: 4, grace: shop.now + hour)
+        try send(
+            "DID_FAIL_TO_RENEW",
+            "GRACE_PERIOD",
+            "o1",
+            at: -4 * hour,
+            expires: shop.now - hour,
+            status: 4,
+            grace: shop.now + hour
+        )
         #expect(try fixture.account(shop.token).entitled("monthly"))
         try send("GRACE_PERIOD_EXPIRED", nil, "o1", at: -3 * hour, expires: shop.now - hour, status: 3)
         #expect(try !fixture.account(shop.token).entitled("monthly"))
@@ -170,7 +252,10 @@ struct ReferenceLedgerTests {
         ("POST", "/notifications", Array("not json".utf8), 400),
         ("POST", "/notifications", Array(#"{"other":1}"#.utf8), 400),
         ("POST", "/notifications", Array(#"{"signedPayload":"a.b"}"#.utf8), 422),
-        ("POST", "/transactions", Array(#"{"purchaseResult":"pending","productId":"p","appAccountToken":"x"}"#.utf8), 400),
+        (
+            "POST", "/transactions", Array(#"{"purchaseResult":"pending","productId":"p","appAccountToken":"x"}"#.utf8),
+            400
+        ),
         ("POST", "/transactions", Array("[]".utf8), 400),
         ("GET", "/accounts/not-a-uuid", [], 400),
         ("GET", "/nowhere", [], 404),
@@ -207,11 +292,21 @@ struct ReferenceLedgerTests {
         let directory = NSTemporaryDirectory() + "ledger-reopen-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = LedgerConfiguration(databasePath: directory + "/l.sqlite", trustedRoots: [], bundleId: "com.paystorm.test")
+        let configuration = LedgerConfiguration(
+            databasePath: directory + "/l.sqlite",
+            trustedRoots: [],
+            bundleId: "com.paystorm.test"
+        )
         let shop = Shop()
         do {
             let ledger = try ReferenceLedger(configuration: configuration, verifier: FakeVerifier())
-            let response = ledger.handle(HTTPRequest(method: "POST", path: "/transactions", body: shop.device(shop.transaction("t1", product: "pro", type: nonConsumable))))
+            let response = ledger.handle(
+                HTTPRequest(
+                    method: "POST",
+                    path: "/transactions",
+                    body: shop.device(shop.transaction("t1", product: "pro", type: nonConsumable))
+                )
+            )
             #expect(response.status == 200)
             ledger.stop()
         }
@@ -225,7 +320,10 @@ struct ReferenceLedgerTests {
     @Test func doubleGrantFlawGrantsEveryRedelivery() throws {
         let fixture = try LedgerFixture(flaws: [.doubleGrant])
         let shop = Shop()
-        let body = shop.notification("ONE_TIME_CHARGE", transaction: shop.transaction("t1", product: "coins", type: consumable))
+        let body = shop.notification(
+            "ONE_TIME_CHARGE",
+            transaction: shop.transaction("t1", product: "coins", type: consumable)
+        )
         _ = try fixture.post("/notifications", body)
         _ = try fixture.post("/notifications", body)
         let state = try fixture.account(shop.token)
@@ -249,7 +347,13 @@ struct ReferenceLedgerTests {
     @Test func trustUnverifiedFlawGrantsAForgery() throws {
         let fixture = try LedgerFixture(flaws: [.trustUnverified])
         let shop = Shop()
-        let forged = shop.transaction("t1", product: "pro", type: nonConsumable, signature: "forged", bundle: "com.other")
+        let forged = shop.transaction(
+            "t1",
+            product: "pro",
+            type: nonConsumable,
+            signature: "forged",
+            bundle: "com.other"
+        )
         #expect(try fixture.post("/transactions", shop.device(forged)).status == 200)
         #expect(try fixture.account(shop.token).entitled("pro"))
     }
@@ -257,7 +361,13 @@ struct ReferenceLedgerTests {
     @Test func ignoreBundleEnvironmentFlawGrantsAnotherAppsPurchaseButNotABadSignature() throws {
         let fixture = try LedgerFixture(flaws: [.ignoreBundleEnvironment])
         let shop = Shop()
-        let other = shop.transaction("t1", product: "pro", type: nonConsumable, bundle: "com.other", environment: "Production")
+        let other = shop.transaction(
+            "t1",
+            product: "pro",
+            type: nonConsumable,
+            bundle: "com.other",
+            environment: "Production"
+        )
         #expect(try fixture.post("/transactions", shop.device(other)).status == 200)
         let forged = shop.transaction("t2", product: "gold", type: nonConsumable, signature: "forged")
         #expect(try fixture.post("/transactions", shop.device(forged)).status == 422)
@@ -269,7 +379,10 @@ struct ReferenceLedgerTests {
     @Test func ignoreRefundFlawKeepsARefundedPurchase() throws {
         let fixture = try LedgerFixture(flaws: [.ignoreRefund])
         let shop = Shop()
-        _ = try fixture.post("/transactions", shop.device(shop.transaction("t1", product: "pro", type: nonConsumable, signedDate: shop.now - hour)))
+        _ = try fixture.post(
+            "/transactions",
+            shop.device(shop.transaction("t1", product: "pro", type: nonConsumable, signedDate: shop.now - hour))
+        )
         let refunded = shop.transaction("t1", product: "pro", type: nonConsumable, revoked: shop.now - 1)
         #expect(try fixture.post("/notifications", shop.notification("REFUND", transaction: refunded)).status == 200)
         #expect(try fixture.account(shop.token).entitled("pro"))
@@ -279,10 +392,36 @@ struct ReferenceLedgerTests {
         let shop = Shop()
         for flawed in [false, true] {
             let fixture = try LedgerFixture(flaws: flawed ? [.staleOverwrite] : [])
-            let newer = shop.transaction("t2", product: "monthly", type: autoRenewable, original: "o1", signedDate: shop.now - hour, expires: shop.now + hour)
-            let older = shop.transaction("o1", product: "monthly", type: autoRenewable, original: "o1", signedDate: shop.now - 2 * hour, expires: shop.now - hour)
-            _ = try fixture.post("/notifications", shop.notification("DID_RENEW", signedDate: shop.now - hour, transaction: newer, status: 1))
-            _ = try fixture.post("/notifications", shop.notification("SUBSCRIBED", subtype: "INITIAL_BUY", signedDate: shop.now - 2 * hour, transaction: older, status: 1))
+            let newer = shop.transaction(
+                "t2",
+                product: "monthly",
+                type: autoRenewable,
+                original: "o1",
+                signedDate: shop.now - hour,
+                expires: shop.now + hour
+            )
+            let older = shop.transaction(
+                "o1",
+                product: "monthly",
+                type: autoRenewable,
+                original: "o1",
+                signedDate: shop.now - 2 * hour,
+                expires: shop.now - hour
+            )
+            _ = try fixture.post(
+                "/notifications",
+                shop.notification("DID_RENEW", signedDate: shop.now - hour, transaction: newer, status: 1)
+            )
+            _ = try fixture.post(
+                "/notifications",
+                shop.notification(
+                    "SUBSCRIBED",
+                    subtype: "INITIAL_BUY",
+                    signedDate: shop.now - 2 * hour,
+                    transaction: older,
+                    status: 1
+                )
+            )
             #expect(try fixture.account(shop.token).entitled("monthly") == !flawed)
         }
     }
@@ -304,7 +443,10 @@ struct ReferenceLedgerTests {
     @Test func unlockOnPendingFlawGrantsOnAReport() throws {
         let fixture = try LedgerFixture(flaws: [.unlockOnPending])
         let shop = Shop()
-        let response = try fixture.post("/transactions", shop.body(["purchaseResult": "pending", "productId": "pro", "appAccountToken": shop.token]))
+        let response = try fixture.post(
+            "/transactions",
+            shop.body(["purchaseResult": "pending", "productId": "pro", "appAccountToken": shop.token])
+        )
         #expect(response.status == 202)
         #expect(try fixture.account(shop.token).entitled("pro"))
     }
@@ -312,7 +454,10 @@ struct ReferenceLedgerTests {
     @Test func ackBeforeCommitFlawAnswersBeforeTheGrantIsStored() throws {
         let fixture = try LedgerFixture(flaws: [.ackBeforeCommit], lateCommitDelay: .seconds(600))
         let shop = Shop()
-        let response = try fixture.post("/transactions", shop.device(shop.transaction("t1", product: "pro", type: nonConsumable)))
+        let response = try fixture.post(
+            "/transactions",
+            shop.device(shop.transaction("t1", product: "pro", type: nonConsumable))
+        )
         #expect(response.status == 200)
         #expect(try fixture.account(shop.token).grants.isEmpty)
     }
