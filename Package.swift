@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "Chaos", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
         .target(name: "Load", dependencies: ["CCurl", "CZlib", "CPayStormShims"]),
         .target(name: "Checking", dependencies: ["Simulation", "Chaos", "Profile", "AppStoreModel"]),
-        .target(name: "Reporting", dependencies: ["Load", "Checking"]),
+        .target(name: "Reporting"),
         .target(
             name: "ReferenceLedger",
             dependencies: ["AppStoreModel", "Signing", "HTTPServer", "CSQLite", "CPayStormShims"]
@@ -64,12 +64,12 @@ let package = Package(
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),
         .testTarget(name: "LoadTests", dependencies: ["Load"]),
         .testTarget(name: "CheckingTests", dependencies: ["Checking", "Simulation", "Chaos", "Profile"]),
-        .testTarget(name: "ReportingTests", dependencies: ["Reporting", "Load", "Checking"]),
+        .testTarget(name: "ReportingTests", dependencies: ["Reporting"]),
         .testTarget(
             name: "ReferenceLedgerTests",
             dependencies: ["ReferenceLedger", "Signing", "Minting", "AppStoreModel"]
         ),
-        .testTarget(name: "PayStormCLITests", dependencies: ["PayStormCLI"]),
+        .testTarget(name: "PayStormCLITests", dependencies: ["PayStormCLI", "AppStoreModel", "Minting", "Signing"]),
         .testTarget(name: "EndToEndTests", dependencies: ["paystorm"]),
     ]
 )

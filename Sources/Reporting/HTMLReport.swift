@@ -1,0 +1,138 @@
+import Foundation
+
+/// `report.html`: one self-contained page (inline CSS and SVG, no scripts, no
+/// network) with the verdict, the charts and every witness.
+public enum HTMLReport {
+    /// Renders the page for a report.
+    public static func render(_ report: RunReport) -> String {
+        let e = Markup.escape
+        var html = """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8">
+            <title>PayStorm \(e(report.profile)) seed \(report.seed): \(report.verdict.rawValue)</title>
+            <style>
+            body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222}
+            h1 .pass{color:#1a7f37}h1 .fail{color:#cf222e}h1 .unknown{color:#9a6700}
+            table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}
+            th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
+            .witness li{margin:.15em 0}code{background:#f4f4f4;padding:0 .3em}
+            svg text{font:11px sans-serif;fill:#444}
+            </style></head><body>
+            <h1>PayStorm: <span class="\(report.verdict.rawValue)">\(report.verdict.rawValue.uppercased())</span></h1>
+            <table>
+            <tr><th>profile</th><td>\(e(report.profile))</td><th>seed</th><td><code>\(report.seed)</code></td></tr>
+            <tr><th>target</th><td>\(e(report.target))</td><th>exit code</th><td>\(report.exitCode)</td></tr>
+            <tr><th>started</th><td>\(e(iso(report.startedAt)))</td><th>duration</th><td>\(String(format: "%.1f s", report.endedAt.timeIntervalSince(report.startedAt)))</td></tr>
+            <tr><th>sent / intended</th><td>\(report.requests.sent) / \(report.requests.intended)</td><th>ok / errors / missed / late</th><td>\(report.requests.ok) / \(report.requests.errorCount) / \(report.requests.missed) / \(report.requests.late)</td></tr>
+            <tr><th>PayStorm</th><td colspan="3">\(e(report.toolVersion))</td></tr>
+            </table>
+
+            """
+        html +=
+            "<h2>Throughput</h2>\n"
+            + chart(
+                report.timeline,
+                series: [
+                    ("intended/s", "#8c959f", { Double($0.intended) }), ("ok/s", "#1a7f37", { Double($0.ok) }),
+                    ("errors/s", "#cf222e", { Double($0.errors) }),
+                ],
+                unit: ""
+            )
+        html +=
+            "<h2>Latency from the intended send time</h2>\n"
+            + chart(
+                report.timeline,
+                series: [
+                    ("p50 ms", "#0969da", { Double($0.p50Micros) / 1000 }),
+                    ("p99 ms", "#bf3989", { Double($0.p99Micros) / 1000 }),
+                ],
+                unit: " ms"
+            )
+        html += "<h2>Latency</h2>\n<table><tr><th>kind</th><th>measure</th><th>count</th>"
+        let keys = ["p50", "p90", "p99", "p99.9", "max"]
+        html += keys.map { "<th>\($0) (ms)</th>" }.joined() + "</tr>\n"
+        for l in report.latency {
+            html += "<tr><td>\(e(l.kind))</td><td>\(e(l.measure))</td><td class=\"num\">\(l.count)</td>"
+            html +=
+                keys.map { key in
+                    "<td class=\"num\">\(l.micros[key].map { String(format: "%.3f", Double($0) / 1000) } ?? "")</td>"
+                }.joined() + "</tr>\n"
+        }
+        html +=
+            "</table>\n<h2>Invariants</h2>\n<table><tr><th>invariant</th><th>status</th><th>violations</th><th>note</th></tr>\n"
+        for i in report.invariants {
+            html +=
+                "<tr><td>\(e(i.name))</td><td>\(i.status.rawValue)</td><td class=\"num\">\(i.violations)</td><td>\(e(i.reason ?? ""))</td></tr>\n"
+        }
+        html += "</table>\n"
+        if !report.thresholds.isEmpty {
+            html += "<h2>Thresholds</h2>\n<table><tr><th>threshold</th><th>observed</th><th>result</th></tr>\n"
+            for t in report.thresholds {
+                html +=
+                    "<tr><td><code>\(e(t.expression))</code></td><td>\(e(t.observed))</td><td>\(t.passed ? "held" : "BREACHED")</td></tr>\n"
+            }
+            html += "</table>\n"
+        }
+        if !report.faults.isEmpty {
+            html += "<h2>Faults injected</h2>\n<table><tr><th>fault</th><th>count</th></tr>\n"
+            for (name, count) in report.faults.sorted(by: { $0.key < $1.key }) {
+                html += "<tr><td>\(e(name))</td><td class=\"num\">\(count)</td></tr>\n"
+            }
+            html += "</table>\n"
+        }
+        html += "<h2>Violations (\(report.violations.count))</h2>\n"
+        for v in report.violations.prefix(200) {
+            html +=
+                "<h3>\(e(v.invariant)): account <code>\(e(v.account))</code></h3>\n<p>\(e(v.summary))</p>\n<ol class=\"witness\">"
+            html +=
+                v.witness.map { "<li>\(e($0))</li>" }.joined() + "</ol>\n<p>replay: <code>\(e(v.replay))</code></p>\n"
+        }
+        if report.violations.count > 200 {
+            html += "<p>\(report.violations.count - 200) more in <code>violations.jsonl</code>.</p>\n"
+        }
+        if !report.notes.isEmpty {
+            html += "<h2>Notes</h2>\n<ul>" + report.notes.map { "<li>\(e($0))</li>" }.joined() + "</ul>\n"
+        }
+        return html + "</body></html>\n"
+    }
+
+    private static func iso(_ date: Date) -> String {
+        ISO8601DateFormatter().string(from: date)
+    }
+
+    /// A line chart in inline SVG: one polyline per series over the timeline's seconds.
+    static func chart(
+        _ points: [TimelinePoint],
+        series: [(name: String, color: String, value: (TimelinePoint) -> Double)],
+        unit: String
+    ) -> String {
+        guard points.count >= 2 else { return "<p>(too short a run for a chart)</p>\n" }
+        let width = 900.0
+        let height = 220.0
+        let left = 60.0
+        let bottom = 24.0
+        let top = 10.0
+        let maxX = Double(points.map(\.second).max() ?? 1)
+        let maxY = max(1, series.flatMap { s in points.map(s.value) }.max() ?? 1) * 1.1
+        func x(_ second: Int) -> Double { left + (width - left - 10) * Double(second) / max(1, maxX) }
+        func y(_ value: Double) -> Double { top + (height - top - bottom) * (1 - value / maxY) }
+        var svg =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" role=\"img\">\n"
+        svg +=
+            "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(width - left - 10)\" height=\"\(height - top - bottom)\" fill=\"none\" stroke=\"#ccc\"/>\n"
+        for tick in 0...4 {
+            let value = maxY * Double(tick) / 4
+            svg +=
+                "<text x=\"\(left - 4)\" y=\"\(String(format: "%.1f", y(value) + 4))\" text-anchor=\"end\">\(String(format: "%.4g", value))\(unit)</text>\n"
+        }
+        svg += "<text x=\"\(width - 10)\" y=\"\(height - 6)\" text-anchor=\"end\">\(Int(maxX)) s</text>\n"
+        for (index, s) in series.enumerated() {
+            let coordinates = points.map { String(format: "%.1f,%.1f", x($0.second), y(s.value($0))) }
+            svg +=
+                "<polyline fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"1.5\" points=\"\(coordinates.joined(separator: " "))\"/>\n"
+            svg +=
+                "<text x=\"\(left + 8 + Double(index) * 110)\" y=\"\(top + 14)\" fill=\"\(s.color)\" style=\"fill:\(s.color)\">\(Markup.escape(s.name))</text>\n"
+        }
+        return svg + "</svg>\n"
+    }
+}

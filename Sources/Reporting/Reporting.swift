@@ -1,2 +1,0 @@
-/// The Reporting module. See Docs or DESIGN for its one job.
-public enum ReportingModule {}

@@ -1,0 +1,250 @@
+public import Foundation
+
+/// Everything one run found, as plain values: the one input of every report writer.
+///
+/// The orchestrator fills it from the load engine and the checker; the writers
+/// never reach back up the pipeline. Its JSON form is `summary.json`, whose
+/// shape is versioned by ``schemaVersion``.
+public struct RunReport: Codable, Sendable, Hashable {
+    /// The version of the `summary.json` schema; bumped on any incompatible change.
+    public static let currentSchemaVersion = 1
+
+    /// The schema version this report was written with.
+    public var schemaVersion: Int = RunReport.currentSchemaVersion
+    /// The PayStorm version that ran.
+    public var toolVersion: String
+    /// The profile's name (its file name without extension).
+    public var profile: String
+    /// The seed that replays this run.
+    public var seed: UInt64
+    /// Wall-clock start of the run.
+    public var startedAt: Date
+    /// Wall-clock end of the run.
+    public var endedAt: Date
+    /// What was tested, for example `embedded reference ledger at 127.0.0.1:41234`.
+    public var target: String
+    /// The overall verdict.
+    public var verdict: Verdict
+    /// The process exit code that goes with the verdict and thresholds.
+    public var exitCode: Int32
+    /// Request counters over the whole run.
+    public var requests: RequestTotals
+    /// Latency distributions, per delivery kind and measure.
+    public var latency: [LatencySummary]
+    /// Thresholds from the profile and how they fared.
+    public var thresholds: [ThresholdResult]
+    /// One entry per invariant: passed, failed, unknown or unchecked.
+    public var invariants: [InvariantResult]
+    /// Every violation, each with its witness.
+    public var violations: [Violation]
+    /// How many faults of each kind were injected.
+    public var faults: [String: Int]
+    /// One point a second, for the charts.
+    public var timeline: [TimelinePoint]
+    /// Notes for the reader, such as invariants that could not be checked and why.
+    public var notes: [String]
+
+    /// Creates a report.
+    public init(
+        toolVersion: String,
+        profile: String,
+        seed: UInt64,
+        startedAt: Date,
+        endedAt: Date,
+        target: String,
+        verdict: Verdict,
+        exitCode: Int32,
+        requests: RequestTotals,
+        latency: [LatencySummary] = [],
+        thresholds: [ThresholdResult] = [],
+        invariants: [InvariantResult] = [],
+        violations: [Violation] = [],
+        faults: [String: Int] = [:],
+        timeline: [TimelinePoint] = [],
+        notes: [String] = []
+    ) {
+        self.toolVersion = toolVersion
+        self.profile = profile
+        self.seed = seed
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.target = target
+        self.verdict = verdict
+        self.exitCode = exitCode
+        self.requests = requests
+        self.latency = latency
+        self.thresholds = thresholds
+        self.invariants = invariants
+        self.violations = violations
+        self.faults = faults
+        self.timeline = timeline
+        self.notes = notes
+    }
+}
+
+/// The overall result of a run, Jepsen style.
+public enum Verdict: String, Codable, Sendable, Hashable {
+    /// Every checked invariant held.
+    case pass
+    /// At least one invariant was violated.
+    case fail
+    /// Nothing was violated, but some check could not decide.
+    case unknown
+}
+
+/// Request counters over a run.
+public struct RequestTotals: Codable, Sendable, Hashable {
+    /// Sends the schedule asked for.
+    public var intended: Int
+    /// Requests actually sent.
+    public var sent: Int
+    /// Responses with a success status.
+    public var ok: Int
+    /// Failures by class (`timeout`, `reset`, `refused`, `http4xx`, `http5xx`, ...).
+    public var errors: [String: Int]
+    /// Sends skipped because the in-flight cap was reached.
+    public var missed: Int
+    /// Sends released after their intended time.
+    public var late: Int
+
+    /// Creates request counters.
+    public init(intended: Int, sent: Int, ok: Int, errors: [String: Int] = [:], missed: Int = 0, late: Int = 0) {
+        self.intended = intended
+        self.sent = sent
+        self.ok = ok
+        self.errors = errors
+        self.missed = missed
+        self.late = late
+    }
+
+    /// All failures, whatever their class.
+    public var errorCount: Int { errors.values.reduce(0, +) }
+}
+
+/// A latency distribution in microseconds.
+public struct LatencySummary: Codable, Sendable, Hashable {
+    /// The delivery kind (`webhook`, `device`, `probe`, or `all`).
+    public var kind: String
+    /// `intended` (from the intended send time) or `service` (from the actual send).
+    public var measure: String
+    /// How many values were recorded.
+    public var count: Int
+    /// Percentiles in microseconds, keyed `p50`, `p90`, `p99`, `p99.9`, `max`.
+    public var micros: [String: Int64]
+
+    /// Creates a latency summary.
+    public init(kind: String, measure: String, count: Int, micros: [String: Int64]) {
+        self.kind = kind
+        self.measure = measure
+        self.count = count
+        self.micros = micros
+    }
+}
+
+/// One threshold of the profile, evaluated on the run's figures.
+public struct ThresholdResult: Codable, Sendable, Hashable {
+    /// The expression as written, for example `p99 < 250ms`.
+    public var expression: String
+    /// The observed value, formatted for people.
+    public var observed: String
+    /// Whether the threshold held.
+    public var passed: Bool
+
+    /// Creates a threshold result.
+    public init(expression: String, observed: String, passed: Bool) {
+        self.expression = expression
+        self.observed = observed
+        self.passed = passed
+    }
+}
+
+/// The outcome of one invariant.
+public struct InvariantResult: Codable, Sendable, Hashable {
+    /// The outcome of one invariant.
+    public enum Status: String, Codable, Sendable, Hashable {
+        /// Checked and held.
+        case passed
+        /// Checked and violated.
+        case failed
+        /// Checked, but some probes were ambiguous.
+        case unknown
+        /// Not checked (no probe or endpoint for it).
+        case unchecked
+    }
+
+    /// The invariant's name, for example `no-double-grant`.
+    public var name: String
+    /// How it fared.
+    public var status: Status
+    /// How many violations it found.
+    public var violations: Int
+    /// Why it is unknown or unchecked, when it is.
+    public var reason: String?
+
+    /// Creates an invariant outcome.
+    public init(name: String, status: Status, violations: Int = 0, reason: String? = nil) {
+        self.name = name
+        self.status = status
+        self.violations = violations
+        self.reason = reason
+    }
+}
+
+/// One violation with its witness: the smallest evidence, in sentences.
+public struct Violation: Codable, Sendable, Hashable {
+    /// The invariant it breaks.
+    public var invariant: String
+    /// The account (`appAccountToken`) it concerns.
+    public var account: String
+    /// One line saying what went wrong.
+    public var summary: String
+    /// The witness, in plain sentences, oldest first.
+    public var witness: [String]
+    /// Seconds from the start of the run to when the violation was first seen.
+    public var detectedAfterSeconds: Double?
+    /// The command that replays the run for this account.
+    public var replay: String
+
+    /// Creates a violation.
+    public init(
+        invariant: String,
+        account: String,
+        summary: String,
+        witness: [String],
+        detectedAfterSeconds: Double? = nil,
+        replay: String
+    ) {
+        self.invariant = invariant
+        self.account = account
+        self.summary = summary
+        self.witness = witness
+        self.detectedAfterSeconds = detectedAfterSeconds
+        self.replay = replay
+    }
+}
+
+/// One second of the run, for the charts.
+public struct TimelinePoint: Codable, Sendable, Hashable {
+    /// Seconds since the start.
+    public var second: Int
+    /// Sends the schedule asked for in this second.
+    public var intended: Int
+    /// Successful responses in this second.
+    public var ok: Int
+    /// Failed responses in this second.
+    public var errors: Int
+    /// p50 latency from the intended time, in microseconds.
+    public var p50Micros: Int64
+    /// p99 latency from the intended time, in microseconds.
+    public var p99Micros: Int64
+
+    /// Creates a timeline point.
+    public init(second: Int, intended: Int, ok: Int, errors: Int, p50Micros: Int64, p99Micros: Int64) {
+        self.second = second
+        self.intended = intended
+        self.ok = ok
+        self.errors = errors
+        self.p50Micros = p50Micros
+        self.p99Micros = p99Micros
+    }
+}

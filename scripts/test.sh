@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every PayStorm test: format lint, build, Swift tests, then the interop suites
+# against Apple's own App Store Server Library and the PyPI hdrhistogram package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh --tests
+
+echo "== swift format lint"
+swift format lint --strict --recursive --parallel Sources Tests Package.swift
+
+echo "== build"
+swift build --build-tests 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || { echo "build failed"; exit 1; }
+export PAYSTORM="$PWD/.build/debug/paystorm"
+
+echo "== swift test"
+swift test --skip-build 2>&1 | tee .build/swift-test.log | grep -vE '^(◇|✔) ' || true
+grep -qE '✔ Test run with [0-9]+ tests? .*passed' .build/swift-test.log || { echo "swift test failed"; exit 1; }
+
+for suite in Tests/Interop/run.sh Tests/LoadTests/Interop/run.sh; do
+    if [[ -x "$suite" ]]; then
+        echo "== $suite"
+        "$suite"
+    fi
+done
+echo "all suites passed"
