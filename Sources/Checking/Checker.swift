@@ -43,7 +43,7 @@ public final class Checker: Sendable {
     private let startMillis: Int64
     private let seed: UInt64
     private let groupOf: [String: String]
-    private let typeOf: [String: ProductType]
+    private let typeOf: [String: ProductKind]
 
     /// Creates the checker of a run.
     /// - Parameters:
@@ -55,7 +55,7 @@ public final class Checker: Sendable {
         self.startMillis = startMillis
         self.seed = profile.seed
         var groupOf: [String: String] = [:]
-        var typeOf: [String: ProductType] = [:]
+        var typeOf: [String: ProductKind] = [:]
         for product in profile.catalog.products {
             typeOf[product.id] = product.type
             if let group = product.group { groupOf[product.id] = group }
@@ -626,7 +626,7 @@ private enum Finding {
 
 private struct Tx: Sendable {
     var product: String
-    var type: ProductType?
+    var type: ProductKind?
     var quantity = 1
     var group: String?
     var original: String?
@@ -643,7 +643,7 @@ private struct Tx: Sendable {
     var superseded = false
     var log: [WitnessEntry] = []
 
-    init(product: String, type: ProductType?) {
+    init(product: String, type: ProductKind?) {
         self.product = product
         self.type = type
     }
