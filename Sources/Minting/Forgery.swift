@@ -9,6 +9,8 @@ public enum SignedObjectKind: String, Sendable, Hashable, CaseIterable {
     case transaction
     /// A signed renewal info.
     case renewalInfo = "renewal-info"
+    /// A signed app transaction.
+    case appTransaction = "app-transaction"
 }
 
 /// A forged variant of signed data that a correct backend must reject, named as `paystorm mint --forge`

@@ -22,6 +22,8 @@ public struct Minter: Sendable {
     public var app: AppIdentity
     private let signer: ES256Signer
     private let forgeries: ForgeryMaterial
+    /// One encoder for every payload: creating one per call costs more than some payloads take to encode.
+    private let encoder = AppStoreJSON.encoder()
 
     /// One hour in milliseconds.
     public static let hourMilliseconds: Int64 = 3_600_000
@@ -256,25 +258,27 @@ public struct Minter: Sendable {
     /// - Returns: the JWS in compact form.
     /// - Throws: an encoding or signing error.
     public func sign(_ payload: some Encodable) throws -> String {
-        try signer.sign(payload: Array(try AppStoreJSON.encoder().encode(payload)))
+        try signer.sign(payload: Array(try encoder.encode(payload)))
     }
 
     /// Mints a bare signed transaction, as a device posts it.
     /// - Parameters:
-    ///   - purchase: the purchase; `nil` makes one (`Purchase(kind: nil, signedDate:)`).
+    ///   - purchase: the purchase; `nil` makes one that agrees with `kind`.
+    ///   - kind: the event the transaction describes (a refund adds the revocation fields...), or `nil`.
     ///   - signedDate: the signing time, UNIX ms; `nil` means now.
     ///   - forgery: a forged variant, or `nil` for a genuine one.
     /// - Returns: the JWS and the payload as signed.
     /// - Throws: `MintError` when the forgery does not apply to a bare transaction; signing errors.
     public func transaction(
         _ purchase: Purchase? = nil,
+        kind: NotificationKind? = nil,
         signedDate: Int64? = nil,
         forgery: Forgery? = nil
     ) throws -> MintedJWS<JWSTransactionDecodedPayload> {
         try checkApplicable(forgery, to: .transaction)
         let forged = forgedContext(forgery, signedDate: signedDate ?? Self.nowMilliseconds())
-        let purchase = purchase ?? Purchase(kind: nil, signedDate: forged.signedDate)
-        var payload = forged.minter.transactionPayload(purchase, signedDate: forged.signedDate)
+        let purchase = purchase ?? Purchase(kind: kind, signedDate: forged.signedDate)
+        var payload = forged.minter.transactionPayload(purchase, kind: kind, signedDate: forged.signedDate)
         if forgery == .datesInSeconds { payload = payload.mappingDates(Self.toSeconds) }
         let jws = try signForged(payload, forgery: forgery) { tampered in
             tampered.quantity = (tampered.quantity ?? 1) * 10
@@ -400,7 +404,7 @@ public struct Minter: Sendable {
             if forgery == .forgedInnerTransaction {
                 let untrusted = try forgeries.pki(for: .untrustedRoot)
                 data.signedTransactionInfo = try ES256Signer(pki: untrusted).sign(
-                    payload: Array(try AppStoreJSON.encoder().encode(transaction))
+                    payload: Array(try encoder.encode(transaction))
                 )
             } else {
                 data.signedTransactionInfo = try sign(transaction)
@@ -486,7 +490,7 @@ public struct Minter: Sendable {
         forgery: Forgery?,
         tamper: (inout Payload) -> Void
     ) throws -> String {
-        let bytes = Array(try AppStoreJSON.encoder().encode(payload))
+        let bytes = Array(try encoder.encode(payload))
         let chain = [pki.leaf, pki.intermediate, pki.root]
         switch forgery {
         case .badSignature?:
@@ -498,7 +502,7 @@ public struct Minter: Sendable {
         case .algES384?:
             return try JWS.sign(payload: bytes, header: JWSHeader(alg: "ES384", x5c: JWS.x5c(chain)), key: pki.leafKey)
         case .algNone?:
-            let header = Array(try AppStoreJSON.encoder().encode(JWSHeader(alg: "none", x5c: JWS.x5c(chain))))
+            let header = Array(try encoder.encode(JWSHeader(alg: "none", x5c: JWS.x5c(chain))))
             return JWS.base64URL(header) + "." + JWS.base64URL(bytes) + "."
         case .chain2?:
             return try JWS.sign(
@@ -522,7 +526,7 @@ public struct Minter: Sendable {
             var tampered = payload
             tamper(&tampered)
             let parts = genuine.split(separator: ".", omittingEmptySubsequences: false)
-            let body = JWS.base64URL(Array(try AppStoreJSON.encoder().encode(tampered)))
+            let body = JWS.base64URL(Array(try encoder.encode(tampered)))
             return "\(parts[0]).\(body).\(parts[2])"
         default:
             return try signer.sign(payload: bytes)

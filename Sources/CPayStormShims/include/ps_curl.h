@@ -1,6 +1,8 @@
 #ifndef PS_CURL_H
 #define PS_CURL_H
 #include <curl/curl.h>
+/* The load engine paces sends with a timerfd passed to curl_multi_poll; Glibc's module lacks it. */
+#include <sys/timerfd.h>
 
 CURLcode ps_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode ps_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);

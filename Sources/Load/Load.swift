@@ -1,2 +1,0 @@
-/// The Load module. See Docs or DESIGN for its one job.
-public enum LoadModule {}

@@ -1,0 +1,382 @@
+internal import CCurl
+internal import CPayStormShims
+internal import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    internal import Glibc
+#endif
+
+/// The HTTP version the transport speaks.
+public enum HTTPVersion: String, Sendable, Equatable, CaseIterable {
+    /// HTTP/1.1 with keep-alive.
+    case http1_1 = "1.1"
+    /// HTTP/2 (prior knowledge on `http://`, ALPN on `https://`), multiplexed.
+    case http2 = "2"
+}
+
+/// How the engine releases requests.
+public enum LoadMode: Sendable, Equatable {
+    /// Open loop: requests are released at the schedule's intended times, whatever the target does.
+    case open(RateSchedule)
+    /// Closed loop: `users` virtual users, each sending, waiting for its answer, thinking for
+    /// `thinkTime`, and sending again, for `duration`.
+    case closed(users: Int, thinkTime: Duration, duration: Duration)
+}
+
+/// Transport and pacing settings (setup values; failures after the start are data).
+public struct LoadEngineConfiguration: Sendable, Equatable {
+    /// Connections kept open to each host (keep-alive); further transfers wait for one.
+    public var connectionsPerHost: Int
+    /// Requests in flight at most; a send due while at the cap is recorded as missed.
+    public var maxInFlight: Int
+    /// Time allowed to connect (including TLS).
+    public var connectTimeout: Duration
+    /// Time allowed for a whole transfer, counted from its hand-over to the transport.
+    public var totalTimeout: Duration
+    /// HTTP/1.1 or HTTP/2.
+    public var httpVersion: HTTPVersion
+    /// A PEM file of CA certificates to trust for `https://` targets (nil: the system store).
+    public var caFile: String?
+    /// Whether response bodies are kept in results (their size is always counted).
+    public var captureBodies: Bool
+    /// Bodies longer than this are truncated in results.
+    public var maxCapturedBodyBytes: Int
+    /// A send released later than this after its intended time counts as late.
+    public var lateAfter: Duration
+    /// How often `tick` is called during a run.
+    public var tickInterval: Duration
+
+    /// Creates a configuration; the defaults suit a loopback or staging target.
+    public init(
+        connectionsPerHost: Int = 64,
+        maxInFlight: Int = 4096,
+        connectTimeout: Duration = .seconds(5),
+        totalTimeout: Duration = .seconds(30),
+        httpVersion: HTTPVersion = .http1_1,
+        caFile: String? = nil,
+        captureBodies: Bool = true,
+        maxCapturedBodyBytes: Int = 1 << 20,
+        lateAfter: Duration = .milliseconds(10),
+        tickInterval: Duration = .seconds(1)
+    ) {
+        self.connectionsPerHost = connectionsPerHost
+        self.maxInFlight = maxInFlight
+        self.connectTimeout = connectTimeout
+        self.totalTimeout = totalTimeout
+        self.httpVersion = httpVersion
+        self.caFile = caFile
+        self.captureBodies = captureBodies
+        self.maxCapturedBodyBytes = maxCapturedBodyBytes
+        self.lateAfter = lateAfter
+        self.tickInterval = tickInterval
+    }
+
+    /// Checks the values.
+    /// - Throws: ``LoadConfigurationError`` naming the first bad value.
+    public func validate() throws(LoadConfigurationError) {
+        guard connectionsPerHost >= 1 else { throw LoadConfigurationError("connections must be at least 1") }
+        guard maxInFlight >= 1 else { throw LoadConfigurationError("the in-flight cap must be at least 1") }
+        guard connectTimeout > .zero, totalTimeout > .zero else {
+            throw LoadConfigurationError("timeouts must be above 0")
+        }
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw LoadConfigurationError("cannot read the CA file \(caFile)")
+        }
+    }
+}
+
+/// Counters of one run, as of one moment (given to `tick` and returned at the end).
+public struct LoadEngineStats: Sendable, Equatable {
+    /// Time since the run started.
+    public var elapsed: Duration = .zero
+    /// The schedule's intended rate now (requests per second; 0 in closed mode).
+    public var intendedRate: Double = 0
+    /// Requests whose intended time has come (sent plus missed).
+    public var scheduled = 0
+    /// Requests handed to the transport.
+    public var sent = 0
+    /// Requests not sent because the in-flight cap was reached.
+    public var missed = 0
+    /// Requests sent later than `lateAfter` after their intended time.
+    public var late = 0
+    /// Results delivered (including missed ones).
+    public var completed = 0
+    /// Requests in flight now.
+    public var inFlight = 0
+    /// Whether the request source returned nil (ran dry) before the schedule ended.
+    public var sourceEnded = false
+    /// Whether ``LoadEngine/stop()`` ended the run early.
+    public var stopped = false
+}
+
+/// Why the engine could not start.
+public struct LoadEngineError: Error, Sendable, CustomStringConvertible {
+    /// One line naming the problem.
+    public var message: String
+
+    public var description: String { message }
+}
+
+/// The open-loop load engine: a pacer and a libcurl multi transport on one thread.
+///
+/// ``run(_:source:sink:tick:)`` blocks the calling thread for the run (call it from a dedicated
+/// thread, or use ``runDetached(_:source:sink:tick:)``). Requests are pulled from `source` at their
+/// intended times, never earlier; every pulled request yields exactly one ``LoadResult`` to `sink`,
+/// including failures and missed sends. `sink` and `tick` run on the engine's thread, one at a
+/// time, so they can own metrics without locks; keep them short.
+///
+/// ```swift
+/// let engine = try LoadEngine(LoadEngineConfiguration(connectionsPerHost: 32))
+/// let stats = engine.run(.open(.constant(500, for: .seconds(10)))) { index, _ in
+///     LoadRequest(id: index, kind: "webhook", method: "POST", url: url, body: body)
+/// } sink: { result in
+///     recorder.record(result)
+/// } tick: { stats in
+///     recorder.tick(stats)
+/// }
+/// ```
+public final class LoadEngine: Sendable {
+    /// The settings of every run.
+    public let configuration: LoadEngineConfiguration
+    private let stopRequested = Atomic<Bool>(false)
+
+    /// Creates an engine.
+    /// - Throws: ``LoadConfigurationError`` for bad settings, ``LoadEngineError`` when libcurl
+    ///   cannot start.
+    public init(_ configuration: LoadEngineConfiguration = LoadEngineConfiguration()) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        guard Self.globalInit == CURLE_OK else {
+            throw LoadEngineError(message: "libcurl failed to initialise (code \(Self.globalInit.rawValue))")
+        }
+    }
+
+    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+
+    /// Asks a running ``run(_:source:sink:tick:)`` to stop releasing requests and return soon;
+    /// requests still in flight are reported as `other` ("run stopped"). Safe from any thread
+    /// or a signal-handling task.
+    public func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+    }
+
+    /// Runs `mode` on a new thread and returns when it ends; for callers in async code.
+    public func runDetached(
+        _ mode: LoadMode,
+        source: @escaping @Sendable (_ index: Int, _ intended: Duration) -> LoadRequest?,
+        sink: @escaping @Sendable (LoadResult) -> Void,
+        tick: @escaping @Sendable (LoadEngineStats) -> Void = { _ in }
+    ) async -> LoadEngineStats {
+        await withCheckedContinuation { continuation in
+            let thread = Thread {
+                let stats = self.run(mode, source: source, sink: sink, tick: tick)
+                continuation.resume(returning: stats)
+            }
+            thread.name = "paystorm-load"
+            thread.start()
+        }
+    }
+
+    /// Runs `mode` on the calling thread until the schedule ends, the source returns nil, or
+    /// ``stop()`` is called, then waits for the requests in flight.
+    /// - Parameters:
+    ///   - mode: open-loop schedule or closed-loop users.
+    ///   - source: gives the request for arrival `index` (from 0) due at `intended`; nil ends the run.
+    ///   - sink: receives every result, once, on this thread.
+    ///   - tick: receives the counters every ``LoadEngineConfiguration/tickInterval`` and once at the end.
+    /// - Returns: the final counters.
+    public func run(
+        _ mode: LoadMode,
+        source: (_ index: Int, _ intended: Duration) -> LoadRequest?,
+        sink: (LoadResult) -> Void,
+        tick: (LoadEngineStats) -> Void = { _ in }
+    ) -> LoadEngineStats {
+        stopRequested.store(false, ordering: .relaxed)
+        guard let transport = Transport(configuration) else {
+            var stats = LoadEngineStats()
+            stats.stopped = true
+            return stats
+        }
+        var loop = EngineLoop(
+            configuration: configuration,
+            mode: mode,
+            transport: transport,
+            stopRequested: { self.stopRequested.load(ordering: .relaxed) }
+        )
+        return loop.run(source: source, sink: sink, tick: tick)
+    }
+}
+
+/// The monotonic clock in nanoseconds.
+@inline(__always)
+func monotonicNanoseconds() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+}
+
+/// The state of one run; lives on the engine's thread.
+struct EngineLoop {
+    let configuration: LoadEngineConfiguration
+    let mode: LoadMode
+    let transport: Transport
+    let stopRequested: () -> Bool
+
+    var stats = LoadEngineStats()
+    var pacer: Pacer?
+    /// Closed mode: intended times of users ready to send (FIFO; think time is constant).
+    var readyUsers: [Int64] = []
+    var readyHead = 0
+    var closedEnd: Int64 = 0
+    var nextIndex = 0
+
+    init(configuration: LoadEngineConfiguration, mode: LoadMode, transport: Transport, stopRequested: @escaping () -> Bool) {
+        self.configuration = configuration
+        self.mode = mode
+        self.transport = transport
+        self.stopRequested = stopRequested
+        switch mode {
+        case .open(let schedule):
+            pacer = Pacer(schedule: schedule)
+        case .closed(let users, _, let duration):
+            readyUsers = [Int64](repeating: 0, count: max(users, 0))
+            closedEnd = Int64(duration.microseconds) * 1000
+        }
+    }
+
+    private var pendingDue: Int64?
+
+    /// The next intended time (ns from start), or nil when nothing more will be released.
+    mutating func nextDue() -> Int64? {
+        if let pendingDue { return pendingDue }
+        if pacer != nil {
+            if let next = pacer!.next() {
+                pendingDue = next.microseconds * 1000 + Int64(next.components.attoseconds / 1_000_000_000 % 1000)
+            }
+        } else if readyHead < readyUsers.count {
+            let due = readyUsers[readyHead]
+            if due < closedEnd { pendingDue = due }
+        }
+        return pendingDue
+    }
+
+    mutating func consumeDue() {
+        pendingDue = nil
+        if pacer == nil {
+            readyHead += 1
+            if readyHead > 4096 && readyHead * 2 > readyUsers.count {
+                readyUsers.removeFirst(readyHead)
+                readyHead = 0
+            }
+        }
+    }
+
+    mutating func run(
+        source: (Int, Duration) -> LoadRequest?,
+        sink: (LoadResult) -> Void,
+        tick: (LoadEngineStats) -> Void
+    ) -> LoadEngineStats {
+        let start = monotonicNanoseconds()
+        let tickNanos = max(configuration.tickInterval.microseconds * 1000, 1_000_000)
+        var nextTick = tickNanos
+        let lateNanos = configuration.lateAfter.microseconds * 1000
+        var releasing = true
+        let thinkNanos: Int64
+        if case .closed(_, let think, _) = mode { thinkNanos = think.microseconds * 1000 } else { thinkNanos = 0 }
+
+        var completions: [LoadResult] = []
+
+        while true {
+            var now = monotonicNanoseconds() - start
+            if stopRequested() && releasing {
+                releasing = false
+                stats.stopped = true
+            }
+            // Release every due request (bounded per pass so that I/O keeps flowing).
+            var released = 0
+            while releasing, released < 512, let due = nextDue(), due <= now {
+                consumeDue()
+                released += 1
+                let index = nextIndex
+                nextIndex += 1
+                let intended = Duration.nanoseconds(due)
+                guard let request = source(index, intended) else {
+                    stats.sourceEnded = true
+                    releasing = false
+                    break
+                }
+                stats.scheduled += 1
+                if transport.inFlight >= configuration.maxInFlight {
+                    stats.missed += 1
+                    stats.completed += 1
+                    sink(
+                        LoadResult(
+                            id: request.id,
+                            kind: request.kind,
+                            intended: intended,
+                            sent: intended,
+                            wireStart: intended,
+                            received: intended,
+                            status: 0,
+                            error: .missed,
+                            detail: "in-flight cap \(configuration.maxInFlight) reached"
+                        )
+                    )
+                    if pacer == nil { readyUsers.append(due + thinkNanos) }
+                    continue
+                }
+                if now - due > lateNanos { stats.late += 1 }
+                transport.submit(request, intended: due, sent: now, start: start)
+                stats.sent += 1
+                if released % 64 == 0 { now = monotonicNanoseconds() - start }
+            }
+            // Open loop ends with the schedule; closed loop when no user is due and none is waiting.
+            if releasing && nextDue() == nil && (pacer != nil || transport.inFlight == 0) { releasing = false }
+
+            transport.perform(start: start, into: &completions)
+            for result in completions {
+                stats.completed += 1
+                if pacer == nil {
+                    readyUsers.append(result.received.microseconds * 1000 + thinkNanos)
+                }
+                sink(result)
+            }
+            completions.removeAll(keepingCapacity: true)
+            stats.inFlight = transport.inFlight
+
+            now = monotonicNanoseconds() - start
+            if now >= nextTick {
+                stats.elapsed = .nanoseconds(now)
+                stats.intendedRate = currentRate(at: now)
+                tick(stats)
+                nextTick = (now / tickNanos + 1) * tickNanos
+            }
+            if !releasing && transport.inFlight == 0 { break }
+            if stopRequested() && !releasing {
+                transport.cancelAll(start: start, into: &completions)
+                for result in completions {
+                    stats.completed += 1
+                    sink(result)
+                }
+                completions.removeAll()
+                break
+            }
+            // Wait for I/O, the next due time or the next tick, whichever is first.
+            var wait = nextTick - now
+            if releasing, let due = nextDue() { wait = min(wait, due - now) }
+            wait = min(wait, 50_000_000)
+            if wait > 0 { transport.wait(nanoseconds: wait) }
+        }
+        stats.inFlight = transport.inFlight
+        stats.elapsed = .nanoseconds(monotonicNanoseconds() - start)
+        stats.intendedRate = 0
+        tick(stats)
+        return stats
+    }
+
+    func currentRate(at now: Int64) -> Double {
+        if case .open(let schedule) = mode { return schedule.rate(at: .nanoseconds(now)) }
+        return 0
+    }
+}

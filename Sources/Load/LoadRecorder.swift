@@ -1,0 +1,405 @@
+public import Foundation
+
+/// Latency percentiles of one kind and one measure, in microseconds.
+public struct LatencyFigures: Codable, Sendable, Hashable {
+    /// The delivery kind, or `all`.
+    public var kind: String
+    /// `intended` (from the intended send time) or `service` (from the first byte on the wire).
+    public var measure: String
+    /// How many values were recorded.
+    public var count: Int
+    /// Microseconds keyed `min`, `mean`, `p50`, `p90`, `p95`, `p99`, `p99.9`, `max`.
+    public var micros: [String: Int64]
+
+    /// Figures of a histogram.
+    public init(kind: String, measure: String, histogram: Histogram) {
+        self.kind = kind
+        self.measure = measure
+        count = Int(histogram.totalCount)
+        var micros: [String: Int64] = [:]
+        if !histogram.isEmpty {
+            micros["min"] = histogram.minValue
+            micros["mean"] = Int64(histogram.mean.rounded())
+            for (key, percentile) in LatencyFigures.percentiles {
+                micros[key] = histogram.value(atPercentile: percentile)
+            }
+            micros["max"] = histogram.maxValue
+        }
+        self.micros = micros
+    }
+
+    static let percentiles: [(String, Double)] = [
+        ("p50", 50), ("p90", 90), ("p95", 95), ("p99", 99), ("p99.9", 99.9),
+    ]
+}
+
+/// Request counters of a run or of one kind.
+public struct LoadCounts: Codable, Sendable, Hashable {
+    /// Requests whose intended time came (sent plus missed).
+    public var scheduled = 0
+    /// Requests handed to the transport.
+    public var sent = 0
+    /// Results with a 2xx status.
+    public var ok = 0
+    /// Results by status class: `1xx` … `5xx`.
+    public var statusClasses: [String: Int] = [:]
+    /// Results without a response, by error class (`timeout`, `reset`, `refused`, `dns`, `tls`, `other`).
+    public var errors: [String: Int] = [:]
+    /// Sends skipped because the in-flight cap was reached.
+    public var missed = 0
+    /// Response body bytes received.
+    public var bodyBytes = 0
+
+    /// Creates empty counters.
+    public init() {}
+
+    /// Sent requests that failed: transport errors plus non-2xx statuses.
+    public var failed: Int { sent - ok }
+
+    /// `failed / sent` (0 when nothing was sent).
+    public var errorRate: Double { sent == 0 ? 0 : Double(failed) / Double(sent) }
+
+    mutating func add(_ result: LoadResult) {
+        scheduled += 1
+        if result.error == .missed {
+            missed += 1
+            return
+        }
+        sent += 1
+        bodyBytes += result.bodyBytes
+        if let error = result.error {
+            errors[error.rawValue, default: 0] += 1
+        } else {
+            statusClasses["\(result.status / 100)xx", default: 0] += 1
+            if (200..<300).contains(result.status) { ok += 1 }
+        }
+    }
+}
+
+/// One second of a run, as written to `timeseries.csv`.
+public struct TimeseriesRow: Codable, Sendable, Hashable {
+    /// Seconds since the start (the row covers `[second - 1, second)`).
+    public var second: Int
+    /// The schedule's intended rate at the end of the second (requests per second).
+    public var intendedRate: Double
+    /// Requests whose intended time came in the second.
+    public var scheduled: Int
+    /// Requests sent in the second.
+    public var sent: Int
+    /// Results with a 2xx status in the second.
+    public var ok: Int
+    /// Results with another status in the second.
+    public var non2xx: Int
+    /// Results without a response in the second, by error class (missed included).
+    public var errors: [String: Int]
+    /// Sends released late in the second.
+    public var late: Int
+    /// Requests in flight at the end of the second.
+    public var inFlight: Int
+    /// Latency from the intended time of results in the second, in microseconds.
+    public var p50Micros: Int64
+    /// 90th percentile, µs.
+    public var p90Micros: Int64
+    /// 99th percentile, µs.
+    public var p99Micros: Int64
+    /// Maximum, µs.
+    public var maxMicros: Int64
+    /// 99th percentile of service time, µs.
+    public var serviceP99Micros: Int64
+
+    /// The CSV header, documented in the Load module's `Docs.docc` and ``csvLine``.
+    public static let csvHeader =
+        "second,intended_rate,scheduled,sent,ok,non_2xx,timeout,reset,refused,dns,tls,other,missed,late,"
+        + "in_flight,p50_us,p90_us,p99_us,max_us,service_p99_us"
+
+    /// The row as one CSV line (no newline), columns as in ``csvHeader``.
+    public var csvLine: String {
+        let classes = ["timeout", "reset", "refused", "dns", "tls", "other", "missed"].map { String(errors[$0] ?? 0) }
+        return ([String(second), formatRate(intendedRate), String(scheduled), String(sent), String(ok), String(non2xx)]
+            + classes
+            + [
+                String(late), String(inFlight), String(p50Micros), String(p90Micros), String(p99Micros),
+                String(maxMicros), String(serviceP99Micros),
+            ]).joined(separator: ",")
+    }
+}
+
+/// The end-of-run summary, written as `summary.json`.
+public struct LoadSummary: Codable, Sendable, Hashable {
+    /// The schema name and version; bumped on any incompatible change.
+    public var schema = LoadSummary.currentSchema
+    /// `paystorm.load.summary/1`.
+    public static let currentSchema = "paystorm.load.summary/1"
+    /// Wall-clock start, ISO 8601.
+    public var startedAt: String
+    /// Run length in seconds.
+    public var durationSeconds: Double
+    /// Average intended rate (scheduled ÷ duration).
+    public var intendedRate: Double
+    /// Achieved rate (sent ÷ duration).
+    public var achievedRate: Double
+    /// Counters over every kind.
+    public var totals: LoadCounts
+    /// Counters per kind.
+    public var kinds: [String: LoadCounts]
+    /// Sends released later than the engine's `lateAfter`.
+    public var late: Int
+    /// Whether the run was stopped early.
+    public var stopped: Bool
+    /// Latency figures: `all` and each kind, measures `intended` and `service`.
+    public var latency: [LatencyFigures]
+    /// Threshold outcomes (empty when none were given).
+    public var thresholds: [ThresholdOutcome]
+    /// Whether every threshold held.
+    public var passed: Bool
+    /// Free-form facts about the run (target, schedule, connections, seed …).
+    public var settings: [String: String]
+}
+
+/// Where the live status goes.
+public enum StatusMode: Sendable, Equatable {
+    /// One line rewritten in place (`\r`), for a terminal.
+    case live
+    /// One plain line every `every` seconds, for logs and CI.
+    case plain(every: Int)
+    /// Nothing.
+    case quiet
+}
+
+/// Turns results and ticks into metrics and the streamed files: per-kind HDR histograms (latency
+/// from the intended time and service time), `timeseries.csv`, `latency.hlog`, the live status
+/// line, and `summary.json` at the end.
+///
+/// Not thread-safe by design: it is the engine's single result consumer (call it from `sink` and
+/// `tick`).
+public final class LoadRecorder {
+    /// Counters over every kind.
+    public private(set) var totals = LoadCounts()
+    /// Counters per kind.
+    public private(set) var kinds: [String: LoadCounts] = [:]
+    /// Latency from the intended time, every kind merged.
+    public private(set) var latency = Histogram()
+    /// Service time, every kind merged.
+    public private(set) var service = Histogram()
+    /// Latency from the intended time per kind.
+    public private(set) var latencyByKind: [String: Histogram] = [:]
+    /// Service time per kind.
+    public private(set) var serviceByKind: [String: Histogram] = [:]
+    /// One row per tick.
+    public private(set) var timeseries: [TimeseriesRow] = []
+
+    private var intervalLatency: [String: Histogram] = [:]
+    private var intervalService: [String: Histogram] = [:]
+    private var intervalAll = Histogram()
+    private var intervalServiceAll = Histogram()
+    private var intervalCounts = LoadCounts()
+    private var lastStats = LoadEngineStats()
+    private var lastTickSeconds = 0.0
+    private let startTime: Date
+    private let directory: String?
+    private let timeseriesFile: OutputFile?
+    private let hlog: HistogramLogWriter?
+    private let status: StatusMode
+    private let plannedDuration: Duration?
+    private let printStatus: (String) -> Void
+
+    /// Creates a recorder.
+    /// - Parameters:
+    ///   - directory: where `timeseries.csv`, `latency.hlog` and `summary.json` go (nil: no files).
+    ///   - startTime: the run's wall-clock start.
+    ///   - status: the live status mode.
+    ///   - plannedDuration: the schedule's length, for "remaining" in the status line.
+    ///   - printStatus: writes status text (default: standard error).
+    /// - Throws: ``OutputFileError`` when the files cannot be created.
+    public init(
+        directory: String?,
+        startTime: Date = Date(),
+        status: StatusMode = .quiet,
+        plannedDuration: Duration? = nil,
+        printStatus: @escaping (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
+    ) throws {
+        self.directory = directory
+        self.startTime = startTime
+        self.status = status
+        self.plannedDuration = plannedDuration
+        self.printStatus = printStatus
+        if let directory {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let csv = try OutputFile(path: directory + "/timeseries.csv")
+            csv.write(TimeseriesRow.csvHeader + "\n")
+            csv.flush()
+            timeseriesFile = csv
+            hlog = try HistogramLogWriter(path: directory + "/latency.hlog", startTime: startTime)
+        } else {
+            timeseriesFile = nil
+            hlog = nil
+        }
+    }
+
+    /// Records one result (constant time apart from a first-seen kind).
+    public func record(_ result: LoadResult) {
+        totals.add(result)
+        kinds[result.kind, default: LoadCounts()].add(result)
+        intervalCounts.add(result)
+        guard result.error != .missed else { return }
+        let latencyMicros = result.latency.microseconds
+        let serviceMicros = result.serviceTime.microseconds
+        latency.record(latencyMicros)
+        service.record(serviceMicros)
+        intervalAll.record(latencyMicros)
+        intervalServiceAll.record(serviceMicros)
+        latencyByKind[result.kind, default: Histogram()].record(latencyMicros)
+        serviceByKind[result.kind, default: Histogram()].record(serviceMicros)
+        intervalLatency[result.kind, default: Histogram()].record(latencyMicros)
+        intervalService[result.kind, default: Histogram()].record(serviceMicros)
+    }
+
+    /// Closes one interval: appends a timeseries row, writes the interval histograms to the log,
+    /// and prints the status.
+    public func tick(_ stats: LoadEngineStats) {
+        let now = stats.elapsed.seconds
+        let second = Int(now.rounded())
+        // Skip an empty sliver (the engine's final tick right after a regular one).
+        guard intervalCounts.scheduled > 0 || stats != lastStats && now - lastTickSeconds > 0.001 else { return }
+        var errors = intervalCounts.errors
+        errors["missed"] = intervalCounts.missed
+        let row = TimeseriesRow(
+            second: max(second, (timeseries.last?.second ?? 0) + 1),
+            intendedRate: stats.intendedRate,
+            scheduled: stats.scheduled - lastStats.scheduled,
+            sent: stats.sent - lastStats.sent,
+            ok: intervalCounts.ok,
+            non2xx: intervalCounts.statusClasses.filter { $0.key != "2xx" }.values.reduce(0, +),
+            errors: errors,
+            late: stats.late - lastStats.late,
+            inFlight: stats.inFlight,
+            p50Micros: intervalAll.value(atPercentile: 50),
+            p90Micros: intervalAll.value(atPercentile: 90),
+            p99Micros: intervalAll.value(atPercentile: 99),
+            maxMicros: intervalAll.maxValue,
+            serviceP99Micros: intervalServiceAll.value(atPercentile: 99)
+        )
+        timeseries.append(row)
+        if let timeseriesFile {
+            timeseriesFile.write(row.csvLine + "\n")
+            timeseriesFile.flush()
+        }
+        if let hlog {
+            for kind in intervalLatency.keys.sorted() {
+                for (suffix, histogram) in [("latency", intervalLatency[kind]), ("service", intervalService[kind])] {
+                    guard let histogram, !histogram.isEmpty else { continue }
+                    hlog.write(
+                        HistogramLogEntry(
+                            tag: "\(kind).\(suffix)",
+                            start: lastTickSeconds,
+                            length: now - lastTickSeconds,
+                            histogram: histogram
+                        )
+                    )
+                }
+            }
+            hlog.flush()
+        }
+        for key in intervalLatency.keys {
+            intervalLatency[key]!.reset()
+            intervalService[key]!.reset()
+        }
+        intervalAll.reset()
+        intervalServiceAll.reset()
+        intervalCounts = LoadCounts()
+        lastStats = stats
+        lastTickSeconds = now
+        printStatusLine(stats, row: row)
+    }
+
+    private func printStatusLine(_ stats: LoadEngineStats, row: TimeseriesRow) {
+        let every: Int
+        switch status {
+        case .quiet: return
+        case .live: every = 1
+        case .plain(let seconds): every = max(seconds, 1)
+        }
+        guard row.second % every == 0 else { return }
+        let elapsed = stats.elapsed.seconds
+        let achieved = elapsed > 0 ? Double(stats.sent) / elapsed : 0
+        var line = String(
+            format: "%5.0fs  rate %@/s -> %@/s  p50 %@  p99 %@  errors %d  missed %d  late %d  in-flight %d",
+            elapsed,
+            formatRate(stats.intendedRate.rounded()),
+            formatRate(achieved.rounded()),
+            formatMicros(latency.value(atPercentile: 50)),
+            formatMicros(latency.value(atPercentile: 99)),
+            totals.failed,
+            stats.missed,
+            stats.late,
+            stats.inFlight
+        )
+        if let plannedDuration {
+            line += String(format: "  remaining %.0fs", max(plannedDuration.seconds - elapsed, 0))
+        }
+        if status == .live {
+            printStatus("\r\u{1B}[2K" + line)
+        } else {
+            printStatus(line + "\n")
+        }
+    }
+
+    /// Ends the run: writes the final files and returns the summary (thresholds evaluated).
+    /// - Parameters:
+    ///   - stats: the engine's final counters.
+    ///   - thresholds: the thresholds to evaluate.
+    ///   - settings: facts about the run to keep in the summary.
+    /// - Returns: the summary, also written to `summary.json` when there is a directory.
+    @discardableResult
+    public func finish(
+        _ stats: LoadEngineStats,
+        thresholds: [Threshold] = [],
+        settings: [String: String] = [:]
+    ) -> LoadSummary {
+        if status == .live { printStatus("\n") }
+        timeseriesFile?.close()
+        hlog?.close()
+        var figures = [
+            LatencyFigures(kind: "all", measure: "intended", histogram: latency),
+            LatencyFigures(kind: "all", measure: "service", histogram: service),
+        ]
+        for kind in latencyByKind.keys.sorted() {
+            figures.append(LatencyFigures(kind: kind, measure: "intended", histogram: latencyByKind[kind]!))
+            figures.append(LatencyFigures(kind: kind, measure: "service", histogram: serviceByKind[kind]!))
+        }
+        let duration = max(stats.elapsed.seconds, 1e-9)
+        let metrics = ThresholdMetrics(recorder: self, stats: stats)
+        let outcomes = thresholds.map { $0.evaluate(metrics) }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let summary = LoadSummary(
+            startedAt: formatter.string(from: startTime),
+            durationSeconds: (duration * 1000).rounded() / 1000,
+            intendedRate: (Double(stats.scheduled) / duration * 10).rounded() / 10,
+            achievedRate: (Double(stats.sent) / duration * 10).rounded() / 10,
+            totals: totals,
+            kinds: kinds,
+            late: stats.late,
+            stopped: stats.stopped,
+            latency: figures,
+            thresholds: outcomes,
+            passed: outcomes.allSatisfy(\.passed),
+            settings: settings
+        )
+        if let directory {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            if let data = try? encoder.encode(summary) {
+                _ = FileManager.default.createFile(atPath: directory + "/summary.json", contents: data + Data("\n".utf8))
+            }
+        }
+        return summary
+    }
+}
+
+/// `1.25ms`, `830µs`, `2.10s`.
+func formatMicros(_ micros: Int64) -> String {
+    if micros < 1000 { return "\(micros)µs" }
+    if micros < 1_000_000 { return String(format: "%.2fms", Double(micros) / 1000) }
+    return String(format: "%.2fs", Double(micros) / 1_000_000)
+}

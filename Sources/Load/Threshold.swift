@@ -1,0 +1,242 @@
+internal import Foundation
+
+/// A pass/fail rule on the run's figures, parsed from text such as `p99 < 250ms`,
+/// `webhook.service.p99.9 <= 1s`, `errorRate < 0.1%`, `missed == 0` or `rate >= 450`.
+///
+/// Grammar: `[KIND.][service.]METRIC OP VALUE` where METRIC is `pN` (any percentile, e.g. `p99.9`),
+/// `min`, `mean`, `max` (durations: `us`/`µs`, `ms`, `s`, `m`), `errorRate` (`0.1%` or `0.001`),
+/// `errors`, `missed`, `late`, `requests` (counts) or `rate` (achieved requests per second);
+/// OP is one of `<`, `<=`, `>`, `>=`, `==`, `!=`. Latency metrics use the time from the intended
+/// send unless `service.` is given.
+public struct Threshold: Sendable, Hashable {
+    /// What a threshold measures.
+    public enum Metric: Sendable, Hashable {
+        /// A latency percentile (0...100).
+        case percentile(Double)
+        /// Smallest, mean or largest latency.
+        case min, mean, max
+        /// Failed ÷ sent.
+        case errorRate
+        /// Failed sends (transport errors and non-2xx statuses).
+        case errors
+        /// Sends skipped at the in-flight cap.
+        case missed
+        /// Sends released late.
+        case late
+        /// Requests sent.
+        case requests
+        /// Achieved requests per second.
+        case rate
+
+        var isLatency: Bool {
+            switch self {
+            case .percentile, .min, .mean, .max: return true
+            default: return false
+            }
+        }
+    }
+
+    /// A comparison operator.
+    public enum Comparison: String, Sendable, Hashable, CaseIterable {
+        case less = "<"
+        case lessOrEqual = "<="
+        case greater = ">"
+        case greaterOrEqual = ">="
+        case equal = "=="
+        case notEqual = "!="
+
+        func holds(_ lhs: Double, _ rhs: Double) -> Bool {
+            switch self {
+            case .less: return lhs < rhs
+            case .lessOrEqual: return lhs <= rhs
+            case .greater: return lhs > rhs
+            case .greaterOrEqual: return lhs >= rhs
+            case .equal: return lhs == rhs
+            case .notEqual: return lhs != rhs
+            }
+        }
+    }
+
+    /// The text as given.
+    public var expression: String
+    /// The kind it applies to (nil: every kind).
+    public var kind: String?
+    /// Whether a latency metric uses service time.
+    public var service: Bool
+    /// The metric.
+    public var metric: Metric
+    /// The operator.
+    public var comparison: Comparison
+    /// The bound, in microseconds for latency metrics and as a fraction for `errorRate`.
+    public var bound: Double
+
+    /// Parses one threshold.
+    /// - Throws: ``LoadConfigurationError`` naming what is wrong.
+    public static func parse(_ text: String) throws(LoadConfigurationError) -> Threshold {
+        let trimmed = text.trimmingWhitespace()
+        let operators = ["<=", ">=", "==", "!=", "<", ">"]
+        guard let (op, range) = operators.lazy.compactMap({ op in trimmed.range(of: op).map { (op, $0) } }).first
+        else { throw LoadConfigurationError("threshold '\(text)' has no operator (<, <=, >, >=, ==, !=)") }
+        var name = trimmed[..<range.lowerBound].trimmingWhitespace()
+        let valueText = trimmed[range.upperBound...].trimmingWhitespace()
+        var kind: String?
+        var service = false
+        if name.hasPrefix("service.") {
+            service = true
+            name.removeFirst(8)
+        } else if parseMetric(name) == nil, let dot = name.firstIndex(of: ".") {
+            kind = String(name[..<dot])
+            name = String(name[name.index(after: dot)...])
+            if name.hasPrefix("service.") {
+                service = true
+                name.removeFirst(8)
+            }
+        }
+        guard let metric = parseMetric(name) else {
+            throw LoadConfigurationError(
+                "threshold '\(text)': unknown metric '\(name)' (pN, min, mean, max, errorRate, errors, missed, late, requests, rate)"
+            )
+        }
+        if service && !metric.isLatency {
+            throw LoadConfigurationError("threshold '\(text)': 'service.' applies only to latency metrics")
+        }
+        let bound: Double
+        if metric.isLatency {
+            guard valueText.contains(where: { $0.isLetter }) else {
+                throw LoadConfigurationError("threshold '\(text)': '\(valueText)' needs a unit (us, ms, s, m)")
+            }
+            bound = Double(try parseDuration(valueText).microseconds)
+        } else if metric == .errorRate {
+            if valueText.hasSuffix("%"), let percent = Double(valueText.dropLast().trimmingWhitespace()) {
+                bound = percent / 100
+            } else if let fraction = Double(valueText) {
+                bound = fraction
+            } else {
+                throw LoadConfigurationError("threshold '\(text)': '\(valueText)' is not a rate (0.1% or 0.001)")
+            }
+        } else {
+            guard let number = Double(valueText), number.isFinite else {
+                throw LoadConfigurationError("threshold '\(text)': '\(valueText)' is not a number")
+            }
+            bound = number
+        }
+        return Threshold(
+            expression: trimmed,
+            kind: kind,
+            service: service,
+            metric: metric,
+            comparison: Comparison(rawValue: op)!,
+            bound: bound
+        )
+    }
+
+    private static func parseMetric(_ name: String) -> Metric? {
+        switch name {
+        case "min": return .min
+        case "mean": return .mean
+        case "max": return .max
+        case "errorRate", "error_rate": return .errorRate
+        case "errors": return .errors
+        case "missed": return .missed
+        case "late": return .late
+        case "requests": return .requests
+        case "rate": return .rate
+        default:
+            guard name.hasPrefix("p"), let value = Double(name.dropFirst()), (0...100).contains(value) else {
+                return nil
+            }
+            return .percentile(value)
+        }
+    }
+
+    /// Evaluates the threshold on a run's figures (missing kinds count as empty).
+    public func evaluate(_ metrics: ThresholdMetrics) -> ThresholdOutcome {
+        let key = kind ?? "all"
+        let counts = metrics.counts[key] ?? LoadCounts()
+        let histogram = (service ? metrics.service[key] : metrics.latency[key]) ?? Histogram()
+        let observed: Double
+        switch metric {
+        case .percentile(let p): observed = Double(histogram.value(atPercentile: p))
+        case .min: observed = histogram.isEmpty ? 0 : Double(histogram.minValue)
+        case .mean: observed = histogram.mean
+        case .max: observed = Double(histogram.maxValue)
+        case .errorRate: observed = counts.errorRate
+        case .errors: observed = Double(counts.failed)
+        case .missed: observed = Double(counts.missed)
+        case .late: observed = Double(kind == nil ? metrics.late : 0)
+        case .requests: observed = Double(counts.sent)
+        case .rate: observed = metrics.durationSeconds > 0 ? Double(counts.sent) / metrics.durationSeconds : 0
+        }
+        let text: String
+        switch metric {
+        case .percentile, .min, .mean, .max: text = formatMicros(Int64(observed.rounded()))
+        case .errorRate: text = String(format: "%.3f%%", observed * 100)
+        case .rate: text = String(format: "%.1f/s", observed)
+        default: text = String(Int(observed))
+        }
+        return ThresholdOutcome(
+            expression: expression,
+            observed: text,
+            observedValue: observed,
+            passed: comparison.holds(observed, bound)
+        )
+    }
+}
+
+/// The outcome of one threshold.
+public struct ThresholdOutcome: Codable, Sendable, Hashable {
+    /// The expression as written.
+    public var expression: String
+    /// The observed value, formatted for people.
+    public var observed: String
+    /// The observed value (µs for latency, a fraction for errorRate).
+    public var observedValue: Double
+    /// Whether the threshold held.
+    public var passed: Bool
+}
+
+/// The figures thresholds are evaluated on: histograms and counters keyed by kind, with `all`
+/// for every kind merged (so merged shards can be evaluated the same way).
+public struct ThresholdMetrics: Sendable {
+    /// Latency from the intended time, µs, by kind and `all`.
+    public var latency: [String: Histogram]
+    /// Service time, µs, by kind and `all`.
+    public var service: [String: Histogram]
+    /// Counters by kind and `all`.
+    public var counts: [String: LoadCounts]
+    /// Late sends over the run.
+    public var late: Int
+    /// The run's length in seconds.
+    public var durationSeconds: Double
+
+    /// Creates figures.
+    public init(
+        latency: [String: Histogram],
+        service: [String: Histogram],
+        counts: [String: LoadCounts],
+        late: Int,
+        durationSeconds: Double
+    ) {
+        self.latency = latency
+        self.service = service
+        self.counts = counts
+        self.late = late
+        self.durationSeconds = durationSeconds
+    }
+
+    init(recorder: LoadRecorder, stats: LoadEngineStats) {
+        var latency = recorder.latencyByKind
+        latency["all"] = recorder.latency
+        var service = recorder.serviceByKind
+        service["all"] = recorder.service
+        var counts = recorder.kinds
+        counts["all"] = recorder.totals
+        self.init(
+            latency: latency,
+            service: service,
+            counts: counts,
+            late: stats.late,
+            durationSeconds: stats.elapsed.seconds
+        )
+    }
+}

@@ -1,0 +1,297 @@
+internal import CCurl
+internal import CPayStormShims
+
+#if canImport(Glibc)
+    internal import Glibc
+#endif
+
+/// One reusable easy handle with the buffers of its current transfer.
+///
+/// Confined to the engine's thread (curl handles are not thread-safe), hence not Sendable.
+final class Transfer {
+    let easy: UnsafeMutableRawPointer
+    var bodyBuffer: UnsafeMutableRawPointer?
+    var bodyCapacity = 0
+    var response: [UInt8] = []
+    var responseBytes = 0
+    var capture = true
+    var captureLimit = 1 << 20
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    var lastHeaders: [(name: String, value: String)] = []
+    var id = 0
+    var kind = ""
+    var intended: Int64 = 0
+    var sent: Int64 = 0
+
+    init?(configuration: LoadEngineConfiguration) {
+        guard let easy = curl_easy_init() else { return nil }
+        self.easy = easy
+        capture = configuration.captureBodies
+        captureLimit = configuration.maxCapturedBodyBytes
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, me)
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me)
+        _ = ps_curl_easy_setopt_write_function(easy, transferWrite)
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
+        _ = ps_curl_easy_setopt_long(
+            easy,
+            CURLOPT_CONNECTTIMEOUT_MS,
+            Int(configuration.connectTimeout.microseconds / 1000)
+        )
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(configuration.totalTimeout.microseconds / 1000))
+        switch configuration.httpVersion {
+        case .http1_1:
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        case .http2:
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
+        }
+        if let caFile = configuration.caFile {
+            _ = caFile.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CAINFO, $0) }
+        }
+    }
+
+    /// Sets up the handle for `request`; the body is copied into a buffer owned by this transfer,
+    /// so it outlives the caller's array until the transfer ends.
+    func prepare(_ request: LoadRequest, http2PriorKnowledge: Bool) {
+        id = request.id
+        kind = request.kind
+        response.removeAll(keepingCapacity: response.capacity <= 64 * 1024)
+        responseBytes = 0
+        _ = request.url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
+        if http2PriorKnowledge {
+            let version = request.url.hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, version)
+        }
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, nil)
+        let method = request.method.uppercased()
+        if !request.body.isEmpty || method == "POST" {
+            if request.body.count > bodyCapacity {
+                bodyBuffer?.deallocate()
+                bodyCapacity = max(request.body.count, 256)
+                bodyBuffer = .allocate(byteCount: bodyCapacity, alignment: 16)
+            }
+            if let bodyBuffer, !request.body.isEmpty {
+                request.body.withUnsafeBytes { bodyBuffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            }
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_POST, 1)
+            _ = ps_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count))
+            _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, bodyBuffer)
+            if method != "POST" {
+                _ = method.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
+            }
+        } else if method == "HEAD" {
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        } else if method != "GET" {
+            _ = method.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
+        }
+        if headerList == nil || !request.headers.elementsEqual(lastHeaders, by: { $0 == $1 }) {
+            curl_slist_free_all(headerList)
+            // An empty Expect stops libcurl's 100-continue wait on bodies above 1 KB.
+            var list = curl_slist_append(nil, "Expect:")
+            for header in request.headers {
+                list = curl_slist_append(list, "\(header.name): \(header.value)")
+            }
+            headerList = list
+            lastHeaders = request.headers
+        }
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        bodyBuffer?.deallocate()
+    }
+}
+
+/// libcurl's write callback: appends to the transfer's response (or only counts it).
+private let transferWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data,
+    size,
+    count,
+    user in
+    let length = size * count
+    guard let user else { return length }
+    let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
+    transfer.responseBytes += length
+    if transfer.capture, let data, transfer.response.count < transfer.captureLimit {
+        let kept = min(length, transfer.captureLimit - transfer.response.count)
+        transfer.response.append(contentsOf: UnsafeRawBufferPointer(start: data, count: kept))
+    }
+    return length
+}
+
+/// The libcurl multi handle, its transfer pool and the pacing timer; confined to one thread.
+final class Transport {
+    let multi: UnsafeMutableRawPointer
+    let configuration: LoadEngineConfiguration
+    private var free: [Transfer] = []
+    private var active: [ObjectIdentifier: Transfer] = [:]
+    private let timer: Int32
+    private(set) var inFlight = 0
+
+    init?(_ configuration: LoadEngineConfiguration) {
+        guard let multi = curl_multi_init() else { return nil }
+        self.multi = multi
+        self.configuration = configuration
+        let connections = configuration.connectionsPerHost
+        _ = ps_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, connections)
+        _ = ps_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, connections * 2)
+        if configuration.httpVersion == .http2 {
+            _ = ps_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        }
+        timer = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
+    }
+
+    deinit {
+        for transfer in active.values { curl_multi_remove_handle(multi, transfer.easy) }
+        active.removeAll()
+        free.removeAll()
+        curl_multi_cleanup(multi)
+        if timer >= 0 { close(timer) }
+    }
+
+    func submit(_ request: LoadRequest, intended: Int64, sent: Int64, start: Int64) {
+        let transfer: Transfer
+        if let reused = free.popLast() {
+            transfer = reused
+        } else if let created = Transfer(configuration: configuration) {
+            transfer = created
+        } else {
+            return
+        }
+        transfer.prepare(request, http2PriorKnowledge: configuration.httpVersion == .http2)
+        transfer.intended = intended
+        transfer.sent = sent
+        active[ObjectIdentifier(transfer)] = transfer
+        inFlight += 1
+        curl_multi_add_handle(multi, transfer.easy)
+    }
+
+    /// Drives I/O and appends the results of finished transfers.
+    func perform(start: Int64, into results: inout [LoadResult]) {
+        var running: Int32 = 0
+        curl_multi_perform(multi, &running)
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            let now = monotonicNanoseconds() - start
+            results.append(finish(easy: easy, code: code, received: now))
+        }
+    }
+
+    /// Ends every transfer in flight, reporting each as stopped.
+    func cancelAll(start: Int64, into results: inout [LoadResult]) {
+        let now = monotonicNanoseconds() - start
+        for transfer in Array(active.values) {
+            var result = finish(easy: transfer.easy, code: CURLE_ABORTED_BY_CALLBACK, received: now)
+            result.error = .other
+            result.detail = "run stopped"
+            results.append(result)
+        }
+    }
+
+    private func finish(easy: UnsafeMutableRawPointer, code: CURLcode, received: Int64) -> LoadResult {
+        var pointer: UnsafeMutableRawPointer?
+        _ = ps_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer)
+        let transfer = Unmanaged<Transfer>.fromOpaque(pointer!).takeUnretainedValue()
+        var status = 0
+        _ = ps_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        var pretransfer: curl_off_t = 0
+        _ = ps_curl_easy_getinfo_off_t(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
+        var osErrno = 0
+        _ = ps_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
+        let wireStart = min(transfer.sent + Int64(pretransfer) * 1000, received)
+        var error: LoadErrorClass?
+        var detail = ""
+        if code != CURLE_OK {
+            error = classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno)
+            detail = "curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))"
+            if osErrno != 0 { detail += " (\(String(cString: strerror(Int32(osErrno)))))" }
+            status = 0
+        }
+        let result = LoadResult(
+            id: transfer.id,
+            kind: transfer.kind,
+            intended: .nanoseconds(transfer.intended),
+            sent: .nanoseconds(transfer.sent),
+            wireStart: .nanoseconds(wireStart),
+            received: .nanoseconds(received),
+            status: status,
+            body: transfer.response,
+            bodyBytes: transfer.responseBytes,
+            error: error,
+            detail: detail
+        )
+        curl_multi_remove_handle(multi, easy)
+        active[ObjectIdentifier(transfer)] = nil
+        inFlight -= 1
+        free.append(transfer)
+        return result
+    }
+
+    /// Sleeps until I/O is ready or `nanoseconds` pass (precise to the microsecond via a timerfd).
+    func wait(nanoseconds: Int64) {
+        var extra = curl_waitfd(fd: timer, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+        var spec = itimerspec()
+        spec.it_value.tv_sec = Int(nanoseconds / 1_000_000_000)
+        spec.it_value.tv_nsec = Int(nanoseconds % 1_000_000_000)
+        if timer >= 0 {
+            timerfd_settime(timer, 0, &spec, nil)
+            let milliseconds = Int32(nanoseconds / 1_000_000) + 1
+            curl_multi_poll(multi, &extra, 1, milliseconds, nil)
+            var expirations: UInt64 = 0
+            _ = read(timer, &expirations, 8)
+        } else {
+            curl_multi_poll(multi, nil, 0, Int32((nanoseconds + 999_999) / 1_000_000), nil)
+        }
+    }
+}
+
+/// Maps a libcurl failure to a PayStorm error class (pure, tested by table).
+func classifyCurlFailure(code: Int, osErrno: Int) -> LoadErrorClass {
+    switch code {
+    case 28:  // CURLE_OPERATION_TIMEDOUT
+        return .timeout
+    case 5, 6:  // COULDNT_RESOLVE_PROXY, COULDNT_RESOLVE_HOST
+        return .dns
+    case 7:  // COULDNT_CONNECT
+        return osErrno == Int(ECONNREFUSED) || osErrno == 0 ? .refused : .other
+    case 35, 51, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98:  // SSL_* and PEER_FAILED_VERIFICATION
+        return .tls
+    case 52, 55, 56, 18, 16, 92:  // GOT_NOTHING, SEND_ERROR, RECV_ERROR, PARTIAL_FILE, HTTP2, HTTP2_STREAM
+        return .reset
+    default:
+        return .other
+    }
+}
+
+extension LoadEngine {
+    /// Checks that `url`'s host accepts a connection (and a TLS handshake for `https://`),
+    /// without sending a request.
+    /// - Returns: nil when it does, else the failure's class and libcurl's message.
+    public func probe(url: String) -> (error: LoadErrorClass, detail: String)? {
+        guard let easy = curl_easy_init() else { return (.other, "libcurl could not create a handle") }
+        defer { curl_easy_cleanup(easy) }
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_CONNECT_ONLY, 1)
+        _ = ps_curl_easy_setopt_long(
+            easy,
+            CURLOPT_CONNECTTIMEOUT_MS,
+            Int(configuration.connectTimeout.microseconds / 1000)
+        )
+        if let caFile = configuration.caFile {
+            _ = caFile.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CAINFO, $0) }
+        }
+        _ = url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
+        let code = curl_easy_perform(easy)
+        guard code != CURLE_OK else { return nil }
+        var osErrno = 0
+        _ = ps_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
+        return (classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno), String(cString: curl_easy_strerror(code)))
+    }
+}

@@ -1,0 +1,61 @@
+import Testing
+
+@testable import Load
+
+struct ThresholdTests {
+    @Test(arguments: [
+        ("p99 < 250ms", nil, false, Threshold.Metric.percentile(99), Threshold.Comparison.less, 250_000.0),
+        ("webhook.p99.9 <= 1s", "webhook", false, .percentile(99.9), .lessOrEqual, 1_000_000),
+        ("service.p50<2ms", nil, true, .percentile(50), .less, 2000),
+        ("device.service.max < 3s", "device", true, .max, .less, 3_000_000),
+        ("errorRate < 0.1%", nil, false, .errorRate, .less, 0.001),
+        ("errorRate <= 0.05", nil, false, .errorRate, .lessOrEqual, 0.05),
+        ("missed == 0", nil, false, .missed, .equal, 0),
+        ("rate >= 450", nil, false, .rate, .greaterOrEqual, 450),
+    ])
+    func parsesThresholds(
+        text: String,
+        kind: String?,
+        service: Bool,
+        metric: Threshold.Metric,
+        comparison: Threshold.Comparison,
+        bound: Double
+    ) throws {
+        let threshold = try Threshold.parse(text)
+        #expect(threshold.kind == kind)
+        #expect(threshold.service == service)
+        #expect(threshold.metric == metric)
+        #expect(threshold.comparison == comparison)
+        #expect(abs(threshold.bound - bound) < 1e-9)
+    }
+
+    @Test(arguments: ["p99 250ms", "p99 < 250", "p101 < 1s", "latency < 1s", "missed == many", "service.missed == 0", "errorRate < x%"])
+    func rejectsBadThresholds(text: String) {
+        #expect(throws: LoadConfigurationError.self) { try Threshold.parse(text) }
+    }
+
+    @Test func evaluatesOnFigures() throws {
+        var latency = Histogram()
+        for value in Int64(1)...1000 { latency.record(value * 1000) }  // 1 ms … 1 s
+        var counts = LoadCounts()
+        counts.scheduled = 1000
+        counts.sent = 1000
+        counts.ok = 990
+        counts.missed = 0
+        let metrics = ThresholdMetrics(
+            latency: ["all": latency],
+            service: ["all": latency],
+            counts: ["all": counts],
+            late: 2,
+            durationSeconds: 2
+        )
+        #expect(try Threshold.parse("p50 < 600ms").evaluate(metrics).passed)
+        #expect(!(try Threshold.parse("p99 < 250ms").evaluate(metrics).passed))
+        #expect(!(try Threshold.parse("errorRate < 0.1%").evaluate(metrics).passed))
+        #expect(try Threshold.parse("errorRate <= 1%").evaluate(metrics).passed)
+        #expect(try Threshold.parse("missed == 0").evaluate(metrics).passed)
+        #expect(!(try Threshold.parse("late == 0").evaluate(metrics).passed))
+        #expect(try Threshold.parse("rate >= 500").evaluate(metrics).passed)
+        #expect(try Threshold.parse("webhook.requests == 0").evaluate(metrics).passed)
+    }
+}

@@ -1,0 +1,250 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Load
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A loopback HTTP/1.1 server whose behaviour is scripted by the request path:
+/// `/status/N` answers N, `/slow` answers after 2 s, `/reset` resets the connection,
+/// `/close` closes it without answering. Bound to 127.0.0.1:0, one thread per connection.
+final class FaultServer: Sendable {
+    let port: UInt16
+    private let listener: Int32
+    private let stopped = Atomic<Bool>(false)
+
+    private init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else { throw POSIXError(.EADDRINUSE) }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Binds a server and starts accepting.
+    static func start() throws -> FaultServer {
+        let server = try FaultServer()
+        let thread = Thread { server.acceptLoop() }
+        thread.start()
+        return server
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func acceptLoop() {
+        while !stopped.load(ordering: .relaxed) {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            let thread = Thread { self.serve(connection) }
+            thread.start()
+        }
+    }
+
+    private func serve(_ connection: Int32) {
+        defer { close(connection) }
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while !stopped.load(ordering: .relaxed) {
+            // Read one request head plus its Content-Length body.
+            var headEnd: Int?
+            while headEnd == nil {
+                let count = read(connection, &buffer, buffer.count)
+                guard count > 0 else { return }
+                pending += buffer[0..<count]
+                headEnd = find(pending)
+            }
+            let head = String(decoding: pending[0..<headEnd!], as: UTF8.self)
+            var contentLength = 0
+            for line in head.split(separator: "\r\n") where line.lowercased().hasPrefix("content-length:") {
+                contentLength = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+            }
+            while pending.count < headEnd! + 4 + contentLength {
+                let count = read(connection, &buffer, buffer.count)
+                guard count > 0 else { return }
+                pending += buffer[0..<count]
+            }
+            pending.removeFirst(headEnd! + 4 + contentLength)
+            let path = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
+            if path == "/reset" {
+                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                return
+            }
+            if path == "/close" { return }
+            if path == "/slow" { usleep(2_000_000) }
+            var status = 200
+            if path.hasPrefix("/status/"), let code = Int(path.dropFirst(8)) { status = code }
+            let body = "echo \(contentLength)"
+            let response =
+                "HTTP/1.1 \(status) X\r\nContent-Length: \(body.utf8.count)\r\nConnection: keep-alive\r\n\r\n\(body)"
+            _ = response.withCString { write(connection, $0, strlen($0)) }
+        }
+    }
+
+    private func find(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for index in 0...(bytes.count - 4)
+        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+}
+
+/// A port on 127.0.0.1 with nothing listening.
+func closedPort() -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return UInt16(bigEndian: address.sin_port)
+}
+
+@Suite(.serialized)
+struct TransportTests {
+    /// Sends one request per path (at 100/s) and returns the results by id.
+    func run(
+        _ urls: [String],
+        configuration: LoadEngineConfiguration = LoadEngineConfiguration(
+            connectionsPerHost: 4,
+            connectTimeout: .seconds(2),
+            totalTimeout: .milliseconds(500)
+        ),
+        body: [UInt8] = []
+    ) throws -> (results: [Int: LoadResult], stats: LoadEngineStats) {
+        let engine = try LoadEngine(configuration)
+        var results: [Int: LoadResult] = [:]
+        let schedule = RateSchedule.constant(100, for: .milliseconds(10 * urls.count))
+        let stats = engine.run(.open(schedule)) { index, _ in
+            guard index < urls.count else { return nil }
+            return LoadRequest(id: index, kind: "test", method: body.isEmpty ? "GET" : "POST", url: urls[index], body: body)
+        } sink: { result in
+            results[result.id] = result
+        }
+        return (results, stats)
+    }
+
+    @Test(arguments: [200, 204, 404, 500, 503])
+    func capturesStatusesAndBodies(status: Int) throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let body = [UInt8](repeating: 65, count: 3000)
+        let (results, stats) = try run(["http://127.0.0.1:\(server.port)/status/\(status)"], body: body)
+        let result = try #require(results[0])
+        #expect(result.status == status)
+        #expect(result.error == nil)
+        #expect(String(decoding: result.body, as: UTF8.self) == (status == 204 ? "" : "echo 3000"))
+        #expect(result.received >= result.wireStart && result.wireStart >= result.sent && result.sent >= result.intended)
+        #expect(stats.sent == 1 && stats.completed == 1)
+    }
+
+    @Test func classifiesTransportFailures() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(server.port)"
+        let (results, stats) = try run([
+            base + "/slow", base + "/reset", base + "/close", "http://127.0.0.1:\(closedPort())/", base + "/status/200",
+        ])
+        #expect(results[0]?.error == .timeout)
+        #expect(results[1]?.error == .reset)
+        #expect(results[2]?.error == .reset)
+        #expect(results[3]?.error == .refused)
+        #expect(results[4]?.status == 200)
+        #expect(results.values.allSatisfy { $0.error == nil ? $0.detail.isEmpty : !$0.detail.isEmpty })
+        #expect(stats.completed == 5)
+    }
+
+    @Test func countsMissedSendsAtTheInFlightCap() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let slow = "http://127.0.0.1:\(server.port)/slow"
+        let configuration = LoadEngineConfiguration(
+            connectionsPerHost: 1,
+            maxInFlight: 1,
+            totalTimeout: .milliseconds(300)
+        )
+        let (results, stats) = try run([slow, slow, slow], configuration: configuration)
+        #expect(results.count == 3)
+        #expect(stats.missed == 2)
+        #expect(results.values.filter { $0.error == .missed }.count == 2)
+        #expect(stats.scheduled == 3 && stats.sent == 1)
+    }
+
+    @Test func closedLoopUsersWaitForTheirAnswers() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let engine = try LoadEngine(LoadEngineConfiguration(connectionsPerHost: 2))
+        var results: [LoadResult] = []
+        let url = "http://127.0.0.1:\(server.port)/status/200"
+        let stats = engine.run(.closed(users: 2, thinkTime: .milliseconds(20), duration: .milliseconds(200))) { index, _ in
+            LoadRequest(id: index, url: url)
+        } sink: { results.append($0) }
+        #expect(results.count == stats.completed)
+        #expect(stats.inFlight == 0)
+        // Two users with 20 ms think time cannot exceed 2 × (200 / 20) + 2 sends.
+        #expect(stats.sent >= 2 && stats.sent <= 22)
+    }
+
+    @Test func probeTellsReachableFromRefused() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let engine = try LoadEngine()
+        #expect(engine.probe(url: "http://127.0.0.1:\(server.port)/") == nil)
+        #expect(engine.probe(url: "http://127.0.0.1:\(closedPort())/")?.error == .refused)
+    }
+
+    @Test(arguments: [
+        (28, 0, LoadErrorClass.timeout), (6, 0, .dns), (7, Int(ECONNREFUSED), .refused), (7, Int(ENETUNREACH), .other),
+        (35, 0, .tls), (60, 0, .tls), (56, Int(ECONNRESET), .reset), (52, 0, .reset), (3, 0, .other),
+    ])
+    func classifiesCurlCodes(code: Int, osErrno: Int, expected: LoadErrorClass) {
+        #expect(classifyCurlFailure(code: code, osErrno: osErrno) == expected)
+    }
+
+    @Test func recorderWritesStreamedFilesAndSummary() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("load-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let recorder = try LoadRecorder(directory: directory)
+        let engine = try LoadEngine(LoadEngineConfiguration(connectionsPerHost: 2, tickInterval: .milliseconds(100)))
+        let url = "http://127.0.0.1:\(server.port)/status/200"
+        let stats = engine.run(.open(.constant(100, for: .milliseconds(300)))) { index, _ in
+            LoadRequest(id: index, kind: index % 2 == 0 ? "webhook" : "device", url: url)
+        } sink: { recorder.record($0) } tick: { recorder.tick($0) }
+        let summary = recorder.finish(stats, thresholds: [try Threshold.parse("missed == 0")])
+        #expect(summary.schema == "paystorm.load.summary/1")
+        #expect(summary.totals.sent == 30 && summary.totals.ok == 30)
+        #expect(summary.kinds["webhook"]?.sent == 15)
+        #expect(summary.passed)
+        let csv = try String(contentsOfFile: directory + "/timeseries.csv", encoding: .utf8)
+        #expect(csv.hasPrefix(TimeseriesRow.csvHeader + "\n"))
+        let log = try HistogramLogReader.read(path: directory + "/latency.hlog")
+        #expect(log.total(tag: "webhook.latency").totalCount == 15)
+        #expect(log.total(tag: "device.service").totalCount == 15)
+        #expect(FileManager.default.fileExists(atPath: directory + "/summary.json"))
+    }
+}
