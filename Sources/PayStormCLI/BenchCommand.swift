@@ -75,7 +75,9 @@ private struct Bench {
     }
 
     func header(_ title: String) {
-        print("paystorm bench \(title): \(RawES256.openSSLVersion), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print(
+            "paystorm bench \(title): \(RawES256.openSSLVersion), \(ProcessInfo.processInfo.activeProcessorCount) cores"
+        )
         print("phases of \(format(seconds)) s; multi-thread phases use \(threads) threads")
         print("RSS at start: \(residentMegabytes())")
     }
@@ -105,16 +107,19 @@ private struct Bench {
         outer.data?.signedRenewalInfo = "@@RENEWAL@@"
         let template = String(decoding: try encoder.encode(outer), as: UTF8.self)
         // Sorted keys put signedRenewalInfo before signedTransactionInfo; split on whichever comes first.
-        let renewalFirst = template.range(of: "@@RENEWAL@@")?.lowerBound ?? template.endIndex
+        let renewalFirst =
+            template.range(of: "@@RENEWAL@@")?.lowerBound ?? template.endIndex
             < template.range(of: "@@TRANSACTION@@")?.lowerBound ?? template.endIndex
-        let (firstMarker, secondMarker) = renewalFirst ? ("@@RENEWAL@@", "@@TRANSACTION@@") : ("@@TRANSACTION@@", "@@RENEWAL@@")
+        let (firstMarker, secondMarker) =
+            renewalFirst ? ("@@RENEWAL@@", "@@TRANSACTION@@") : ("@@TRANSACTION@@", "@@RENEWAL@@")
         let first = template.components(separatedBy: firstMarker)
         let second = first.count == 2 ? first[1].components(separatedBy: secondMarker) : []
         guard second.count == 2 else { throw CLIError(.internalError, "cannot split the notification template") }
         let (prefix, middle, suffix) = (Array(first[0].utf8), Array(second[0].utf8), Array(second[1].utf8))
         let signer = ES256Signer(pki: pki)
         let notificationBytes = Minter.webhookBody(sample.signedPayload).count
-        let outerBytes = template.utf8.count - 26 + (try signer.sign(payload: transactionBytes)).utf8.count
+        let outerBytes =
+            template.utf8.count - 26 + (try signer.sign(payload: transactionBytes)).utf8.count
             + (try signer.sign(payload: renewalBytes)).utf8.count
         print("payloads: transaction \(transactionBytes.count) B, renewal info \(renewalBytes.count) B,")
         print("  outer payload \(outerBytes) B (with both nested JWS), webhook body \(notificationBytes) B")
@@ -160,7 +165,9 @@ private struct Bench {
             "target (1-thread pipeline notifications/s x 3 >= 0.9 x raw signs/s): \(String(format: "%.2f", ratio)) -> "
                 + (ratio >= 0.9 ? "met" : "NOT met")
         )
-        print("scaling 1 -> \(threads) threads: pipeline x\(String(format: "%.2f", pipelineN / pipeline1)), raw x\(String(format: "%.2f", rawN / raw1))")
+        print(
+            "scaling 1 -> \(threads) threads: pipeline x\(String(format: "%.2f", pipelineN / pipeline1)), raw x\(String(format: "%.2f", rawN / raw1))"
+        )
         print("RSS at end: \(residentMegabytes())")
     }
 
@@ -207,7 +214,9 @@ private struct Bench {
         print("raw ES256 verify (EVP_PKEY_verify, one context, 32-byte digest), interleaved with the phase below:")
         print("  1 thread      \(rate(raw1)) verifies/s")
         print("  \(pad(threads)) threads    \(rate(rawN)) verifies/s")
-        print("notifications through SignedDataVerifier (outer + transaction + renewal info = 3 verifications + decoding):")
+        print(
+            "notifications through SignedDataVerifier (outer + transaction + renewal info = 3 verifications + decoding):"
+        )
         printNotificationRate(1, verified1, raw1, unit: "verifies")
         printNotificationRate(threads, verifiedN, rawN, unit: "verifies")
         print("RSS at end: \(residentMegabytes())")
@@ -216,7 +225,9 @@ private struct Bench {
     private func printNotificationRate(_ threads: Int, _ notifications: Double, _ raw: Double, unit: String = "signs") {
         let label = threads == 1 ? "1 thread  " : "\(pad(threads)) threads"
         let share = String(format: "%.0f%%", notifications * 3 / raw * 100)
-        print("    \(label)  \(rate(notifications)) notifications/s  (x3 = \(rate(notifications * 3)) \(unit)/s, \(share) of raw)")
+        print(
+            "    \(label)  \(rate(notifications)) notifications/s  (x3 = \(rate(notifications * 3)) \(unit)/s, \(share) of raw)"
+        )
     }
 
     /// Measures several workers in alternating slices of at most 0.25 s until each has run `seconds`,
@@ -306,7 +317,8 @@ private struct Bench {
             return
         }
         let fields = line.split(separator: " ")
-        guard fields.count >= 2, let sign = Double(fields[fields.count - 2]), let verify = Double(fields[fields.count - 1])
+        guard fields.count >= 2, let sign = Double(fields[fields.count - 2]),
+            let verify = Double(fields[fields.count - 1])
         else {
             print("openssl speed -seconds 3 ecdsap256: \(line)")
             return

@@ -152,8 +152,13 @@ public struct SignedDataVerifier: Sendable {
     /// Verifies and decodes a signed `AppTransaction` (its `receiptType` is the environment).
     public func verifyAndDecodeAppTransaction(_ jws: String) -> Result<AppTransaction, VerificationError> {
         decode(jws, as: AppTransaction.self).flatMap { app in
-            checkIdentity(bundle: app.bundleId, appAppleId: app.appAppleId, environment: app.receiptType, checkApp: true)
-                .map { app }
+            checkIdentity(
+                bundle: app.bundleId,
+                appAppleId: app.appAppleId,
+                environment: app.receiptType,
+                checkApp: true
+            )
+            .map { app }
         }
     }
 
@@ -199,7 +204,8 @@ public struct SignedDataVerifier: Sendable {
     private func environmentMismatch(_ payloadEnvironment: Environment?) -> VerificationError {
         VerificationError(
             status: .invalidEnvironment,
-            detail: "environment \(payloadEnvironment.map { "'\($0.rawValue)'" } ?? "absent") is not '\(environment.rawValue)'"
+            detail:
+                "environment \(payloadEnvironment.map { "'\($0.rawValue)'" } ?? "absent") is not '\(environment.rawValue)'"
         )
     }
 }
@@ -454,7 +460,11 @@ final class TrustStore: @unchecked Sendable {
         ASN1_OBJECT_free(intermediateOID)
     }
 
-    func verify(leaf: Certificate, intermediate: Certificate, at time: Int64) -> Result<VerifiedChain, VerificationError> {
+    func verify(
+        leaf: Certificate,
+        intermediate: Certificate,
+        at time: Int64
+    ) -> Result<VerifiedChain, VerificationError> {
         guard let context = X509_STORE_CTX_new() else { return chainFailure("X509_STORE_CTX_new failed") }
         defer { X509_STORE_CTX_free(context) }
         guard let untrusted = ps_sk_X509_new_null() else { return chainFailure("sk_X509_new_null failed") }

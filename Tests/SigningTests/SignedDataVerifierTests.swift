@@ -121,7 +121,10 @@ import Testing
         let jws = VerifierFixtures.sign(
             VerifierFixtures.transaction(signedDate: "\(VerifierFixtures.nowMs - 500 * VerifierFixtures.day)")
         )
-        #expect(status(verifier, VerifierCase(name: "", method: .transaction, jws: jws, root: [], python: "", swift: "")) == "OK")
+        #expect(
+            status(verifier, VerifierCase(name: "", method: .transaction, jws: jws, root: [], python: "", swift: ""))
+                == "OK"
+        )
     }
 
     @Test func cacheRechecksTheDateWindow() throws {
