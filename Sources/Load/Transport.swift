@@ -22,6 +22,8 @@ final class Transfer {
     var kind = ""
     var intended: Int64 = 0
     var sent: Int64 = 0
+    /// Monotonic time when libcurl was about to write the request (0 if it never was).
+    var wireStartAbsolute: Int64 = 0
 
     init?(configuration: LoadEngineConfiguration) {
         guard let easy = curl_easy_init() else { return nil }
@@ -33,6 +35,8 @@ final class Transfer {
         _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, me)
         _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me)
         _ = ps_curl_easy_setopt_write_function(easy, transferWrite)
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, me)
+        _ = ps_curl_easy_setopt_prereq_function(easy, transferPrerequest)
         _ = ps_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
         _ = ps_curl_easy_setopt_long(
             easy,
@@ -59,6 +63,7 @@ final class Transfer {
         kind = request.kind
         response.removeAll(keepingCapacity: response.capacity <= 64 * 1024)
         responseBytes = 0
+        wireStartAbsolute = 0
         _ = request.url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
         if http2PriorKnowledge {
             let version = request.url.hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
@@ -124,6 +129,20 @@ private let transferWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, In
     return length
 }
 
+/// libcurl's pre-request callback: stamps the moment the request goes on a connection, after any
+/// wait for a free one, so that service time excludes queueing in the transport.
+private let transferPrerequest: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32 = {
+    user,
+    _,
+    _,
+    _,
+    _ in
+    if let user {
+        Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue().wireStartAbsolute = monotonicNanoseconds()
+    }
+    return 0  // CURL_PREREQFUNC_OK
+}
+
 /// The libcurl multi handle, its transfer pool and the pacing timer; confined to one thread.
 final class Transport {
     let multi: UnsafeMutableRawPointer
@@ -180,7 +199,7 @@ final class Transport {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result
             let now = monotonicNanoseconds() - start
-            results.append(finish(easy: easy, code: code, received: now))
+            results.append(finish(easy: easy, code: code, received: now, start: start))
         }
     }
 
@@ -188,24 +207,23 @@ final class Transport {
     func cancelAll(start: Int64, into results: inout [LoadResult]) {
         let now = monotonicNanoseconds() - start
         for transfer in Array(active.values) {
-            var result = finish(easy: transfer.easy, code: CURLE_ABORTED_BY_CALLBACK, received: now)
+            var result = finish(easy: transfer.easy, code: CURLE_ABORTED_BY_CALLBACK, received: now, start: start)
             result.error = .other
             result.detail = "run stopped"
             results.append(result)
         }
     }
 
-    private func finish(easy: UnsafeMutableRawPointer, code: CURLcode, received: Int64) -> LoadResult {
+    private func finish(easy: UnsafeMutableRawPointer, code: CURLcode, received: Int64, start: Int64) -> LoadResult {
         var pointer: UnsafeMutableRawPointer?
         _ = ps_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer)
         let transfer = Unmanaged<Transfer>.fromOpaque(pointer!).takeUnretainedValue()
         var status = 0
         _ = ps_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        var pretransfer: curl_off_t = 0
-        _ = ps_curl_easy_getinfo_off_t(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
         var osErrno = 0
         _ = ps_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
-        let wireStart = min(transfer.sent + Int64(pretransfer) * 1000, received)
+        let wireStart =
+            transfer.wireStartAbsolute == 0 ? received : min(max(transfer.wireStartAbsolute - start, transfer.sent), received)
         var error: LoadErrorClass?
         var detail = ""
         if code != CURLE_OK {

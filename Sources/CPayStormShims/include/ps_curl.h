@@ -15,4 +15,8 @@ CURLcode ps_curl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value)
 CURLcode ps_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
 CURLcode ps_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
 CURLMcode ps_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+CURLcode ps_curl_easy_setopt_prereq_function(CURL *handle, int (*callback)(void *, char *, char *, int, int));
+CURLMcode ps_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
+CURLMcode ps_curl_multi_setopt_socket_function(CURLM *multi, int (*callback)(CURL *, curl_socket_t, int, void *, void *));
+CURLMcode ps_curl_multi_setopt_timer_function(CURLM *multi, int (*callback)(CURLM *, long, void *));
 #endif
