@@ -59,6 +59,9 @@ public struct LoadCounts: Codable, Sendable, Hashable {
     /// `failed / sent` (0 when nothing was sent).
     public var errorRate: Double { sent == 0 ? 0 : Double(failed) / Double(sent) }
 
+    /// Status class names, preallocated so that counting a result allocates nothing.
+    static let classKeys = (0...9).map { "\($0)xx" }
+
     mutating func add(_ result: LoadResult) {
         scheduled += 1
         if result.error == .missed {
@@ -70,7 +73,7 @@ public struct LoadCounts: Codable, Sendable, Hashable {
         if let error = result.error {
             errors[error.rawValue, default: 0] += 1
         } else {
-            statusClasses["\(result.status / 100)xx", default: 0] += 1
+            statusClasses[LoadCounts.classKeys[min(max(result.status / 100, 0), 9)], default: 0] += 1
             if (200..<300).contains(result.status) { ok += 1 }
         }
     }

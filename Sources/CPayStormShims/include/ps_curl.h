@@ -1,7 +1,9 @@
 #ifndef PS_CURL_H
 #define PS_CURL_H
 #include <curl/curl.h>
-/* The load engine paces sends with a timerfd passed to curl_multi_poll; Glibc's module lacks it. */
+/* The load engine drives libcurl from its own epoll loop and paces sends with a timerfd;
+   Glibc's Swift module exposes neither header. */
+#include <sys/epoll.h>
 #include <sys/timerfd.h>
 
 CURLcode ps_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
