@@ -118,7 +118,8 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     /// The row as one CSV line (no newline), columns as in ``csvHeader``.
     public var csvLine: String {
         let classes = ["timeout", "reset", "refused", "dns", "tls", "other", "missed"].map { String(errors[$0] ?? 0) }
-        return ([String(second), formatRate(intendedRate), String(scheduled), String(sent), String(ok), String(non2xx)]
+        return
+            ([String(second), formatRate(intendedRate), String(scheduled), String(sent), String(ok), String(non2xx)]
             + classes
             + [
                 String(late), String(inFlight), String(p50Micros), String(p90Micros), String(p99Micros),
@@ -393,7 +394,10 @@ public final class LoadRecorder {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             if let data = try? encoder.encode(summary) {
-                _ = FileManager.default.createFile(atPath: directory + "/summary.json", contents: data + Data("\n".utf8))
+                _ = FileManager.default.createFile(
+                    atPath: directory + "/summary.json",
+                    contents: data + Data("\n".utf8)
+                )
             }
         }
         return summary

@@ -2,7 +2,7 @@ internal import CCurl
 internal import CPayStormShims
 
 #if canImport(Glibc)
-    internal import Glibc
+internal import Glibc
 #endif
 
 /// One reusable easy handle with the buffers of its current transfer.
@@ -66,7 +66,8 @@ final class Transfer {
         wireStartAbsolute = 0
         _ = request.url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
         if http2PriorKnowledge {
-            let version = request.url.hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
+            let version =
+                request.url.hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
             _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, version)
         }
         _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
@@ -131,17 +132,19 @@ private let transferWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, In
 
 /// libcurl's pre-request callback: stamps the moment the request goes on a connection, after any
 /// wait for a free one, so that service time excludes queueing in the transport.
-private let transferPrerequest: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32 = {
-    user,
-    _,
-    _,
-    _,
-    _ in
-    if let user {
-        Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue().wireStartAbsolute = monotonicNanoseconds()
-    }
-    return 0  // CURL_PREREQFUNC_OK
-}
+private let transferPrerequest:
+    @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32)
+        -> Int32 = {
+            user,
+            _,
+            _,
+            _,
+            _ in
+            if let user {
+                Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue().wireStartAbsolute = monotonicNanoseconds()
+            }
+            return 0  // CURL_PREREQFUNC_OK
+        }
 
 /// The libcurl multi handle, its transfer pool, an epoll set and the pacing timer; confined to
 /// one thread.
@@ -282,7 +285,8 @@ final class Transport {
         var osErrno = 0
         _ = ps_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
         let wireStart =
-            transfer.wireStartAbsolute == 0 ? received : min(max(transfer.wireStartAbsolute - start, transfer.sent), received)
+            transfer.wireStartAbsolute == 0
+            ? received : min(max(transfer.wireStartAbsolute - start, transfer.sent), received)
         var error: LoadErrorClass?
         var detail = ""
         if code != CURLE_OK {
@@ -356,16 +360,18 @@ final class Transport {
 }
 
 /// libcurl's socket callback: forwards interest changes to the transport's epoll set.
-private let transportSocket: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, Int32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Int32 = {
-    _,
-    socket,
-    what,
-    user,
-    _ in
-    guard let user else { return 0 }
-    Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue().watch(socket: socket, what: what)
-    return 0
-}
+private let transportSocket:
+    @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, Int32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
+        -> Int32 = {
+            _,
+            socket,
+            what,
+            user,
+            _ in
+            guard let user else { return 0 }
+            Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue().watch(socket: socket, what: what)
+            return 0
+        }
 
 /// libcurl's timer callback: remembers when libcurl next needs `CURL_SOCKET_TIMEOUT`.
 private let transportTimer: @convention(c) (UnsafeMutableRawPointer?, Int, UnsafeMutableRawPointer?) -> Int32 = {
@@ -418,6 +424,8 @@ extension LoadEngine {
         guard code != CURLE_OK else { return nil }
         var osErrno = 0
         _ = ps_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
-        return (classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno), String(cString: curl_easy_strerror(code)))
+        return (
+            classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno), String(cString: curl_easy_strerror(code))
+        )
     }
 }
