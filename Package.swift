@@ -30,9 +30,9 @@ let package = Package(
         .target(name: "Signing", dependencies: ["AppStoreModel", "COpenSSL", "CPayStormShims"]),
         .target(name: "Minting", dependencies: ["AppStoreModel", "Signing"]),
         .target(name: "Simulation", dependencies: ["AppStoreModel", "Profile"]),
-        .target(name: "Chaos", dependencies: ["Simulation", "AppStoreModel"]),
+        .target(name: "Chaos", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
         .target(name: "Load", dependencies: ["CCurl", "CZlib", "CPayStormShims"]),
-        .target(name: "Checking", dependencies: ["Simulation", "Chaos", "AppStoreModel"]),
+        .target(name: "Checking", dependencies: ["Simulation", "Chaos", "Profile", "AppStoreModel"]),
         .target(name: "Reporting"),
         .target(
             name: "ReferenceLedger",
@@ -60,16 +60,16 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel"]),
         .testTarget(name: "MintingTests", dependencies: ["Minting", "Signing", "AppStoreModel"]),
-        .testTarget(name: "SimulationTests", dependencies: ["Simulation"]),
-        .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Profile"]),
+        .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),
         .testTarget(name: "LoadTests", dependencies: ["Load"]),
-        .testTarget(name: "CheckingTests", dependencies: ["Checking", "Simulation", "Chaos"]),
+        .testTarget(name: "CheckingTests", dependencies: ["Checking", "Simulation", "Chaos", "Profile"]),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting"]),
         .testTarget(
             name: "ReferenceLedgerTests",
             dependencies: ["ReferenceLedger", "Signing", "Minting", "AppStoreModel"]
         ),
-        .testTarget(name: "PayStormCLITests", dependencies: ["PayStormCLI"]),
+        .testTarget(name: "PayStormCLITests", dependencies: ["PayStormCLI", "AppStoreModel", "Minting", "Signing"]),
         .testTarget(name: "EndToEndTests", dependencies: ["paystorm"]),
     ]
 )

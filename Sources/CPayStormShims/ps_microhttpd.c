@@ -1,1 +1,27 @@
 #include "ps_microhttpd.h"
+
+struct MHD_Daemon *ps_mhd_start_daemon(unsigned int flags,
+                                       const struct sockaddr *bind_address,
+                                       unsigned int thread_pool_size,
+                                       unsigned int connection_timeout,
+                                       size_t connection_memory_limit,
+                                       MHD_AccessHandlerCallback handler,
+                                       void *handler_cls,
+                                       void *(*uri_log)(void *cls, const char *uri, struct MHD_Connection *connection),
+                                       void *uri_log_cls,
+                                       MHD_RequestCompletedCallback completed,
+                                       void *completed_cls) {
+    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
+                            MHD_OPTION_SOCK_ADDR, bind_address,
+                            MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+                            MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                            MHD_OPTION_URI_LOG_CALLBACK, uri_log, uri_log_cls,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_END);
+}
+
+uint16_t ps_mhd_daemon_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}

@@ -1,2 +1,362 @@
-/// The Chaos module. See Docs or DESIGN for its one job.
-public enum ChaosModule {}
+public import Profile
+public import Simulation
+
+/// Turns the clean action stream into the hostile delivery stream of the profile's faults.
+///
+/// Every fault is drawn from a generator seeded from the profile's seed and recorded in the delivery's
+/// ``PlannedDelivery/faults``, so a run replays exactly. The stream stays time-ordered: it buffers only as far
+/// ahead as the largest backward move (the reorder window), so memory does not grow with the run.
+///
+/// ```swift
+/// var chaos = ChaosStream(World(profile: profile, startMillis: start), profile: profile)
+/// let policy = ChaosPolicy(profile: profile)
+/// while let delivery = chaos.next() {
+///     let outcome = send(delivery)                       // Load
+///     for next in policy.followUps(after: delivery, outcome: outcome, at: now) { schedule(next) }
+/// }
+/// ```
+public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequence where Upstream.Element == Action {
+    private var upstream: Upstream
+    private var upstreamDone = false
+    private var upstreamTime = 0.0
+    private let faults: Faults
+    private var rng: SplitMix64
+    private var buffer = PlanHeap()
+    private var nextID: UInt64 = 0
+    private var order: UInt64 = 0
+    private let backward: Double
+    private var listenerStarts: [Int: Double] = [:]
+    private let devices: Int
+
+    /// The target restarts of the run, drawn from the seed (empty without `faults.targetRestart`).
+    public let restarts: [TargetRestartEvent]
+
+    /// Wraps a clean action stream.
+    /// - Parameters:
+    ///   - upstream: the clean, time-ordered actions (a ``World``).
+    ///   - profile: the profile whose faults and seed to use.
+    public init(_ upstream: Upstream, profile: Profile) {
+        self.upstream = upstream
+        faults = profile.faults
+        devices = profile.population.devicesPerAccount
+        rng = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0xC4A0_5C4A_05C4_A05C))
+        backward = faults.reorder?.windowSeconds ?? 0
+        var restartRNG = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0x0005_7A27))
+        var restarts: [TargetRestartEvent] = []
+        if let restart = faults.targetRestart {
+            for _ in 0..<restart.count {
+                restarts.append(
+                    TargetRestartEvent(
+                        at: restartRNG.between(0.1, 0.9) * profile.durationSeconds,
+                        downSeconds: restart.downSeconds,
+                        killCommand: restart.killCommand,
+                        startCommand: restart.startCommand
+                    )
+                )
+            }
+        }
+        self.restarts = restarts.sorted { $0.at < $1.at }
+    }
+
+    /// The next delivery in intended-time order, or nil at the end.
+    public mutating func next() -> PlannedDelivery? {
+        while !upstreamDone, buffer.first.map({ upstreamTime < $0.at + backward }) ?? true {
+            guard let action = upstream.next() else {
+                upstreamDone = true
+                break
+            }
+            upstreamTime = action.at
+            plan(action)
+        }
+        return buffer.pop()?.delivery
+    }
+
+    private mutating func add(_ delivery: PlannedDelivery) {
+        order += 1
+        buffer.push(Entry(delivery: delivery, order: order))
+    }
+
+    private mutating func newID() -> UInt64 {
+        nextID += 1
+        return nextID
+    }
+
+    private mutating func plan(_ action: Action) {
+        var delivery = PlannedDelivery(
+            id: newID(),
+            action: action,
+            at: action.at,
+            copy: .original,
+            afterSuccessDelays: [],
+            faults: [],
+            attempt: 0
+        )
+        if let cause = action.causedBy {
+            delivery.faults.append(AppliedFault(fault: cause, detail: "lifecycle event caused by the \(cause) fault"))
+        }
+        switch action.delivery {
+        case .marker:
+            add(delivery)
+            return
+        case .notification:
+            planNotification(&delivery)
+        case .device(let device):
+            planDevice(&delivery, device)
+        case .report:
+            break
+        }
+        planNetwork(&delivery)
+        add(delivery)
+        planForgery(of: delivery)
+    }
+
+    private mutating func planNotification(_ delivery: inout PlannedDelivery) {
+        if let reorder = faults.reorder, rng.chance(reorder.probability) {
+            let shift = rng.between(-reorder.windowSeconds, reorder.windowSeconds)
+            delivery.at = Swift.max(0, delivery.at + shift)
+            let direction = shift < 0 ? "earlier" : "later"
+            delivery.faults.append(
+                AppliedFault(fault: "reorder", detail: "moved \(format(abs(shift))) s \(direction) than its lifecycle event")
+            )
+        }
+        guard let duplicate = faults.duplicate, rng.chance(duplicate.probability) else { return }
+        let copies = 1 + rng.below(duplicate.maxCopies)
+        for _ in 0..<copies {
+            let draw = rng.unit()
+            if draw < duplicate.concurrent {
+                var copy = duplicateOf(delivery, copy: .concurrentDuplicate)
+                copy.faults = [AppliedFault(fault: "duplicate", detail: "same bytes sent concurrently with delivery \(delivery.id)")]
+                add(copy)
+            } else if draw < duplicate.concurrent + duplicate.afterSuccess {
+                delivery.afterSuccessDelays.append(rng.between(0, duplicate.maxDelaySeconds))
+                delivery.faults.append(AppliedFault(fault: "duplicate", detail: "same bytes will be sent again after a 2xx"))
+            } else {
+                var copy = duplicateOf(delivery, copy: .delayedDuplicate)
+                let delay = rng.between(0, duplicate.maxDelaySeconds)
+                copy.at += delay
+                copy.faults = [
+                    AppliedFault(fault: "duplicate", detail: "same bytes as delivery \(delivery.id), \(format(delay)) s later")
+                ]
+                add(copy)
+            }
+        }
+    }
+
+    private func format(_ seconds: Double) -> String { String(Double(Int((seconds * 1000).rounded())) / 1000) }
+
+    private mutating func duplicateOf(_ delivery: PlannedDelivery, copy: Copy) -> PlannedDelivery {
+        var duplicate = delivery
+        duplicate.id = newID()
+        duplicate.copy = copy
+        duplicate.sameBytesAs = delivery.id
+        duplicate.afterSuccessDelays = []
+        duplicate.network = nil
+        return duplicate
+    }
+
+    private mutating func planDevice(_ delivery: inout PlannedDelivery, _ device: DeviceDelivery) {
+        let key = delivery.action.account &* 64 &+ device.device
+        if device.source == .updates {
+            if let until = listenerStarts[key], until > delivery.at {
+                delivery.faults.append(
+                    AppliedFault(fault: "lateListener", detail: "held until the late listener starts at \(format(until)) s")
+                )
+                delivery.at = until
+            } else if let late = faults.lateListener, rng.chance(late.probability) {
+                let until = delivery.at + late.delaySeconds
+                listenerStarts[key] = until
+                delivery.faults.append(
+                    AppliedFault(fault: "lateListener", detail: "the listener starts \(format(late.delaySeconds)) s late")
+                )
+                delivery.at = until
+            }
+            if listenerStarts.count > 4096 { listenerStarts = listenerStarts.filter { $0.value > delivery.at } }
+        }
+        if let crash = faults.crashBeforeFinish, rng.chance(crash.probability) {
+            delivery.crashRelaunchSeconds = crash.relaunchSeconds
+            delivery.faults.append(
+                AppliedFault(
+                    fault: "crashBeforeFinish",
+                    detail: "the app crashes before finish() and redelivers after relaunching in \(format(crash.relaunchSeconds)) s"
+                )
+            )
+        }
+    }
+
+    private mutating func planNetwork(_ delivery: inout PlannedDelivery) {
+        if let lost = faults.lostResponse, rng.chance(lost.probability) {
+            delivery.network = .lostResponse
+            delivery.faults.append(AppliedFault(fault: "lostResponse", detail: "the answer is thrown away; a retry follows"))
+        } else if let timeout = faults.networkTimeout, rng.chance(timeout.probability) {
+            delivery.network = .timeout
+            delivery.faults.append(AppliedFault(fault: "networkTimeout", detail: "the client times out"))
+        } else if let reset = faults.networkReset, rng.chance(reset.probability) {
+            delivery.network = .reset
+            delivery.faults.append(AppliedFault(fault: "networkReset", detail: "the connection is reset while sending"))
+        }
+    }
+
+    /// A forged copy of a granting delivery, with fresh IDs so that accepting it shows as an unlock nothing pays for.
+    private mutating func planForgery(of delivery: PlannedDelivery) {
+        guard let forgery = faults.forgery, delivery.action.truth.kind == .grant, rng.chance(forgery.probability)
+        else { return }
+        let kind = forgery.kinds[rng.below(forgery.kinds.count)]
+        var forged = delivery
+        forged.id = newID()
+        forged.copy = .forged
+        forged.forgery = kind
+        forged.network = nil
+        forged.crashRelaunchSeconds = nil
+        forged.afterSuccessDelays = []
+        forged.at = delivery.at + rng.between(0, 0.5)
+        let fakeID = String(9_000_000_000_000_000 + forged.id)
+        var action = delivery.action
+        switch action.delivery {
+        case .notification(var note):
+            note.notificationUUID = rng.uuid()
+            note.transaction?.transactionId = fakeID
+            if note.transaction?.type != "Auto-Renewable Subscription" { note.transaction?.originalTransactionId = fakeID }
+            action.delivery = .notification(note)
+        case .device(var device):
+            device.transaction.transactionId = fakeID
+            if device.transaction.type != "Auto-Renewable Subscription" { device.transaction.originalTransactionId = fakeID }
+            action.delivery = .device(device)
+        case .report, .marker:
+            return
+        }
+        var truth = Truth(kind: .none, effectiveDate: action.truth.effectiveDate)
+        truth.productId = action.truth.productId
+        truth.productType = action.truth.productType
+        truth.transactionId = fakeID
+        action.truth = truth
+        forged.action = action
+        forged.faults = [AppliedFault(fault: "forgery", detail: "\(kind) variant of delivery \(delivery.id), transaction \(fakeID)")]
+        add(forged)
+    }
+}
+
+/// What happens after a delivery's outcome is known: retries, redeliveries, after-200 duplicates.
+/// A pure function of the delivery and its outcome (every random choice was drawn when planning), so it can be
+/// called from any thread in any order and the run stays reproducible.
+public struct ChaosPolicy: Sendable {
+    /// Seconds until a device relaunches after a failed delivery (from `crashBeforeFinish`, else 2).
+    public var relaunchSeconds: Double
+    /// Seconds until the retry after a lost response.
+    public var lostResponseRetrySeconds: Double
+    /// Apple retries unacknowledged notifications only in Production (5 retries at 1, 12, 24, 48, 72 hours,
+    /// compressed by the profile's time compression); the sandbox attempts once.
+    public var appleRetryDelays: [Double]
+    /// Most redeliveries of one device transaction.
+    public var maxDeviceAttempts: Int
+
+    /// The policy of a profile.
+    public init(profile: Profile) {
+        relaunchSeconds = profile.faults.crashBeforeFinish?.relaunchSeconds ?? 2
+        lostResponseRetrySeconds = profile.faults.lostResponse?.retrySeconds ?? 2
+        if profile.target.environment == "Production" {
+            appleRetryDelays = [1.0, 12, 24, 48, 72].map { profile.timeCompression.seconds(days: $0 / 24) }
+        } else {
+            appleRetryDelays = []
+        }
+        maxDeviceAttempts = 5
+    }
+
+    /// The ID of the `index`-th follow-up of a delivery (unique, disjoint from planned IDs).
+    public static func followUpID(of parent: UInt64, _ index: Int) -> UInt64 {
+        (1 << 62) | (SplitMix64.mix(parent) & 0x0FFF_FFFF_FFFF_FF00) | UInt64(index & 0xFF)
+    }
+
+    /// The deliveries that follow `delivery` given its outcome, observed `now` seconds into the run.
+    public func followUps(after delivery: PlannedDelivery, outcome: DeliveryOutcome, at now: Double) -> [PlannedDelivery] {
+        var next: [PlannedDelivery] = []
+        func again(_ copy: Copy, after seconds: Double, _ fault: AppliedFault) {
+            var follow = delivery
+            follow.id = Self.followUpID(of: delivery.id, next.count)
+            follow.copy = copy
+            follow.at = now + seconds
+            follow.sameBytesAs = delivery.sameBytesAs ?? delivery.id
+            follow.network = nil
+            follow.crashRelaunchSeconds = nil
+            follow.afterSuccessDelays = []
+            follow.attempt = delivery.attempt + 1
+            follow.faults = [fault]
+            if case .device(var device) = follow.action.delivery, copy == .redelivery {
+                device.source = .unfinished
+                follow.action.delivery = .device(device)
+            }
+            next.append(follow)
+        }
+        if case .notSent = outcome { return [] }
+        let acknowledged = outcome.isAcknowledged
+        if acknowledged {
+            for delay in delivery.afterSuccessDelays {
+                again(.afterSuccessDuplicate, after: delay, AppliedFault(fault: "duplicate", detail: "same bytes again after a 2xx to delivery \(delivery.id)"))
+            }
+        }
+        guard !delivery.isForged else { return next }
+        switch delivery.action.delivery {
+        case .device:
+            guard delivery.attempt + 1 < maxDeviceAttempts else { return next }
+            if let relaunch = delivery.crashRelaunchSeconds {
+                again(.redelivery, after: relaunch, AppliedFault(fault: "crashBeforeFinish", detail: "relaunched; unfinished transaction redelivered"))
+            } else if delivery.network == .lostResponse {
+                again(.redelivery, after: lostResponseRetrySeconds, AppliedFault(fault: "lostResponse", detail: "no answer seen; unfinished transaction redelivered"))
+            } else if !acknowledged {
+                again(.redelivery, after: relaunchSeconds, AppliedFault(fault: "device", detail: "not finished after a non-2xx; redelivered at next launch"))
+            }
+        case .notification:
+            if delivery.network == .lostResponse && delivery.copy != .retry {
+                again(.retry, after: lostResponseRetrySeconds, AppliedFault(fault: "lostResponse", detail: "Apple saw no answer and retries"))
+            } else if !acknowledged, delivery.attempt < appleRetryDelays.count {
+                again(.retry, after: appleRetryDelays[delivery.attempt], AppliedFault(fault: "appleRetry", detail: "Apple retries attempt \(delivery.attempt + 2)"))
+            }
+        case .report, .marker:
+            break
+        }
+        return next
+    }
+}
+
+private struct Entry: Comparable, Sendable {
+    var delivery: PlannedDelivery
+    var order: UInt64
+    static func < (a: Entry, b: Entry) -> Bool {
+        a.delivery.at < b.delivery.at || (a.delivery.at == b.delivery.at && a.order < b.order)
+    }
+    static func == (a: Entry, b: Entry) -> Bool { a.order == b.order }
+}
+
+/// A binary min-heap of planned deliveries.
+private struct PlanHeap: Sendable {
+    private var items: [Entry] = []
+    var first: PlannedDelivery? { items.first?.delivery }
+
+    mutating func push(_ entry: Entry) {
+        items.append(entry)
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard items[child] < items[parent] else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> Entry? {
+        guard !items.isEmpty else { return nil }
+        items.swapAt(0, items.count - 1)
+        let top = items.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < items.count && items[left] < items[smallest] { smallest = left }
+            if right < items.count && items[right] < items[smallest] { smallest = right }
+            if smallest == parent { break }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return top
+    }
+}

@@ -1,2 +1,326 @@
-/// The HTTPServer module: a small libmicrohttpd server used by the reference ledger, the OCSP responder and test servers.
-public enum HTTPServerModule {}
+internal import CMicroHTTPD
+internal import CPayStormShims
+internal import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// One HTTP request, fully read (the body is accumulated before the handler runs).
+public struct HTTPRequest: Sendable {
+    /// The request method, such as `GET` or `POST`.
+    public var method: String
+    /// The path without the query, as libmicrohttpd decoded it (for example `/accounts/abc`).
+    public var path: String
+    /// The raw query string after `?`, or nil when there is none.
+    public var query: String?
+    /// The request headers, with lowercased names. Repeated headers are joined with `, `.
+    public var headers: [String: String]
+    /// The request body.
+    public var body: [UInt8]
+
+    /// Creates a request (used by tests and by in-process callers).
+    public init(
+        method: String,
+        path: String,
+        query: String? = nil,
+        headers: [String: String] = [:],
+        body: [UInt8] = []
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// One HTTP response.
+public struct HTTPResponse: Sendable {
+    /// The status code.
+    public var status: Int
+    /// Response headers (a `Content-Length` is added by the server).
+    public var headers: [String: String]
+    /// The response body.
+    public var body: [UInt8]
+
+    /// Creates a response.
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON response with `Content-Type: application/json`.
+    ///
+    /// - Parameters:
+    ///   - status: The status code.
+    ///   - object: The value to encode (keys sorted, so bodies are stable).
+    /// - Returns: The response; a 500 with a JSON reason if encoding fails.
+    public static func json(_ status: Int, _ object: some Encodable) -> HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            let data = try encoder.encode(object)
+            return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: Array(data))
+        } catch {
+            let body = Array(#"{"error":"response encoding failed"}"#.utf8)
+            return HTTPResponse(status: 500, headers: ["Content-Type": "application/json"], body: body)
+        }
+    }
+}
+
+/// Why the server could not start.
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    /// One line naming the problem.
+    public var message: String
+    /// The `errno` at the failure, or 0.
+    public var code: Int32
+
+    /// A description for logs and the command line.
+    public var description: String { code == 0 ? message : "\(message) (errno \(code))" }
+}
+
+/// A small HTTP/1.1 server on libmicrohttpd: an internal thread pool, keep-alive, a request body size
+/// limit (413 when exceeded) and a synchronous handler that runs on the pool thread.
+///
+/// ```swift
+/// let server = try HTTPServer(port: 0) { request in
+///     HTTPResponse(status: 200, body: Array("hello".utf8))
+/// }
+/// print(server.address)  // 127.0.0.1:PORT
+/// server.shutdown()
+/// ```
+// @unchecked: the daemon pointer is immutable and stopped exactly once (guarded by `stopped`);
+// libmicrohttpd is thread-safe for the calls made here.
+public final class HTTPServer: @unchecked Sendable {
+    private let daemon: OpaquePointer
+    private let stopped = Atomic<Bool>(false)
+    private let context: Unmanaged<ServerContext>
+    private let host: String
+
+    /// The bound port (the real one when 0 was asked for).
+    public let port: UInt16
+
+    /// The bound address as `HOST:PORT` (IPv6 hosts in brackets).
+    public var address: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// Starts listening and serving at once.
+    ///
+    /// - Parameters:
+    ///   - host: A numeric IPv4 or IPv6 address to bind.
+    ///   - port: The port, or 0 for any free port.
+    ///   - threads: The size of the thread pool that accepts, reads and runs the handler.
+    ///   - maxBodyBytes: Larger request bodies are answered with 413 and never reach the handler.
+    ///   - handler: Called once per complete request, on a pool thread; it must not block for long.
+    /// - Throws: `HTTPServerError` when the address is not numeric or the daemon cannot start.
+    public init(
+        host: String = "127.0.0.1",
+        port: UInt16 = 0,
+        threads: Int = 4,
+        maxBodyBytes: Int = 1 << 20,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws {
+        let context = Unmanaged.passRetained(ServerContext(maxBodyBytes: maxBodyBytes, handler: handler))
+        var flags = UInt32(MHD_USE_AUTO.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue)
+        var storage = sockaddr_storage()
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            withUnsafeMutableBytes(of: &storage) { raw in
+                let sin = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
+                sin.pointee.sin_family = sa_family_t(AF_INET)
+                sin.pointee.sin_port = port.bigEndian
+                sin.pointee.sin_addr = v4
+            }
+        } else if inet_pton(AF_INET6, host, &v6) == 1 {
+            flags |= UInt32(MHD_USE_IPv6.rawValue)
+            withUnsafeMutableBytes(of: &storage) { raw in
+                let sin6 = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
+                sin6.pointee.sin6_family = sa_family_t(AF_INET6)
+                sin6.pointee.sin6_port = port.bigEndian
+                sin6.pointee.sin6_addr = v6
+            }
+        } else {
+            context.release()
+            throw HTTPServerError(message: "listen address '\(host)' is not a numeric IPv4 or IPv6 address", code: 0)
+        }
+        let started = withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                ps_mhd_start_daemon(
+                    flags,
+                    address,
+                    UInt32(max(1, threads)),
+                    60,
+                    // Room for headers; bodies are copied out of this pool as they arrive.
+                    256 * 1024,
+                    accessHandler,
+                    context.toOpaque(),
+                    uriLogger,
+                    nil,
+                    requestCompleted,
+                    nil
+                )
+            }
+        }
+        guard let started else {
+            let code = errno
+            context.release()
+            throw HTTPServerError(message: "cannot listen on \(host):\(port)", code: code)
+        }
+        self.daemon = started
+        self.context = context
+        self.host = host
+        self.port = ps_mhd_daemon_port(started)
+    }
+
+    /// Stops accepting, closes every connection and waits for running handlers. Safe to call twice.
+    public func shutdown() {
+        if !stopped.exchange(true, ordering: .acquiringAndReleasing) {
+            MHD_stop_daemon(daemon)
+        }
+    }
+
+    deinit {
+        shutdown()
+        context.release()
+    }
+}
+
+/// What every pool thread shares: the handler and the limit.
+private final class ServerContext: Sendable {
+    let maxBodyBytes: Int
+    let handler: @Sendable (HTTPRequest) -> HTTPResponse
+
+    init(maxBodyBytes: Int, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+        self.maxBodyBytes = maxBodyBytes
+        self.handler = handler
+    }
+}
+
+/// One request being read; owned by libmicrohttpd's per-request pointer from the URI callback until the
+/// completed callback, and touched only by the thread serving that connection.
+private final class RequestState {
+    let rawURI: String
+    var body: [UInt8] = []
+    var started = false
+    var tooLarge = false
+
+    init(rawURI: String) {
+        self.rawURI = rawURI
+    }
+}
+
+private let uriLogger:
+    @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+        _,
+        uri,
+        _ in
+        let text = uri.map { String(cString: $0) } ?? "/"
+        return Unmanaged.passRetained(RequestState(rawURI: text)).toOpaque()
+    }
+
+private let requestCompleted:
+    @convention(c) (
+        UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+        MHD_RequestTerminationCode
+    ) -> Void = { _, _, requestPointer, _ in
+        guard let requestPointer, let state = requestPointer.pointee else { return }
+        Unmanaged<RequestState>.fromOpaque(state).release()
+        requestPointer.pointee = nil
+    }
+
+private let headerCollector:
+    @convention(c) (
+        UnsafeMutableRawPointer?, MHD_ValueKind, UnsafePointer<CChar>?, UnsafePointer<CChar>?
+    ) -> MHD_Result = { cls, _, key, value in
+        guard let cls, let key else { return .YES }
+        let headers = cls.assumingMemoryBound(to: [String: String].self)
+        let name = String(cString: key).lowercased()
+        let text = value.map { String(cString: $0) } ?? ""
+        if let existing = headers.pointee[name] {
+            headers.pointee[name] = existing + ", " + text
+        } else {
+            headers.pointee[name] = text
+        }
+        return .YES
+    }
+
+private let accessHandler:
+    @convention(c) (
+        UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+        UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeMutablePointer<Int>?,
+        UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    ) -> MHD_Result = { cls, connection, url, method, _, uploadData, uploadSize, requestPointer in
+        guard let cls, let connection, let requestPointer, let statePointer = requestPointer.pointee else {
+            return .NO
+        }
+        let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+        let state = Unmanaged<RequestState>.fromOpaque(statePointer).takeUnretainedValue()
+
+        if !state.started {
+            state.started = true
+            if let lengthText = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+                let length = Int(String(cString: lengthText)), length > context.maxBodyBytes
+            {
+                // Answer before reading the body; libmicrohttpd then closes the connection.
+                return queue(tooLarge(context.maxBodyBytes), on: connection)
+            }
+            return .YES
+        }
+        if let uploadSize, uploadSize.pointee > 0 {
+            if !state.tooLarge, let uploadData {
+                if state.body.count + uploadSize.pointee > context.maxBodyBytes {
+                    // Chunked bodies have no length up front: drop what arrives and answer 413 at the end.
+                    state.tooLarge = true
+                    state.body = []
+                } else {
+                    uploadData.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) { bytes in
+                        state.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: uploadSize.pointee))
+                    }
+                }
+            }
+            uploadSize.pointee = 0
+            return .YES
+        }
+        if state.tooLarge {
+            return queue(tooLarge(context.maxBodyBytes), on: connection)
+        }
+
+        var headers: [String: String] = [:]
+        _ = withUnsafeMutablePointer(to: &headers) { pointer in
+            MHD_get_connection_values(connection, .HEADER_KIND, headerCollector, pointer)
+        }
+        let query = state.rawURI.firstIndex(of: "?").map { String(state.rawURI[state.rawURI.index(after: $0)...]) }
+        let request = HTTPRequest(
+            method: method.map { String(cString: $0) } ?? "GET",
+            path: url.map { String(cString: $0) } ?? "/",
+            query: query,
+            headers: headers,
+            body: state.body
+        )
+        state.body = []
+        return queue(context.handler(request), on: connection)
+    }
+
+private func tooLarge(_ limit: Int) -> HTTPResponse {
+    .json(413, ["error": "request body exceeds \(limit) bytes"])
+}
+
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    let created = response.body.withUnsafeBytes { bytes in
+        // MUST_COPY: libmicrohttpd keeps its own copy, so the Swift array may go away.
+        MHD_create_response_from_buffer(
+            bytes.count,
+            UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+            .RESPMEM_MUST_COPY
+        )
+    }
+    guard let created else { return .NO }
+    defer { MHD_destroy_response(created) }
+    for (name, value) in response.headers where name.lowercased() != "content-length" {
+        _ = MHD_add_response_header(created, name, value)
+    }
+    return MHD_queue_response(connection, UInt32(clamping: response.status), created)
+}

@@ -1,6 +1,185 @@
+import Dispatch
+import Foundation
+import ReferenceLedger
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension Command {
-    /// `paystorm ledger` (being built).
-    static let ledger = Command(name: "ledger", summary: "(being built)", help: "paystorm ledger: being built\n") { _ in
-        throw CLIError(.internalError, "not built yet")
+    /// `paystorm ledger serve`: the reference ledger as a process.
+    static let ledger = Command(
+        name: "ledger",
+        summary: "run the reference ledger (a correct or deliberately flawed purchase backend)",
+        help: ledgerHelp
+    ) { arguments in
+        var arguments = arguments
+        guard let verb = arguments.positional() else {
+            throw CLIError(.usage, "missing subcommand; try 'paystorm ledger serve --help'")
+        }
+        guard verb == "serve" else { throw CLIError(.usage, "unknown ledger subcommand '\(verb)'") }
+        return try serveLedger(&arguments)
     }
+
+    private static var ledgerHelp: String {
+        var text = """
+            paystorm ledger serve: the reference purchase backend (target contract v1) on libmicrohttpd and SQLite
+
+            Usage: paystorm ledger serve --db FILE --trust ROOT.der --bundle-id ID [OPTIONS]
+
+            Prints the bound address (HOST:PORT) as its first line, then serves until SIGTERM or SIGINT.
+
+            Options:
+              --listen HOST:PORT       address to listen on (default 127.0.0.1:0, any free port)
+              --db FILE                SQLite database (created and migrated if needed)
+              --trust FILE             DER (or PEM) root certificate to trust; repeatable
+              --bundle-id ID           the app's bundle ID
+              --environment ENV        Sandbox (default), Production, Xcode or LocalTesting
+              --app-apple-id N         the app's Apple ID (required with Production)
+              --threads N              HTTP worker threads (default 4)
+              --max-body-bytes N       larger bodies get 413 (default 1048576)
+              --flaw NAME              switch on one realistic bug; repeatable
+              --allow-non-loopback     allow listening on a non-loopback address
+
+            Flaws:
+
+            """
+        let width = LedgerFlaw.allCases.map(\.rawValue.count).max() ?? 0
+        for flaw in LedgerFlaw.allCases {
+            let pad = String(repeating: " ", count: width - flaw.rawValue.count)
+            text += "  \(flaw.rawValue)\(pad)  \(flaw.summary) (breaks: \(flaw.invariant))\n"
+        }
+        return text
+    }
+
+    private static func serveLedger(_ arguments: inout Arguments) throws -> ExitCode {
+        let listen = try arguments.option("--listen") ?? "127.0.0.1:0"
+        guard let database = try arguments.option("--db") else { throw CLIError(.usage, "missing --db FILE") }
+        let trustPaths = try arguments.options("--trust")
+        guard !trustPaths.isEmpty else { throw CLIError(.usage, "missing --trust ROOT.der") }
+        guard let bundleId = try arguments.option("--bundle-id") else {
+            throw CLIError(.usage, "missing --bundle-id ID")
+        }
+        let environment = try arguments.option("--environment") ?? "Sandbox"
+        let knownEnvironments = ["Sandbox", "Production", "Xcode", "LocalTesting"]
+        guard knownEnvironments.contains(environment) else {
+            throw CLIError(.usage, "--environment must be one of \(knownEnvironments.joined(separator: ", "))")
+        }
+        let appAppleId = try arguments.int("--app-apple-id").map { Int64($0) }
+        let threads = try arguments.int("--threads") ?? 4
+        let maxBody = try arguments.int("--max-body-bytes") ?? 1 << 20
+        guard threads > 0, threads <= 256 else { throw CLIError(.usage, "--threads must be 1…256") }
+        guard maxBody > 0 else { throw CLIError(.usage, "--max-body-bytes must be positive") }
+        var flaws: Set<LedgerFlaw> = []
+        for name in try arguments.options("--flaw") {
+            guard let flaw = LedgerFlaw(rawValue: name) else {
+                let known = LedgerFlaw.allCases.map(\.rawValue).joined(separator: ", ")
+                throw CLIError(.usage, "unknown flaw '\(name)'; known: \(known)")
+            }
+            flaws.insert(flaw)
+        }
+        let allowNonLoopback = arguments.flag("--allow-non-loopback")
+        try arguments.finish()
+
+        let (host, port) = try parseListen(listen)
+        if !allowNonLoopback && !isLoopback(host) {
+            throw CLIError(.usage, "refusing to listen on non-loopback \(host); pass --allow-non-loopback")
+        }
+        var roots: [[UInt8]] = []
+        for path in trustPaths {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIError(.noInput, "cannot read trust root \(path)")
+            }
+            roots.append(try derFromFile(Array(data), path: path))
+        }
+
+        let configuration = LedgerConfiguration(
+            host: host,
+            port: port,
+            databasePath: database,
+            trustedRoots: roots,
+            bundleId: bundleId,
+            environment: environment,
+            appAppleId: appAppleId,
+            flaws: flaws,
+            threads: threads,
+            maxBodyBytes: maxBody
+        )
+        let ledger: ReferenceLedger
+        do {
+            ledger = try ReferenceLedger(configuration: configuration)
+        } catch {
+            throw CLIError(.badInput, "cannot open ledger: \(error)")
+        }
+        let address: String
+        do {
+            address = try ledger.start()
+        } catch {
+            throw CLIError(.unreachable, "cannot listen on \(listen): \(error)")
+        }
+        // Write the address straight to fd 1 so it is out before anything else (no stdio buffering).
+        FileHandle.standardOutput.write(Data((address + "\n").utf8))
+
+        // Wait for SIGTERM or SIGINT, then shut down cleanly (stop accepting, finish requests, commit).
+        let done = DispatchSemaphore(value: 0)
+        let received = SignalBox()
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGTERM, SIGINT] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                received.set(number)
+                done.signal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        done.wait()
+        ledger.stop()
+        for source in sources { source.cancel() }
+        return received.value == SIGINT ? .interrupted : .success
+    }
+
+    /// Splits `HOST:PORT` or `[V6]:PORT`.
+    static func parseListen(_ text: String) throws -> (String, UInt16) {
+        var host: Substring
+        var portText: Substring
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(after: close)...].drop(while: { $0 == ":" })
+        } else if let colon = text.lastIndex(of: ":") {
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        } else {
+            throw CLIError(.usage, "--listen expects HOST:PORT, got '\(text)'")
+        }
+        guard !host.isEmpty, let port = UInt16(portText) else {
+            throw CLIError(.usage, "--listen expects HOST:PORT, got '\(text)'")
+        }
+        if host == "localhost" { host = "127.0.0.1" }
+        return (String(host), port)
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host.hasPrefix("127.") || host == "::1"
+    }
+
+    /// Accepts DER, or PEM with one certificate.
+    private static func derFromFile(_ bytes: [UInt8], path: String) throws -> [UInt8] {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.contains("-----BEGIN CERTIFICATE-----") else { return bytes }
+        let body = text.components(separatedBy: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        guard let data = Data(base64Encoded: body.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw CLIError(.badInput, "trust root \(path) is not valid PEM")
+        }
+        return Array(data)
+    }
+}
+
+/// The signal that ended `serve`, set once from the signal queue.
+private final class SignalBox: @unchecked Sendable {
+    // @unchecked: written once before the semaphore is signalled, read after it is waited on.
+    private var number: Int32 = 0
+    func set(_ value: Int32) { number = value }
+    var value: Int32 { number }
 }

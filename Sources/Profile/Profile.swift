@@ -1,2 +1,447 @@
-/// The Profile module: JSON5 run profiles, strictly validated.
-public enum ProfileModule {}
+public import Foundation
+
+/// A run profile: what to drive, with which catalog and population, at what rate, with which faults.
+///
+/// Load one with ``Profile/load(path:)`` or ``Profile/decode(_:file:)``. Every section is validated strictly:
+/// an unknown key, a wrong type or an impossible value throws one ``ProfileError`` that names the file, the
+/// JSON path and what was expected.
+///
+/// ```swift
+/// let profile = try Profile.load(path: "Profiles/smoke.json5")
+/// print(profile.durationSeconds, profile.seed)
+/// ```
+public struct Profile: Sendable, Hashable {
+    /// A short name used in report folder names.
+    public var name: String
+    /// The seed of every random choice in the run.
+    public var seed: UInt64
+    /// What the run drives and how it reads state back.
+    public var target: Target
+    /// Products, groups, prices.
+    public var catalog: Catalog
+    /// How many accounts and devices.
+    public var population: Population
+    /// Relative weights of the lifecycle actions started by the schedule.
+    public var actionMix: ActionMix
+    /// How fast simulated calendar time runs.
+    public var timeCompression: TimeCompression
+    /// The rate of new actions over the run, segment after segment.
+    public var schedule: [RateSegment]
+    /// The faults and their probabilities.
+    public var faults: Faults
+    /// Seconds to wait after the last action before the final probes.
+    public var settleSeconds: Double
+    /// Pass/fail thresholds such as `"p99 < 250ms"` or `"errors < 1%"`, evaluated by Reporting.
+    public var thresholds: [Threshold]
+
+    /// Total seconds of the schedule (the settle time excluded).
+    public var durationSeconds: Double { schedule.reduce(0) { $0 + $1.seconds } }
+
+    static let keys = [
+        "name", "seed", "target", "catalog", "population", "actionMix", "timeCompression", "schedule", "faults",
+        "settleSeconds", "thresholds",
+    ]
+
+    /// Reads and validates a JSON5 profile file.
+    /// - Throws: ``ProfileError`` naming the file, the path and the expectation (also for a missing file).
+    public static func load(path: String) throws -> Profile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ProfileError(file: path, path: "", expected: "a readable profile file (cannot read it)")
+        }
+        return try decode(data, file: path)
+    }
+
+    /// Decodes and validates JSON5 text; `file` is only used in error messages.
+    /// - Throws: ``ProfileError``.
+    public static func decode(_ data: Data, file: String) throws -> Profile {
+        let decoder = JSONDecoder()
+        decoder.allowsJSON5 = true
+        do {
+            return try decoder.decode(Profile.self, from: data)
+        } catch let issue as ProfileIssue {
+            throw ProfileError(file: file, path: issue.path, expected: issue.expected)
+        } catch DecodingError.dataCorrupted(let context) {
+            let detail = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            throw ProfileError(
+                file: file,
+                path: jsonPath(context.codingPath),
+                expected: "valid JSON5 (\(detail ?? context.debugDescription))"
+            )
+        } catch {
+            throw ProfileError(file: file, path: "", expected: "valid JSON5 (\(error))")
+        }
+    }
+}
+
+extension Profile: Decodable {
+    /// Strict decoding; see ``Profile``.
+    public init(from decoder: any Decoder) throws {
+        let f = try Fields(decoder, allowed: Self.keys)
+        name = try f.text("name", default: nil)
+        let seed = try f.integer("seed", in: 0...Int64.max, default: nil)
+        self.seed = UInt64(seed)
+        target = try f.required("target")
+        catalog = try f.required("catalog")
+        population = try f.required("population")
+        actionMix = try f.value("actionMix", default: ActionMix())
+        timeCompression = try f.value("timeCompression", default: TimeCompression())
+        schedule = try f.required("schedule")
+        faults = try f.value("faults", default: Faults())
+        settleSeconds = try f.number("settleSeconds", in: 0...86_400, default: 10)
+        thresholds = try f.value("thresholds", default: [])
+        if schedule.isEmpty {
+            throw ProfileIssue(path: f.at("schedule"), expected: "at least one rate segment")
+        }
+        if actionMix.total <= 0 {
+            throw ProfileIssue(path: f.at("actionMix"), expected: "at least one weight above 0")
+        }
+        try catalog.checkMix(actionMix, path: f.at("actionMix"))
+    }
+}
+
+// MARK: - Target
+
+/// The backend under test.
+public struct Target: Sendable, Hashable, Decodable {
+    /// Start the embedded reference ledger on an ephemeral loopback port instead of driving a URL.
+    public var embeddedLedger: Bool
+    /// The webhook URL (App Store → backend); required unless ``embeddedLedger``.
+    public var webhookURL: String?
+    /// The device delivery URL (app → backend); without it device faults and reports are skipped.
+    public var deviceURL: String?
+    /// How to read an account's state; without it state invariants are listed as unchecked.
+    public var probe: ProbeConfig?
+    /// Extra HTTP headers sent with every request.
+    public var headers: [String: String]
+    /// A PEM file of CA certificates to trust for HTTPS targets.
+    public var tlsCAFile: String?
+    /// Non-loopback host names the run may contact; all others are refused.
+    public var allowedHosts: [String]
+    /// The bundle identifier minted into every payload.
+    public var bundleId: String
+    /// The app's Apple ID, required when ``environment`` is `Production`.
+    public var appAppleId: Int64?
+    /// The environment minted into every payload: `Sandbox`, `Production`, `Xcode` or `LocalTesting`.
+    public var environment: String
+    /// Seconds before a request counts as timed out (an indeterminate outcome).
+    public var requestTimeoutSeconds: Double
+
+    static let keys = [
+        "embeddedLedger", "webhookURL", "deviceURL", "probe", "headers", "tlsCAFile", "allowedHosts", "bundleId",
+        "appAppleId", "environment", "requestTimeoutSeconds",
+    ]
+
+    /// Strict decoding.
+    public init(from decoder: any Decoder) throws {
+        let f = try Fields(decoder, allowed: Self.keys)
+        embeddedLedger = try f.value("embeddedLedger", default: false)
+        headers = try f.value("headers", default: [:])
+        tlsCAFile = try f.optional("tlsCAFile")
+        allowedHosts = try f.value("allowedHosts", default: [])
+        bundleId = try f.text("bundleId", default: "com.example.paystorm")
+        environment = try f.choice(
+            "environment",
+            ["Sandbox", "Production", "Xcode", "LocalTesting"],
+            default: "Sandbox"
+        )
+        appAppleId = try f.optional("appAppleId")
+        requestTimeoutSeconds = try f.number("requestTimeoutSeconds", in: 0.001...600, default: 5)
+        if environment == "Production" && appAppleId == nil {
+            throw ProfileIssue(path: f.at("appAppleId"), expected: "an integer app Apple ID when environment is Production")
+        }
+        webhookURL = try Self.url(f, "webhookURL", allowedHosts: allowedHosts)
+        deviceURL = try Self.url(f, "deviceURL", allowedHosts: allowedHosts)
+        probe = try f.optional("probe")
+        if embeddedLedger && webhookURL != nil {
+            throw ProfileIssue(path: f.at("webhookURL"), expected: "no webhookURL when embeddedLedger is true")
+        }
+        if !embeddedLedger && webhookURL == nil {
+            throw ProfileIssue(path: f.at("webhookURL"), expected: "an http(s) URL (or set embeddedLedger: true)")
+        }
+        if let probe, let url = probe.url {
+            _ = try Self.check(url, path: f.at("probe.url"), allowedHosts: allowedHosts)
+        }
+    }
+
+    private static func url(_ f: Fields, _ key: String, allowedHosts: [String]) throws -> String? {
+        guard let text: String = try f.optional(key) else { return nil }
+        return try check(text, path: f.at(key), allowedHosts: allowedHosts)
+    }
+
+    private static func check(_ text: String, path: String, allowedHosts: [String]) throws -> String {
+        let probeText = text.replacingOccurrences(of: "{appAccountToken}", with: "x")
+        guard let url = URL(string: probeText), let scheme = url.scheme, ["http", "https"].contains(scheme),
+            let host = url.host, !host.isEmpty
+        else {
+            throw ProfileIssue(path: path, expected: "an http:// or https:// URL with a host, found \"\(text)\"")
+        }
+        let loopback = ["127.0.0.1", "localhost", "::1", "[::1]"]
+        if !loopback.contains(host) && !allowedHosts.contains(host) {
+            throw ProfileIssue(
+                path: path,
+                expected: "a loopback host or one listed in target.allowedHosts, found host \"\(host)\""
+            )
+        }
+        return text
+    }
+}
+
+/// How a run reads what the target granted to an account.
+public struct ProbeConfig: Sendable, Hashable, Decodable {
+    /// The probe kinds.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// `GET url` with `{appAccountToken}` substituted; the body is the contract's normalized JSON.
+        case http
+        /// `GET url` on the backend's own endpoint; ``ProbeConfig/pointers`` map its JSON onto the contract.
+        case pointer
+        /// Runs ``ProbeConfig/command`` once per account (with `{appAccountToken}` substituted); stdout is
+        /// the normalized JSON.
+        case command
+        /// Runs ``ProbeConfig/command`` once; stdout is JSON lines, one account per line with an
+        /// `appAccountToken` field.
+        case bulk
+    }
+    /// Which kind of probe.
+    public var kind: Kind
+    /// The URL for `http` and `pointer`, containing `{appAccountToken}`.
+    public var url: String?
+    /// The argument vector for `command` and `bulk` (no shell).
+    public var command: [String]?
+    /// The JSON-pointer mapping for `pointer`.
+    public var pointers: PointerMapping?
+    /// Seconds between safety probes during the run (0 = only the final probe).
+    public var intervalSeconds: Double
+    /// How many accounts each safety probe round samples.
+    public var sampleAccounts: Int
+
+    /// Strict decoding.
+    public init(from decoder: any Decoder) throws {
+        let f = try Fields(decoder, allowed: ["kind", "url", "command", "pointers", "intervalSeconds", "sampleAccounts"])
+        kind = Kind(rawValue: try f.choice("kind", Kind.allCases.map(\.rawValue), default: nil))!
+        url = try f.optional("url")
+        command = try f.optional("command")
+        pointers = try f.optional("pointers")
+        intervalSeconds = try f.number("intervalSeconds", in: 0...3600, default: 5)
+        sampleAccounts = Int(try f.integer("sampleAccounts", in: 1...1_000_000, default: 50))
+        switch kind {
+        case .http, .pointer:
+            guard let url, url.contains("{appAccountToken}") else {
+                throw ProfileIssue(path: f.at("url"), expected: "a URL containing {appAccountToken}")
+            }
+            if kind == .pointer && pointers == nil {
+                throw ProfileIssue(path: f.at("pointers"), expected: "a JSON-pointer mapping for kind pointer")
+            }
+        case .command, .bulk:
+            guard let command, !command.isEmpty, !command[0].isEmpty else {
+                throw ProfileIssue(path: f.at("command"), expected: "a non-empty argument array")
+            }
+            if kind == .command && !command.contains(where: { $0.contains("{appAccountToken}") }) {
+                throw ProfileIssue(path: f.at("command"), expected: "an argument containing {appAccountToken}")
+            }
+        }
+    }
+}
+
+/// JSON pointers (RFC 6901) from a backend's own account JSON onto the probe contract.
+public struct PointerMapping: Sendable, Hashable, Decodable {
+    /// Pointer to the array of entitlements.
+    public var entitlements: String
+    /// Pointer, relative to one entitlement, to its product identifier.
+    public var productId: String
+    /// Pointer, relative to one entitlement, to its transaction identifier.
+    public var transactionId: String?
+    /// Pointer, relative to one entitlement, to its expiry (integer milliseconds).
+    public var expiresDate: String?
+    /// Pointer to an object of consumable balances keyed by product identifier.
+    public var balances: String?
+    /// Pointer to an array of `{transactionId, count}` grants.
+    public var grants: String?
+
+    /// Strict decoding.
+    public init(from decoder: any Decoder) throws {
+        let f = try Fields(
+            decoder,
+            allowed: ["entitlements", "productId", "transactionId", "expiresDate", "balances", "grants"]
+        )
+        entitlements = try Self.pointer(f, "entitlements", default: nil)
+        productId = try Self.pointer(f, "productId", default: "/productId")
+        transactionId = try f.has("transactionId") ? Self.pointer(f, "transactionId", default: nil) : nil
+        expiresDate = try f.has("expiresDate") ? Self.pointer(f, "expiresDate", default: nil) : nil
+        balances = try f.has("balances") ? Self.pointer(f, "balances", default: nil) : nil
+        grants = try f.has("grants") ? Self.pointer(f, "grants", default: nil) : nil
+    }
+
+    private static func pointer(_ f: Fields, _ key: String, default fallback: String?) throws -> String {
+        let value = try f.optional(key, String.self) ?? fallback
+        guard let value, value.isEmpty || value.hasPrefix("/") else {
+            throw ProfileIssue(path: f.at(key), expected: "a JSON pointer starting with /")
+        }
+        return value
+    }
+}
+
+// MARK: - Population, mix, time
+
+/// How many accounts and devices the world has.
+public struct Population: Sendable, Hashable, Decodable {
+    /// Number of accounts, each with its own `appAccountToken`.
+    public var accounts: Int
+    /// Devices per account (each has its own listener and unfinished queue).
+    public var devicesPerAccount: Int
+    /// Fraction of accounts that belong to a Family Sharing group with one other account.
+    public var familySharingFraction: Double
+
+    /// Strict decoding.
+    public init(from decoder: any Decoder) throws {
+        let f = try Fields(decoder, allowed: ["accounts", "devicesPerAccount", "familySharingFraction"])
+        accounts = Int(try f.integer("accounts", in: 1...100_000_000, default: nil))
+        devicesPerAccount = Int(try f.integer("devicesPerAccount", in: 1...16, default: 1))
+        familySharingFraction = try f.number("familySharingFraction", in: 0...1, default: 0)
+    }
+
+    /// Creates a population.
+    public init(accounts: Int, devicesPerAccount: Int = 1, familySharingFraction: Double = 0) {
+        self.accounts = accounts
+        self.devicesPerAccount = devicesPerAccount
+        self.familySharingFraction = familySharingFraction
+    }
+}
+
+/// Relative weights of the actions the schedule starts. Zero disables an action.
+public struct ActionMix: Sendable, Hashable, Decodable {
+    /// Buy a consumable (quantity 1–3).
+    public var consumable: Double = 3
+    /// Buy a non-consumable.
+    public var nonConsumable: Double = 2
+    /// Subscribe to an auto-renewable subscription (initial buy or resubscribe).
+    public var subscribe: Double = 3
+    /// Buy a non-renewing subscription.
+    public var nonRenewing: Double = 1
+    /// Turn auto-renew off (the subscription then expires voluntarily).
+    public var cancel: Double = 1
+    /// Turn auto-renew back on.
+    public var resume: Double = 0.5
+    /// Upgrade within a group (immediate).
+    public var upgrade: Double = 0.5
+    /// Downgrade within a group (at next renewal).
+    public var downgrade: Double = 0.5
+    /// Refund one earlier purchase.
+    public var refund: Double = 0.5
+    /// Reverse an earlier refund.
+    public var refundReversal: Double = 0.1
+    /// Make the next renewal fail (billing retry, grace period).
+    public var billingFailure: Double = 0.5
+    /// Redeem a promotional offer on an active subscription.
+    public var offerRedemption: Double = 0.2
+    /// Announce a price increase for an active subscription.
+    public var priceIncrease: Double = 0.2
+    /// A device reports a purchase outcome (pending or cancelled) that must not grant.
+    public var deviceReport: Double = 0.3
+
+    static let keys = [
+        "consumable", "nonConsumable", "subscribe", "nonRenewing", "cancel", "resume", "upgrade", "downgrade",
+        "refund", "refundReversal", "billingFailure", "offerRedemption", "priceIncrease", "deviceReport",
+    ]
+
+    /// The default mix.
+    public init() {}
+
+    /// Strict decoding: keys absent from the object weigh 0.
+    public init(from decoder: any Decoder) throws {
+        let f = try Fields(decoder, allowed: Self.keys)
+        func w(_ key: String) throws -> Double { try f.number(key, in: 0...1_000_000, default: 0) }
+        consumable = try w("consumable")
+        nonConsumable = try w("nonConsumable")
+        subscribe = try w("subscribe")
+        nonRenewing = try w("nonRenewing")
+        cancel = try w("cancel")
+        resume = try w("resume")
+        upgrade = try w("upgrade")
+        downgrade = try w("downgrade")
+        refund = try w("refund")
+        refundReversal = try w("refundReversal")
+        billingFailure = try w("billingFailure")
+        offerRedemption = try w("offerRedemption")
+        priceIncrease = try w("priceIncrease")
+        deviceReport = try w("deviceReport")
+    }
+
+    /// The weights in ``keys`` order.
+    public var weights: [Double] {
+        [
+            consumable, nonConsumable, subscribe, nonRenewing, cancel, resume, upgrade, downgrade, refund,
+            refundReversal, billingFailure, offerRedemption, priceIncrease, deviceReport,
+        ]
+    }
+
+    /// The sum of the weights.
+    public var total: Double { weights.reduce(0, +) }
+}
+
+/// How fast simulated calendar time runs, as in the sandbox (a month can last seconds).
+public struct TimeCompression: Sendable, Hashable, Decodable {
+    /// Real seconds that one simulated 30-day month lasts.
+    public var secondsPerMonth: Double = 60
+
+    /// The default: a month lasts 60 seconds.
+    public init() {}
+
+    /// Strict decoding.
+    public init(from decoder: any Decoder) throws {
+        let f = try Fields(decoder, allowed: ["secondsPerMonth"])
+        secondsPerMonth = try f.number("secondsPerMonth", in: 0.1...2_592_000, default: 60)
+    }
+
+    /// Real seconds for a number of simulated days.
+    public func seconds(days: Double) -> Double { days * secondsPerMonth / 30 }
+}
+
+// MARK: - Thresholds
+
+/// One threshold such as `p99 < 250ms`: a metric, a comparison and a value with an optional unit.
+public struct Threshold: Sendable, Hashable, Decodable, CustomStringConvertible {
+    /// The metric name, such as `p99`, `errors`, `missed`, `rate`.
+    public var metric: String
+    /// One of `<`, `<=`, `>`, `>=`.
+    public var comparison: String
+    /// The number, converted to base units: milliseconds for durations, a fraction for percentages.
+    public var value: Double
+    /// The text as written.
+    public var text: String
+
+    /// Parses `metric op value[unit]`; units: `ms`, `s`, `us`, `%`.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: " ").map(String.init)
+        guard parts.count == 3, ["<", "<=", ">", ">="].contains(parts[1]), !parts[0].isEmpty else { return nil }
+        var number = parts[2]
+        var scale = 1.0
+        for (unit, factor) in [("ms", 1.0), ("us", 0.001), ("s", 1000.0), ("%", 0.01)] where number.hasSuffix(unit) {
+            number.removeLast(unit.count)
+            scale = factor
+            break
+        }
+        guard let value = Double(number), value.isFinite else { return nil }
+        self.metric = parts[0]
+        self.comparison = parts[1]
+        self.value = value * scale
+        self.text = text
+    }
+
+    /// Decodes from a string, refusing text that does not parse.
+    public init(from decoder: any Decoder) throws {
+        let path = jsonPath(decoder.codingPath)
+        guard let text = try? decoder.singleValueContainer().decode(String.self) else {
+            throw ProfileIssue(path: path, expected: "a threshold string such as \"p99 < 250ms\"")
+        }
+        guard let parsed = Threshold(parsing: text) else {
+            throw ProfileIssue(
+                path: path,
+                expected: "\"metric op value\" with op <, <=, > or >= and unit ms, s, us or %, found \"\(text)\""
+            )
+        }
+        self = parsed
+    }
+
+    /// The text as written.
+    public var description: String { text }
+}

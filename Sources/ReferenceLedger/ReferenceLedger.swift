@@ -1,2 +1,446 @@
-/// The ReferenceLedger module. See Docs or DESIGN for its one job.
-public enum ReferenceLedgerModule {}
+internal import Foundation
+public import HTTPServer
+import Synchronization
+
+/// How to run a reference ledger.
+public struct LedgerConfiguration: Sendable {
+    /// A numeric address to listen on (loopback by default).
+    public var host: String
+    /// The port, or 0 for any free port.
+    public var port: UInt16
+    /// The SQLite file (created if missing).
+    public var databasePath: String
+    /// DER root certificates the verifier trusts (PayStorm's test root).
+    public var trustedRoots: [[UInt8]]
+    /// The app's bundle ID; payloads for another app are refused.
+    public var bundleId: String
+    /// `Sandbox`, `Production`, `Xcode` or `LocalTesting`; payloads from another environment are refused.
+    public var environment: String
+    /// The app's Apple ID (required in Production).
+    public var appAppleId: Int64?
+    /// Flaws to switch on (none: the correct ledger).
+    public var flaws: Set<LedgerFlaw>
+    /// HTTP worker threads.
+    public var threads: Int
+    /// Larger request bodies get 413.
+    public var maxBodyBytes: Int
+    /// With `ack-before-commit`: how long acknowledged deliveries wait before their commit.
+    public var lateCommitDelay: Duration
+
+    /// Creates a configuration; only what has no sensible default is required.
+    public init(
+        host: String = "127.0.0.1",
+        port: UInt16 = 0,
+        databasePath: String,
+        trustedRoots: [[UInt8]],
+        bundleId: String,
+        environment: String = "Sandbox",
+        appAppleId: Int64? = nil,
+        flaws: Set<LedgerFlaw> = [],
+        threads: Int = 4,
+        maxBodyBytes: Int = 1 << 20,
+        lateCommitDelay: Duration = .milliseconds(500)
+    ) {
+        self.host = host
+        self.port = port
+        self.databasePath = databasePath
+        self.trustedRoots = trustedRoots
+        self.bundleId = bundleId
+        self.environment = environment
+        self.appAppleId = appAppleId
+        self.flaws = flaws
+        self.threads = threads
+        self.maxBodyBytes = maxBodyBytes
+        self.lateCommitDelay = lateCommitDelay
+    }
+}
+
+/// Why the ledger could not start.
+public struct LedgerError: Error, Sendable, CustomStringConvertible {
+    /// One line naming the problem.
+    public var message: String
+
+    /// The line itself.
+    public var description: String { message }
+}
+
+/// PayStorm's embedded purchase backend: the target contract v1 over libmicrohttpd and SQLite, correct by
+/// default and flawed on request.
+///
+/// ```swift
+/// let ledger = try ReferenceLedger(configuration: LedgerConfiguration(
+///     databasePath: "/tmp/ledger.sqlite", trustedRoots: [pki.root.der], bundleId: "com.example.app"))
+/// let address = try ledger.start()   // "127.0.0.1:PORT"
+/// // … POST /notifications, POST /transactions, GET /accounts/{token}, /health, /metrics
+/// ledger.stop()
+/// ```
+public final class ReferenceLedger: Sendable {
+    /// The configuration it runs with.
+    public let configuration: LedgerConfiguration
+    let store: LedgerStore
+    let metrics = LedgerMetrics()
+    private let verifier: any PayloadVerifier
+    private let server = Mutex<HTTPServer?>(nil)
+    private let committer: GroupCommitter
+
+    /// Opens the database (running migrations) and builds the verifier; does not listen yet.
+    /// - Throws: `LedgerError` or `SQLiteError` naming the problem.
+    public convenience init(configuration: LedgerConfiguration) throws {
+        let verifier = try makeVerifier(configuration)
+        try self.init(configuration: configuration, verifier: verifier)
+    }
+
+    init(configuration: LedgerConfiguration, verifier base: any PayloadVerifier) throws {
+        self.configuration = configuration
+        if configuration.flaws.contains(.trustUnverified) {
+            verifier = TrustingVerifier()
+        } else if configuration.flaws.contains(.ignoreBundleEnvironment) {
+            verifier = IdentityBlindVerifier(base: base)
+        } else {
+            verifier = base
+        }
+        store = try LedgerStore(path: configuration.databasePath, flaws: configuration.flaws)
+        committer = GroupCommitter(
+            store: store,
+            late: configuration.flaws.contains(.ackBeforeCommit) ? configuration.lateCommitDelay : nil
+        )
+    }
+
+    /// Starts serving and returns the bound address (`HOST:PORT`).
+    /// - Throws: `HTTPServerError` when it cannot listen.
+    @discardableResult
+    public func start() throws -> String {
+        try server.withLock { server in
+            if let server { return server.address }
+            let started = try HTTPServer(
+                host: configuration.host,
+                port: configuration.port,
+                threads: configuration.threads,
+                maxBodyBytes: configuration.maxBodyBytes
+            ) { [self] request in
+                handle(request)
+            }
+            server = started
+            return started.address
+        }
+    }
+
+    /// The bound address, or nil before `start()`.
+    public var address: String? { server.withLock { $0?.address } }
+
+    /// Stops listening, waits for running requests, and commits what is queued (a clean shutdown commits
+    /// even with `ack-before-commit`; only a crash loses it).
+    public func stop() {
+        let running = server.withLock { server -> HTTPServer? in
+            defer { server = nil }
+            return server
+        }
+        running?.shutdown()
+        committer.flush()
+    }
+
+    // MARK: - Routing
+
+    /// Handles one request (also callable in-process, without HTTP).
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let started = ContinuousClock.now
+        let route: String
+        let response: HTTPResponse
+        switch (request.method, request.path) {
+        case ("POST", "/notifications"):
+            route = "/notifications"
+            response = timed { postNotification(request.body) }
+        case ("POST", "/transactions"):
+            route = "/transactions"
+            response = timed { postTransaction(request.body) }
+        case ("GET", let path) where path.hasPrefix("/accounts/"):
+            route = "/accounts"
+            response = getAccount(String(path.dropFirst("/accounts/".count)))
+        case ("GET", "/health"):
+            route = "/health"
+            response = .json(200, Health(status: "ok", schemaVersion: store.schemaVersion, flaws: flawNames))
+        case ("GET", "/metrics"):
+            route = "/metrics"
+            response = HTTPResponse(
+                status: 200,
+                headers: ["Content-Type": "text/plain; version=0.0.4"],
+                body: Array(metrics.render(schemaVersion: store.schemaVersion).utf8)
+            )
+        case (_, "/notifications"), (_, "/transactions"), (_, "/health"), (_, "/metrics"):
+            route = "other"
+            response = .json(405, ErrorBody(error: "method \(request.method) not allowed on \(request.path)"))
+        case (_, let path) where path.hasPrefix("/accounts/"):
+            route = "other"
+            response = .json(405, ErrorBody(error: "method \(request.method) not allowed on /accounts"))
+        default:
+            route = "other"
+            response = .json(404, ErrorBody(error: "no route \(request.method) \(request.path)"))
+        }
+        let elapsed = ContinuousClock.now - started
+        metrics.request(route: route, status: response.status, seconds: elapsed.seconds)
+        return response
+    }
+
+    private var flawNames: [String] { configuration.flaws.map(\.rawValue).sorted() }
+
+    private func timed(_ body: () -> HTTPResponse) -> HTTPResponse {
+        let started = ContinuousClock.now
+        defer { metrics.handleNanoseconds.add((ContinuousClock.now - started).nanoseconds, ordering: .relaxed) }
+        return body()
+    }
+
+    private func verify<T>(_ body: () -> Result<T, Rejection>) -> Result<T, Rejection> {
+        let started = ContinuousClock.now
+        defer {
+            metrics.verifyNanoseconds.add((ContinuousClock.now - started).nanoseconds, ordering: .relaxed)
+            metrics.verifications.add(1, ordering: .relaxed)
+        }
+        return body()
+    }
+
+    private func reject(_ rejection: Rejection, field: String? = nil) -> HTTPResponse {
+        metrics.rejection(rejection.reason)
+        let detail = field.map { "\($0): \(rejection.detail)" } ?? rejection.detail
+        return .json(rejection.retryable ? 503 : 422, ErrorBody(error: detail, reason: rejection.reason))
+    }
+
+    private func badRequest(_ message: String) -> HTTPResponse {
+        metrics.rejection("BAD_REQUEST")
+        return .json(400, ErrorBody(error: message, reason: "BAD_REQUEST"))
+    }
+
+    private func postNotification(_ body: [UInt8]) -> HTTPResponse {
+        guard let object = jsonObject(body) else { return badRequest("body is not a JSON object") }
+        guard let signedPayload = object["signedPayload"] as? String else {
+            return badRequest("missing string field signedPayload")
+        }
+        let payload: NotificationFacts
+        switch verify({ verifier.notification(signedPayload) }) {
+        case .success(let value): payload = value
+        case .failure(let rejection): return reject(rejection, field: "signedPayload")
+        }
+        guard let uuid = payload.notificationUUID, !uuid.isEmpty else {
+            return badRequest("notification has no notificationUUID")
+        }
+        guard let signedDate = payload.signedDate else { return badRequest("notification has no signedDate") }
+        if let problem = Self.implausibleDate(signedDate) { return reject(problem, field: "signedDate") }
+        var transaction: TransactionFacts?
+        var renewal: RenewalFacts?
+        if let jws = payload.data?.signedTransactionInfo {
+            switch verify({ verifier.transaction(jws) }) {
+            case .success(let value): transaction = value
+            case .failure(let rejection): return reject(rejection, field: "signedTransactionInfo")
+            }
+        }
+        if let jws = payload.data?.signedRenewalInfo {
+            switch verify({ verifier.renewal(jws) }) {
+            case .success(let value): renewal = value
+            case .failure(let rejection): return reject(rejection, field: "signedRenewalInfo")
+            }
+        }
+        if let transaction {
+            if let problem = check(transaction) { return reject(problem, field: "signedTransactionInfo") }
+            if let renewal, let left = transaction.originalTransactionId, let right = renewal.originalTransactionId,
+                left != right
+            {
+                return reject(
+                    Rejection(reason: "INCONSISTENT_PAYLOAD", detail: "transaction and renewal info disagree"),
+                    field: "signedRenewalInfo"
+                )
+            }
+        }
+        let event = LedgerEvent(
+            source: .webhook,
+            notificationUUID: uuid,
+            notificationType: payload.notificationType,
+            subtype: payload.subtype,
+            signedDate: signedDate,
+            status: payload.data?.status,
+            transaction: transaction,
+            renewal: renewal
+        )
+        return commit(event)
+    }
+
+    private func postTransaction(_ body: [UInt8]) -> HTTPResponse {
+        guard let object = jsonObject(body) else { return badRequest("body is not a JSON object") }
+        if let jws = object["signedTransaction"] as? String {
+            let transaction: TransactionFacts
+            switch verify({ verifier.transaction(jws) }) {
+            case .success(let value): transaction = value
+            case .failure(let rejection): return reject(rejection, field: "signedTransaction")
+            }
+            if let problem = check(transaction) { return reject(problem, field: "signedTransaction") }
+            let event = LedgerEvent(
+                source: .device,
+                signedDate: transaction.signedDate ?? 0,
+                transaction: transaction
+            )
+            return commit(event)
+        }
+        guard let result = object["purchaseResult"] as? String else {
+            return badRequest("expected signedTransaction or purchaseResult")
+        }
+        guard let productId = object["productId"] as? String, !productId.isEmpty else {
+            return badRequest("report has no productId")
+        }
+        guard let token = object["appAccountToken"] as? String, UUID(uuidString: token) != nil else {
+            return badRequest("report appAccountToken is not a UUID")
+        }
+        let report = DeviceReport(purchaseResult: result, productId: productId, appAccountToken: token.lowercased())
+        do {
+            let outcome = try store.record(report, now: Self.nowMilliseconds())
+            metrics.grants.add(Int64(outcome.granted), ordering: .relaxed)
+            return .json(202, CommitBody(status: "recorded", granted: outcome.granted))
+        } catch {
+            return .json(500, ErrorBody(error: "storage failed: \(error)", reason: "STORAGE"))
+        }
+    }
+
+    private func commit(_ event: LedgerEvent) -> HTTPResponse {
+        switch committer.submit(event) {
+        case .success(let outcome):
+            if outcome.duplicate { metrics.duplicates.add(1, ordering: .relaxed) }
+            metrics.grants.add(Int64(outcome.granted), ordering: .relaxed)
+            return .json(
+                200,
+                CommitBody(status: outcome.duplicate ? "duplicate" : "processed", granted: outcome.granted)
+            )
+        case .failure(let error):
+            return .json(500, ErrorBody(error: "storage failed: \(error)", reason: "STORAGE"))
+        }
+    }
+
+    /// Checks a careful backend adds beyond the verifier: the fields it keys on must be there.
+    private func check(_ transaction: TransactionFacts) -> Rejection? {
+        guard let id = transaction.transactionId, !id.isEmpty, transaction.productId?.isEmpty == false else {
+            return Rejection(reason: "MISSING_FIELD", detail: "transaction lacks transactionId or productId")
+        }
+        if let signed = transaction.signedDate, let problem = Self.implausibleDate(signed) { return problem }
+        if configuration.flaws.contains(.trustUnverified) { return nil }
+        if let token = transaction.appAccountToken, UUID(uuidString: token) == nil {
+            return Rejection(reason: "INVALID_APP_ACCOUNT_TOKEN", detail: "appAccountToken is not a UUID")
+        }
+        return nil
+    }
+
+    /// Dates in seconds instead of milliseconds land in January 1970.
+    private static func implausibleDate(_ milliseconds: Int64) -> Rejection? {
+        milliseconds < 946_684_800_000
+            ? Rejection(reason: "IMPLAUSIBLE_DATE", detail: "date \(milliseconds) is not in milliseconds") : nil
+    }
+
+    private func getAccount(_ token: String) -> HTTPResponse {
+        guard let uuid = UUID(uuidString: token) else {
+            return .json(400, ErrorBody(error: "appAccountToken '\(token)' is not a UUID", reason: "BAD_REQUEST"))
+        }
+        do {
+            let state = try store.account(uuid.uuidString.lowercased(), now: Self.nowMilliseconds())
+            return .json(200, state)
+        } catch {
+            return .json(500, ErrorBody(error: "storage failed: \(error)", reason: "STORAGE"))
+        }
+    }
+
+    private func jsonObject(_ body: [UInt8]) -> [String: Any]? {
+        guard !body.isEmpty else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+    }
+
+    static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+}
+
+struct ErrorBody: Encodable {
+    var error: String
+    var reason: String?
+}
+
+struct CommitBody: Encodable {
+    var status: String
+    var granted: Int
+}
+
+struct Health: Encodable {
+    var status: String
+    var schemaVersion: Int
+    var flaws: [String]
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
+}
+
+/// Group commit: every request queues its event; whoever holds the writer next commits the whole queue in one
+/// SQLite transaction (one fsync for many grants), and every waiter leaves with its own outcome.
+/// With a late delay (`ack-before-commit`), requests leave at once and a background thread commits later.
+final class GroupCommitter: Sendable {
+    // @unchecked: `result` is written by the committing thread under `queue`'s lock (via `drain`) and read
+    // by the submitter only after it has taken the same lock.
+    final class Pending: @unchecked Sendable {
+        let event: LedgerEvent
+        var result: Result<ApplyOutcome, any Error>?
+
+        init(event: LedgerEvent) {
+            self.event = event
+        }
+    }
+
+    private let store: LedgerStore
+    private let queue = Mutex<[Pending]>([])
+    private let commitLock = Mutex<Void>(())
+    private let late: Duration?
+    private let stopping = Atomic<Bool>(false)
+
+    init(store: LedgerStore, late: Duration?) {
+        self.store = store
+        self.late = late
+        if let late {
+            let thread = Thread { [self] in
+                while !stopping.load(ordering: .acquiring) {
+                    Thread.sleep(forTimeInterval: late.seconds)
+                    drain()
+                }
+            }
+            thread.start()
+        }
+    }
+
+    func submit(_ event: LedgerEvent) -> Result<ApplyOutcome, any Error> {
+        let pending = Pending(event: event)
+        queue.withLock { $0.append(pending) }
+        if late != nil {
+            // The flaw: acknowledge before anything is durable.
+            return .success(ApplyOutcome())
+        }
+        drain()
+        return queue.withLock { _ in pending.result } ?? .failure(LedgerError(message: "commit did not run"))
+    }
+
+    /// Commits everything queued so far.
+    func drain() {
+        commitLock.withLock { _ in
+            let batch = queue.withLock { queue -> [Pending] in
+                defer { queue.removeAll() }
+                return queue
+            }
+            guard !batch.isEmpty else { return }
+            let outcomes: Result<[ApplyOutcome], any Error> = Result {
+                try store.apply(batch.map(\.event), now: ReferenceLedger.nowMilliseconds())
+            }
+            queue.withLock { _ in
+                for (index, pending) in batch.enumerated() {
+                    pending.result = outcomes.map { $0[index] }
+                }
+            }
+        }
+    }
+
+    /// Stops the late thread (if any) and commits what is left.
+    func flush() {
+        stopping.store(true, ordering: .releasing)
+        drain()
+    }
+}

@@ -1,4 +1,26 @@
 #ifndef PS_MICROHTTPD_H
 #define PS_MICROHTTPD_H
-/* Wrappers for microhttpd macros and variadic calls; filled in by the module that needs them. */
+/* Wrappers for the variadic libmicrohttpd calls (MHD_start_daemon, MHD_get_daemon_info). */
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/* MHD_start_daemon with one fixed option list: bind address, thread pool size, connection timeout (s),
+   per-connection memory limit (bytes), the URI log callback (its result becomes the first *req_cls) and
+   the request-completed callback. */
+struct MHD_Daemon *ps_mhd_start_daemon(unsigned int flags,
+                                       const struct sockaddr *bind_address,
+                                       unsigned int thread_pool_size,
+                                       unsigned int connection_timeout,
+                                       size_t connection_memory_limit,
+                                       MHD_AccessHandlerCallback handler,
+                                       void *handler_cls,
+                                       void *(*uri_log)(void *cls, const char *uri, struct MHD_Connection *connection),
+                                       void *uri_log_cls,
+                                       MHD_RequestCompletedCallback completed,
+                                       void *completed_cls);
+
+/* MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT)->port, or 0 when unknown. */
+uint16_t ps_mhd_daemon_port(struct MHD_Daemon *daemon);
 #endif

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Ledger webhook benchmark: sustained deliveries/s with full verification (outer + 2 nested ES256 JWS),
+# the share of time spent verifying, and OpenSSL's raw P-256 verify rate measured in the same run.
+# Usage: Benchmarks/ledger/run.sh   (env: DURATION=15 CONNECTIONS=16 COUNT=20000 THREADS=2 BUILD=release)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DURATION=${DURATION:-15}; CONNECTIONS=${CONNECTIONS:-16}; COUNT=${COUNT:-20000}
+THREADS=${THREADS:-$(nproc)}; BUILD=${BUILD:-release}; CORES=$(nproc)
+swift build -c "$BUILD" --product paystorm >/dev/null
+BIN="$(swift build -c "$BUILD" --show-bin-path)/paystorm"
+WORK=$(mktemp -d); trap 'kill "${PID:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+echo "minting $COUNT DID_RENEW notifications (3 JWS each)…" >&2
+python3 Benchmarks/ledger/mint.py "$WORK" "$COUNT" com.paystorm.bench
+
+RAW=$(openssl speed -seconds 3 ecdsap256 2>/dev/null | awk '/nistp256/ {print $NF}' | tail -1)
+
+"$BIN" ledger serve --db "$WORK/ledger.sqlite" --trust "$WORK/root.der" --bundle-id com.paystorm.bench \
+    --environment Sandbox --threads "$THREADS" > "$WORK/address" 2> "$WORK/ledger.err" &
+PID=$!
+for _ in $(seq 100); do [ -s "$WORK/address" ] && break; sleep 0.1; done
+ADDR=$(head -1 "$WORK/address")
+cpu() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
+TICKS=$(getconf CLK_TCK)
+CPU0=$(cpu)
+wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s Benchmarks/ledger/bodies.lua "http://$ADDR" -- "$WORK/bodies.jsonl" \
+    > "$WORK/wrk.txt"
+CPU1=$(cpu)
+curl -s "http://$ADDR/metrics" > "$WORK/metrics.txt"
+kill -TERM "$PID"; wait "$PID" || true
+
+metric() { awk -v name="$1" '$1 == name {print $2}' "$WORK/metrics.txt"; }
+OK=$(awk -F'[{}", =]+' '/^paystorm_ledger_requests_total/ && /route="\/notifications"/ && /status="200"/ {print $NF}' "$WORK/metrics.txt")
+BAD=$(awk '/^paystorm_ledger_requests_total/ && /notifications/ && !/status="200"/ {s += $NF} END {print s + 0}' "$WORK/metrics.txt")
+VERIFY=$(metric paystorm_ledger_verify_seconds_total)
+HANDLE=$(metric paystorm_ledger_handle_seconds_total)
+VERIFIES=$(metric paystorm_ledger_verifications_total)
+python3 - "$OK" "$BAD" "$DURATION" "$VERIFY" "$HANDLE" "$VERIFIES" "$RAW" "$CORES" "$CPU0" "$CPU1" "$TICKS" "$THREADS" <<'PY'
+import sys
+ok, bad, duration, verify, handle, verifies, raw, cores, cpu0, cpu1, ticks, threads = sys.argv[1:]
+ok, bad, duration = int(ok or 0), int(bad or 0), float(duration)
+verify, handle, verifies, raw, cores = float(verify), float(handle), float(verifies), float(raw), int(cores)
+cpu = (int(cpu1) - int(cpu0)) / int(ticks)
+rate = ok / duration
+per = verifies / max(1, ok + bad)
+ideal = raw * cores / per
+print(f"webhook deliveries/s (200, full verification): {rate:.0f}  (non-200: {bad})")
+print(f"verifies per notification: {per:.2f}; openssl speed ecdsap256 verify/s (1 core): {raw:.0f}; cores: {cores}")
+print(f"ceiling = raw x cores / verifies per notification = {ideal:.0f}/s; achieved {100 * rate / ideal:.0f}% of it")
+print(f"time verifying: {100 * verify / handle:.0f}% of handler time; {100 * verify / cpu:.0f}% of ledger CPU "
+      f"({cpu:.1f} s CPU over {duration:.0f} s, {threads} HTTP threads)")
+PY
+grep -E "Requests/sec|Latency" "$WORK/wrk.txt" >&2

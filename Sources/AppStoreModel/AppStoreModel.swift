@@ -1,2 +1,0 @@
-/// The AppStoreModel module. See Docs or DESIGN for its one job.
-public enum AppStoreModelModule {}

@@ -1,2 +1,0 @@
-/// The Minting module. See Docs or DESIGN for its one job.
-public enum MintingModule {}

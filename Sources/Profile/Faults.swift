@@ -1,0 +1,220 @@
+/// The faults of a run, each with its probability (per eligible delivery unless said otherwise) and parameters.
+/// A fault absent from the profile is off.
+public struct Faults: Sendable, Hashable, Decodable {
+    /// The device posts the transaction, then crashes before `finish()`; it relaunches and redelivers.
+    public var crashBeforeFinish: CrashBeforeFinish?
+    /// The same webhook bytes arrive again (also concurrently, also after a 2xx).
+    public var duplicate: Duplicate?
+    /// The harness hangs up after sending, then retries like Apple.
+    public var lostResponse: LostResponse?
+    /// A device's listener starts late; its queued updates arrive in a burst.
+    public var lateListener: LateListener?
+    /// A refund arrives while the purchase's own deliveries are in flight (per purchase).
+    public var refundMidStream: Probability?
+    /// Notifications of one account are shuffled within a window.
+    public var reorder: Reorder?
+    /// A purchase goes through Ask to Buy: pending, then approved or declined (per purchase).
+    public var askToBuy: AskToBuy?
+    /// A forged variant of a delivery is sent as well (per delivery).
+    public var forgery: Forgery?
+    /// The request times out on the client side (an indeterminate outcome).
+    public var networkTimeout: Probability?
+    /// The connection is reset before the response.
+    public var networkReset: Probability?
+    /// The target is killed and restarted by commands, `count` times at seeded instants.
+    public var targetRestart: TargetRestart?
+
+    /// Every forgery the run can mint (the names of Minting's `Forgery`).
+    public static let forgeryKinds = [
+        "bad-signature", "alg-es384", "alg-none", "chain-2", "chain-4", "base64url-x5c", "missing-leaf-oid",
+        "missing-intermediate-oid", "critical-oids", "untrusted-root", "wrong-bundle", "wrong-environment",
+        "signed-date-before-chain", "dates-in-seconds", "tampered-payload", "forged-inner-transaction",
+    ]
+
+    static let keys = [
+        "crashBeforeFinish", "duplicate", "lostResponse", "lateListener", "refundMidStream", "reorder", "askToBuy",
+        "forgery", "networkTimeout", "networkReset", "targetRestart",
+    ]
+
+    /// No faults.
+    public init() {}
+
+    /// Strict decoding.
+    public init(from decoder: any Decoder) throws {
+        let f = try Fields(decoder, allowed: Self.keys)
+        crashBeforeFinish = try f.optional("crashBeforeFinish")
+        duplicate = try f.optional("duplicate")
+        lostResponse = try f.optional("lostResponse")
+        lateListener = try f.optional("lateListener")
+        refundMidStream = try f.optional("refundMidStream")
+        reorder = try f.optional("reorder")
+        askToBuy = try f.optional("askToBuy")
+        forgery = try f.optional("forgery")
+        networkTimeout = try f.optional("networkTimeout")
+        networkReset = try f.optional("networkReset")
+        targetRestart = try f.optional("targetRestart")
+    }
+
+    /// A fault with only a probability.
+    public struct Probability: Sendable, Hashable, Decodable {
+        /// From 0 to 1.
+        public var probability: Double
+        /// Creates one.
+        public init(probability: Double) { self.probability = probability }
+        /// Strict decoding.
+        public init(from decoder: any Decoder) throws {
+            let f = try Fields(decoder, allowed: ["probability"])
+            probability = try f.number("probability", in: 0...1, default: nil)
+        }
+    }
+
+    /// Crash between deliver and finish.
+    public struct CrashBeforeFinish: Sendable, Hashable, Decodable {
+        /// Per device delivery.
+        public var probability: Double
+        /// Seconds until the app relaunches and redelivers its unfinished transactions.
+        public var relaunchSeconds: Double
+        /// Strict decoding.
+        public init(from decoder: any Decoder) throws {
+            let f = try Fields(decoder, allowed: ["probability", "relaunchSeconds"])
+            probability = try f.number("probability", in: 0...1, default: nil)
+            relaunchSeconds = try f.number("relaunchSeconds", in: 0...86_400, default: 2)
+        }
+    }
+
+    /// Duplicate redelivery.
+    public struct Duplicate: Sendable, Hashable, Decodable {
+        /// Per webhook delivery.
+        public var probability: Double
+        /// Of the duplicates, the fraction sent at the same instant as the original.
+        public var concurrent: Double
+        /// Of the duplicates, the fraction sent only once the original got a 2xx.
+        public var afterSuccess: Double
+        /// Most extra copies of one delivery.
+        public var maxCopies: Int
+        /// Largest delay of a non-concurrent duplicate, in seconds.
+        public var maxDelaySeconds: Double
+        /// Strict decoding.
+        public init(from decoder: any Decoder) throws {
+            let f = try Fields(
+                decoder,
+                allowed: ["probability", "concurrent", "afterSuccess", "maxCopies", "maxDelaySeconds"]
+            )
+            probability = try f.number("probability", in: 0...1, default: nil)
+            concurrent = try f.number("concurrent", in: 0...1, default: 0.3)
+            afterSuccess = try f.number("afterSuccess", in: 0...1, default: 0.3)
+            maxCopies = Int(try f.integer("maxCopies", in: 1...10, default: 2))
+            maxDelaySeconds = try f.number("maxDelaySeconds", in: 0...86_400, default: 3)
+            if concurrent + afterSuccess > 1 {
+                throw ProfileIssue(
+                    path: f.at("afterSuccess"),
+                    expected: "concurrent + afterSuccess at most 1, found \(concurrent + afterSuccess)"
+                )
+            }
+        }
+    }
+
+    /// Lost response: the request reaches the target, the answer is thrown away, Apple retries.
+    public struct LostResponse: Sendable, Hashable, Decodable {
+        /// Per delivery.
+        public var probability: Double
+        /// Seconds until the retry.
+        public var retrySeconds: Double
+        /// Strict decoding.
+        public init(from decoder: any Decoder) throws {
+            let f = try Fields(decoder, allowed: ["probability", "retrySeconds"])
+            probability = try f.number("probability", in: 0...1, default: nil)
+            retrySeconds = try f.number("retrySeconds", in: 0...86_400, default: 2)
+        }
+    }
+
+    /// Late listener start.
+    public struct LateListener: Sendable, Hashable, Decodable {
+        /// Per device launch.
+        public var probability: Double
+        /// How late the listener starts, in seconds; queued updates arrive in a burst then.
+        public var delaySeconds: Double
+        /// Strict decoding.
+        public init(from decoder: any Decoder) throws {
+            let f = try Fields(decoder, allowed: ["probability", "delaySeconds"])
+            probability = try f.number("probability", in: 0...1, default: nil)
+            delaySeconds = try f.number("delaySeconds", in: 0...86_400, default: 5)
+        }
+    }
+
+    /// Reordering within a window.
+    public struct Reorder: Sendable, Hashable, Decodable {
+        /// Per webhook delivery: the chance it is moved.
+        public var probability: Double
+        /// Largest move, in seconds, earlier or later.
+        public var windowSeconds: Double
+        /// Strict decoding.
+        public init(from decoder: any Decoder) throws {
+            let f = try Fields(decoder, allowed: ["probability", "windowSeconds"])
+            probability = try f.number("probability", in: 0...1, default: nil)
+            windowSeconds = try f.number("windowSeconds", in: 0...3600, default: 2)
+        }
+    }
+
+    /// Ask to Buy.
+    public struct AskToBuy: Sendable, Hashable, Decodable {
+        /// Per purchase.
+        public var probability: Double
+        /// Seconds the purchase stays pending.
+        public var pendingSeconds: Double
+        /// The chance the parent approves.
+        public var approveProbability: Double
+        /// Strict decoding.
+        public init(from decoder: any Decoder) throws {
+            let f = try Fields(decoder, allowed: ["probability", "pendingSeconds", "approveProbability"])
+            probability = try f.number("probability", in: 0...1, default: nil)
+            pendingSeconds = try f.number("pendingSeconds", in: 0...86_400, default: 5)
+            approveProbability = try f.number("approveProbability", in: 0...1, default: 0.5)
+        }
+    }
+
+    /// Forgeries.
+    public struct Forgery: Sendable, Hashable, Decodable {
+        /// Per delivery.
+        public var probability: Double
+        /// Which forgeries, by Minting's names; all of ``Faults/forgeryKinds`` when absent.
+        public var kinds: [String]
+        /// Strict decoding.
+        public init(from decoder: any Decoder) throws {
+            let f = try Fields(decoder, allowed: ["probability", "kinds"])
+            probability = try f.number("probability", in: 0...1, default: nil)
+            kinds = try f.value("kinds", default: Faults.forgeryKinds)
+            if kinds.isEmpty { throw ProfileIssue(path: f.at("kinds"), expected: "at least one forgery name") }
+            for (index, kind) in kinds.enumerated() where !Faults.forgeryKinds.contains(kind) {
+                throw ProfileIssue(
+                    path: f.at("kinds") + "[\(index)]",
+                    expected: "one of \(Faults.forgeryKinds.joined(separator: ", ")), found \"\(kind)\""
+                )
+            }
+        }
+    }
+
+    /// Target kill and restart.
+    public struct TargetRestart: Sendable, Hashable, Decodable {
+        /// How many restarts during the run, at instants drawn from the seed.
+        public var count: Int
+        /// The argument vector that kills the target (no shell).
+        public var killCommand: [String]
+        /// The argument vector that starts it again.
+        public var startCommand: [String]
+        /// Seconds between kill and start.
+        public var downSeconds: Double
+        /// Strict decoding.
+        public init(from decoder: any Decoder) throws {
+            let f = try Fields(decoder, allowed: ["count", "killCommand", "startCommand", "downSeconds"])
+            count = Int(try f.integer("count", in: 0...1000, default: 1))
+            killCommand = try f.required("killCommand")
+            startCommand = try f.required("startCommand")
+            downSeconds = try f.number("downSeconds", in: 0...3600, default: 1)
+            if killCommand.isEmpty { throw ProfileIssue(path: f.at("killCommand"), expected: "a non-empty argument array") }
+            if startCommand.isEmpty {
+                throw ProfileIssue(path: f.at("startCommand"), expected: "a non-empty argument array")
+            }
+        }
+    }
+}

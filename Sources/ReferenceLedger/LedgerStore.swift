@@ -1,0 +1,437 @@
+internal import Foundation
+import Synchronization
+
+/// One verified input, ready to apply: a notification (with its nested payloads) or a device delivery.
+struct LedgerEvent: Sendable {
+    enum Source: String, Sendable {
+        case webhook
+        case device
+    }
+
+    var source: Source
+    var notificationUUID: String?
+    var notificationType: String?
+    var subtype: String?
+    /// The ordering key: the notification's signedDate, or the transaction's for a device delivery.
+    var signedDate: Int64
+    var status: Int32?
+    var transaction: TransactionFacts?
+    var renewal: RenewalFacts?
+}
+
+/// What applying an event did.
+struct ApplyOutcome: Sendable, Equatable {
+    var duplicate = false
+    var granted = 0
+}
+
+/// A device report of a purchase outcome (never a grant in the correct ledger).
+struct DeviceReport: Sendable {
+    var purchaseResult: String
+    var productId: String
+    var appAccountToken: String
+}
+
+/// What the probe returns for one account (the target contract's JSON).
+struct AccountState: Sendable, Codable, Equatable {
+    struct Entitlement: Sendable, Codable, Equatable {
+        var productId: String
+        var transactionId: String?
+        var expiresDate: Int64?
+    }
+
+    struct Grant: Sendable, Codable, Equatable {
+        var transactionId: String
+        var count: Int
+    }
+
+    var entitlements: [Entitlement]
+    var balances: [String: Int64]
+    var grants: [Grant]
+}
+
+/// The ledger's SQLite state: one writer connection (SQLite has one writer anyway) and one reader, each
+/// behind its own lock, so probes never wait for commits in WAL mode.
+final class LedgerStore: Sendable {
+    private let writer: Mutex<Database>
+    private let reader: Mutex<Database>
+    private let flaws: Set<LedgerFlaw>
+
+    static let consumable = "Consumable"
+    static let nonConsumable = "Non-Consumable"
+    static let autoRenewable = "Auto-Renewable Subscription"
+    static let nonRenewing = "Non-Renewing Subscription"
+
+    /// Subscription statuses (`data.status`).
+    enum Status {
+        static let active: Int32 = 1
+        static let expired: Int32 = 2
+        static let billingRetry: Int32 = 3
+        static let gracePeriod: Int32 = 4
+        static let revoked: Int32 = 5
+    }
+
+    init(path: String, flaws: Set<LedgerFlaw>) throws {
+        let writerDatabase = try Database(path: path)
+        try Schema.prepare(writerDatabase)
+        let readerDatabase = try Database(path: path)
+        try readerDatabase.execute("PRAGMA busy_timeout = 5000")
+        writer = Mutex(writerDatabase)
+        reader = Mutex(readerDatabase)
+        self.flaws = flaws
+    }
+
+    /// The schema version of the open database.
+    var schemaVersion: Int {
+        reader.withLock { database in
+            Int((try? database.query("PRAGMA user_version").first?.first?.int) ?? 0)
+        }
+    }
+
+    /// Applies events in one durable transaction; returns once committed (synchronous=FULL).
+    func apply(_ events: [LedgerEvent], now: Int64) throws -> [ApplyOutcome] {
+        try writer.withLock { database in
+            try database.transaction {
+                try events.map { try apply($0, now: now, in: database) }
+            }
+        }
+    }
+
+    /// Records a device report; grants only with the `unlock-on-pending` flaw.
+    func record(_ report: DeviceReport, now: Int64) throws -> ApplyOutcome {
+        try writer.withLock { database in
+            try database.transaction {
+                try database.query(
+                    "INSERT INTO reports (app_account_token, product_id, purchase_result, received_at) VALUES (?, ?, ?, ?)",
+                    [
+                        .text(report.appAccountToken), .text(report.productId), .text(report.purchaseResult),
+                        .integer(now),
+                    ]
+                )
+                guard flaws.contains(.unlockOnPending), report.purchaseResult == "pending" else {
+                    return ApplyOutcome()
+                }
+                let transactionId = "report-\(UUID().uuidString.lowercased())"
+                try database.query(
+                    """
+                    INSERT INTO transactions (transaction_id, original_transaction_id, app_account_token, product_id,
+                        product_type, quantity, signed_date) VALUES (?, ?, ?, ?, ?, 1, ?)
+                    """,
+                    [
+                        .text(transactionId), .text(transactionId), .text(report.appAccountToken),
+                        .text(report.productId), .text(Self.nonConsumable), .integer(now),
+                    ]
+                )
+                try insertGrant(
+                    key: transactionId,
+                    transactionId: transactionId,
+                    token: report.appAccountToken,
+                    productId: report.productId,
+                    quantity: 1,
+                    source: "report",
+                    now: now,
+                    in: database
+                )
+                return ApplyOutcome(granted: 1)
+            }
+        }
+    }
+
+    private func apply(_ event: LedgerEvent, now: Int64, in database: Database) throws -> ApplyOutcome {
+        var outcome = ApplyOutcome()
+        if let uuid = event.notificationUUID {
+            try database.query(
+                """
+                INSERT OR IGNORE INTO notifications (notification_uuid, notification_type, subtype, signed_date,
+                    received_at) VALUES (?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(uuid), .text(event.notificationType ?? ""), SQLValue(event.subtype),
+                    .integer(event.signedDate), .integer(now),
+                ]
+            )
+            if database.changes == 0 && !flaws.contains(.doubleGrant) {
+                outcome.duplicate = true
+                return outcome
+            }
+        }
+        guard let transaction = event.transaction, let transactionId = transaction.transactionId,
+            let productId = transaction.productId
+        else {
+            return outcome
+        }
+        let token = transaction.appAccountToken?.lowercased() ?? ""
+        let originalId = transaction.originalTransactionId ?? transactionId
+        let productType = transaction.type ?? Self.nonConsumable
+        let transactionSigned = transaction.signedDate ?? event.signedDate
+        var revocation = transaction.revocationDate
+        let revokingType = event.notificationType == "REFUND" || event.notificationType == "REVOKE"
+        if revocation == nil && revokingType {
+            revocation = event.signedDate
+        }
+        if flaws.contains(.ignoreRefund) {
+            revocation = nil
+        }
+
+        // The transaction row holds the newest signed view; an older view never overrides it.
+        let existing = try database.query(
+            "SELECT signed_date, revocation_date FROM transactions WHERE transaction_id = ?",
+            [.text(transactionId)]
+        ).first
+        var resurrected = false
+        if let existing {
+            let storedSigned = existing[0].int ?? 0
+            let storedRevoked = existing[1].int != nil
+            var update = transactionSigned > storedSigned || flaws.contains(.staleOverwrite)
+            if flaws.contains(.ignoreRefund) && storedRevoked == false && revokingType { update = false }
+            if !update && flaws.contains(.resurrectAfterRefund) && storedRevoked && revocation == nil {
+                try database.query(
+                    "UPDATE transactions SET revocation_date = NULL WHERE transaction_id = ?",
+                    [.text(transactionId)]
+                )
+                resurrected = true
+            }
+            if update {
+                try database.query(
+                    """
+                    UPDATE transactions SET product_id = ?, product_type = ?, purchase_date = ?, expires_date = ?,
+                        quantity = ?, revocation_date = ?, is_upgraded = ?, signed_date = ?,
+                        app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END
+                    WHERE transaction_id = ?
+                    """,
+                    [
+                        .text(productId), .text(productType), SQLValue(transaction.purchaseDate),
+                        SQLValue(transaction.expiresDate), .integer(Int64(transaction.quantity ?? 1)),
+                        SQLValue(revocation), .integer(transaction.isUpgraded == true ? 1 : 0),
+                        .integer(transactionSigned), .text(token), .text(token), .text(transactionId),
+                    ]
+                )
+            }
+        } else {
+            try database.query(
+                """
+                INSERT INTO transactions (transaction_id, original_transaction_id, app_account_token, product_id,
+                    product_type, purchase_date, expires_date, quantity, revocation_date, is_upgraded, signed_date)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(transactionId), .text(originalId), .text(token), .text(productId), .text(productType),
+                    SQLValue(transaction.purchaseDate), SQLValue(transaction.expiresDate),
+                    .integer(Int64(transaction.quantity ?? 1)), SQLValue(revocation),
+                    .integer(transaction.isUpgraded == true ? 1 : 0), .integer(transactionSigned),
+                ]
+            )
+        }
+
+        // Grant once per transaction, unless it is revoked now. The grant key carries the dedupe.
+        let current = try database.query(
+            "SELECT revocation_date, app_account_token FROM transactions WHERE transaction_id = ?",
+            [.text(transactionId)]
+        ).first
+        if let current, current[0].int == nil {
+            let key: String
+            if flaws.contains(.doubleGrant) || resurrected {
+                key = "\(transactionId)#\(UUID().uuidString)"
+            } else if flaws.contains(.dualPathDoubleGrant) {
+                key = "\(event.source.rawValue):\(transactionId)"
+            } else {
+                key = transactionId
+            }
+            let owner = current[1].string ?? token
+            if try insertGrant(
+                key: key,
+                transactionId: transactionId,
+                token: owner,
+                productId: productId,
+                quantity: Int64(transaction.quantity ?? 1),
+                source: event.source.rawValue,
+                now: now,
+                in: database
+            ) {
+                outcome.granted += 1
+            }
+        }
+
+        if productType == Self.autoRenewable && transaction.isUpgraded != true {
+            try applySubscription(event, transaction, originalId: originalId, token: token, now: now, in: database)
+        }
+        return outcome
+    }
+
+    /// Moves the subscription to the state this event reports, if the event is newer than what is stored.
+    private func applySubscription(
+        _ event: LedgerEvent,
+        _ transaction: TransactionFacts,
+        originalId: String,
+        token: String,
+        now: Int64,
+        in database: Database
+    ) throws {
+        var status: Int32
+        if let reported = event.status {
+            status = reported
+        } else if transaction.revocationDate != nil {
+            status = Status.revoked
+        } else if let expires = transaction.expiresDate, expires <= now {
+            status = Status.expired
+        } else {
+            status = Status.active
+        }
+        if flaws.contains(.ignoreRefund) && status == Status.revoked {
+            return
+        }
+        let revokingType = event.notificationType == "REFUND" || event.notificationType == "REVOKE"
+        if revokingType && event.status == nil && !flaws.contains(.ignoreRefund) {
+            status = Status.revoked
+        }
+        let existing = try database.query(
+            "SELECT signed_date FROM subscriptions WHERE original_transaction_id = ?",
+            [.text(originalId)]
+        ).first
+        let values: [SQLValue] = [
+            .text(token), .text(transaction.productId ?? ""), .text(transaction.transactionId ?? originalId),
+            .integer(Int64(status)), SQLValue(transaction.expiresDate), SQLValue(event.renewal?.gracePeriodExpiresDate),
+            SQLValue(event.renewal?.autoRenewStatus.map { Int64($0) }), .integer(event.signedDate), .text(originalId),
+        ]
+        if let existing {
+            guard event.signedDate > (existing[0].int ?? 0) || flaws.contains(.staleOverwrite) else { return }
+            try database.query(
+                """
+                UPDATE subscriptions SET app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END,
+                    product_id = ?, transaction_id = ?, status = ?, expires_date = ?, grace_expires_date = ?,
+                    auto_renew_status = ?, signed_date = ?
+                WHERE original_transaction_id = ?
+                """,
+                [values[0]] + values
+            )
+        } else {
+            try database.query(
+                """
+                INSERT INTO subscriptions (app_account_token, product_id, transaction_id, status, expires_date,
+                    grace_expires_date, auto_renew_status, signed_date, original_transaction_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                values
+            )
+        }
+    }
+
+    @discardableResult
+    private func insertGrant(
+        key: String,
+        transactionId: String,
+        token: String,
+        productId: String,
+        quantity: Int64,
+        source: String,
+        now: Int64,
+        in database: Database
+    ) throws -> Bool {
+        try database.query(
+            """
+            INSERT OR IGNORE INTO grants (grant_key, transaction_id, app_account_token, product_id, quantity, source,
+                granted_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(key), .text(transactionId), .text(token), .text(productId), .integer(quantity), .text(source),
+                .integer(now),
+            ]
+        )
+        return database.changes == 1
+    }
+
+    /// What the account is granted at `now` (ms).
+    func account(_ token: String, now: Int64) throws -> AccountState {
+        try reader.withLock { database in
+            try database.transaction {
+                try account(token, now: now, in: database)
+            }
+        }
+    }
+
+    private func account(_ token: String, now: Int64, in database: Database) throws -> AccountState {
+        var state = AccountState(entitlements: [], balances: [:], grants: [])
+        let grantRows = try database.query(
+            "SELECT transaction_id, COUNT(*) FROM grants WHERE app_account_token = ? GROUP BY transaction_id ORDER BY 1",
+            [.text(token)]
+        )
+        state.grants = grantRows.map {
+            AccountState.Grant(transactionId: $0[0].string ?? "", count: Int($0[1].int ?? 0))
+        }
+
+        let balanceRows = try database.query(
+            """
+            SELECT g.product_id, SUM(g.quantity) FROM grants g JOIN transactions t ON t.transaction_id = g.transaction_id
+            WHERE g.app_account_token = ? AND t.product_type = ? AND t.revocation_date IS NULL GROUP BY g.product_id
+            """,
+            [.text(token), .text(Self.consumable)]
+        )
+        for row in balanceRows {
+            if let product = row[0].string { state.balances[product] = row[1].int ?? 0 }
+        }
+
+        let ownedRows = try database.query(
+            """
+            SELECT DISTINCT t.product_id, t.transaction_id, t.expires_date FROM transactions t
+            JOIN grants g ON g.transaction_id = t.transaction_id
+            WHERE t.app_account_token = ? AND t.product_type IN (?, ?) AND t.revocation_date IS NULL
+            ORDER BY t.product_id, t.transaction_id
+            """,
+            [.text(token), .text(Self.nonConsumable), .text(Self.nonRenewing)]
+        )
+        for row in ownedRows {
+            let expires = row[2].int
+            if let expires, expires <= now { continue }
+            state.entitlements.append(
+                AccountState.Entitlement(
+                    productId: row[0].string ?? "",
+                    transactionId: row[1].string,
+                    expiresDate: expires
+                )
+            )
+        }
+
+        let subscriptionRows = try database.query(
+            """
+            SELECT product_id, transaction_id, status, expires_date, grace_expires_date FROM subscriptions
+            WHERE app_account_token = ? ORDER BY product_id
+            """,
+            [.text(token)]
+        )
+        for row in subscriptionRows {
+            let status = Int32(row[2].int ?? 0)
+            let expires = row[3].int
+            let grace = row[4].int
+            let entitled: Bool
+            switch status {
+            case Status.active: entitled = expires.map { $0 > now } ?? true
+            case Status.gracePeriod: entitled = grace.map { $0 > now } ?? true
+            default: entitled = false
+            }
+            if entitled {
+                state.entitlements.append(
+                    AccountState.Entitlement(
+                        productId: row[0].string ?? "",
+                        transactionId: row[1].string,
+                        expiresDate: status == Status.gracePeriod ? (grace ?? expires) : expires
+                    )
+                )
+            }
+        }
+        return state
+    }
+
+    /// Counts for `/health` and `/metrics`.
+    func totals() -> (notifications: Int64, transactions: Int64, grants: Int64) {
+        reader.withLock { database in
+            let rows = try? database.query(
+                """
+                SELECT (SELECT COUNT(*) FROM notifications), (SELECT COUNT(*) FROM transactions),
+                    (SELECT COUNT(*) FROM grants)
+                """
+            )
+            let row = rows?.first ?? []
+            return (row.first?.int ?? 0, row.dropFirst().first?.int ?? 0, row.dropFirst(2).first?.int ?? 0)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+/// The ledger's one schema, as versioned migrations. `PRAGMA user_version` records how many have run;
+/// a new version appends a migration, it never edits an old one.
+enum Schema {
+    /// Migration `i` moves the database from version `i` to `i + 1`.
+    static let migrations: [String] = [
+        """
+        CREATE TABLE notifications (
+            notification_uuid TEXT PRIMARY KEY,
+            notification_type TEXT NOT NULL,
+            subtype TEXT,
+            signed_date INTEGER NOT NULL,
+            received_at INTEGER NOT NULL
+        );
+        -- One row per transaction: the newest signed view of it (by signed_date).
+        CREATE TABLE transactions (
+            transaction_id TEXT PRIMARY KEY,
+            original_transaction_id TEXT NOT NULL,
+            app_account_token TEXT NOT NULL,
+            product_id TEXT NOT NULL,
+            product_type TEXT NOT NULL,
+            purchase_date INTEGER,
+            expires_date INTEGER,
+            quantity INTEGER NOT NULL,
+            revocation_date INTEGER,
+            is_upgraded INTEGER NOT NULL DEFAULT 0,
+            signed_date INTEGER NOT NULL
+        );
+        CREATE INDEX transactions_by_account ON transactions (app_account_token);
+        -- One row per credit. The unique grant_key is what makes a grant happen once.
+        CREATE TABLE grants (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            grant_key TEXT NOT NULL UNIQUE,
+            transaction_id TEXT NOT NULL,
+            app_account_token TEXT NOT NULL,
+            product_id TEXT NOT NULL,
+            quantity INTEGER NOT NULL,
+            source TEXT NOT NULL,
+            granted_at INTEGER NOT NULL
+        );
+        CREATE INDEX grants_by_account ON grants (app_account_token);
+        -- One row per subscription (original transaction): the newest signed state.
+        CREATE TABLE subscriptions (
+            original_transaction_id TEXT PRIMARY KEY,
+            app_account_token TEXT NOT NULL,
+            product_id TEXT NOT NULL,
+            transaction_id TEXT NOT NULL,
+            status INTEGER NOT NULL,
+            expires_date INTEGER,
+            grace_expires_date INTEGER,
+            auto_renew_status INTEGER,
+            signed_date INTEGER NOT NULL
+        );
+        CREATE INDEX subscriptions_by_account ON subscriptions (app_account_token);
+        -- Device reports (pending, cancelled): recorded for analytics, never granted.
+        CREATE TABLE reports (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            app_account_token TEXT NOT NULL,
+            product_id TEXT NOT NULL,
+            purchase_result TEXT NOT NULL,
+            received_at INTEGER NOT NULL
+        );
+        """
+    ]
+
+    /// The version a fully migrated database has.
+    static var currentVersion: Int { migrations.count }
+
+    /// Sets the durability pragmas and runs the missing migrations, each in its own transaction.
+    /// - Throws: `SQLiteError`, or when the file is newer than this program.
+    static func prepare(_ database: Database) throws {
+        try database.execute("PRAGMA busy_timeout = 5000")
+        try database.execute("PRAGMA journal_mode = WAL")
+        try database.execute("PRAGMA synchronous = FULL")
+        try database.execute("PRAGMA foreign_keys = ON")
+        try database.transaction {
+            let version = Int(try database.query("PRAGMA user_version").first?.first?.int ?? 0)
+            guard version <= currentVersion else {
+                throw SQLiteError(
+                    code: 0,
+                    operation: "migrate",
+                    message: "database schema version \(version) is newer than this ledger's \(currentVersion)"
+                )
+            }
+            for index in version..<currentVersion {
+                try database.execute(migrations[index])
+                try database.execute("PRAGMA user_version = \(index + 1)")
+            }
+        }
+    }
+}

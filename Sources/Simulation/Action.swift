@@ -1,0 +1,227 @@
+public import Profile
+
+/// One App Store lifecycle delivery of the clean (fault-free) world, at its intended time, with its truth.
+///
+/// A lifecycle event (a purchase, a renewal, a refund...) usually gives several actions that share
+/// ``event``: the webhook notification and one device delivery per device. Actions come out of ``World`` in
+/// time order.
+public struct Action: Sendable, Hashable {
+    /// Position in the stream, from 0.
+    public var sequence: UInt64
+    /// The lifecycle event this action belongs to.
+    public var event: UInt64
+    /// Intended send time, in seconds since the start of the run.
+    public var at: Double
+    /// The account index, `0..<population.accounts`.
+    public var account: Int
+    /// The account's `appAccountToken` (the probe key).
+    public var appAccountToken: String
+    /// What happened in the App Store, in a word.
+    public var lifecycle: Lifecycle
+    /// What to send to the target.
+    public var delivery: Delivery
+    /// What the action means for what the account is owed.
+    public var truth: Truth
+    /// The fault of the profile that caused this lifecycle event (`askToBuy`, `refundMidStream`), if any.
+    public var causedBy: String?
+
+    /// The transaction the action carries (device delivery or notification), if any.
+    public var transaction: TransactionFacts? {
+        switch delivery {
+        case .notification(let n): n.transaction
+        case .device(let d): d.transaction
+        case .report, .marker: nil
+        }
+    }
+}
+
+/// The lifecycle events of the world.
+public enum Lifecycle: String, Sendable, Hashable, CaseIterable, Codable {
+    case purchase, familyShare, subscribe, resubscribe, renewal, billingRecovery, renewalFailure, gracePeriodExpired,
+        expiry, upgrade, downgrade, autoRenewDisabled, autoRenewEnabled, offerRedeemed, priceIncreasePending,
+        priceIncreaseAccepted, refund, familyRevoke, refundReversal, askToBuyPending, askToBuyApproved,
+        askToBuyDeclined, deviceReport, billingFailureArmed
+}
+
+/// What an action sends.
+public enum Delivery: Sendable, Hashable {
+    /// An App Store Server Notification V2 to the webhook.
+    case notification(NotificationFacts)
+    /// A device posting a transaction (StoreKit's `jwsRepresentation`) to the device endpoint.
+    case device(DeviceDelivery)
+    /// A device reporting a purchase outcome that carries no transaction (must never grant).
+    case report(DeviceReport)
+    /// Nothing to send: a lifecycle fact kept for the history and the oracle (an Ask to Buy decline).
+    case marker
+
+    /// Whether the action sends a request.
+    public var sends: Bool { if case .marker = self { false } else { true } }
+}
+
+/// Where a device got the transaction it posts.
+public enum DeviceSource: String, Sendable, Hashable, Codable {
+    /// The result of `product.purchase()` on this device.
+    case purchaseResult
+    /// The `Transaction.updates` listener (renewals, refunds, approvals, other devices).
+    case updates
+    /// The `Transaction.unfinished` sweep at launch (redelivery of unfinished transactions).
+    case unfinished
+}
+
+/// A device posting one transaction. The device finishes it only after a 2xx.
+public struct DeviceDelivery: Sendable, Hashable {
+    /// The device index within the account.
+    public var device: Int
+    /// Where the device got it.
+    public var source: DeviceSource
+    /// The transaction to sign and post.
+    public var transaction: TransactionFacts
+}
+
+/// A device's purchase-outcome report: `{"purchaseResult", "productId", "appAccountToken"}`.
+public struct DeviceReport: Sendable, Hashable, Codable {
+    /// The device index within the account.
+    public var device: Int
+    /// `pending` or `userCancelled`.
+    public var purchaseResult: String
+    /// The product the customer tried to buy.
+    public var productId: String
+    /// The account.
+    public var appAccountToken: String
+}
+
+/// The fields of a `JWSTransactionDecodedPayload` the world fills, named exactly like Apple's JSON keys.
+public struct TransactionFacts: Sendable, Hashable, Codable {
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var webOrderLineItemId: String?
+    public var bundleId: String
+    public var productId: String
+    public var subscriptionGroupIdentifier: String?
+    public var purchaseDate: Int64
+    public var originalPurchaseDate: Int64
+    public var expiresDate: Int64?
+    public var quantity: Int32
+    /// Apple's type string, such as `Consumable`.
+    public var type: String
+    public var appAccountToken: String?
+    /// `PURCHASED` or `FAMILY_SHARED`.
+    public var inAppOwnershipType: String
+    public var signedDate: Int64
+    public var environment: String
+    public var revocationReason: Int32?
+    public var revocationDate: Int64?
+    public var revocationType: String?
+    public var revocationPercentage: Int32?
+    public var isUpgraded: Bool?
+    public var offerType: Int32?
+    public var offerIdentifier: String?
+    public var offerDiscountType: String?
+    public var offerPeriod: String?
+    public var storefront: String
+    public var storefrontId: String
+    /// `PURCHASE` or `RENEWAL`.
+    public var transactionReason: String
+    public var currency: String
+    /// Milliunits, net of offers, for the whole quantity.
+    public var price: Int64
+    public var appTransactionId: String
+}
+
+/// The fields of a `JWSRenewalInfoDecodedPayload` the world fills, named like Apple's JSON keys.
+public struct RenewalFacts: Sendable, Hashable, Codable {
+    public var originalTransactionId: String
+    public var autoRenewProductId: String
+    public var productId: String
+    public var autoRenewStatus: Int32
+    public var expirationIntent: Int32?
+    public var gracePeriodExpiresDate: Int64?
+    public var isInBillingRetryPeriod: Bool?
+    public var priceIncreaseStatus: Int32?
+    public var offerType: Int32?
+    public var offerIdentifier: String?
+    public var offerDiscountType: String?
+    public var signedDate: Int64
+    public var environment: String
+    public var recentSubscriptionStartDate: Int64
+    public var renewalDate: Int64?
+    public var currency: String
+    public var renewalPrice: Int64
+    public var appAccountToken: String?
+    public var appTransactionId: String
+}
+
+/// The fields of a `ResponseBodyV2DecodedPayload` (with its `data`) the world fills.
+public struct NotificationFacts: Sendable, Hashable, Codable {
+    public var notificationType: String
+    public var subtype: String?
+    public var notificationUUID: String
+    public var signedDate: Int64
+    public var version: String
+    public var bundleId: String
+    public var appAppleId: Int64?
+    public var environment: String
+    /// `data.status` (1 active … 5 revoked), auto-renewable subscriptions only.
+    public var status: Int32?
+    /// Becomes `data.signedTransactionInfo`.
+    public var transaction: TransactionFacts?
+    /// Becomes `data.signedRenewalInfo`.
+    public var renewal: RenewalFacts?
+}
+
+/// Subscription status numbers, as in `data.status`.
+public enum SubscriptionStatus: Int32, Sendable, Hashable, Codable {
+    case active = 1, expired = 2, billingRetry = 3, gracePeriod = 4, revoked = 5
+}
+
+/// What an action means for what the account is owed. Facts are idempotent: applying the same truth twice
+/// changes nothing, so the oracle can apply the truth of every action of an event.
+public struct Truth: Sendable, Hashable, Codable {
+    /// The kinds of truth.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// Nothing changes (a renewal preference, a report of a cancelled purchase).
+        case none
+        /// A purchase is pending (Ask to Buy) or was declined: nothing may unlock for it.
+        case pending
+        /// A verified transaction the account owns: a purchase, a renewal, an upgrade, an approval.
+        case grant
+        /// The transaction is refunded or revoked from this instant.
+        case revoke
+        /// A refund is reversed: the transaction grants again.
+        case reinstate
+        /// A subscription's status changes without a new transaction (billing retry, grace, expiry).
+        case subscriptionStatus
+    }
+    /// The kind.
+    public var kind: Kind
+    /// The product concerned, if any.
+    public var productId: String?
+    /// The product type, if any.
+    public var productType: ProductType?
+    /// The transaction concerned, if any.
+    public var transactionId: String?
+    /// The original transaction (the subscription series), if any.
+    public var originalTransactionId: String?
+    /// The subscription group, if any.
+    public var groupId: String?
+    /// Units granted (consumables), otherwise 1.
+    public var quantity: Int
+    /// When the entitlement ends (subscriptions), in ms.
+    public var expiresDate: Int64?
+    /// End of the billing grace period, in ms.
+    public var gracePeriodExpiresDate: Int64?
+    /// The subscription status from this instant (subscriptions).
+    public var status: SubscriptionStatus?
+    /// When this truth takes effect, in ms (the signed date).
+    public var effectiveDate: Int64
+    /// The transaction this one replaces (an upgrade replaces the current one immediately).
+    public var supersedes: String?
+
+    /// A truth with only a kind and a date.
+    public init(kind: Kind, effectiveDate: Int64) {
+        self.kind = kind
+        self.quantity = 1
+        self.effectiveDate = effectiveDate
+    }
+}
+

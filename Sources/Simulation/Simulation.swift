@@ -1,2 +1,0 @@
-/// The Simulation module. See Docs or DESIGN for its one job.
-public enum SimulationModule {}

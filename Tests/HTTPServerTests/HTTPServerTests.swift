@@ -1,0 +1,248 @@
+import Foundation
+import HTTPServer
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking HTTP/1.1 client on one socket, so tests can see keep-alive and send raw bytes.
+final class RawClient {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: UInt16) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        if result != 0 {
+            close(fd)
+            throw ClientError.connectFailed(errno)
+        }
+    }
+
+    deinit { close(fd) }
+
+    enum ClientError: Error {
+        case connectFailed(Int32)
+        case closed, malformed
+    }
+
+    func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    func request(
+        _ method: String,
+        _ target: String,
+        body: [UInt8] = [],
+        headers: [String] = []
+    ) throws -> (
+        status: Int, headers: [String: String], body: [UInt8]
+    ) {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for header in headers { head += header + "\r\n" }
+        if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        send(Array(head.utf8) + body)
+        return try readResponse()
+    }
+
+    func readResponse() throws -> (status: Int, headers: [String: String], body: [UInt8]) {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        var headerEnd: Int?
+        while headerEnd == nil {
+            if let range = findSeparator(separator) { headerEnd = range } else { try fill() }
+        }
+        let headText = String(decoding: buffer[..<headerEnd!], as: UTF8.self)
+        buffer.removeFirst(headerEnd! + 4)
+        var lines = headText.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw ClientError.malformed }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces
+            )
+        }
+        let length = Int(headers["content-length"] ?? "0") ?? 0
+        while buffer.count < length { try fill() }
+        let body = Array(buffer[..<length])
+        buffer.removeFirst(length)
+        return (status, headers, body)
+    }
+
+    private func findSeparator(_ separator: [UInt8]) -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for index in 0...(buffer.count - 4) where Array(buffer[index..<index + 4]) == separator { return index }
+        return nil
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { throw ClientError.closed }
+        buffer.append(contentsOf: chunk[..<count])
+    }
+}
+
+struct EchoReply: Codable {
+    var method: String
+    var path: String
+    var query: String?
+    var header: String?
+    var bodyCount: Int
+}
+
+func echoServer(threads: Int = 2, maxBodyBytes: Int = 1 << 20) throws -> HTTPServer {
+    try HTTPServer(threads: threads, maxBodyBytes: maxBodyBytes) { request in
+        .json(
+            200,
+            EchoReply(
+                method: request.method,
+                path: request.path,
+                query: request.query,
+                header: request.headers["x-test"],
+                bodyCount: request.body.count
+            )
+        )
+    }
+}
+
+struct HTTPServerTests {
+    @Test func bindsAnEphemeralLoopbackPort() throws {
+        let server = try echoServer()
+        defer { server.shutdown() }
+        #expect(server.port != 0)
+        #expect(server.address == "127.0.0.1:\(server.port)")
+    }
+
+    @Test(arguments: [
+        ("GET", "/health", "/health", nil as String?),
+        ("GET", "/accounts/abc?x=1&y=%20", "/accounts/abc", "x=1&y=%20"),
+        ("DELETE", "/a/b/c", "/a/b/c", nil),
+    ])
+    func passesMethodPathAndQuery(method: String, target: String, path: String, query: String?) throws {
+        let server = try echoServer()
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        let response = try client.request(method, target, headers: ["X-Test: hello"])
+        #expect(response.status == 200)
+        #expect(response.headers["content-type"] == "application/json")
+        let reply = try JSONDecoder().decode(EchoReply.self, from: Data(response.body))
+        #expect(reply.method == method)
+        #expect(reply.path == path)
+        #expect(reply.query == query)
+        #expect(reply.header == "hello")
+    }
+
+    @Test(arguments: [0, 1, 1000, 300_000, 1 << 20])
+    func accumulatesTheWholeBody(size: Int) throws {
+        let server = try echoServer()
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        let response = try client.request("POST", "/echo", body: [UInt8](repeating: 65, count: size))
+        #expect(response.status == 200)
+        let reply = try JSONDecoder().decode(EchoReply.self, from: Data(response.body))
+        #expect(reply.bodyCount == size)
+    }
+
+    @Test func rejectsAnOversizedBodyWith413() throws {
+        let server = try echoServer(maxBodyBytes: 1000)
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        let response = try client.request("POST", "/echo", body: [UInt8](repeating: 65, count: 1001))
+        #expect(response.status == 413)
+        #expect(String(decoding: response.body, as: UTF8.self).contains("exceeds 1000 bytes"))
+    }
+
+    @Test func rejectsAnOversizedChunkedBodyWith413() throws {
+        let server = try echoServer(maxBodyBytes: 1000)
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        let chunk = String(repeating: "B", count: 600)
+        let head = "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let chunks = "258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n"
+        client.send(Array((head + chunks).utf8))
+        let response = try client.readResponse()
+        #expect(response.status == 413)
+    }
+
+    @Test func keepsTheConnectionAlive() throws {
+        let server = try echoServer()
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        for index in 0..<20 {
+            let response = try client.request("POST", "/n/\(index)", body: Array("body \(index)".utf8))
+            #expect(response.status == 200)
+            let reply = try JSONDecoder().decode(EchoReply.self, from: Data(response.body))
+            #expect(reply.path == "/n/\(index)")
+        }
+    }
+
+    @Test func servesConcurrentClients() throws {
+        let server = try echoServer(threads: 4)
+        defer { server.shutdown() }
+        let port = server.port
+        let failures = ConcurrentCounter()
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            do {
+                let client = try RawClient(port: port)
+                for index in 0..<25 {
+                    let body = [UInt8](repeating: UInt8(worker), count: 100 + index)
+                    let response = try client.request("POST", "/w/\(worker)", body: body)
+                    let reply = try JSONDecoder().decode(EchoReply.self, from: Data(response.body))
+                    if response.status != 200 || reply.bodyCount != body.count { failures.add() }
+                }
+            } catch {
+                failures.add()
+            }
+        }
+        #expect(failures.value == 0)
+    }
+
+    @Test func refusesConnectionsAfterShutdown() throws {
+        let server = try echoServer()
+        let port = server.port
+        server.shutdown()
+        server.shutdown()
+        #expect(throws: (any Error).self) { _ = try RawClient(port: port).request("GET", "/") }
+    }
+
+    @Test(arguments: ["localhost", "not an address", "999.1.1.1"])
+    func refusesANonNumericHost(host: String) {
+        #expect(throws: HTTPServerError.self) {
+            _ = try HTTPServer(host: host) { _ in HTTPResponse(status: 200) }
+        }
+    }
+
+    @Test func encodesJSONWithSortedKeys() {
+        let response = HTTPResponse.json(201, ["b": 1, "a": 2])
+        #expect(response.status == 201)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"a":2,"b":1}"#)
+    }
+}
+
+final class ConcurrentCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}

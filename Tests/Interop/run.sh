@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Interop test: PayStorm-minted signed data against Apple's own verifier (app-store-server-library, Python).
+#
+# Usage: Tests/Interop/run.sh [pytest options]
+# Needs a built paystorm: $PAYSTORM, or .build/debug/paystorm (build it first with `swift build`).
+# Creates Tests/Interop/.venv on first use and writes Tests/Interop/matrix.md.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+export PAYSTORM="${PAYSTORM:-$root/.build/debug/paystorm}"
+if [[ ! -x "$PAYSTORM" ]]; then
+    echo "run.sh: no paystorm binary at $PAYSTORM (run 'swift build' or set PAYSTORM)" >&2
+    exit 66
+fi
+python="${PYTHON:-python3}"
+venv="$here/.venv"
+if [[ ! -x "$venv/bin/python" ]]; then
+    "$python" -m venv "$venv"
+fi
+if ! "$venv/bin/python" -c "import appstoreserverlibrary, pytest" 2>/dev/null; then
+    "$venv/bin/pip" install --quiet --disable-pip-version-check app-store-server-library pytest
+fi
+export INTEROP_MATRIX="${INTEROP_MATRIX:-$here/matrix.md}"
+cd "$here"
+exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@" test_interop.py

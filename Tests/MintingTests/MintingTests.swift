@@ -1,0 +1,279 @@
+import AppStoreModel
+import Foundation
+import Minting
+import Signing
+import Testing
+
+/// One PKI for the whole suite: generating keys and certificates is the slow part.
+private let sharedPKI: Result<TestPKI, any Error> = Result { try TestPKI.generate() }
+
+struct MintingTests {
+    let pki: TestPKI
+    let minter: Minter
+
+    init() throws {
+        pki = try sharedPKI.get()
+        minter = Minter(pki: pki)
+    }
+
+    private func header(_ jws: String) throws -> [String: Any] {
+        let segment = String(jws.split(separator: ".", omittingEmptySubsequences: false)[0])
+        let bytes = try #require(JWS.base64URLDecode(segment))
+        return try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+    }
+
+    private func payload<T: Decodable>(_ type: T.Type, _ jws: String) throws -> T {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        #expect(parts.count == 3)
+        let bytes = try #require(JWS.base64URLDecode(String(parts[1])))
+        return try AppStoreJSON.decoder().decode(type, from: Data(bytes))
+    }
+
+    @Test(arguments: NotificationMatrix.all)
+    func mintsEveryKindWithWhatItCarries(kind: NotificationKind) throws {
+        let signedDate = Minter.nowMilliseconds()
+        let minted = try minter.notification(kind, signedDate: signedDate)
+        let outer = try payload(ResponseBodyV2DecodedPayload.self, minted.signedPayload)
+        #expect(outer == minted.payload)
+        #expect(outer.notificationType == kind.notificationType)
+        #expect(outer.subtype == kind.subtype)
+        #expect(outer.version == "2.0")
+        #expect(outer.signedDate == signedDate)
+        #expect(AppStoreJSON.isValidUUID(outer.notificationUUID ?? ""))
+        let present = [
+            outer.data != nil, outer.summary != nil, outer.externalPurchaseToken != nil, outer.appData != nil,
+        ]
+        #expect(present.filter { $0 }.count == 1)
+        switch kind.content {
+        case .appIdentity:
+            #expect(
+                outer.data
+                    == NotificationData(
+                        appAppleId: 1_234_567_890,
+                        bundleId: "com.example.paystorm",
+                        environment: .sandbox
+                    )
+            )
+        case .summary:
+            #expect(outer.summary?.bundleId == "com.example.paystorm")
+            #expect(outer.summary?.environment == .sandbox)
+        case .externalPurchaseToken:
+            #expect(outer.externalPurchaseToken?.externalPurchaseId?.hasPrefix("SANDBOX") == true)
+            #expect(outer.externalPurchaseToken?.bundleId == "com.example.paystorm")
+        case .appData:
+            let app = try payload(AppTransaction.self, try #require(outer.appData?.signedAppTransactionInfo))
+            #expect(app.receiptType == .sandbox)
+            #expect(app.bundleId == "com.example.paystorm")
+            #expect(app.receiptCreationDate == signedDate)
+        case .subscription, .transaction, .oneTimeTransaction:
+            let data = try #require(outer.data)
+            #expect(data.bundleId == "com.example.paystorm")
+            #expect(data.environment == .sandbox)
+            let transaction = try payload(JWSTransactionDecodedPayload.self, try #require(data.signedTransactionInfo))
+            #expect(transaction == minted.transaction)
+            #expect(transaction.bundleId == "com.example.paystorm")
+            #expect(transaction.environment == .sandbox)
+            #expect(transaction.signedDate == signedDate)
+            #expect(transaction.type == Minter.defaultProductType(for: kind))
+            #expect(data.consumptionRequestReason != nil ? kind.notificationType == .consumptionRequest : true)
+            if kind.content == .subscription {
+                let renewal = try payload(JWSRenewalInfoDecodedPayload.self, try #require(data.signedRenewalInfo))
+                #expect(renewal == minted.renewalInfo)
+                #expect(renewal.originalTransactionId == transaction.originalTransactionId)
+                #expect(renewal.productId == transaction.productId)
+                #expect(renewal.environment == .sandbox)
+                #expect(data.status == Minter.status(for: kind))
+                #expect(transaction.expiresDate != nil)
+                #expect(transaction.webOrderLineItemId != nil)
+            } else {
+                #expect(data.signedRenewalInfo == nil)
+                #expect(data.status == nil)
+                #expect(transaction.expiresDate == nil)
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (NotificationKind(.expired, .voluntary, .subscription), false, ExpirationIntent.customerCancelled),
+        (NotificationKind(.expired, .billingRetry, .subscription), false, .billingError),
+        (NotificationKind(.expired, .priceIncrease, .subscription), false, .customerDidNotConsentToPriceIncrease),
+        (NotificationKind(.expired, .productNotForSale, .subscription), false, .productNotAvailable),
+        (NotificationKind(.expired, nil, .subscription), false, .other),
+        (NotificationKind(.didFailToRenew, nil, .subscription), false, .billingError),
+        (NotificationKind(.didRenew, nil, .subscription), true, nil),
+        (NotificationKind(.subscribed, .initialBuy, .subscription), true, nil),
+    ])
+    func relatesDatesAndIntentsToTheKind(kind: NotificationKind, active: Bool, intent: ExpirationIntent?) throws {
+        let signedDate = Minter.nowMilliseconds()
+        let minted = try minter.notification(kind, signedDate: signedDate)
+        let expires = try #require(minted.transaction?.expiresDate)
+        #expect((expires > signedDate) == active)
+        #expect(minted.renewalInfo?.expirationIntent == intent)
+    }
+
+    @Test func relatesSubscriptionDetailsToTheKind() throws {
+        let initial = try minter.notification(NotificationKind(.subscribed, .initialBuy, .subscription))
+        #expect(initial.transaction?.transactionId == initial.transaction?.originalTransactionId)
+        #expect(initial.transaction?.transactionReason == .purchase)
+        let renewal = try minter.notification(NotificationKind(.didRenew, nil, .subscription))
+        #expect(renewal.transaction?.transactionId != renewal.transaction?.originalTransactionId)
+        #expect(renewal.transaction?.transactionReason == .renewal)
+        let grace = try minter.notification(NotificationKind(.didFailToRenew, .gracePeriod, .subscription))
+        #expect(grace.payload.data?.status == .billingGracePeriod)
+        #expect(grace.renewalInfo?.isInBillingRetryPeriod == true)
+        #expect((grace.renewalInfo?.gracePeriodExpiresDate ?? 0) > (grace.payload.signedDate ?? 0))
+        let downgrade = try minter.notification(NotificationKind(.didChangeRenewalPref, .downgrade, .subscription))
+        #expect(downgrade.renewalInfo?.autoRenewProductId != downgrade.renewalInfo?.productId)
+        let disabled = try minter.notification(
+            NotificationKind(.didChangeRenewalStatus, .autoRenewDisabled, .subscription)
+        )
+        #expect(disabled.renewalInfo?.autoRenewStatus == .off)
+        let pending = try minter.notification(NotificationKind(.priceIncrease, .pending, .subscription))
+        #expect(pending.renewalInfo?.priceIncreaseStatus == .customerHasNotResponded)
+        let offer = try minter.notification(NotificationKind(.offerRedeemed, nil, .subscription))
+        #expect(offer.transaction?.offerType == .promotionalOffer)
+    }
+
+    @Test func marksRefundsAndRevocations() throws {
+        let refund = try minter.notification(NotificationKind(.refund, nil, .transaction))
+        let transaction = try #require(refund.transaction)
+        #expect(transaction.revocationDate != nil)
+        #expect(transaction.revocationReason != nil)
+        #expect(transaction.revocationType == .refundFull)
+        #expect(transaction.revocationPercentage == 100_000)
+        let revoke = try minter.notification(NotificationKind(.revoke, nil, .transaction))
+        #expect(revoke.transaction?.revocationType == .familyRevoke)
+        #expect(revoke.transaction?.inAppOwnershipType == .familyShared)
+        let signedDate = Minter.nowMilliseconds()
+        let subscription = Purchase(
+            kind: NotificationKind(.refund, nil, .transaction),
+            productType: .autoRenewableSubscription,
+            signedDate: signedDate
+        )
+        let refundedSubscription = try minter.notification(
+            NotificationKind(.refund, nil, .transaction),
+            purchase: subscription,
+            signedDate: signedDate
+        )
+        #expect(refundedSubscription.payload.data?.signedRenewalInfo != nil)
+        #expect(refundedSubscription.payload.data?.status == .revoked)
+    }
+
+    @Test(arguments: [
+        (NotificationKind(.subscribed, .initialBuy, .subscription), ProductType.consumable),
+        (NotificationKind(.oneTimeCharge, nil, .oneTimeTransaction), ProductType.autoRenewableSubscription),
+    ])
+    func rejectsAProductTypeThatContradictsTheKind(kind: NotificationKind, type: ProductType) {
+        let purchase = Purchase(kind: kind, productType: type, signedDate: Minter.nowMilliseconds())
+        #expect(throws: MintError.self) { try minter.notification(kind, purchase: purchase) }
+    }
+
+    @Test func keepsTheCallersPurchaseAndAccountToken() throws {
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        var purchase = Purchase(
+            kind: nil,
+            productId: "gems.100",
+            productType: .consumable,
+            appAccountToken: token,
+            signedDate: 1
+        )
+        purchase.transactionId = "42"
+        let minted = try minter.transaction(purchase)
+        #expect(minted.payload.appAccountToken == token)
+        #expect(minted.payload.transactionId == "42")
+        #expect(minted.payload.productId == "gems.100")
+        #expect(try payload(JWSTransactionDecodedPayload.self, minted.jws) == minted.payload)
+        let renewal = try minter.renewalInfo()
+        #expect(try payload(JWSRenewalInfoDecodedPayload.self, renewal.jws) == renewal.payload)
+    }
+
+    @Test func signsWithTheGenuineChain() throws {
+        let minted = try minter.transaction()
+        let header = try header(minted.jws)
+        #expect(header["alg"] as? String == "ES256")
+        #expect(header["x5c"] as? [String] == JWS.x5c([pki.leaf, pki.intermediate, pki.root]))
+    }
+
+    @Test func forgesHeadersAndChains() throws {
+        let kind = NotificationKind(.didRenew, nil, .subscription)
+        let es384 = try minter.notification(kind, forgery: .algES384)
+        #expect(try header(es384.signedPayload)["alg"] as? String == "ES384")
+        let none = try minter.notification(kind, forgery: .algNone)
+        #expect(try header(none.signedPayload)["alg"] as? String == "none")
+        #expect(none.signedPayload.hasSuffix("."))
+        #expect((try header(try minter.transaction(forgery: .chain2).jws)["x5c"] as? [String])?.count == 2)
+        #expect((try header(try minter.transaction(forgery: .chain4).jws)["x5c"] as? [String])?.count == 4)
+        let url = try header(try minter.transaction(forgery: .base64URLX5C).jws)["x5c"] as? [String]
+        #expect(url == [pki.leaf, pki.intermediate, pki.root].map { JWS.base64URL($0.der) })
+        for forgery in [Forgery.missingLeafOID, .missingIntermediateOID, .criticalOIDs, .untrustedRoot] {
+            let x5c = try header(try minter.transaction(forgery: forgery).jws)["x5c"] as? [String]
+            #expect(x5c?.count == 3)
+            #expect(x5c?[0] != JWS.x5c([pki.leaf])[0])
+        }
+    }
+
+    @Test func forgesPayloads() throws {
+        let kind = NotificationKind(.subscribed, .initialBuy, .subscription)
+        let bundle = try minter.notification(kind, forgery: .wrongBundle)
+        #expect(bundle.payload.data?.bundleId == "com.example.paystorm.forged")
+        #expect(bundle.transaction?.bundleId == "com.example.paystorm.forged")
+        let environment = try minter.notification(kind, forgery: .wrongEnvironment)
+        #expect(environment.payload.data?.environment == .production)
+        #expect(environment.renewalInfo?.environment == .production)
+        let seconds = try minter.notification(kind, forgery: .datesInSeconds)
+        #expect((seconds.payload.signedDate ?? .max) < 10_000_000_000)
+        #expect((seconds.transaction?.purchaseDate ?? .max) < 10_000_000_000)
+        #expect((seconds.renewalInfo?.signedDate ?? .max) < 10_000_000_000)
+        let early = try minter.notification(kind, forgery: .signedDateBeforeChain)
+        let notBefore = Int64(pki.leaf.notBefore.timeIntervalSince1970 * 1000)
+        #expect((early.payload.signedDate ?? .max) < notBefore)
+        let tampered = try minter.notification(kind, forgery: .tamperedPayload)
+        let sent = try payload(ResponseBodyV2DecodedPayload.self, tampered.signedPayload)
+        #expect(sent.notificationUUID != tampered.payload.notificationUUID)
+        let inner = try minter.notification(kind, forgery: .forgedInnerTransaction)
+        let innerHeader = try header(try #require(inner.payload.data?.signedTransactionInfo))
+        #expect(innerHeader["x5c"] as? [String] != JWS.x5c([pki.leaf, pki.intermediate, pki.root]))
+        #expect(try header(inner.signedPayload)["x5c"] as? [String] == JWS.x5c([pki.leaf, pki.intermediate, pki.root]))
+    }
+
+    @Test func forgesEveryKindOnRequest() throws {
+        for forgery in Forgery.allCases where forgery != .forgedInnerTransaction {
+            for kind in NotificationMatrix.all {
+                _ = try minter.notification(kind, forgery: forgery)
+            }
+            _ = try minter.transaction(forgery: forgery)
+            _ = try minter.renewalInfo(forgery: forgery)
+        }
+    }
+
+    @Test func rejectsForgeriesThatDoNotApply() {
+        #expect(throws: MintError.self) { try minter.transaction(forgery: .forgedInnerTransaction) }
+        #expect(throws: MintError.self) { try minter.renewalInfo(forgery: .forgedInnerTransaction) }
+        #expect(throws: MintError.self) { try minter.transaction(forgery: Forgery(rawValue: "glitter")) }
+    }
+
+    @Test func buildsTheWebhookBody() throws {
+        let minted = try minter.notification(NotificationKind(.test, nil, .appIdentity))
+        let body = try AppStoreJSON.decoder().decode(ResponseBodyV2.self, from: Data(minted.body))
+        #expect(body.signedPayload == minted.signedPayload)
+        #expect(String(decoding: minted.body, as: UTF8.self).hasPrefix(#"{"signedPayload":""#))
+    }
+
+    @Test func predictsApplesVerdictForEachForgery() {
+        let table: [(Forgery, String, String)] = [
+            (.badSignature, "VERIFICATION_FAILURE", "VERIFICATION_FAILURE"),
+            (.chain2, "INVALID_CHAIN_LENGTH", "INVALID_CHAIN_LENGTH"),
+            (.base64URLX5C, "INVALID_CERTIFICATE", "INVALID_CERTIFICATE"),
+            (.wrongBundle, "INVALID_APP_IDENTIFIER", "OK"),
+            (.wrongEnvironment, "INVALID_ENVIRONMENT", "INVALID_ENVIRONMENT"),
+            (.forgedInnerTransaction, "OK", "OK"),
+        ]
+        for (forgery, notification, renewal) in table {
+            #expect(forgery.expectedStatus(for: .notification) == notification)
+            #expect(forgery.expectedStatus(for: .renewalInfo) == renewal)
+        }
+        #expect(Forgery.forgedInnerTransaction.expectedInnerTransactionStatus == "VERIFICATION_FAILURE")
+        #expect(Forgery.allCases.count == 16)
+        #expect(Set(Forgery.allCases.map(\.rawValue)).count == 16)
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Profile
+import Testing
+
+struct ProfileTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static let minimal = """
+        {
+          name: "t", seed: 1,
+          target: { embeddedLedger: true },
+          catalog: {
+            groups: [{ id: "g", billingRetrySeconds: 10 }],
+            products: [
+              { id: "c", type: "consumable", priceMilli: 990 },
+              { id: "s", type: "autoRenewable", group: "g", level: 1, priceMilli: 9990, periodSeconds: 5 },
+            ],
+          },
+          population: { accounts: 10 },
+          actionMix: { consumable: 1, subscribe: 1 },
+          schedule: [{ kind: "constant", rate: 5, seconds: 10 }],
+          faults: FAULTS,
+        }
+        """
+
+    static func text(faults: String = "{}", replacing: (String, String)? = nil) -> String {
+        var text = minimal.replacingOccurrences(of: "FAULTS", with: faults)
+        if let (old, new) = replacing { text = text.replacingOccurrences(of: old, with: new) }
+        return text
+    }
+
+    @Test(arguments: ["smoke", "nightly-chaos", "soak", "capacity", "forgery"])
+    func loadsShippedProfile(name: String) throws {
+        let path = Self.repository.appendingPathComponent("Profiles/\(name).json5").path
+        let profile = try Profile.load(path: path)
+        #expect(profile.name == name)
+        #expect(profile.durationSeconds > 0)
+    }
+
+    @Test func decodesMinimalProfileWithDefaults() throws {
+        let profile = try Profile.decode(Data(Self.text().utf8), file: "t.json5")
+        #expect(profile.seed == 1)
+        #expect(profile.settleSeconds == 10)
+        #expect(profile.target.environment == "Sandbox")
+        #expect(profile.catalog.subscriptions(in: "g").map(\.id) == ["s"])
+        #expect(profile.schedule.rate(at: 3) == 5)
+        #expect(profile.schedule.rate(at: 11) == 0)
+    }
+
+    struct BadCase: Sendable, CustomStringConvertible {
+        var faults: String = "{}"
+        var replacing: (String, String)? = nil
+        var path: String
+        var expectation: String
+        var description: String { path }
+    }
+
+    static let badCases: [BadCase] = [
+        BadCase(
+            faults: "{ duplicate: { probability: 1.5 } }",
+            path: "faults.duplicate.probability",
+            expectation: "from 0 to 1, found 1.5"
+        ),
+        BadCase(faults: "{ duplicat: { probability: 0.5 } }", path: "faults.duplicat", expectation: "allowed keys"),
+        BadCase(faults: "{ duplicate: { probability: \"high\" } }", path: "faults.duplicate.probability", expectation: "a number"),
+        BadCase(faults: "{ forgery: { probability: 0.1, kinds: [\"alg-none\", \"nope\"] } }", path: "faults.forgery.kinds[1]", expectation: "found \"nope\""),
+        BadCase(faults: "{ duplicate: { probability: 0.1, concurrent: 0.8, afterSuccess: 0.5 } }", path: "faults.duplicate.afterSuccess", expectation: "at most 1"),
+        BadCase(replacing: ("type: \"consumable\"", "type: \"coin\""), path: "catalog.products[0].type", expectation: "one of consumable"),
+        BadCase(replacing: ("group: \"g\"", "group: \"h\""), path: "catalog.products[1].group", expectation: "the id of a group"),
+        BadCase(replacing: ("priceMilli: 990", "priceMilli: 9.5"), path: "catalog.products[0].priceMilli", expectation: "an integer"),
+        BadCase(replacing: ("priceMilli: 990", "priceMilli: -1"), path: "catalog.products[0].priceMilli", expectation: "found -1"),
+        BadCase(replacing: ("accounts: 10", "accounts: 0"), path: "population.accounts", expectation: "found 0"),
+        BadCase(replacing: ("kind: \"constant\"", "kind: \"square\""), path: "schedule[0].kind", expectation: "one of constant"),
+        BadCase(replacing: ("rate: 5,", "rate: 5, from: 2,"), path: "schedule[0].from", expectation: "allowed keys are kind, seconds, rate"),
+        BadCase(replacing: ("embeddedLedger: true", "embeddedLedger: false"), path: "target.webhookURL", expectation: "an http(s) URL"),
+        BadCase(replacing: ("embeddedLedger: true", "webhookURL: \"http://staging.example.com/n\""), path: "target.webhookURL", expectation: "allowedHosts"),
+        BadCase(replacing: ("embeddedLedger: true", "embeddedLedger: true, probe: { kind: \"http\", url: \"http://127.0.0.1/a\" }"), path: "target.probe.url", expectation: "{appAccountToken}"),
+        BadCase(replacing: ("seed: 1", "seed: 1, colour: 2"), path: "colour", expectation: "allowed keys"),
+        BadCase(replacing: ("seed: 1,", ""), path: "seed", expectation: "an integer"),
+        BadCase(replacing: ("actionMix: { consumable: 1, subscribe: 1 }", "actionMix: { nonRenewing: 1 }"), path: "actionMix.nonRenewing", expectation: "no nonRenewing product"),
+        BadCase(replacing: ("population: { accounts: 10 }", "population: { accounts: 10 }, thresholds: [\"p99 about 3\"]"), path: "thresholds[0]", expectation: "metric op value"),
+        BadCase(replacing: ("{ id: \"c\", type: \"consumable\", priceMilli: 990 }", "{ id: \"c\", type: \"consumable\", priceMilli: 990, periodSeconds: 3 }"), path: "catalog.products[0].periodSeconds", expectation: "no periodSeconds"),
+    ]
+
+    @Test(arguments: badCases)
+    func rejectsBadValueNamingFilePathAndExpectation(bad: BadCase) {
+        let text = Self.text(faults: bad.faults, replacing: bad.replacing)
+        #expect(text != Self.text() || bad.faults != "{}")
+        do {
+            _ = try Profile.decode(Data(text.utf8), file: "bad.json5")
+            Issue.record("decoded a bad profile")
+        } catch let error as ProfileError {
+            #expect(error.file == "bad.json5")
+            #expect(error.path == bad.path, "\(error)")
+            #expect(error.expected.contains(bad.expectation), "\(error)")
+            #expect(error.description.hasPrefix("bad.json5: \(bad.path): expected "))
+            #expect(!error.description.contains("\n"))
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+    }
+
+    @Test func reportsSyntaxErrorAsDocumentError() {
+        #expect(throws: ProfileError.self) { try Profile.decode(Data("{ name: ".utf8), file: "x.json5") }
+    }
+
+    @Test func reportsMissingFile() {
+        #expect(throws: ProfileError.self) { try Profile.load(path: "/nonexistent/profile.json5") }
+    }
+
+    @Test(arguments: [
+        ("p99 < 250ms", "p99", 250.0), ("errors < 1%", "errors", 0.01), ("p50 <= 2s", "p50", 2000.0),
+        ("rate >= 100", "rate", 100.0),
+    ])
+    func parsesThreshold(text: String, metric: String, value: Double) throws {
+        let threshold = try #require(Threshold(parsing: text))
+        #expect(threshold.metric == metric)
+        #expect(abs(threshold.value - value) < 1e-9)
+    }
+
+    @Test(arguments: [
+        (RateSegment(.ramp(from: 0, to: 10), seconds: 10), 5.0, 5.0),
+        (RateSegment(.steps(from: 0, to: 30, count: 4), seconds: 40), 15.0, 10.0),
+        (RateSegment(.spike(base: 1, peak: 9, atSeconds: 2, spikeSeconds: 1), seconds: 5), 2.5, 9.0),
+        (RateSegment(.sine(mean: 10, amplitude: 5, periodSeconds: 4), seconds: 8), 1.0, 15.0),
+    ])
+    func evaluatesRateSegment(segment: RateSegment, at t: Double, rate: Double) {
+        #expect(abs(segment.rate(at: t) - rate) < 1e-9)
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+@testable import Signing
+
+@Suite struct JWSTests {
+    @Test(arguments: [
+        ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"),
+        ("foobar", "Zm9vYmFy"), ("\u{FB}\u{FF}", "w7vDvw"),
+    ])
+    func base64URLMatchesRFC4648(_ plain: String, _ encoded: String) {
+        #expect(JWS.base64URL(Array(plain.utf8)) == encoded)
+        #expect(JWS.base64URLDecode(encoded) == Array(plain.utf8))
+    }
+
+    @Test(arguments: ["a+b", "a/b=", "Zg=x", "A", "a b", "Zg==="])
+    func base64URLDecodeRejectsNonAlphabet(_ text: String) {
+        #expect(JWS.base64URLDecode(text) == nil)
+    }
+
+    @Test func signProducesCompactES256WithRawSignature() throws {
+        let header = JWSHeader(alg: "ES256", x5c: JWS.x5c(sharedPKI.chain))
+        let payload = Array(#"{"signedDate":1700000000000}"#.utf8)
+        let jws = try JWS.sign(payload: payload, header: header, key: sharedPKI.leafKey)
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        #expect(parts.count == 3)
+        let headerJSON = try #require(JWS.base64URLDecode(parts[0]))
+        let decoded = try JSONDecoder().decode(JWSHeader.self, from: Data(headerJSON))
+        #expect(decoded == header)
+        #expect(decoded.x5c?[0] == Data(sharedPKI.leaf.der).base64EncodedString())
+        #expect(JWS.base64URLDecode(parts[1]) == payload)
+        let signature = try #require(JWS.base64URLDecode(parts[2]))
+        #expect(signature.count == 64)
+        #expect(verify(jws, key: sharedPKI.leafKey))
+    }
+
+    @Test func signerMatchesTheGeneralPathAndVerifies() throws {
+        let signer = ES256Signer(pki: sharedPKI)
+        let payload = Array(#"{"a":1}"#.utf8)
+        let fast = try signer.sign(payload: payload)
+        let slow = try JWS.sign(
+            payload: payload,
+            header: JWSHeader(alg: "ES256", x5c: JWS.x5c(sharedPKI.chain)),
+            key: sharedPKI.leafKey
+        )
+        // ECDSA is randomized: same header and payload segments, different signatures.
+        #expect(fast.split(separator: ".").prefix(2) == slow.split(separator: ".").prefix(2))
+        #expect(fast != slow)
+        #expect(verify(fast, key: sharedPKI.leafKey))
+    }
+
+    @Test func signerIsSafeAcrossThreads() async throws {
+        let signer = ES256Signer(pki: sharedPKI)
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    var ok = true
+                    for round in 0..<25 {
+                        let jws = try signer.sign(payload: Array("{\"i\":\(index),\"r\":\(round)}".utf8))
+                        ok = ok && verify(jws, key: sharedPKI.leafKey)
+                    }
+                    return ok
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results == Array(repeating: true, count: 8))
+    }
+
+    @Test func rawAndDERSignaturesConvertBothWays() throws {
+        let context = try PKeyContext(key: sharedPKI.leafKey.pointer, mode: .sign)
+        let digest = sha256(Array("x".utf8))
+        let der = try context.signDER(digest: digest)
+        let raw = try rawSignature(fromDER: der, width: 32)
+        #expect(raw.count == 64)
+        #expect(derSignature(fromRaw: raw) == der)
+    }
+
+    @Test func pythonLibraryAcceptsASignedTransaction() throws {
+        guard pythonLibraryAvailable, let python = findExecutable("python3") else { return }
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try sharedPKI.write(to: directory)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let payload = """
+            {"bundleId":"com.example.app","environment":"Sandbox","signedDate":\(now),"transactionId":"1",\
+            "originalTransactionId":"1","productId":"p","type":"Consumable","quantity":1,"price":990}
+            """
+        let jws = try ES256Signer(pki: sharedPKI).sign(payload: Array(payload.utf8))
+        let script = """
+            import sys
+            from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
+            from appstoreserverlibrary.models.Environment import Environment
+            root = open(sys.argv[1], 'rb').read()
+            v = SignedDataVerifier([root], False, Environment.SANDBOX, 'com.example.app')
+            t = v.verify_and_decode_signed_transaction(sys.stdin.read().strip())
+            print(t.transactionId)
+            """
+        let (status, output) = try runProcess(python, ["-c", script, "\(directory)/root.der"], input: jws)
+        #expect(status == 0, "python said: \(output)")
+        #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
+}
+
+/// Verifies a compact ES256 JWS with a key's public half (test helper, independent of the verifier).
+func verify(_ jws: String, key: SigningKey) -> Bool {
+    let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+    guard parts.count == 3, let raw = JWS.base64URLDecode(String(parts[2])), let der = derSignature(fromRaw: raw),
+        let context = try? PKeyContext(key: key.pointer, mode: .verify)
+    else { return false }
+    let digest = sha256(Array("\(parts[0]).\(parts[1])".utf8))
+    return context.verifyDER(signature: der, digest: digest)
+}
