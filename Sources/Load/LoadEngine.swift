@@ -4,7 +4,7 @@ internal import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-    internal import Glibc
+internal import Glibc
 #endif
 
 /// The HTTP version the transport speaks.
@@ -231,7 +231,12 @@ struct EngineLoop {
     var closedEnd: Int64 = 0
     var nextIndex = 0
 
-    init(configuration: LoadEngineConfiguration, mode: LoadMode, transport: Transport, stopRequested: @escaping () -> Bool) {
+    init(
+        configuration: LoadEngineConfiguration,
+        mode: LoadMode,
+        transport: Transport,
+        stopRequested: @escaping () -> Bool
+    ) {
         self.configuration = configuration
         self.mode = mode
         self.transport = transport

@@ -76,8 +76,8 @@ public struct LoadResult: Sendable, Equatable {
     public var intended: Duration
     /// When the engine handed it to the transport (equal to `intended` for a missed send).
     public var sent: Duration
-    /// When its first byte could go on the wire: `sent` plus DNS, connect, TLS and any wait for a
-    /// free connection.
+    /// When the request went on a connection: `sent` plus any wait for a free connection, DNS,
+    /// connect and TLS (`received` when it never did).
     public var wireStart: Duration
     /// When the response ended or the failure was seen.
     public var received: Duration
