@@ -24,6 +24,11 @@ final class Transfer {
     var sent: Int64 = 0
     /// Monotonic time when libcurl was about to write the request (0 if it never was).
     var wireStartAbsolute: Int64 = 0
+    /// The engine's total timeout in ms, restored after a request that set its own.
+    var defaultTimeoutMilliseconds = 0
+    var timeoutMilliseconds = 0
+    /// Hang up when the response starts (a lost-response fault).
+    var hangUp = false
 
     init?(configuration: LoadEngineConfiguration) {
         guard let easy = curl_easy_init() else { return nil }
@@ -43,7 +48,10 @@ final class Transfer {
             CURLOPT_CONNECTTIMEOUT_MS,
             Int(configuration.connectTimeout.microseconds / 1000)
         )
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(configuration.totalTimeout.microseconds / 1000))
+        defaultTimeoutMilliseconds = Int(configuration.totalTimeout.microseconds / 1000)
+        timeoutMilliseconds = defaultTimeoutMilliseconds
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, defaultTimeoutMilliseconds)
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, me)
         switch configuration.httpVersion {
         case .http1_1:
             _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
@@ -64,6 +72,15 @@ final class Transfer {
         response.removeAll(keepingCapacity: response.capacity <= 64 * 1024)
         responseBytes = 0
         wireStartAbsolute = 0
+        let timeout = request.timeout.map { max(1, Int($0.microseconds / 1000)) } ?? defaultTimeoutMilliseconds
+        if timeout != timeoutMilliseconds {
+            timeoutMilliseconds = timeout
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeout)
+        }
+        if request.hangUpOnResponse != hangUp {
+            hangUp = request.hangUpOnResponse
+            _ = ps_curl_easy_setopt_header_function(easy, hangUp ? transferHangUpOnHeader : nil)
+        }
         _ = request.url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
         if http2PriorKnowledge {
             let version =
@@ -114,6 +131,15 @@ final class Transfer {
 }
 
 /// libcurl's write callback: appends to the transfer's response (or only counts it).
+/// Aborts the transfer at the first response header: the request reached the target, the answer is lost.
+private let transferHangUpOnHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    _,
+    _,
+    _,
+    _ in
+    0
+}
+
 private let transferWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
     data,
     size,
@@ -291,6 +317,7 @@ final class Transport {
         var detail = ""
         if code != CURLE_OK {
             error = classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno)
+            if transfer.hangUp && code == CURLE_WRITE_ERROR { error = .hungUp }
             detail = "curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))"
             if osErrno != 0 { detail += " (\(String(cString: strerror(Int32(osErrno)))))" }
             status = 0
