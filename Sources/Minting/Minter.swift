@@ -308,8 +308,8 @@ public struct Minter: Sendable {
         var payload = forged.minter.renewalInfoPayload(purchase, kind: kind, signedDate: forged.signedDate)
         if forgery == .datesInSeconds { payload = payload.mappingDates(Self.toSeconds) }
         let jws = try signForged(payload, forgery: forgery) { tampered in
-            tampered.autoRenewStatus = .on
-            tampered.expirationIntent = nil
+            // Flip auto-renew: a change the signature must catch whatever the original said.
+            tampered.autoRenewStatus = tampered.autoRenewStatus == .on ? .off : .on
         }
         return MintedJWS(jws: jws, payload: payload, forgery: forgery)
     }
