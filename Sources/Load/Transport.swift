@@ -50,8 +50,8 @@ final class Transfer {
         )
         defaultTimeoutMilliseconds = Int(configuration.totalTimeout.microseconds / 1000)
         timeoutMilliseconds = defaultTimeoutMilliseconds
+        // No CURLOPT_HEADERDATA: with it set and no header function, libcurl writes headers into the body.
         _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, defaultTimeoutMilliseconds)
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, me)
         switch configuration.httpVersion {
         case .http1_1:
             _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)

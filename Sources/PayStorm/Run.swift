@@ -164,7 +164,6 @@ public enum PayStormRun {
         } catch {
             throw .cannotWrite("\(folder.url.path): \(error)")
         }
-        let schedule = profile.schedule
         let scheduler = RunScheduler(
             pipeline: pipeline,
             cache: cache,
@@ -175,8 +174,7 @@ public enum PayStormRun {
             history: history,
             recorder: recorder,
             only: options.account,
-            requestTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000)),
-            schedule: { t in schedule.rate(at: t) }
+            requestTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000))
         )
         let engine: LoadEngine
         do {

@@ -52,7 +52,6 @@ final class RunScheduler: TimedRequestSource {
     private let history: HistoryLog
     private let recorder: LoadRecorder
     private let only: String?
-    private let schedule: (Double) -> Double
     private let requestTimeout: Duration
 
     private var followUps = TimeHeap<PlannedDelivery>()
@@ -82,8 +81,7 @@ final class RunScheduler: TimedRequestSource {
         history: HistoryLog,
         recorder: LoadRecorder,
         only: String?,
-        requestTimeout: Duration,
-        schedule: @escaping (Double) -> Double
+        requestTimeout: Duration
     ) {
         self.pipeline = pipeline
         self.cache = cache
@@ -95,7 +93,6 @@ final class RunScheduler: TimedRequestSource {
         self.recorder = recorder
         self.only = only
         self.requestTimeout = requestTimeout
-        self.schedule = schedule
     }
 
     // MARK: TimedRequestSource
@@ -123,7 +120,23 @@ final class RunScheduler: TimedRequestSource {
         return deliveryRequest(minted.planned, body: minted.body, failure: minted.failure, at: now)
     }
 
-    func intendedRate(at elapsed: Duration) -> Double { schedule(elapsed.seconds) }
+    /// Deliveries intended in the last whole second: the world turns the schedule's events per second
+    /// into a varying number of deliveries, so the status line shows what was really due.
+    func intendedRate(at elapsed: Duration) -> Double { Double(lastSecondCount) }
+
+    private var currentSecond = 0
+    private var currentSecondCount = 0
+    private var lastSecondCount = 0
+
+    private func countIntended(at t: Double) {
+        let second = Int(t)
+        if second != currentSecond {
+            lastSecondCount = second == currentSecond + 1 ? currentSecondCount : 0
+            currentSecond = second
+            currentSecondCount = 0
+        }
+        currentSecondCount += 1
+    }
 
     // MARK: Sending
 
@@ -141,7 +154,7 @@ final class RunScheduler: TimedRequestSource {
         history.write(event: delivery.sends ? "send" : "happen", at: now, delivery: delivery)
         guard let body else { return nil }
         let url: String
-        let kind: String
+        var kind: String
         switch delivery.action.delivery {
         case .notification:
             url = endpoints.webhook
@@ -156,6 +169,14 @@ final class RunScheduler: TimedRequestSource {
         case .marker:
             return nil
         }
+        // Deliveries meant to fail (forgeries, network faults) get their own kind, so the genuine
+        // traffic's error rate and latency stay readable and thresholds can target either.
+        if delivery.forgery != nil {
+            kind = "forged"
+        } else if delivery.network != nil {
+            kind = "network-fault"
+        }
+        countIntended(at: now)
         let id = nextRequestID
         nextRequestID += 1
         sent[id] = Sent(delivery: delivery)
