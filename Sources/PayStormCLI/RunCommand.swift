@@ -92,7 +92,7 @@ extension Command {
             guard UUID(uuidString: account) != nil else {
                 throw CLIError(.usage, "--account expects an appAccountToken UUID, got '\(account)'")
             }
-            options.account = account.lowercased()
+            options.account = account.uppercased()
         }
         if let scale {
             guard scale > 0 else { throw CLIError(.usage, "--rate-scale must be positive, got \(scale)") }
