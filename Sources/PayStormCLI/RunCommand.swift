@@ -123,21 +123,12 @@ extension Command {
                 if !quiet { PayStormCLI.printError(line) }
             }
         } catch {
-            throw CLIError(exitCode(for: error), error.description)
+            throw CLIError(RunCommandSupport.exitCode(for: error), error.description)
         }
         print(verdictText(outcome), terminator: "")
         return ExitCode(rawValue: outcome.report.exitCode) ?? .internalError
     }
 
-    static func exitCode(for error: RunError) -> ExitCode {
-        switch error {
-        case .badProfile: .badInput
-        case .noInput: .noInput
-        case .unreachable: .unreachable
-        case .cannotWrite: .cannotWrite
-        case .internalError: .internalError
-        }
-    }
 
     /// The verdict block printed at the end of a run.
     static func verdictText(_ outcome: RunOutcome) -> String {
@@ -165,5 +156,19 @@ extension Command {
         text += "\nsent \(sent.sent) of \(sent.intended) intended, \(sent.ok) ok, \(sent.errorCount) errors, \(sent.missed) missed\n"
         text += "report: \(outcome.folder.path)/report.html\n"
         return text
+    }
+}
+
+/// What `run`, `replay` and `detect` share.
+enum RunCommandSupport {
+    /// The exit code of a run that could not start.
+    static func exitCode(for error: RunError) -> ExitCode {
+        switch error {
+        case .badProfile: .badInput
+        case .noInput: .noInput
+        case .unreachable: .unreachable
+        case .cannotWrite: .cannotWrite
+        case .internalError: .internalError
+        }
     }
 }
