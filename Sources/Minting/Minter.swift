@@ -21,9 +21,9 @@ public struct Minter: Sendable {
     /// The app written into every payload.
     public var app: AppIdentity
     private let signer: ES256Signer
-    private let forgeries: ForgeryMaterial
+    let forgeries: ForgeryMaterial
     /// One encoder for every payload: creating one per call costs more than some payloads take to encode.
-    private let encoder = AppStoreJSON.encoder()
+    let encoder = AppStoreJSON.encoder()
 
     /// One hour in milliseconds.
     public static let hourMilliseconds: Int64 = 3_600_000
@@ -470,7 +470,7 @@ public struct Minter: Sendable {
     }
 
     /// The minter and signing date a payload forgery implies.
-    private func forgedContext(_ forgery: Forgery?, signedDate: Int64) -> (minter: Minter, signedDate: Int64) {
+    func forgedContext(_ forgery: Forgery?, signedDate: Int64) -> (minter: Minter, signedDate: Int64) {
         var minter = self
         var date = signedDate
         switch forgery {
@@ -489,7 +489,7 @@ public struct Minter: Sendable {
 
     /// Signs a payload the way a forgery says: with a foreign key, a wrong header or chain, another PKI,
     /// or genuinely and then tampered with.
-    private func signForged<Payload: AppStoreJSONWritable>(
+    func signForged<Payload: AppStoreJSONWritable>(
         _ payload: Payload,
         forgery: Forgery?,
         tamper: (inout Payload) -> Void
