@@ -46,7 +46,7 @@ extension Minter {
             if forgery == .forgedInnerTransaction {
                 let untrusted = try forgeries.pki(for: .untrustedRoot)
                 data.signedTransactionInfo = try ES256Signer(pki: untrusted).sign(
-                    payload: Array(try encoder.encode(transaction))
+                    payload: AppStoreJSON.encode(transaction)
                 )
             } else {
                 data.signedTransactionInfo = try sign(transaction)

@@ -334,4 +334,39 @@ struct MintingVerificationTests {
         let renewal = try minter.renewalInfo(forgery: forgery)
         #expect(verdict(verifier.verifyAndDecodeRenewalInfo(renewal.jws)) == forgery.expectedStatus(for: .renewalInfo))
     }
+
+    @Test(arguments: [nil] + Forgery.allCases.map(Optional.some))
+    func signsPayloadsBuiltElsewhere(forgery: Forgery?) throws {
+        let kind = NotificationKind(.didRenew, nil, .subscription)
+        let signedDate = Minter.nowMilliseconds()
+        let purchase = Purchase(kind: kind, signedDate: signedDate)
+        let transaction = minter.transactionPayload(purchase, kind: kind, signedDate: signedDate)
+        let renewal = minter.renewalInfoPayload(purchase, kind: kind, signedDate: signedDate)
+        let outer = ResponseBodyV2DecodedPayload(
+            notificationType: kind.notificationType,
+            notificationUUID: Minter.randomUUID(),
+            data: NotificationData(
+                appAppleId: 1_234_567_890,
+                bundleId: "com.example.paystorm",
+                environment: .sandbox,
+                status: .active
+            ),
+            version: "2.0",
+            signedDate: signedDate
+        )
+        let signed = try minter.signNotification(outer, transaction: transaction, renewal: renewal, forgery: forgery)
+        #expect(
+            verdict(verifier.verifyAndDecodeNotification(signed)) == forgery?.expectedStatus(for: .notification) ?? "OK"
+        )
+        let parts = signed.split(separator: ".")
+        let decoded = try AppStoreJSON.decoder().decode(
+            ResponseBodyV2DecodedPayload.self,
+            from: Data(try #require(JWS.base64URLDecode(String(parts[1]))))
+        )
+        let inner = try #require(decoded.data?.signedTransactionInfo)
+        #expect(verdict(verifier.verifyAndDecodeTransaction(inner)) == forgery?.expectedInnerTransactionStatus ?? "OK")
+        guard let forgery, forgery != .forgedInnerTransaction else { return }
+        let bare = try minter.signTransaction(transaction, forgery: forgery)
+        #expect(verdict(verifier.verifyAndDecodeTransaction(bare)) == forgery.expectedStatus(for: .transaction))
+    }
 }
