@@ -317,19 +317,33 @@ public struct ChaosPolicy: Sendable {
     }
 }
 
+/// A heap entry: the sort key inline, the delivery boxed, so sifting moves one reference instead of a large struct.
 private struct Entry: Comparable, Sendable {
-    var delivery: PlannedDelivery
+    var at: Double
     var order: UInt64
-    static func < (a: Entry, b: Entry) -> Bool {
-        a.delivery.at < b.delivery.at || (a.delivery.at == b.delivery.at && a.order < b.order)
+    var box: Box
+
+    init(delivery: PlannedDelivery, order: UInt64) {
+        self.at = delivery.at
+        self.order = order
+        self.box = Box(delivery)
     }
+
+    var delivery: PlannedDelivery { box.delivery }
+
+    static func < (a: Entry, b: Entry) -> Bool { a.at < b.at || (a.at == b.at && a.order < b.order) }
     static func == (a: Entry, b: Entry) -> Bool { a.order == b.order }
+}
+
+private final class Box: Sendable {
+    let delivery: PlannedDelivery
+    init(_ delivery: PlannedDelivery) { self.delivery = delivery }
 }
 
 /// A binary min-heap of planned deliveries.
 private struct PlanHeap: Sendable {
     private var items: [Entry] = []
-    var first: PlannedDelivery? { items.first?.delivery }
+    var first: Entry? { items.first }
 
     mutating func push(_ entry: Entry) {
         items.append(entry)

@@ -38,7 +38,7 @@ public struct Profile: Sendable, Hashable {
     public var durationSeconds: Double { schedule.reduce(0) { $0 + $1.seconds } }
 
     static let keys = [
-        "name", "seed", "target", "catalog", "population", "actionMix", "timeCompression", "schedule", "faults",
+        "$schema", "name", "seed", "target", "catalog", "population", "actionMix", "timeCompression", "schedule", "faults",
         "settleSeconds", "thresholds",
     ]
 

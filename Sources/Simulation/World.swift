@@ -1112,7 +1112,7 @@ private struct Scheduled: Comparable, Sendable {
 }
 
 private enum Job: Sendable {
-    case emit(Action)
+    indirect case emit(Action)
     case renew(account: Int, group: Int, version: UInt32)
     case recover(account: Int, group: Int, version: UInt32)
     case graceEnd(account: Int, group: Int, version: UInt32)

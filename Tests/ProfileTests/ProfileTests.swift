@@ -1,5 +1,5 @@
 import Foundation
-import Profile
+@testable import Profile
 import Testing
 
 struct ProfileTests {
@@ -127,5 +127,18 @@ struct ProfileTests {
     ])
     func evaluatesRateSegment(segment: RateSegment, at t: Double, rate: Double) {
         #expect(abs(segment.rate(at: t) - rate) < 1e-9)
+    }
+
+    @Test(arguments: [
+        ("", Profile.keys), ("target", Target.keys), ("actionMix", ActionMix.keys), ("faults", Faults.keys),
+    ])
+    func schemaListsTheKeysTheDecoderAccepts(section: String, keys: [String]) throws {
+        let url = Self.repository.appendingPathComponent("Profiles/profile.schema.json")
+        let schema = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        var node = schema
+        if !section.isEmpty { node = try #require((schema["properties"] as? [String: Any])?[section] as? [String: Any]) }
+        let properties = try #require(node["properties"] as? [String: Any])
+        #expect(Set(properties.keys) == Set(keys))
+        #expect(node["additionalProperties"] as? Bool == false)
     }
 }
