@@ -102,7 +102,9 @@ public final class Checker: Sendable {
                 tx.group = truth.groupId
                 tx.original = truth.originalTransactionId
                 tx.expires = truth.expiresDate
-                if truth.kind == .reinstate {
+                if truth.kind == .reinstate && tx.revoked {
+                    // The target owes it again only once it acknowledges the reversal.
+                    tx.acked = false
                     tx.revoked = false
                     tx.revocationAcked = false
                     book.gone.remove(id)
@@ -183,7 +185,8 @@ public final class Checker: Sendable {
 
     /// Records that a probe of an account failed: each invariant it would have checked is unknown.
     public func probeFailed(account: String, error: any Error, at t: Double, final: Bool) {
-        let invariants = final ? Invariant.allCases : [.noDoubleGrant, .noUnlockWithoutVerifiedPurchase, .noStaleRegression]
+        let invariants =
+            final ? Invariant.allCases : [.noDoubleGrant, .noUnlockWithoutVerifiedPurchase, .noStaleRegression]
         state.withLock { state in
             for invariant in invariants {
                 state.tallies[invariant, default: Tally()].unknown += 1
@@ -207,7 +210,12 @@ public final class Checker: Sendable {
         return state.withLock { state in
             var book = state.books[account] ?? Book()
             var findings: [Invariant: Finding] = [:]
-            let context = Context(book: book, observed: observed, now: now, boundary: Int64(options.boundarySeconds * 1000))
+            let context = Context(
+                book: book,
+                observed: observed,
+                now: now,
+                boundary: Int64(options.boundarySeconds * 1000)
+            )
             findings[.noUnlockWithoutVerifiedPurchase] = unlockFinding(context)
             findings[.noDoubleGrant] = doubleGrantFinding(context)
             findings[.noStaleRegression] = regressionFinding(context, book: &book)
@@ -273,7 +281,8 @@ public final class Checker: Sendable {
             list.append(
                 Unchecked(
                     invariant: .noLostPurchase,
-                    reason: "partly: no device endpoint (target.deviceURL), so device deliveries and redeliveries are not exercised"
+                    reason:
+                        "partly: no device endpoint (target.deviceURL), so device deliveries and redeliveries are not exercised"
                 )
             )
         }
@@ -319,7 +328,9 @@ public final class Checker: Sendable {
         var boundary: Int64
 
         func genuine(_ product: String) -> [(String, Tx)] {
-            book.txs.filter { $0.value.product == product && $0.value.genuine && $0.value.sent }.map { ($0.key, $0.value) }
+            book.txs.filter { $0.value.product == product && $0.value.genuine && $0.value.sent }.map {
+                ($0.key, $0.value)
+            }
         }
     }
 
@@ -345,7 +356,8 @@ public final class Checker: Sendable {
                         evidence(forged, pending: pending)
                     )
                 }
-                let how = forged.isEmpty ? "no purchase of it was ever sent" : "only forged transactions of it were sent"
+                let how =
+                    forged.isEmpty ? "no purchase of it was ever sent" : "only forged transactions of it were sent"
                 return .fail("the target entitles \(entitlement.productId) but \(how)", evidence(forged))
             }
         }
@@ -359,7 +371,10 @@ public final class Checker: Sendable {
         }
         for grant in c.observed.grants ?? [] where grant.count > 0 {
             guard let tx = c.book.txs[grant.transactionId] else {
-                return .fail("the target granted transaction \(grant.transactionId), which the App Store never issued", [])
+                return .fail(
+                    "the target granted transaction \(grant.transactionId), which the App Store never issued",
+                    []
+                )
             }
             if tx.forged && !tx.genuine {
                 return .fail(
@@ -406,7 +421,8 @@ public final class Checker: Sendable {
                 truth.status != .revoked
             {
                 let txs = book.txs.values.filter { $0.group == group && $0.acked }
-                failure = failure
+                failure =
+                    failure
                     ?? .fail(
                         "the target moved the expiry of group \(group) back from \(previous) to \(seen) ms although no newer data shortened it",
                         evidence(Array(txs))
@@ -419,7 +435,8 @@ public final class Checker: Sendable {
         for (id, tx) in book.txs where tx.revoked && tx.revocationAcked && tx.genuine {
             if entitledIDs.contains(id) {
                 if book.gone.contains(id) {
-                    failure = failure
+                    failure =
+                        failure
                         ?? .fail(
                             "transaction \(id) of \(tx.product) was revoked, disappeared, then came back without a refund reversal",
                             evidence([tx])
@@ -429,12 +446,15 @@ public final class Checker: Sendable {
                 book.gone.insert(id)
             }
             guard tx.type == .nonConsumable else { continue }
-            let others = book.txs.values.contains { $0.product == tx.product && $0.genuine && !$0.revoked && !$0.forged }
+            let others = book.txs.values.contains {
+                $0.product == tx.product && $0.genuine && !$0.revoked && !$0.forged
+            }
             guard !others else { continue }
             let key = "product:" + tx.product
             if entitledProducts.contains(tx.product) {
                 if book.gone.contains(key) {
-                    failure = failure
+                    failure =
+                        failure
                         ?? .fail(
                             "\(tx.product) was revoked, disappeared, then came back without a refund reversal",
                             evidence([tx])
@@ -457,7 +477,10 @@ public final class Checker: Sendable {
                 continue
             }
             if entitledIDs.contains(id) {
-                return .fail("the target still entitles \(tx.product) through refunded transaction \(id)", evidence([tx]))
+                return .fail(
+                    "the target still entitles \(tx.product) through refunded transaction \(id)",
+                    evidence([tx])
+                )
             }
             switch tx.type {
             case .nonConsumable, .nonRenewing:

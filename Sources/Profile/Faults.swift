@@ -211,7 +211,9 @@ public struct Faults: Sendable, Hashable, Decodable {
             killCommand = try f.required("killCommand")
             startCommand = try f.required("startCommand")
             downSeconds = try f.number("downSeconds", in: 0...3600, default: 1)
-            if killCommand.isEmpty { throw ProfileIssue(path: f.at("killCommand"), expected: "a non-empty argument array") }
+            if killCommand.isEmpty {
+                throw ProfileIssue(path: f.at("killCommand"), expected: "a non-empty argument array")
+            }
             if startCommand.isEmpty {
                 throw ProfileIssue(path: f.at("startCommand"), expected: "a non-empty argument array")
             }

@@ -171,7 +171,11 @@ public struct NotificationFacts: Sendable, Hashable, Codable {
 
 /// Subscription status numbers, as in `data.status`.
 public enum SubscriptionStatus: Int32, Sendable, Hashable, Codable {
-    case active = 1, expired = 2, billingRetry = 3, gracePeriod = 4, revoked = 5
+    case active = 1
+    case expired = 2
+    case billingRetry = 3
+    case gracePeriod = 4
+    case revoked = 5
 }
 
 /// What an action means for what the account is owed. Facts are idempotent: applying the same truth twice
@@ -224,4 +228,3 @@ public struct Truth: Sendable, Hashable, Codable {
         self.effectiveDate = effectiveDate
     }
 }
-
