@@ -40,7 +40,7 @@ public enum Lifecycle: String, Sendable, Hashable, CaseIterable, Codable {
     case purchase, familyShare, subscribe, resubscribe, renewal, billingRecovery, renewalFailure, gracePeriodExpired,
         expiry, upgrade, downgrade, autoRenewDisabled, autoRenewEnabled, offerRedeemed, priceIncreasePending,
         priceIncreaseAccepted, refund, familyRevoke, refundReversal, askToBuyPending, askToBuyApproved,
-        askToBuyDeclined, deviceReport, billingFailureArmed
+        askToBuyDeclined, deviceReport, billingFailureArmed, consumptionRequest, refundDeclined
 }
 
 /// What an action sends.
@@ -163,6 +163,8 @@ public struct NotificationFacts: Sendable, Hashable, Codable {
     public var environment: String
     /// `data.status` (1 active … 5 revoked), auto-renewable subscriptions only.
     public var status: Int32?
+    /// `data.consumptionRequestReason`, for `CONSUMPTION_REQUEST`.
+    public var consumptionRequestReason: String?
     /// Becomes `data.signedTransactionInfo`.
     public var transaction: TransactionFacts?
     /// Becomes `data.signedRenewalInfo`.

@@ -834,6 +834,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
                 ? purchases.count - 1 : purchases.count + subs.firstIndex(of: latestSub)!
         }
         let now = millis(t)
+        if !latestOnly && rng.chance(0.3) && requestRefund(account: account, pick: pick, at: t) { return true }
         let reason: Int32 = rng.chance(0.5) ? 1 : 0
         if pick < purchases.count {
             let ref = purchases[pick]
@@ -906,6 +907,49 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             at: t,
             cause: cause
         )
+        return true
+    }
+
+    /// A refund requested from inside the app: Apple may ask for consumption data, then may decline.
+    /// - Returns: true when the request was declined (nothing is refunded).
+    private mutating func requestRefund(account: Int, pick: Int, at t: Double) -> Bool {
+        let now = millis(t)
+        let purchases = accounts[account].purchases
+        let facts: TransactionFacts
+        var renewal: RenewalFacts?
+        var status: Int32?
+        if pick < purchases.count {
+            facts = purchaseTransaction(account: account, ref: purchases[pick], signedMs: now)
+        } else {
+            let group = activeGroups(account)[pick - purchases.count]
+            facts = subscriptionTransaction(account: account, group: group, reason: nil, signedMs: now)
+            renewal = self.renewal(account: account, group: group, signedMs: now)
+            status = accounts[account].sub(group)?.status.rawValue
+        }
+        let truth = Truth(kind: .none, effectiveDate: now)
+        if facts.type == ProductKind.consumable.appleName || facts.type == ProductKind.autoRenewable.appleName {
+            var note = notification(
+                type: "CONSUMPTION_REQUEST",
+                subtype: nil,
+                signedMs: now,
+                status: status,
+                facts,
+                renewal
+            )
+            note.consumptionRequestReason = "UNINTENDED_PURCHASE"
+            emit(.consumptionRequest, account: account, event: newEvent(), at: t, .notification(note), truth)
+        }
+        guard rng.chance(0.5) else { return false }
+        let declined = notification(
+            type: "REFUND_DECLINED",
+            subtype: nil,
+            signedMs: now + 1,
+            status: status,
+            facts,
+            renewal
+        )
+        let later = Truth(kind: .none, effectiveDate: now + 1)
+        emit(.refundDeclined, account: account, event: newEvent(), at: t + 0.001, .notification(declined), later)
         return true
     }
 
@@ -1142,6 +1186,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             appAppleId: profile.target.appAppleId,
             environment: profile.target.environment,
             status: status,
+            consumptionRequestReason: nil,
             transaction: transaction,
             renewal: renewal
         )

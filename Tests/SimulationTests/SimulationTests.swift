@@ -98,7 +98,9 @@ struct SimulationTests {
         (.autoRenewDisabled, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"),
         (.autoRenewEnabled, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"), (.offerRedeemed, "OFFER_REDEEMED", nil),
         (.priceIncreasePending, "PRICE_INCREASE", "PENDING"), (.priceIncreaseAccepted, "PRICE_INCREASE", "ACCEPTED"),
-        (.refund, "REFUND", nil), (.familyRevoke, "REVOKE", nil), (.refundReversal, "REFUND_REVERSED", nil),
+        (.refund, "REFUND", nil), (.consumptionRequest, "CONSUMPTION_REQUEST", nil),
+        (.refundDeclined, "REFUND_DECLINED", nil), (.familyRevoke, "REVOKE", nil),
+        (.refundReversal, "REFUND_REVERSED", nil),
     ]
 
     @Test(arguments: expectations)
