@@ -97,8 +97,10 @@ struct IdealTarget {
 }
 
 /// Plays a whole run against the ideal target, every delivery acknowledged.
-func play(_ profile: Profile) -> (Checker, IdealTarget, [PlannedDelivery]) {
-    let checker = Checker(profile: profile, startMillis: start)
+func play(_ profile: Profile, foldAbove: Int = 48) -> (Checker, IdealTarget, [PlannedDelivery]) {
+    var options = Checker.Options()
+    options.foldAbove = foldAbove
+    let checker = Checker(profile: profile, startMillis: start, options: options)
     var ideal = IdealTarget()
     let planned = Array(ChaosStream(World(profile: profile, startMillis: start), profile: profile))
     for delivery in planned {
@@ -114,13 +116,14 @@ func failures(_ results: [CheckResult]) -> [Invariant] {
 }
 
 struct CheckingTests {
-    @Test(arguments: [1 as UInt64, 2, 3, 4, 5])
-    func correctTargetPasses(seed: UInt64) throws {
+    /// Folding (a tiny threshold of 4 forces it everywhere) only loosens bounds: still no false alarm.
+    @Test(arguments: [1 as UInt64, 2, 3, 4, 5], [48, 4])
+    func correctTargetPasses(seed: UInt64, foldAbove: Int) throws {
         let profile = try checkingProfile(
             faults: "{ forgery: { probability: 0.2 }, askToBuy: { probability: 0.2, pendingSeconds: 2 } }",
             seed: seed
         )
-        let (checker, ideal, _) = play(profile)
+        let (checker, ideal, _) = play(profile, foldAbove: foldAbove)
         let t = profile.durationSeconds + 7
         for token in checker.knownAccounts() {
             let results = checker.check(account: token, state: ideal.state(token, at: t), at: t, final: true)
