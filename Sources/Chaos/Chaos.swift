@@ -222,7 +222,11 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
     private mutating func planForgery(of delivery: PlannedDelivery) {
         guard let forgery = faults.forgery, delivery.action.truth.kind == .grant, rng.chance(forgery.probability)
         else { return }
-        let kind = forgery.kinds[rng.below(forgery.kinds.count)]
+        // `forged-inner-transaction` only exists for notifications (the outer JWS stays genuine).
+        var kinds = forgery.kinds
+        if case .device = delivery.action.delivery { kinds.removeAll { $0 == "forged-inner-transaction" } }
+        guard !kinds.isEmpty else { return }
+        let kind = kinds[rng.below(kinds.count)]
         var forged = delivery
         forged.id = newID()
         forged.copy = .forged
