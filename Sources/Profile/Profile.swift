@@ -38,7 +38,8 @@ public struct Profile: Sendable, Hashable {
     public var durationSeconds: Double { schedule.reduce(0) { $0 + $1.seconds } }
 
     static let keys = [
-        "name", "seed", "target", "catalog", "population", "actionMix", "timeCompression", "schedule", "faults",
+        "$schema", "name", "seed", "target", "catalog", "population", "actionMix", "timeCompression", "schedule",
+        "faults",
         "settleSeconds", "thresholds",
     ]
 
@@ -153,7 +154,10 @@ public struct Target: Sendable, Hashable, Decodable {
         appAppleId = try f.optional("appAppleId")
         requestTimeoutSeconds = try f.number("requestTimeoutSeconds", in: 0.001...600, default: 5)
         if environment == "Production" && appAppleId == nil {
-            throw ProfileIssue(path: f.at("appAppleId"), expected: "an integer app Apple ID when environment is Production")
+            throw ProfileIssue(
+                path: f.at("appAppleId"),
+                expected: "an integer app Apple ID when environment is Production"
+            )
         }
         webhookURL = try Self.url(f, "webhookURL", allowedHosts: allowedHosts)
         deviceURL = try Self.url(f, "deviceURL", allowedHosts: allowedHosts)
@@ -222,7 +226,10 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
 
     /// Strict decoding.
     public init(from decoder: any Decoder) throws {
-        let f = try Fields(decoder, allowed: ["kind", "url", "command", "pointers", "intervalSeconds", "sampleAccounts"])
+        let f = try Fields(
+            decoder,
+            allowed: ["kind", "url", "command", "pointers", "intervalSeconds", "sampleAccounts"]
+        )
         kind = Kind(rawValue: try f.choice("kind", Kind.allCases.map(\.rawValue), default: nil))!
         url = try f.optional("url")
         command = try f.optional("command")
