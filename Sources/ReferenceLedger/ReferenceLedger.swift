@@ -144,6 +144,10 @@ public final class ReferenceLedger: Sendable {
         committer.flush()
     }
 
+    deinit {
+        committer.flush()
+    }
+
     // MARK: - Routing
 
     /// Handles one request (also callable in-process, without HTTP).
@@ -386,15 +390,17 @@ extension Duration {
     var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
 }
 
-/// Group commit: every request queues its event; whoever holds the writer next commits the whole queue in one
-/// SQLite transaction (one fsync for many grants), and every waiter leaves with its own outcome.
-/// With a late delay (`ack-before-commit`), requests leave at once and a background thread commits later.
-final class GroupCommitter: Sendable {
-    // @unchecked: `result` is written by the committing thread under `queue`'s lock (via `drain`) and read
-    // by the submitter only after it has taken the same lock.
-    final class Pending: @unchecked Sendable {
+/// Group commit: requests queue their events and sleep; one committer thread takes everything queued, commits
+/// it in one SQLite transaction (one fsync for many grants) and wakes each request with its own outcome.
+/// While it commits, the next batch gathers. With a late delay (`ack-before-commit`), requests leave at once
+/// and the committer waits that long before each batch.
+// @unchecked: `queue` and `stopped` are guarded by `condition`; each `Pending.result` is written before its
+// semaphore is signalled and read after it is waited on.
+final class GroupCommitter: @unchecked Sendable {
+    final class Pending {
         let event: LedgerEvent
         var result: Result<ApplyOutcome, any Error>?
+        let done = DispatchSemaphore(value: 0)
 
         init(event: LedgerEvent) {
             self.event = event
@@ -403,65 +409,78 @@ final class GroupCommitter: Sendable {
 
     private let store: LedgerStore
     private let metrics: LedgerMetrics
-    private let queue = Mutex<[Pending]>([])
-    private let commitLock = Mutex<Void>(())
     private let late: Duration?
-    private let stopping = Atomic<Bool>(false)
+    private let condition = NSCondition()
+    private var queue: [Pending] = []
+    private var stopped = false
+    private let finished = DispatchSemaphore(value: 0)
 
     init(store: LedgerStore, metrics: LedgerMetrics, late: Duration?) {
         self.store = store
         self.metrics = metrics
         self.late = late
-        if let late {
-            let thread = Thread { [self] in
-                while !stopping.load(ordering: .acquiring) {
-                    Thread.sleep(forTimeInterval: late.seconds)
-                    drain()
-                }
-            }
-            thread.start()
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
         }
+        thread.name = "ledger-commit"
+        thread.start()
     }
 
     func submit(_ event: LedgerEvent) -> Result<ApplyOutcome, any Error> {
         let pending = Pending(event: event)
-        queue.withLock { $0.append(pending) }
+        condition.lock()
+        guard !stopped else {
+            condition.unlock()
+            return .failure(LedgerError(message: "the ledger is stopped"))
+        }
+        queue.append(pending)
+        condition.signal()
+        condition.unlock()
         if late != nil {
             // The flaw: acknowledge before anything is durable.
             return .success(ApplyOutcome())
         }
-        drain()
-        return queue.withLock { _ in pending.result } ?? .failure(LedgerError(message: "commit did not run"))
+        pending.done.wait()
+        return pending.result ?? .failure(LedgerError(message: "commit did not run"))
     }
 
-    /// Commits everything queued so far.
-    func drain() {
-        commitLock.withLock { _ in
-            let batch = queue.withLock { queue -> [Pending] in
-                defer { queue.removeAll() }
-                return queue
+    private func run() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopped { condition.wait() }
+            if let late, !stopped {
+                let deadline = Date(timeIntervalSinceNow: late.seconds)
+                while !stopped && condition.wait(until: deadline) {}
             }
-            guard !batch.isEmpty else { return }
-            let started = ContinuousClock.now
-            defer {
-                metrics.commits.add(1, ordering: .relaxed)
-                metrics.committedEvents.add(Int64(batch.count), ordering: .relaxed)
-                metrics.commitNanoseconds.add((ContinuousClock.now - started).nanoseconds, ordering: .relaxed)
-            }
-            let outcomes: Result<[ApplyOutcome], any Error> = Result {
-                try store.apply(batch.map(\.event), now: ReferenceLedger.nowMilliseconds())
-            }
-            queue.withLock { _ in
-                for (index, pending) in batch.enumerated() {
-                    pending.result = outcomes.map { $0[index] }
-                }
-            }
+            let batch = queue
+            queue.removeAll()
+            let exit = stopped
+            condition.unlock()
+            if !batch.isEmpty { commit(batch) }
+            if exit { return }
         }
     }
 
-    /// Stops the late thread (if any) and commits what is left.
+    private func commit(_ batch: [Pending]) {
+        let started = ContinuousClock.now
+        let outcomes = Result { try store.apply(batch.map(\.event), now: ReferenceLedger.nowMilliseconds()) }
+        metrics.commits.add(1, ordering: .relaxed)
+        metrics.committedEvents.add(Int64(batch.count), ordering: .relaxed)
+        metrics.commitNanoseconds.add((ContinuousClock.now - started).nanoseconds, ordering: .relaxed)
+        for (index, pending) in batch.enumerated() {
+            pending.result = outcomes.map { $0[index] }
+            pending.done.signal()
+        }
+    }
+
+    /// Commits what is queued and stops the committer; later submissions fail. Safe to call twice.
     func flush() {
-        stopping.store(true, ordering: .releasing)
-        drain()
+        condition.lock()
+        let first = !stopped
+        stopped = true
+        condition.signal()
+        condition.unlock()
+        if first { finished.wait() }
     }
 }
