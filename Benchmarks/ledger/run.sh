@@ -61,3 +61,4 @@ if commits:
     print(f"SQLite commits: {commits} ({events / commits:.1f} deliveries each, {1000 * commit_s / commits:.2f} ms each)")
 PY
 grep -E "Requests/sec|Latency" "$WORK/wrk.txt" >&2
+echo "load average at the end: $(cut -d" " -f1-3 /proc/loadavg) (other processes share these cores)"
