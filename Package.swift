@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel"]),
         .testTarget(name: "MintingTests", dependencies: ["Minting", "Signing", "AppStoreModel"]),
-        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Profile"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),
         .testTarget(name: "LoadTests", dependencies: ["Load"]),
         .testTarget(name: "CheckingTests", dependencies: ["Checking", "Simulation", "Chaos", "Profile"]),

@@ -33,3 +33,15 @@ CURLcode ps_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value)
 CURLMcode ps_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }
+CURLcode ps_curl_easy_setopt_prereq_function(CURL *handle, int (*callback)(void *, char *, char *, int, int)) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
+}
+CURLMcode ps_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
+    return curl_multi_setopt(multi, option, value);
+}
+CURLMcode ps_curl_multi_setopt_socket_function(CURLM *multi, int (*callback)(CURL *, curl_socket_t, int, void *, void *)) {
+    return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, callback);
+}
+CURLMcode ps_curl_multi_setopt_timer_function(CURLM *multi, int (*callback)(CURLM *, long, void *)) {
+    return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
+}

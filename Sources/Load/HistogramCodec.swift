@@ -1,5 +1,5 @@
-internal import Foundation
 internal import CZlib
+internal import Foundation
 
 /// Why a histogram or an interval log could not be read.
 public struct HistogramCodecError: Error, Sendable, Equatable, CustomStringConvertible {

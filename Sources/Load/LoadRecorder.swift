@@ -59,6 +59,9 @@ public struct LoadCounts: Codable, Sendable, Hashable {
     /// `failed / sent` (0 when nothing was sent).
     public var errorRate: Double { sent == 0 ? 0 : Double(failed) / Double(sent) }
 
+    /// Status class names, preallocated so that counting a result allocates nothing.
+    static let classKeys = (0...9).map { "\($0)xx" }
+
     mutating func add(_ result: LoadResult) {
         scheduled += 1
         if result.error == .missed {
@@ -70,7 +73,7 @@ public struct LoadCounts: Codable, Sendable, Hashable {
         if let error = result.error {
             errors[error.rawValue, default: 0] += 1
         } else {
-            statusClasses["\(result.status / 100)xx", default: 0] += 1
+            statusClasses[LoadCounts.classKeys[min(max(result.status / 100, 0), 9)], default: 0] += 1
             if (200..<300).contains(result.status) { ok += 1 }
         }
     }
@@ -115,7 +118,8 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     /// The row as one CSV line (no newline), columns as in ``csvHeader``.
     public var csvLine: String {
         let classes = ["timeout", "reset", "refused", "dns", "tls", "other", "missed"].map { String(errors[$0] ?? 0) }
-        return ([String(second), formatRate(intendedRate), String(scheduled), String(sent), String(ok), String(non2xx)]
+        return
+            ([String(second), formatRate(intendedRate), String(scheduled), String(sent), String(ok), String(non2xx)]
             + classes
             + [
                 String(late), String(inFlight), String(p50Micros), String(p90Micros), String(p99Micros),
@@ -390,7 +394,10 @@ public final class LoadRecorder {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             if let data = try? encoder.encode(summary) {
-                _ = FileManager.default.createFile(atPath: directory + "/summary.json", contents: data + Data("\n".utf8))
+                _ = FileManager.default.createFile(
+                    atPath: directory + "/summary.json",
+                    contents: data + Data("\n".utf8)
+                )
             }
         }
         return summary

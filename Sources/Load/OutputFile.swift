@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    internal import Glibc
+internal import Glibc
 #elseif canImport(Darwin)
-    internal import Darwin
+internal import Darwin
 #endif
 
 /// Why an output file could not be created.

@@ -141,7 +141,13 @@ public struct RateSchedule: Sendable, Equatable {
     }
 
     /// `base`, then `peak` for `length` starting at `at`, then `base` until `total`.
-    public static func spike(base: Double, peak: Double, at: Duration, length: Duration, total: Duration)
+    public static func spike(
+        base: Double,
+        peak: Double,
+        at: Duration,
+        length: Duration,
+        total: Duration
+    )
         -> RateSchedule
     {
         var segments: [Segment] = []
@@ -153,7 +159,12 @@ public struct RateSchedule: Sendable, Equatable {
     }
 
     /// A sine wave around `mean`.
-    public static func sine(mean: Double, amplitude: Double, period: Duration, for duration: Duration)
+    public static func sine(
+        mean: Double,
+        amplitude: Double,
+        period: Duration,
+        for duration: Duration
+    )
         -> RateSchedule
     {
         RateSchedule(segments: [.sine(mean: mean, amplitude: amplitude, period: period, duration: duration)])
@@ -242,7 +253,10 @@ public struct RateSchedule: Sendable, Equatable {
     /// Examples: `500@10s`, `10->500@1m,500@5m`, `100@30s,1000@5s,100@30s` (a spike),
     /// `sine(200,100,20s)@2m`.
     /// - Throws: ``LoadConfigurationError`` naming the bad segment.
-    public static func parse(_ text: String, arrivals: Arrivals = .uniform) throws(LoadConfigurationError)
+    public static func parse(
+        _ text: String,
+        arrivals: Arrivals = .uniform
+    ) throws(LoadConfigurationError)
         -> RateSchedule
     {
         var segments: [Segment] = []

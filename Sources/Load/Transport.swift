@@ -2,7 +2,7 @@ internal import CCurl
 internal import CPayStormShims
 
 #if canImport(Glibc)
-    internal import Glibc
+internal import Glibc
 #endif
 
 /// One reusable easy handle with the buffers of its current transfer.
@@ -22,6 +22,13 @@ final class Transfer {
     var kind = ""
     var intended: Int64 = 0
     var sent: Int64 = 0
+    /// Monotonic time when libcurl was about to write the request (0 if it never was).
+    var wireStartAbsolute: Int64 = 0
+    /// The engine's total timeout in ms, restored after a request that set its own.
+    var defaultTimeoutMilliseconds = 0
+    var timeoutMilliseconds = 0
+    /// Hang up when the response starts (a lost-response fault).
+    var hangUp = false
 
     init?(configuration: LoadEngineConfiguration) {
         guard let easy = curl_easy_init() else { return nil }
@@ -33,13 +40,18 @@ final class Transfer {
         _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, me)
         _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me)
         _ = ps_curl_easy_setopt_write_function(easy, transferWrite)
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, me)
+        _ = ps_curl_easy_setopt_prereq_function(easy, transferPrerequest)
         _ = ps_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
         _ = ps_curl_easy_setopt_long(
             easy,
             CURLOPT_CONNECTTIMEOUT_MS,
             Int(configuration.connectTimeout.microseconds / 1000)
         )
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(configuration.totalTimeout.microseconds / 1000))
+        defaultTimeoutMilliseconds = Int(configuration.totalTimeout.microseconds / 1000)
+        timeoutMilliseconds = defaultTimeoutMilliseconds
+        // No CURLOPT_HEADERDATA: with it set and no header function, libcurl writes headers into the body.
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, defaultTimeoutMilliseconds)
         switch configuration.httpVersion {
         case .http1_1:
             _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
@@ -59,14 +71,25 @@ final class Transfer {
         kind = request.kind
         response.removeAll(keepingCapacity: response.capacity <= 64 * 1024)
         responseBytes = 0
+        wireStartAbsolute = 0
+        let timeout = request.timeout.map { max(1, Int($0.microseconds / 1000)) } ?? defaultTimeoutMilliseconds
+        if timeout != timeoutMilliseconds {
+            timeoutMilliseconds = timeout
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeout)
+        }
+        if request.hangUpOnResponse != hangUp {
+            hangUp = request.hangUpOnResponse
+            _ = ps_curl_easy_setopt_header_function(easy, hangUp ? transferHangUpOnHeader : nil)
+        }
         _ = request.url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
         if http2PriorKnowledge {
-            let version = request.url.hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
+            let version =
+                request.url.hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
             _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, version)
         }
         _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
         _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, nil)
-        let method = request.method.uppercased()
+        let method = request.method
         if !request.body.isEmpty || method == "POST" {
             if request.body.count > bodyCapacity {
                 bodyBuffer?.deallocate()
@@ -108,6 +131,15 @@ final class Transfer {
 }
 
 /// libcurl's write callback: appends to the transfer's response (or only counts it).
+/// Aborts the transfer at the first response header: the request reached the target, the answer is lost.
+private let transferHangUpOnHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    _,
+    _,
+    _,
+    _ in
+    0
+}
+
 private let transferWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
     data,
     size,
@@ -124,26 +156,67 @@ private let transferWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, In
     return length
 }
 
-/// The libcurl multi handle, its transfer pool and the pacing timer; confined to one thread.
+/// libcurl's pre-request callback: stamps the moment the request goes on a connection, after any
+/// wait for a free one, so that service time excludes queueing in the transport.
+private let transferPrerequest:
+    @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32)
+        -> Int32 = {
+            user,
+            _,
+            _,
+            _,
+            _ in
+            if let user {
+                Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue().wireStartAbsolute = monotonicNanoseconds()
+            }
+            return 0  // CURL_PREREQFUNC_OK
+        }
+
+/// The libcurl multi handle, its transfer pool, an epoll set and the pacing timer; confined to
+/// one thread.
+///
+/// libcurl is driven with `curl_multi_socket_action` from our own epoll loop (as wrk drives its
+/// sockets): it tells us which sockets to watch and when its next timeout is, so no call polls
+/// every connection, and the pacing timerfd sits in the same epoll set for microsecond waits.
 final class Transport {
     let multi: UnsafeMutableRawPointer
     let configuration: LoadEngineConfiguration
     private var free: [Transfer] = []
     private var active: [ObjectIdentifier: Transfer] = [:]
     private let timer: Int32
+    private let epoll: Int32
     private(set) var inFlight = 0
+    /// libcurl's next timeout (monotonic ns), or nil when it has none.
+    fileprivate var curlDeadline: Int64?
+    private var events = [epoll_event](repeating: epoll_event(), count: 256)
 
     init?(_ configuration: LoadEngineConfiguration) {
         guard let multi = curl_multi_init() else { return nil }
         self.multi = multi
         self.configuration = configuration
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        timer = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
+        guard epoll >= 0, timer >= 0 else {
+            curl_multi_cleanup(multi)
+            if epoll >= 0 { close(epoll) }
+            if timer >= 0 { close(timer) }
+            return nil
+        }
+        var timerEvent = epoll_event()
+        timerEvent.events = EPOLLIN.rawValue
+        timerEvent.data.fd = timer
+        epoll_ctl(epoll, EPOLL_CTL_ADD, timer, &timerEvent)
         let connections = configuration.connectionsPerHost
         _ = ps_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, connections)
         _ = ps_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, connections * 2)
         if configuration.httpVersion == .http2 {
             _ = ps_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         }
-        timer = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = ps_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, me)
+        _ = ps_curl_multi_setopt_socket_function(multi, transportSocket)
+        _ = ps_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, me)
+        _ = ps_curl_multi_setopt_timer_function(multi, transportTimer)
     }
 
     deinit {
@@ -151,7 +224,38 @@ final class Transport {
         active.removeAll()
         free.removeAll()
         curl_multi_cleanup(multi)
-        if timer >= 0 { close(timer) }
+        close(timer)
+        close(epoll)
+    }
+
+    /// epoll interest per socket as registered: events mask, or 0 for "registered but idle".
+    private var registered: [Int32: UInt32] = [:]
+
+    /// Called by libcurl: watch `socket` for `what` (CURL_POLL_IN/OUT/INOUT/REMOVE).
+    ///
+    /// A removed socket stays registered as idle, because libcurl removes and re-adds a
+    /// keep-alive socket around every request; an event on an idle socket unregisters it.
+    fileprivate func watch(socket: Int32, what: Int32) {
+        var wanted: UInt32 = 0
+        if what != CURL_POLL_REMOVE {
+            if what & CURL_POLL_IN != 0 { wanted |= EPOLLIN.rawValue }
+            if what & CURL_POLL_OUT != 0 { wanted |= EPOLLOUT.rawValue }
+        }
+        if wanted == 0 {
+            if registered[socket] != nil { registered[socket] = 0 }
+            return
+        }
+        guard registered[socket] != wanted else { return }
+        var event = epoll_event()
+        event.events = wanted
+        event.data.fd = socket
+        if registered[socket] == nil || epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 {
+            // Unknown here, or closed and reused by the kernel since: (re)register.
+            if epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) != 0 && errno == EEXIST {
+                epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event)
+            }
+        }
+        registered[socket] = wanted
     }
 
     func submit(_ request: LoadRequest, intended: Int64, sent: Int64, start: Int64) {
@@ -171,16 +275,19 @@ final class Transport {
         curl_multi_add_handle(multi, transfer.easy)
     }
 
-    /// Drives I/O and appends the results of finished transfers.
+    /// Runs libcurl's due timeouts and appends the results of finished transfers.
     func perform(start: Int64, into results: inout [LoadResult]) {
         var running: Int32 = 0
-        curl_multi_perform(multi, &running)
+        if let deadline = curlDeadline, deadline <= monotonicNanoseconds() {
+            curlDeadline = nil
+            curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running)
+        }
         var remaining: Int32 = 0
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result
             let now = monotonicNanoseconds() - start
-            results.append(finish(easy: easy, code: code, received: now))
+            results.append(finish(easy: easy, code: code, received: now, start: start))
         }
     }
 
@@ -188,28 +295,29 @@ final class Transport {
     func cancelAll(start: Int64, into results: inout [LoadResult]) {
         let now = monotonicNanoseconds() - start
         for transfer in Array(active.values) {
-            var result = finish(easy: transfer.easy, code: CURLE_ABORTED_BY_CALLBACK, received: now)
+            var result = finish(easy: transfer.easy, code: CURLE_ABORTED_BY_CALLBACK, received: now, start: start)
             result.error = .other
             result.detail = "run stopped"
             results.append(result)
         }
     }
 
-    private func finish(easy: UnsafeMutableRawPointer, code: CURLcode, received: Int64) -> LoadResult {
+    private func finish(easy: UnsafeMutableRawPointer, code: CURLcode, received: Int64, start: Int64) -> LoadResult {
         var pointer: UnsafeMutableRawPointer?
         _ = ps_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer)
         let transfer = Unmanaged<Transfer>.fromOpaque(pointer!).takeUnretainedValue()
         var status = 0
         _ = ps_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        var pretransfer: curl_off_t = 0
-        _ = ps_curl_easy_getinfo_off_t(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
         var osErrno = 0
         _ = ps_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
-        let wireStart = min(transfer.sent + Int64(pretransfer) * 1000, received)
+        let wireStart =
+            transfer.wireStartAbsolute == 0
+            ? received : min(max(transfer.wireStartAbsolute - start, transfer.sent), received)
         var error: LoadErrorClass?
         var detail = ""
         if code != CURLE_OK {
             error = classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno)
+            if transfer.hangUp && code == CURLE_WRITE_ERROR { error = .hungUp }
             detail = "curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))"
             if osErrno != 0 { detail += " (\(String(cString: strerror(Int32(osErrno)))))" }
             status = 0
@@ -234,22 +342,73 @@ final class Transport {
         return result
     }
 
-    /// Sleeps until I/O is ready or `nanoseconds` pass (precise to the microsecond via a timerfd).
+    /// Waits until a socket is ready, libcurl's timeout or `nanoseconds` pass (to the microsecond,
+    /// via the timerfd), and hands ready sockets to libcurl.
     func wait(nanoseconds: Int64) {
-        var extra = curl_waitfd(fd: timer, events: Int16(CURL_WAIT_POLLIN), revents: 0)
-        var spec = itimerspec()
-        spec.it_value.tv_sec = Int(nanoseconds / 1_000_000_000)
-        spec.it_value.tv_nsec = Int(nanoseconds % 1_000_000_000)
-        if timer >= 0 {
+        var wait = nanoseconds
+        if let deadline = curlDeadline { wait = min(wait, max(deadline - monotonicNanoseconds(), 0)) }
+        var timeoutMilliseconds: Int32 = 0
+        if wait >= 5_000_000 {
+            // Far enough that waking up to a millisecond early costs nothing: the caller re-checks.
+            timeoutMilliseconds = Int32(min(wait / 1_000_000, 1000))
+        } else if wait > 0 {
+            var spec = itimerspec()
+            spec.it_value.tv_nsec = Int(wait)
             timerfd_settime(timer, 0, &spec, nil)
-            let milliseconds = Int32(nanoseconds / 1_000_000) + 1
-            curl_multi_poll(multi, &extra, 1, milliseconds, nil)
-            var expirations: UInt64 = 0
-            _ = read(timer, &expirations, 8)
-        } else {
-            curl_multi_poll(multi, nil, 0, Int32((nanoseconds + 999_999) / 1_000_000), nil)
+            timeoutMilliseconds = 7  // a backstop; the timerfd fires first
+        }
+        let ready = events.withUnsafeMutableBufferPointer { buffer in
+            epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), timeoutMilliseconds)
+        }
+        guard ready > 0 else { return }
+        var running: Int32 = 0
+        for index in 0..<Int(ready) {
+            let event = events[index]
+            let fd = event.data.fd
+            if fd == timer {
+                var expirations: UInt64 = 0
+                _ = read(timer, &expirations, 8)
+                continue
+            }
+            if registered[fd] == 0 {
+                // Idle keep-alive socket with news (usually the server closing it): let libcurl
+                // find out on its next use, and stop watching it.
+                epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nil)
+                registered[fd] = nil
+                continue
+            }
+            var action: Int32 = 0
+            if event.events & EPOLLIN.rawValue != 0 { action |= CURL_CSELECT_IN }
+            if event.events & EPOLLOUT.rawValue != 0 { action |= CURL_CSELECT_OUT }
+            if event.events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { action |= CURL_CSELECT_ERR }
+            curl_multi_socket_action(multi, fd, action, &running)
         }
     }
+}
+
+/// libcurl's socket callback: forwards interest changes to the transport's epoll set.
+private let transportSocket:
+    @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, Int32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
+        -> Int32 = {
+            _,
+            socket,
+            what,
+            user,
+            _ in
+            guard let user else { return 0 }
+            Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue().watch(socket: socket, what: what)
+            return 0
+        }
+
+/// libcurl's timer callback: remembers when libcurl next needs `CURL_SOCKET_TIMEOUT`.
+private let transportTimer: @convention(c) (UnsafeMutableRawPointer?, Int, UnsafeMutableRawPointer?) -> Int32 = {
+    _,
+    milliseconds,
+    user in
+    guard let user else { return 0 }
+    let transport = Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue()
+    transport.curlDeadline = milliseconds < 0 ? nil : monotonicNanoseconds() + Int64(milliseconds) * 1_000_000
+    return 0
 }
 
 /// Maps a libcurl failure to a PayStorm error class (pure, tested by table).
@@ -292,6 +451,8 @@ extension LoadEngine {
         guard code != CURLE_OK else { return nil }
         var osErrno = 0
         _ = ps_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
-        return (classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno), String(cString: curl_easy_strerror(code)))
+        return (
+            classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno), String(cString: curl_easy_strerror(code))
+        )
     }
 }

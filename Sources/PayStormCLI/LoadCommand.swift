@@ -86,7 +86,10 @@ enum LoadCLI {
             else { throw CLIError(.usage, "--url '\(url)' is not an http:// or https:// URL") }
             let bareHost = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             guard isLoopback(bareHost) || allowedHosts.contains(bareHost) else {
-                throw CLIError(.usage, "refusing non-loopback host '\(bareHost)'; pass --allow-host \(bareHost) to allow it")
+                throw CLIError(
+                    .usage,
+                    "refusing non-loopback host '\(bareHost)'; pass --allow-host \(bareHost) to allow it"
+                )
             }
 
             let arrivals: Arrivals
@@ -116,7 +119,9 @@ enum LoadCLI {
                 guard let rate, let durationText else {
                     throw CLIError(.usage, "give --rate and --duration, --schedule, or --users and --duration")
                 }
-                let schedule = RateSchedule.constant(rate, for: try parseDuration(durationText)).with(arrivals: arrivals)
+                let schedule = RateSchedule.constant(rate, for: try parseDuration(durationText)).with(
+                    arrivals: arrivals
+                )
                 try schedule.validate()
                 planned = schedule.duration
                 mode = .open(schedule)
@@ -202,7 +207,8 @@ enum LoadCLI {
                 thresholds: thresholds,
                 settings: [
                     "url": url, "method": requestMethod, "connections": String(connections),
-                    "maxInFlight": String(maxInFlight), "mode": describe(mode), "http": configuration.httpVersion.rawValue,
+                    "maxInFlight": String(maxInFlight), "mode": describe(mode),
+                    "http": configuration.httpVersion.rawValue,
                 ]
             )
             if !quiet { print(render(summary)) }
@@ -250,7 +256,9 @@ enum LoadCLI {
                 summary.durationSeconds
             )
         )
-        lines.append(String(format: "rate      intended %.1f/s, achieved %.1f/s", summary.intendedRate, summary.achievedRate))
+        lines.append(
+            String(format: "rate      intended %.1f/s, achieved %.1f/s", summary.intendedRate, summary.achievedRate)
+        )
         if !totals.statusClasses.isEmpty || !totals.errors.isEmpty {
             let parts =
                 totals.statusClasses.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
@@ -263,7 +271,9 @@ enum LoadCLI {
             lines.append("\(figures.kind).\(figures.measure)".padding(toLength: 24, withPad: " ", startingAt: 0) + text)
         }
         for outcome in summary.thresholds {
-            lines.append("threshold \(outcome.passed ? "ok  " : "FAIL") \(outcome.expression) (observed \(outcome.observed))")
+            lines.append(
+                "threshold \(outcome.passed ? "ok  " : "FAIL") \(outcome.expression) (observed \(outcome.observed))"
+            )
         }
         return lines.joined(separator: "\n")
     }

@@ -96,6 +96,12 @@ extension Profile: Decodable {
             throw ProfileIssue(path: f.at("actionMix"), expected: "at least one weight above 0")
         }
         try catalog.checkMix(actionMix, path: f.at("actionMix"))
+        if let restart = faults.targetRestart, restart.killCommand.isEmpty, !target.embeddedLedger {
+            throw ProfileIssue(
+                path: f.at("faults") + ".targetRestart.killCommand",
+                expected: "kill and start argument vectors for an external target"
+            )
+        }
     }
 }
 

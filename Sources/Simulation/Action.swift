@@ -197,7 +197,7 @@ public struct Truth: Sendable, Hashable, Codable {
     /// The product concerned, if any.
     public var productId: String?
     /// The product type, if any.
-    public var productType: ProductType?
+    public var productType: ProductKind?
     /// The transaction concerned, if any.
     public var transactionId: String?
     /// The original transaction (the subscription series), if any.

@@ -32,7 +32,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     private let duration: Double
     private let products: [Product]
     private let groupProducts: [[Int]]
-    private let buyKinds: [(Int, ProductType)]
+    private let buyKinds: [(Int, ProductKind)]
 
     /// Creates the world of a profile.
     /// - Parameters:
@@ -878,7 +878,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         let event = newEvent()
         var truth = Truth(kind: .revoke, effectiveDate: facts.signedDate)
         truth.productId = facts.productId
-        truth.productType = ProductType.allCases.first { $0.appleName == facts.type }
+        truth.productType = ProductKind.allCases.first { $0.appleName == facts.type }
         truth.transactionId = facts.transactionId
         truth.originalTransactionId = facts.originalTransactionId
         truth.quantity = Int(facts.quantity)

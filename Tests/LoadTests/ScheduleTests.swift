@@ -66,15 +66,23 @@ struct ScheduleTests {
 
     @Test(arguments: [
         ("500@10s", [RateSchedule.Segment.constant(rate: 500, duration: .seconds(10))]),
-        ("10->500@1m,500@5m", [.ramp(from: 10, to: 500, duration: .seconds(60)), .constant(rate: 500, duration: .seconds(300))]),
+        (
+            "10->500@1m,500@5m",
+            [.ramp(from: 10, to: 500, duration: .seconds(60)), .constant(rate: 500, duration: .seconds(300))]
+        ),
         ("sine(200,100,20s)@2m", [.sine(mean: 200, amplitude: 100, period: .seconds(20), duration: .seconds(120))]),
-        ("100@500ms, 1000@5s", [.constant(rate: 100, duration: .milliseconds(500)), .constant(rate: 1000, duration: .seconds(5))]),
+        (
+            "100@500ms, 1000@5s",
+            [.constant(rate: 100, duration: .milliseconds(500)), .constant(rate: 1000, duration: .seconds(5))]
+        ),
     ])
     func parsesScheduleText(text: String, segments: [RateSchedule.Segment]) throws {
         #expect(try RateSchedule.parse(text).segments == segments)
     }
 
-    @Test(arguments: ["", "500", "abc@10s", "500@", "500@0s", "-5@1s", "sine(10,20,1s)@1s", "0@1s", "10->x@1s", "5@10parsecs"])
+    @Test(arguments: [
+        "", "500", "abc@10s", "500@", "500@0s", "-5@1s", "sine(10,20,1s)@1s", "0@1s", "10->x@1s", "5@10parsecs",
+    ])
     func rejectsBadScheduleText(text: String) {
         #expect(throws: LoadConfigurationError.self) { try RateSchedule.parse(text) }
     }

@@ -29,7 +29,10 @@ struct ThresholdTests {
         #expect(abs(threshold.bound - bound) < 1e-9)
     }
 
-    @Test(arguments: ["p99 250ms", "p99 < 250", "p101 < 1s", "latency < 1s", "missed == many", "service.missed == 0", "errorRate < x%"])
+    @Test(arguments: [
+        "p99 250ms", "p99 < 250", "p101 < 1s", "latency < 1s", "missed == many", "service.missed == 0",
+        "errorRate < x%",
+    ])
     func rejectsBadThresholds(text: String) {
         #expect(throws: LoadConfigurationError.self) { try Threshold.parse(text) }
     }

@@ -5,7 +5,7 @@ import Testing
 @testable import Load
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A loopback HTTP/1.1 server whose behaviour is scripted by the request path:
@@ -116,7 +116,9 @@ func closedPort() -> UInt16 {
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
     _ = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
@@ -140,7 +142,13 @@ struct TransportTests {
         let schedule = RateSchedule.constant(100, for: .milliseconds(10 * urls.count))
         let stats = engine.run(.open(schedule)) { index, _ in
             guard index < urls.count else { return nil }
-            return LoadRequest(id: index, kind: "test", method: body.isEmpty ? "GET" : "POST", url: urls[index], body: body)
+            return LoadRequest(
+                id: index,
+                kind: "test",
+                method: body.isEmpty ? "GET" : "POST",
+                url: urls[index],
+                body: body
+            )
         } sink: { result in
             results[result.id] = result
         }
@@ -157,7 +165,9 @@ struct TransportTests {
         #expect(result.status == status)
         #expect(result.error == nil)
         #expect(String(decoding: result.body, as: UTF8.self) == (status == 204 ? "" : "echo 3000"))
-        #expect(result.received >= result.wireStart && result.wireStart >= result.sent && result.sent >= result.intended)
+        #expect(
+            result.received >= result.wireStart && result.wireStart >= result.sent && result.sent >= result.intended
+        )
         #expect(stats.sent == 1 && stats.completed == 1)
     }
 
@@ -199,9 +209,13 @@ struct TransportTests {
         let engine = try LoadEngine(LoadEngineConfiguration(connectionsPerHost: 2))
         var results: [LoadResult] = []
         let url = "http://127.0.0.1:\(server.port)/status/200"
-        let stats = engine.run(.closed(users: 2, thinkTime: .milliseconds(20), duration: .milliseconds(200))) { index, _ in
+        let stats = engine.run(.closed(users: 2, thinkTime: .milliseconds(20), duration: .milliseconds(200))) {
+            index,
+            _ in
             LoadRequest(id: index, url: url)
-        } sink: { results.append($0) }
+        } sink: {
+            results.append($0)
+        }
         #expect(results.count == stats.completed)
         #expect(stats.inFlight == 0)
         // Two users with 20 ms think time cannot exceed 2 × (200 / 20) + 2 sends.
@@ -234,7 +248,11 @@ struct TransportTests {
         let url = "http://127.0.0.1:\(server.port)/status/200"
         let stats = engine.run(.open(.constant(100, for: .milliseconds(300)))) { index, _ in
             LoadRequest(id: index, kind: index % 2 == 0 ? "webhook" : "device", url: url)
-        } sink: { recorder.record($0) } tick: { recorder.tick($0) }
+        } sink: {
+            recorder.record($0)
+        } tick: {
+            recorder.tick($0)
+        }
         let summary = recorder.finish(stats, thresholds: [try Threshold.parse("missed == 0")])
         #expect(summary.schema == "paystorm.load.summary/1")
         #expect(summary.totals.sent == 30 && summary.totals.ok == 30)

@@ -1,3 +1,4 @@
+import AppStoreModel
 import Foundation
 import Profile
 import Simulation
@@ -215,5 +216,41 @@ struct SimulationTests {
         #expect(Set(tokens).count == 1000)
         #expect(tokens[7] == World.appAccountToken(seed: 5, account: 7))
         #expect(tokens[7] != World.appAccountToken(seed: 6, account: 7))
+    }
+}
+
+struct PayloadMappingTests {
+    @Test func mapsEveryNotificationToAppStoreModelWithoutNulls() throws {
+        let encoder = AppStoreJSON.encoder()
+        var types = Set<String>()
+        for action in run(try richProfile(accounts: 20, seconds: 60)) {
+            switch action.delivery {
+            case .notification(let note):
+                let tx = note.transaction?.payload
+                #expect(tx?.transactionId == note.transaction?.transactionId)
+                #expect(tx?.type?.rawValue == note.transaction?.type)
+                let payload = note.payload(signedTransactionInfo: "t.t.t", signedRenewalInfo: note.renewal.map { _ in "r.r.r" })
+                #expect(payload.notificationType?.rawValue == note.notificationType)
+                #expect(payload.data?.status?.rawValue == note.status.map(Int.init))
+                let json = String(decoding: try encoder.encode(payload), as: UTF8.self)
+                #expect(!json.contains("null"))
+                types.insert(note.notificationType)
+                if let renewal = note.renewal {
+                    let mapped = renewal.payload
+                    #expect(mapped.originalTransactionId == renewal.originalTransactionId)
+                    #expect(mapped.autoRenewStatus?.rawValue == Int(renewal.autoRenewStatus))
+                }
+            case .device(let device):
+                let json = String(decoding: try encoder.encode(device.transaction.payload), as: UTF8.self)
+                #expect(json.contains("\"price\":\(device.transaction.price)"))
+                #expect(!json.contains("null"))
+            case .report(let report):
+                let body = try JSONSerialization.jsonObject(with: Data(report.body)) as? [String: String]
+                #expect(body?["purchaseResult"] == report.purchaseResult)
+            case .marker:
+                break
+            }
+        }
+        #expect(types.count > 8)
     }
 }

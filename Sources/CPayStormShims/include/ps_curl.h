@@ -1,7 +1,9 @@
 #ifndef PS_CURL_H
 #define PS_CURL_H
 #include <curl/curl.h>
-/* The load engine paces sends with a timerfd passed to curl_multi_poll; Glibc's module lacks it. */
+/* The load engine drives libcurl from its own epoll loop and paces sends with a timerfd;
+   Glibc's Swift module exposes neither header. */
+#include <sys/epoll.h>
 #include <sys/timerfd.h>
 
 CURLcode ps_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
@@ -15,4 +17,8 @@ CURLcode ps_curl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value)
 CURLcode ps_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
 CURLcode ps_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
 CURLMcode ps_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+CURLcode ps_curl_easy_setopt_prereq_function(CURL *handle, int (*callback)(void *, char *, char *, int, int));
+CURLMcode ps_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
+CURLMcode ps_curl_multi_setopt_socket_function(CURLM *multi, int (*callback)(CURL *, curl_socket_t, int, void *, void *));
+CURLMcode ps_curl_multi_setopt_timer_function(CURLM *multi, int (*callback)(CURLM *, long, void *));
 #endif
