@@ -43,7 +43,7 @@ public struct LedgerConfiguration: Sendable {
         flaws: Set<LedgerFlaw> = [],
         threads: Int = 4,
         maxBodyBytes: Int = 1 << 20,
-        lateCommitDelay: Duration = .milliseconds(500)
+        lateCommitDelay: Duration = .seconds(2)
     ) {
         self.host = host
         self.port = port
