@@ -122,8 +122,8 @@ public final class ReferenceLedger: Sendable {
                 port: configuration.port,
                 threads: configuration.threads,
                 maxBodyBytes: configuration.maxBodyBytes
-            ) { [self] request in
-                handle(request)
+            ) { [self] request, respond in
+                handle(request, respond: respond)
             }
             server = started
             return started.address
@@ -150,18 +150,51 @@ public final class ReferenceLedger: Sendable {
 
     // MARK: - Routing
 
-    /// Handles one request (also callable in-process, without HTTP).
+    /// Handles one request in-process, without HTTP, and waits for its answer.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let done = DispatchSemaphore(value: 0)
+        let answer = Mutex<HTTPResponse?>(nil)
+        handle(request) { response in
+            answer.withLock { $0 = response }
+            done.signal()
+        }
+        done.wait()
+        return answer.withLock { $0 } ?? .json(500, ErrorBody(error: "no response"))
+    }
+
+    /// What a request needs: an answer now, or a commit first.
+    enum Step {
+        case respond(HTTPResponse)
+        case commit(LedgerEvent)
+    }
+
+    /// Handles one request; `respond` is called once, after the commit for deliveries (possibly on the
+    /// committer's thread), so no HTTP thread waits for an fsync.
+    public func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
         let started = ContinuousClock.now
+        let (route, step) = route(request)
+        let finish: @Sendable (HTTPResponse) -> Void = { [metrics] response in
+            metrics.request(route: route, status: response.status, seconds: (ContinuousClock.now - started).seconds)
+            respond(response)
+        }
+        switch step {
+        case .respond(let response):
+            finish(response)
+        case .commit(let event):
+            committer.submit(event) { [self] result in
+                finish(commitResponse(result))
+            }
+        }
+    }
+
+    private func route(_ request: HTTPRequest) -> (String, Step) {
         let route: String
         let response: HTTPResponse
         switch (request.method, request.path) {
         case ("POST", "/notifications"):
-            route = "/notifications"
-            response = timed { postNotification(request.body) }
+            return ("/notifications", timed { postNotification(request.body) })
         case ("POST", "/transactions"):
-            route = "/transactions"
-            response = timed { postTransaction(request.body) }
+            return ("/transactions", timed { postTransaction(request.body) })
         case ("GET", let path) where path.hasPrefix("/accounts/"):
             route = "/accounts"
             response = getAccount(String(path.dropFirst("/accounts/".count)))
@@ -185,15 +218,13 @@ public final class ReferenceLedger: Sendable {
             route = "other"
             response = .json(404, ErrorBody(error: "no route \(request.method) \(request.path)"))
         }
-        let elapsed = ContinuousClock.now - started
-        metrics.request(route: route, status: response.status, seconds: elapsed.seconds)
-        return response
+        return (route, .respond(response))
     }
 
     private var flawNames: [String] { configuration.flaws.map(\.rawValue).sorted() }
 
     // Both use the thread's CPU clock, so time spent preempted or waiting for a commit is not counted.
-    private func timed(_ body: () -> HTTPResponse) -> HTTPResponse {
+    private func timed(_ body: () -> Step) -> Step {
         let started = threadCPUNanoseconds()
         defer { metrics.handleNanoseconds.add(threadCPUNanoseconds() - started, ordering: .relaxed) }
         return body()
@@ -208,18 +239,18 @@ public final class ReferenceLedger: Sendable {
         return body()
     }
 
-    private func reject(_ rejection: Rejection, field: String? = nil) -> HTTPResponse {
+    private func reject(_ rejection: Rejection, field: String? = nil) -> Step {
         metrics.rejection(rejection.reason)
         let detail = field.map { "\($0): \(rejection.detail)" } ?? rejection.detail
-        return .json(rejection.retryable ? 503 : 422, ErrorBody(error: detail, reason: rejection.reason))
+        return .respond(.json(rejection.retryable ? 503 : 422, ErrorBody(error: detail, reason: rejection.reason)))
     }
 
-    private func badRequest(_ message: String) -> HTTPResponse {
+    private func badRequest(_ message: String) -> Step {
         metrics.rejection("BAD_REQUEST")
-        return .json(400, ErrorBody(error: message, reason: "BAD_REQUEST"))
+        return .respond(.json(400, ErrorBody(error: message, reason: "BAD_REQUEST")))
     }
 
-    private func postNotification(_ body: [UInt8]) -> HTTPResponse {
+    private func postNotification(_ body: [UInt8]) -> Step {
         guard let object = jsonObject(body) else { return badRequest("body is not a JSON object") }
         guard let signedPayload = object["signedPayload"] as? String else {
             return badRequest("missing string field signedPayload")
@@ -269,10 +300,10 @@ public final class ReferenceLedger: Sendable {
             transaction: transaction,
             renewal: renewal
         )
-        return commit(event)
+        return .commit(event)
     }
 
-    private func postTransaction(_ body: [UInt8]) -> HTTPResponse {
+    private func postTransaction(_ body: [UInt8]) -> Step {
         guard let object = jsonObject(body) else { return badRequest("body is not a JSON object") }
         if let jws = object["signedTransaction"] as? String {
             let transaction: TransactionFacts
@@ -286,7 +317,7 @@ public final class ReferenceLedger: Sendable {
                 signedDate: transaction.signedDate ?? 0,
                 transaction: transaction
             )
-            return commit(event)
+            return .commit(event)
         }
         guard let result = object["purchaseResult"] as? String else {
             return badRequest("expected signedTransaction or purchaseResult")
@@ -301,14 +332,14 @@ public final class ReferenceLedger: Sendable {
         do {
             let outcome = try store.record(report, now: Self.nowMilliseconds())
             metrics.grants.add(Int64(outcome.granted), ordering: .relaxed)
-            return .json(202, CommitBody(status: "recorded", granted: outcome.granted))
+            return .respond(.json(202, CommitBody(status: "recorded", granted: outcome.granted)))
         } catch {
-            return .json(500, ErrorBody(error: "storage failed: \(error)", reason: "STORAGE"))
+            return .respond(.json(500, ErrorBody(error: "storage failed: \(error)", reason: "STORAGE")))
         }
     }
 
-    private func commit(_ event: LedgerEvent) -> HTTPResponse {
-        switch committer.submit(event) {
+    private func commitResponse(_ result: Result<ApplyOutcome, any Error>) -> HTTPResponse {
+        switch result {
         case .success(let outcome):
             if outcome.duplicate { metrics.duplicates.add(1, ordering: .relaxed) }
             metrics.grants.add(Int64(outcome.granted), ordering: .relaxed)
@@ -390,21 +421,16 @@ extension Duration {
     var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
 }
 
-/// Group commit: requests queue their events and sleep; one committer thread takes everything queued, commits
-/// it in one SQLite transaction (one fsync for many grants) and wakes each request with its own outcome.
+/// Group commit: requests queue their events (their HTTP connections wait suspended); one committer thread
+/// takes everything queued, commits it in one SQLite transaction (one fsync for many grants) and answers each
+/// request with its own outcome.
 /// While it commits, the next batch gathers. With a late delay (`ack-before-commit`), requests leave at once
 /// and the committer waits that long before each batch.
-// @unchecked: `queue` and `stopped` are guarded by `condition`; each `Pending.result` is written before its
-// semaphore is signalled and read after it is waited on.
+// @unchecked: `queue` and `stopped` are guarded by `condition`.
 final class GroupCommitter: @unchecked Sendable {
-    final class Pending {
+    struct Pending {
         let event: LedgerEvent
-        var result: Result<ApplyOutcome, any Error>?
-        let done = DispatchSemaphore(value: 0)
-
-        init(event: LedgerEvent) {
-            self.event = event
-        }
+        let completion: @Sendable (Result<ApplyOutcome, any Error>) -> Void
     }
 
     private let store: LedgerStore
@@ -427,22 +453,25 @@ final class GroupCommitter: @unchecked Sendable {
         thread.start()
     }
 
-    func submit(_ event: LedgerEvent) -> Result<ApplyOutcome, any Error> {
-        let pending = Pending(event: event)
+    /// Queues an event; `completion` runs once it is committed (or at once with a late delay).
+    func submit(_ event: LedgerEvent, completion: @escaping @Sendable (Result<ApplyOutcome, any Error>) -> Void) {
         condition.lock()
         guard !stopped else {
             condition.unlock()
-            return .failure(LedgerError(message: "the ledger is stopped"))
+            completion(.failure(LedgerError(message: "the ledger is stopped")))
+            return
         }
-        queue.append(pending)
-        condition.signal()
-        condition.unlock()
         if late != nil {
             // The flaw: acknowledge before anything is durable.
-            return .success(ApplyOutcome())
+            queue.append(Pending(event: event) { _ in })
+            condition.signal()
+            condition.unlock()
+            completion(.success(ApplyOutcome()))
+            return
         }
-        pending.done.wait()
-        return pending.result ?? .failure(LedgerError(message: "commit did not run"))
+        queue.append(Pending(event: event, completion: completion))
+        condition.signal()
+        condition.unlock()
     }
 
     private func run() {
@@ -469,8 +498,7 @@ final class GroupCommitter: @unchecked Sendable {
         metrics.committedEvents.add(Int64(batch.count), ordering: .relaxed)
         metrics.commitNanoseconds.add((ContinuousClock.now - started).nanoseconds, ordering: .relaxed)
         for (index, pending) in batch.enumerated() {
-            pending.result = outcomes.map { $0[index] }
-            pending.done.signal()
+            pending.completion(outcomes.map { $0[index] })
         }
     }
 
