@@ -251,9 +251,15 @@ public final class ReferenceLedger: Sendable {
     }
 
     private func postNotification(_ body: [UInt8]) -> Step {
-        guard let object = jsonObject(body) else { return badRequest("body is not a JSON object") }
-        guard let signedPayload = object["signedPayload"] as? String else {
-            return badRequest("missing string field signedPayload")
+        let signedPayload: String
+        if let fast = Self.plainSignedPayload(body) {
+            signedPayload = fast
+        } else {
+            guard let object = jsonObject(body) else { return badRequest("body is not a JSON object") }
+            guard let text = object["signedPayload"] as? String else {
+                return badRequest("missing string field signedPayload")
+            }
+            signedPayload = text
         }
         let payload: NotificationFacts
         switch verify({ verifier.notification(signedPayload) }) {
@@ -381,6 +387,27 @@ public final class ReferenceLedger: Sendable {
         } catch {
             return .json(500, ErrorBody(error: "storage failed: \(error)", reason: "STORAGE"))
         }
+    }
+
+    private static let plainPrefix = Array(#"{"signedPayload":""#.utf8)
+
+    /// The webhook body exactly as Apple (and `Minter`) writes it, `{"signedPayload":"<JWS>"}`, read without a
+    /// JSON parser: a JWS is base64url and dots, so it never needs escaping. Anything else goes to the parser.
+    static func plainSignedPayload(_ body: [UInt8]) -> String? {
+        let prefix = plainPrefix
+        guard body.count > prefix.count + 2, body.starts(with: prefix), body[body.count - 2] == UInt8(ascii: "\""),
+            body[body.count - 1] == UInt8(ascii: "}")
+        else { return nil }
+        let jws = body[prefix.count..<(body.count - 2)]
+        let plain = jws.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                true
+            default: false
+            }
+        }
+        return plain ? String(decoding: jws, as: UTF8.self) : nil
     }
 
     private func jsonObject(_ body: [UInt8]) -> [String: Any]? {

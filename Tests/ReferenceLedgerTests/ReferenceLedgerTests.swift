@@ -319,6 +319,17 @@ struct ReferenceLedgerTests {
         #expect(json?["error"] is String)
     }
 
+    @Test(arguments: [
+        (#"{"signedPayload":"aGk.eyJ9.c2ln"}"#, "aGk.eyJ9.c2ln" as String?),
+        (#"{"signedPayload":"a\u002eb"}"#, nil),
+        (#"{"signedPayload": "abc"}"#, nil),
+        (#"{"signedPayload":""}"#, nil),
+        (#"{"other":"abc"}"#, nil),
+    ])
+    func readsThePlainWebhookBodyWithoutAParser(body: String, expected: String?) {
+        #expect(ReferenceLedger.plainSignedPayload(Array(body.utf8)) == expected)
+    }
+
     @Test func answers413ForAnOversizedBody() throws {
         let fixture = try LedgerFixture(maxBodyBytes: 4096)
         let response = try http(fixture.port, "POST", "/notifications", body: [UInt8](repeating: 32, count: 5000))
