@@ -246,7 +246,7 @@ struct EngineLoop {
             pacer = Pacer(schedule: schedule)
         case .closed(let users, _, let duration):
             readyUsers = [Int64](repeating: 0, count: max(users, 0))
-            closedEnd = Int64(duration.microseconds) * 1000
+            closedEnd = duration.nanoseconds
         }
     }
 
@@ -257,7 +257,7 @@ struct EngineLoop {
         if let pendingDue { return pendingDue }
         if pacer != nil {
             if let next = pacer!.next() {
-                pendingDue = next.microseconds * 1000 + Int64(next.components.attoseconds / 1_000_000_000 % 1000)
+                pendingDue = next.nanoseconds
             }
         } else if readyHead < readyUsers.count {
             let due = readyUsers[readyHead]

@@ -266,3 +266,69 @@ struct TransportTests {
         #expect(FileManager.default.fileExists(atPath: directory + "/summary.json"))
     }
 }
+
+/// TLS against `openssl s_server` on loopback, with a certificate generated for the test.
+@Suite(.serialized)
+struct TLSTests {
+    static let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+
+    @discardableResult
+    func shell(_ arguments: [String], wait: Bool = true) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TLSTests.openssl!)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        if wait { process.waitUntilExit() }
+        return process
+    }
+
+    @Test(.enabled(if: TLSTests.openssl != nil))
+    func trustsACustomCAAndRejectsAnUnknownOne() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try shell([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem", "-days", "1",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ])
+        let port = closedPort()
+        let server = try shell(
+            [
+                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", directory + "/cert.pem",
+                "-key", directory + "/key.pem", "-www", "-naccept", "4", "-quiet",
+            ],
+            wait: false
+        )
+        defer { if server.isRunning { server.terminate() } }
+        let url = "https://127.0.0.1:\(port)/"
+        let trusting = try LoadEngine(LoadEngineConfiguration(caFile: directory + "/cert.pem"))
+        var reachable = false
+        for _ in 0..<50 where !reachable {
+            usleep(100_000)
+            reachable = trusting.probe(url: url) == nil
+        }
+        #expect(reachable)
+
+        var results: [LoadResult] = []
+        _ = trusting.run(.open(.constant(10, for: .milliseconds(100)))) { index, _ in
+            index == 0 ? LoadRequest(id: index, url: url) : nil
+        } sink: {
+            results.append($0)
+        }
+        #expect(results.first?.status == 200)
+
+        let stranger = try LoadEngine(LoadEngineConfiguration(caFile: "/dev/null"))
+        results = []
+        _ = stranger.run(.open(.constant(10, for: .milliseconds(100)))) { index, _ in
+            index == 0 ? LoadRequest(id: index, url: url) : nil
+        } sink: {
+            results.append($0)
+        }
+        #expect(results.first?.error == .tls)
+    }
+}
