@@ -232,21 +232,89 @@ final class Transport {
         registered[socket] = wanted
     }
 
+    /// Requests waiting for a free connection, in arrival order (nil once started).
+    private var waiting: [(request: LoadRequest, intended: Int64, sent: Int64)?] = []
+    private var waitingHead = 0
+    /// Transfers handed to libcurl at most: one per connection for HTTP/1.1 (100 streams per
+    /// connection for HTTP/2). Further requests wait in `waiting`, an O(1) queue, because
+    /// libcurl re-examines its own pending transfers on every connection change, which collapses
+    /// under thousands of them.
+    private lazy var activeCap =
+        configuration.httpVersion == .http2 ? configuration.connectionsPerHost * 100 : configuration.connectionsPerHost
+
+    /// Takes a request: starts it when a connection is free, else queues it (both count in flight).
     func submit(_ request: LoadRequest, intended: Int64, sent: Int64, start: Int64) {
+        inFlight += 1
+        if active.count < activeCap && waitingHead == waiting.count {
+            begin(request, intended: intended, sent: sent)
+        } else {
+            waiting.append((request, intended, sent))
+        }
+    }
+
+    private func begin(_ request: LoadRequest, intended: Int64, sent: Int64) {
         let transfer: Transfer
         if let reused = free.popLast() {
             transfer = reused
         } else if let created = Transfer(configuration: configuration) {
             transfer = created
         } else {
+            // Out of memory for a curl handle: retry when a transfer ends.
+            waiting.insert((request, intended, sent), at: waitingHead)
             return
         }
         transfer.prepare(request, http2PriorKnowledge: configuration.httpVersion == .http2)
         transfer.intended = intended
         transfer.sent = sent
         active[ObjectIdentifier(transfer)] = transfer
-        inFlight += 1
         curl_multi_add_handle(multi, transfer.easy)
+    }
+
+    private func beginWaiting() {
+        while active.count < activeCap, waitingHead < waiting.count {
+            let next = waiting[waitingHead]!
+            waiting[waitingHead] = nil
+            waitingHead += 1
+            begin(next.request, intended: next.intended, sent: next.sent)
+        }
+        if waitingHead == waiting.count {
+            waiting.removeAll(keepingCapacity: true)
+            waitingHead = 0
+        } else if waitingHead > 4096 && waitingHead * 2 > waiting.count {
+            waiting.removeFirst(waitingHead)
+            waitingHead = 0
+        }
+    }
+
+    /// Ends every request in flight or waiting, reporting each as stopped.
+    func cancelAll(start: Int64, into results: inout [LoadResult]) {
+        let now = monotonicNanoseconds() - start
+        for transfer in Array(active.values) {
+            var result = finish(easy: transfer.easy, code: CURLE_ABORTED_BY_CALLBACK, received: now, start: start)
+            result.error = .other
+            result.detail = "run stopped"
+            results.append(result)
+        }
+        while waitingHead < waiting.count {
+            let next = waiting[waitingHead]!
+            waitingHead += 1
+            inFlight -= 1
+            results.append(
+                LoadResult(
+                    id: next.request.id,
+                    kind: next.request.kind,
+                    intended: .nanoseconds(next.intended),
+                    sent: .nanoseconds(next.sent),
+                    wireStart: .nanoseconds(now),
+                    received: .nanoseconds(now),
+                    status: 0,
+                    error: .other,
+                    detail: "run stopped"
+                )
+            )
+        }
+        waiting.removeAll()
+        waitingHead = 0
     }
 
     /// Runs libcurl's due timeouts and appends the results of finished transfers.
@@ -263,17 +331,7 @@ final class Transport {
             let now = monotonicNanoseconds() - start
             results.append(finish(easy: easy, code: code, received: now, start: start))
         }
-    }
-
-    /// Ends every transfer in flight, reporting each as stopped.
-    func cancelAll(start: Int64, into results: inout [LoadResult]) {
-        let now = monotonicNanoseconds() - start
-        for transfer in Array(active.values) {
-            var result = finish(easy: transfer.easy, code: CURLE_ABORTED_BY_CALLBACK, received: now, start: start)
-            result.error = .other
-            result.detail = "run stopped"
-            results.append(result)
-        }
+        beginWaiting()
     }
 
     private func finish(easy: UnsafeMutableRawPointer, code: CURLcode, received: Int64, start: Int64) -> LoadResult {
