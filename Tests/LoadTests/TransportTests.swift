@@ -222,6 +222,26 @@ struct TransportTests {
         #expect(stats.sent >= 2 && stats.sent <= 22)
     }
 
+    @Test func runsOnADedicatedThreadFromAsyncCode() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let engine = try LoadEngine()
+        let url = "http://127.0.0.1:\(server.port)/status/200"
+        let summary = await LoadEngine.onDedicatedThread {
+            // A recorder without a directory cannot fail to open files.
+            let recorder = try! LoadRecorder(directory: nil)
+            let stats = engine.run(.open(.constant(100, for: .milliseconds(100)))) { index, _ in
+                LoadRequest(id: index, url: url)
+            } sink: {
+                recorder.record($0)
+            } tick: {
+                recorder.tick($0)
+            }
+            return recorder.finish(stats)
+        }
+        #expect(summary.totals.ok == 10)
+    }
+
     @Test func probeTellsReachableFromRefused() throws {
         let server = try FaultServer.start()
         defer { server.stop() }
