@@ -18,6 +18,8 @@ final class Transfer {
     var captureLimit = 1 << 20
     var headerList: UnsafeMutablePointer<curl_slist>?
     var lastHeaders: [(name: String, value: String)] = []
+    var lastURL = ""
+    var lastShape: (method: String, bodyCount: Int)?
     var id = 0
     var kind = ""
     var intended: Int64 = 0
@@ -64,34 +66,32 @@ final class Transfer {
         response.removeAll(keepingCapacity: response.capacity <= 64 * 1024)
         responseBytes = 0
         wireStartAbsolute = 0
-        _ = request.url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
-        if http2PriorKnowledge {
-            let version =
-                request.url.hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
-            _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, version)
+        // libcurl keeps options between transfers on a handle: set only what changed.
+        if request.url != lastURL {
+            _ = request.url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
+            lastURL = request.url
+            if http2PriorKnowledge {
+                let version =
+                    request.url.hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
+                _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, version)
+            }
         }
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, nil)
         let method = request.method
-        if !request.body.isEmpty || method == "POST" {
-            if request.body.count > bodyCapacity {
-                bodyBuffer?.deallocate()
-                bodyCapacity = max(request.body.count, 256)
-                bodyBuffer = .allocate(byteCount: bodyCapacity, alignment: 16)
-            }
-            if let bodyBuffer, !request.body.isEmpty {
-                request.body.withUnsafeBytes { bodyBuffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            }
-            _ = ps_curl_easy_setopt_long(easy, CURLOPT_POST, 1)
-            _ = ps_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count))
-            _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, bodyBuffer)
-            if method != "POST" {
-                _ = method.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
-            }
-        } else if method == "HEAD" {
-            _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
-        } else if method != "GET" {
-            _ = method.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
+        if request.body.count > bodyCapacity {
+            bodyBuffer?.deallocate()
+            bodyCapacity = max(request.body.count, 256)
+            bodyBuffer = .allocate(byteCount: bodyCapacity, alignment: 16)
+            lastShape = nil
+        }
+        if let bodyBuffer, !request.body.isEmpty {
+            request.body.withUnsafeBytes { bodyBuffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+        let shape = (method: method, bodyCount: request.body.count)
+        if let lastShape, lastShape == shape {
+            // Same method and body size as the previous transfer: the options still hold.
+        } else {
+            setMethod(method, bodyCount: request.body.count)
+            lastShape = shape
         }
         if headerList == nil || !request.headers.elementsEqual(lastHeaders, by: { $0 == $1 }) {
             curl_slist_free_all(headerList)
@@ -102,8 +102,25 @@ final class Transfer {
             }
             headerList = list
             lastHeaders = request.headers
+            _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
         }
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
+    }
+
+    private func setMethod(_ method: String, bodyCount: Int) {
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, nil)
+        if bodyCount > 0 || method == "POST" {
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_POST, 1)
+            _ = ps_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bodyCount))
+            _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, bodyBuffer)
+            if method != "POST" {
+                _ = method.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
+            }
+        } else if method == "HEAD" {
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        } else if method != "GET" {
+            _ = method.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
+        }
     }
 
     deinit {

@@ -171,6 +171,28 @@ struct TransportTests {
         #expect(stats.sent == 1 && stats.completed == 1)
     }
 
+    @Test func reusedHandlesSendEachRequestsOwnMethodAndBody() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let url = "http://127.0.0.1:\(server.port)/status/200"
+        let requests = [
+            LoadRequest(id: 0, method: "POST", url: url, body: Array(repeating: 1, count: 3000)),
+            LoadRequest(id: 1, method: "GET", url: url),
+            LoadRequest(id: 2, method: "PUT", url: url, body: [1, 2, 3]),
+            LoadRequest(id: 3, method: "POST", url: url, body: Array(repeating: 2, count: 5000)),
+            LoadRequest(id: 4, method: "GET", url: url, headers: [("X-Test", "1")]),
+        ]
+        let engine = try LoadEngine(LoadEngineConfiguration(connectionsPerHost: 1, maxInFlight: 1))
+        var echoes: [Int: String] = [:]
+        // 20 ms apart, so that each request finds the single handle free and reuses it.
+        _ = engine.run(.open(.constant(50, for: .milliseconds(100)))) { index, _ in
+            index < requests.count ? requests[index] : nil
+        } sink: { result in
+            echoes[result.id] = String(decoding: result.body, as: UTF8.self)
+        }
+        #expect(echoes == [0: "echo 3000", 1: "echo 0", 2: "echo 3", 3: "echo 5000", 4: "echo 0"])
+    }
+
     @Test func classifiesTransportFailures() throws {
         let server = try FaultServer.start()
         defer { server.stop() }
