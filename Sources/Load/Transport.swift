@@ -27,7 +27,7 @@ final class Transfer {
     /// Monotonic time when libcurl was about to write the request (0 if it never was).
     var wireStartAbsolute: Int64 = 0
 
-    init?(configuration: LoadEngineConfiguration) {
+    init?(configuration: LoadEngineConfiguration, transport: UnsafeMutableRawPointer) {
         guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
         capture = configuration.captureBodies
@@ -39,7 +39,12 @@ final class Transfer {
         _ = ps_curl_easy_setopt_write_function(easy, transferWrite)
         _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, me)
         _ = ps_curl_easy_setopt_prereq_function(easy, transferPrerequest)
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_SOCKOPTDATA, transport)
+        _ = ps_curl_easy_setopt_sockopt_function(easy, transportNewSocket)
         _ = ps_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
+        // Never through a proxy: traffic goes only where the URL says (and libcurl stops reading
+        // the proxy environment variables on every transfer).
+        _ = ps_curl_easy_setopt_string(easy, CURLOPT_PROXY, "")
         _ = ps_curl_easy_setopt_long(
             easy,
             CURLOPT_CONNECTTIMEOUT_MS,
@@ -219,28 +224,37 @@ final class Transport {
         close(epoll)
     }
 
-    /// epoll interest per socket as registered: events mask, or 0 for "registered but idle".
+    /// epoll interest per socket as registered with the kernel.
     private var registered: [Int32: UInt32] = [:]
+    /// Registered sockets libcurl no longer watches (idle keep-alive connections).
+    private var idle: Set<Int32> = []
+
+    /// Called when libcurl opens a socket: its number may have been used by a closed one.
+    fileprivate func forget(socket: Int32) {
+        registered[socket] = nil
+        idle.remove(socket)
+    }
 
     /// Called by libcurl: watch `socket` for `what` (CURL_POLL_IN/OUT/INOUT/REMOVE).
     ///
-    /// A removed socket stays registered as idle, because libcurl removes and re-adds a
-    /// keep-alive socket around every request; an event on an idle socket unregisters it.
+    /// A removed socket stays registered, marked idle, because libcurl removes and re-adds a
+    /// keep-alive socket around every request (usually with the same interest, so no system
+    /// call is needed); an event on an idle socket unregisters it.
     fileprivate func watch(socket: Int32, what: Int32) {
-        var wanted: UInt32 = 0
-        if what != CURL_POLL_REMOVE {
-            if what & CURL_POLL_IN != 0 { wanted |= EPOLLIN.rawValue }
-            if what & CURL_POLL_OUT != 0 { wanted |= EPOLLOUT.rawValue }
-        }
-        if wanted == 0 {
-            if registered[socket] != nil { registered[socket] = 0 }
+        if what == CURL_POLL_REMOVE {
+            if registered[socket] != nil { idle.insert(socket) }
             return
         }
-        guard registered[socket] != wanted else { return }
+        var wanted: UInt32 = 0
+        if what & CURL_POLL_IN != 0 { wanted |= EPOLLIN.rawValue }
+        if what & CURL_POLL_OUT != 0 { wanted |= EPOLLOUT.rawValue }
+        if !idle.isEmpty { idle.remove(socket) }
+        let current = registered[socket]
+        guard current != wanted else { return }
         var event = epoll_event()
         event.events = wanted
         event.data.fd = socket
-        if registered[socket] == nil || epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 {
+        if current == nil || epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 {
             // Unknown here, or closed and reused by the kernel since: (re)register.
             if epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) != 0 && errno == EEXIST {
                 epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event)
@@ -273,7 +287,10 @@ final class Transport {
         let transfer: Transfer
         if let reused = free.popLast() {
             transfer = reused
-        } else if let created = Transfer(configuration: configuration) {
+        } else if let created = Transfer(
+            configuration: configuration,
+            transport: Unmanaged.passUnretained(self).toOpaque()
+        ) {
             transfer = created
         } else {
             // Out of memory for a curl handle: retry when a transfer ends.
@@ -418,11 +435,12 @@ final class Transport {
                 _ = read(timer, &expirations, 8)
                 continue
             }
-            if registered[fd] == 0 {
+            if idle.contains(fd) {
                 // Idle keep-alive socket with news (usually the server closing it): let libcurl
                 // find out on its next use, and stop watching it.
                 epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nil)
                 registered[fd] = nil
+                idle.remove(fd)
                 continue
             }
             var action: Int32 = 0
@@ -447,6 +465,16 @@ private let transportSocket:
             Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue().watch(socket: socket, what: what)
             return 0
         }
+
+/// libcurl's new-socket callback: a descriptor number may be reused after a close, so forget
+/// what was registered under it.
+private let transportNewSocket: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, curlsocktype) -> Int32 = {
+    user,
+    socket,
+    _ in
+    if let user { Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue().forget(socket: socket) }
+    return 0  // CURL_SOCKOPT_OK
+}
 
 /// libcurl's timer callback: remembers when libcurl next needs `CURL_SOCKET_TIMEOUT`.
 private let transportTimer: @convention(c) (UnsafeMutableRawPointer?, Int, UnsafeMutableRawPointer?) -> Int32 = {

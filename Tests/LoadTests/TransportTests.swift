@@ -10,7 +10,7 @@ import Glibc
 
 /// A loopback HTTP/1.1 server whose behaviour is scripted by the request path:
 /// `/status/N` answers N, `/slow` answers after 2 s, `/reset` resets the connection,
-/// `/close` closes it without answering. Bound to 127.0.0.1:0, one thread per connection.
+/// `/close` closes it without answering, `/bye` answers 200 and closes. Bound to 127.0.0.1:0, one thread per connection.
 final class FaultServer: Sendable {
     let port: UInt16
     private let listener: Int32
@@ -88,6 +88,11 @@ final class FaultServer: Sendable {
                 return
             }
             if path == "/close" { return }
+            if path == "/bye" {
+                let response = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nbye"
+                _ = response.withCString { write(connection, $0, strlen($0)) }
+                return
+            }
             if path == "/slow" { usleep(2_000_000) }
             var status = 200
             if path.hasPrefix("/status/"), let code = Int(path.dropFirst(8)) { status = code }
@@ -191,6 +196,16 @@ struct TransportTests {
             echoes[result.id] = String(decoding: result.body, as: UTF8.self)
         }
         #expect(echoes == [0: "echo 3000", 1: "echo 0", 2: "echo 3", 3: "echo 5000", 4: "echo 0"])
+    }
+
+    @Test func reconnectsWhenTheServerClosesEachConnection() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        // Each close frees a descriptor number that the next connection likely reuses.
+        let urls = Array(repeating: "http://127.0.0.1:\(server.port)/bye", count: 10)
+        let (results, _) = try run(urls, configuration: LoadEngineConfiguration(connectionsPerHost: 1))
+        #expect(results.count == 10)
+        #expect(results.values.allSatisfy { $0.status == 200 })
     }
 
     @Test func classifiesTransportFailures() throws {
