@@ -24,6 +24,19 @@ public enum LoadMode: Sendable, Equatable {
     case closed(users: Int, thinkTime: Duration, duration: Duration)
 }
 
+/// A stream whose requests carry their own intended times (a simulated or replayed run), for
+/// ``LoadEngine/run(timed:sink:tick:)``. Confined to the engine's thread: the engine calls it, and
+/// the run's `sink` may add follow-up requests to it (a retry, a redelivery) from the same thread.
+public protocol TimedRequestSource: AnyObject {
+    /// The intended time (from the start of the run) of the next pending request, or nil when
+    /// nothing is pending; the run ends when this is nil and nothing is in flight.
+    func nextDue() -> Duration?
+    /// Takes the request due at `intended`; nil when that slot sends nothing (it is still consumed).
+    func take(_ intended: Duration) -> LoadRequest?
+    /// The rate the schedule intends at `elapsed`, for the status line (requests per second).
+    func intendedRate(at elapsed: Duration) -> Double
+}
+
 /// Transport and pacing settings (setup values; failures after the start are data).
 public struct LoadEngineConfiguration: Sendable, Equatable {
     /// Connections kept open to each host (keep-alive); further transfers wait for one.
@@ -212,6 +225,37 @@ public final class LoadEngine: Sendable {
         )
         return loop.run(source: source, sink: sink, tick: tick)
     }
+
+    /// Runs a stream whose requests carry their own intended times, on the calling thread, until
+    /// the source has nothing pending and nothing is in flight, or ``stop()`` is called.
+    ///
+    /// A slow target never delays the stream: sends past their time count as late, sends over the
+    /// in-flight cap as missed, exactly as in open-loop mode.
+    /// - Parameters:
+    ///   - source: the timed stream; the sink may add to it.
+    ///   - sink: receives every result, once, on this thread.
+    ///   - tick: receives the counters every ``LoadEngineConfiguration/tickInterval`` and once at the end.
+    /// - Returns: the final counters.
+    public func run(
+        timed source: some TimedRequestSource,
+        sink: (LoadResult) -> Void,
+        tick: (LoadEngineStats) -> Void = { _ in }
+    ) -> LoadEngineStats {
+        stopRequested.store(false, ordering: .relaxed)
+        guard let transport = Transport(configuration) else {
+            var stats = LoadEngineStats()
+            stats.stopped = true
+            return stats
+        }
+        var loop = EngineLoop(
+            configuration: configuration,
+            mode: .closed(users: 0, thinkTime: .zero, duration: .zero),
+            transport: transport,
+            stopRequested: { self.stopRequested.load(ordering: .relaxed) }
+        )
+        loop.timed = source
+        return loop.run(source: { _, intended in source.take(intended) }, sink: sink, tick: tick)
+    }
 }
 
 /// The monotonic clock in nanoseconds.
@@ -231,6 +275,9 @@ struct EngineLoop {
 
     var stats = LoadEngineStats()
     var pacer: Pacer?
+    /// Timed mode: the stream that gives intended times (no pacer, no users).
+    var timed: (any TimedRequestSource)?
+    var isClosed: Bool { pacer == nil && timed == nil }
     /// Closed mode: intended times of users ready to send (FIFO; think time is constant).
     var readyUsers: [Int64] = []
     var readyHead = 0
@@ -261,7 +308,11 @@ struct EngineLoop {
     /// The next intended time (ns from start), or nil when nothing more will be released.
     mutating func nextDue() -> Int64? {
         if let pendingDue { return pendingDue }
-        if pacer != nil {
+        if let timed {
+            if let next = timed.nextDue() {
+                pendingDue = next.nanoseconds
+            }
+        } else if pacer != nil {
             if let next = pacer!.next() {
                 pendingDue = next.nanoseconds
             }
@@ -274,7 +325,7 @@ struct EngineLoop {
 
     mutating func consumeDue() {
         pendingDue = nil
-        if pacer == nil {
+        if isClosed {
             readyHead += 1
             if readyHead > 4096 && readyHead * 2 > readyUsers.count {
                 readyUsers.removeFirst(readyHead)
@@ -313,6 +364,8 @@ struct EngineLoop {
                 nextIndex += 1
                 let intended = Duration.nanoseconds(due)
                 guard let request = source(index, intended) else {
+                    // A timed slot may send nothing; only the other modes end on nil.
+                    if timed != nil { continue }
                     stats.sourceEnded = true
                     releasing = false
                     break
@@ -334,7 +387,7 @@ struct EngineLoop {
                             detail: "in-flight cap \(configuration.maxInFlight) reached"
                         )
                     )
-                    if pacer == nil { readyUsers.append(due + thinkNanos) }
+                    if isClosed { readyUsers.append(due + thinkNanos) }
                     continue
                 }
                 if now - due > lateNanos { stats.late += 1 }
@@ -348,7 +401,7 @@ struct EngineLoop {
             transport.perform(start: start, into: &completions)
             for result in completions {
                 stats.completed += 1
-                if pacer == nil {
+                if isClosed {
                     readyUsers.append(result.received.microseconds * 1000 + thinkNanos)
                 }
                 sink(result)
@@ -387,6 +440,7 @@ struct EngineLoop {
     }
 
     func currentRate(at now: Int64) -> Double {
+        if let timed { return timed.intendedRate(at: .nanoseconds(now)) }
         if case .open(let schedule) = mode { return schedule.rate(at: .nanoseconds(now)) }
         return 0
     }

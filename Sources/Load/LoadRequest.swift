@@ -6,7 +6,7 @@ public struct LoadRequest: Sendable, Equatable {
     public var id: Int
     /// A label such as `webhook` or `device`; metrics are kept per kind.
     public var kind: String
-    /// `GET`, `POST`, `PUT`, `DELETE`, `HEAD`, …
+    /// `GET`, `POST`, `PUT`, `DELETE`, `HEAD`, … (sent as given; HTTP methods are case-sensitive)
     public var method: String
     /// The absolute `http://` or `https://` URL.
     public var url: String
@@ -14,6 +14,11 @@ public struct LoadRequest: Sendable, Equatable {
     public var headers: [(name: String, value: String)]
     /// The body; kept alive by the engine until its transfer ends.
     public var body: [UInt8]
+    /// A total timeout for this request alone (a network-timeout fault); nil uses the engine's.
+    public var timeout: Duration?
+    /// Hang up as soon as the response starts: the target has processed the request, but the caller
+    /// never sees its answer (a lost response). The result's error is ``LoadErrorClass/hungUp``.
+    public var hangUpOnResponse = false
 
     /// Creates a request.
     public init(
@@ -35,6 +40,7 @@ public struct LoadRequest: Sendable, Equatable {
     public static func == (lhs: LoadRequest, rhs: LoadRequest) -> Bool {
         lhs.id == rhs.id && lhs.kind == rhs.kind && lhs.method == rhs.method && lhs.url == rhs.url
             && lhs.body == rhs.body && lhs.headers.elementsEqual(rhs.headers, by: { $0 == $1 })
+            && lhs.timeout == rhs.timeout && lhs.hangUpOnResponse == rhs.hangUpOnResponse
     }
 }
 
@@ -55,11 +61,13 @@ public struct LoadErrorClass: RawRepresentable, Hashable, Sendable, Codable, Cus
     public static let tls = LoadErrorClass(rawValue: "tls")
     /// Never sent: the in-flight cap was reached at the intended time (an open-loop "missed" send).
     public static let missed = LoadErrorClass(rawValue: "missed")
+    /// The caller hung up when the response started (``LoadRequest/hangUpOnResponse``).
+    public static let hungUp = LoadErrorClass(rawValue: "hung-up")
     /// Any other transport failure (see ``LoadResult/detail``).
     public static let other = LoadErrorClass(rawValue: "other")
 
     /// Every class PayStorm produces, in report order.
-    public static let all: [LoadErrorClass] = [.timeout, .reset, .refused, .dns, .tls, .missed, .other]
+    public static let all: [LoadErrorClass] = [.timeout, .reset, .refused, .dns, .tls, .missed, .hungUp, .other]
 
     public var description: String { rawValue }
 }

@@ -26,6 +26,11 @@ final class Transfer {
     var sent: Int64 = 0
     /// Monotonic time when libcurl was about to write the request (0 if it never was).
     var wireStartAbsolute: Int64 = 0
+    /// The engine's total timeout in ms, restored after a request that set its own.
+    var defaultTimeoutMilliseconds = 0
+    var timeoutMilliseconds = 0
+    /// Hang up when the response starts (a lost-response fault).
+    var hangUp = false
 
     init?(configuration: LoadEngineConfiguration, transport: UnsafeMutableRawPointer) {
         guard let easy = curl_easy_init() else { return nil }
@@ -50,7 +55,10 @@ final class Transfer {
             CURLOPT_CONNECTTIMEOUT_MS,
             Int(configuration.connectTimeout.microseconds / 1000)
         )
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(configuration.totalTimeout.microseconds / 1000))
+        defaultTimeoutMilliseconds = Int(configuration.totalTimeout.microseconds / 1000)
+        timeoutMilliseconds = defaultTimeoutMilliseconds
+        // No CURLOPT_HEADERDATA: with it set and no header function, libcurl writes headers into the body.
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, defaultTimeoutMilliseconds)
         switch configuration.httpVersion {
         case .http1_1:
             _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
@@ -71,6 +79,15 @@ final class Transfer {
         response.removeAll(keepingCapacity: response.capacity <= 64 * 1024)
         responseBytes = 0
         wireStartAbsolute = 0
+        let timeout = request.timeout.map { max(1, Int($0.microseconds / 1000)) } ?? defaultTimeoutMilliseconds
+        if timeout != timeoutMilliseconds {
+            timeoutMilliseconds = timeout
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeout)
+        }
+        if request.hangUpOnResponse != hangUp {
+            hangUp = request.hangUpOnResponse
+            _ = ps_curl_easy_setopt_header_function(easy, hangUp ? transferHangUpOnHeader : nil)
+        }
         // libcurl keeps options between transfers on a handle: set only what changed.
         if request.url != lastURL {
             _ = request.url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
@@ -134,6 +151,17 @@ final class Transfer {
         bodyBuffer?.deallocate()
     }
 }
+
+/// libcurl's header callback for a lost-response fault: aborts the transfer at the first response
+/// header, so the request reached the target but the answer is lost.
+private let transferHangUpOnHeader:
+    @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+        _,
+        _,
+        _,
+        _ in
+        0
+    }
 
 /// libcurl's write callback: appends to the transfer's response (or only counts it).
 private let transferWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
@@ -383,6 +411,7 @@ final class Transport {
         var detail = ""
         if code != CURLE_OK {
             error = classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno)
+            if transfer.hangUp && code == CURLE_WRITE_ERROR { error = .hungUp }
             detail = "curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))"
             if osErrno != 0 { detail += " (\(String(cString: strerror(Int32(osErrno)))))" }
             status = 0

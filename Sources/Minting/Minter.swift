@@ -21,9 +21,9 @@ public struct Minter: Sendable {
     /// The app written into every payload.
     public var app: AppIdentity
     private let signer: ES256Signer
-    private let forgeries: ForgeryMaterial
+    let forgeries: ForgeryMaterial
     /// One encoder for every payload: creating one per call costs more than some payloads take to encode.
-    private let encoder = AppStoreJSON.encoder()
+    let encoder = AppStoreJSON.encoder()
 
     /// One hour in milliseconds.
     public static let hourMilliseconds: Int64 = 3_600_000
@@ -254,11 +254,15 @@ public struct Minter: Sendable {
     // MARK: - Signing
 
     /// Signs any payload with the leaf key: ES256, `x5c` = [leaf, intermediate, root].
-    /// - Parameter payload: the payload; encoded with `AppStoreJSON.encoder()`.
+    /// - Parameter payload: the payload; App Store payloads go through the fast `AppStoreJSON.encode(_:)`,
+    ///   anything else through `AppStoreJSON.encoder()` (the bytes are the same).
     /// - Returns: the JWS in compact form.
     /// - Throws: an encoding or signing error.
     public func sign(_ payload: some Encodable) throws -> String {
-        try signer.sign(payload: Array(try encoder.encode(payload)))
+        if let writable = payload as? any AppStoreJSONWritable {
+            return try signer.sign(payload: AppStoreJSON.encode(writable))
+        }
+        return try signer.sign(payload: Array(try encoder.encode(payload)))
     }
 
     /// Mints a bare signed transaction, as a device posts it.
@@ -308,8 +312,8 @@ public struct Minter: Sendable {
         var payload = forged.minter.renewalInfoPayload(purchase, kind: kind, signedDate: forged.signedDate)
         if forgery == .datesInSeconds { payload = payload.mappingDates(Self.toSeconds) }
         let jws = try signForged(payload, forgery: forgery) { tampered in
-            tampered.autoRenewStatus = .on
-            tampered.expirationIntent = nil
+            // Flip auto-renew: a change the signature must catch whatever the original said.
+            tampered.autoRenewStatus = tampered.autoRenewStatus == .on ? .off : .on
         }
         return MintedJWS(jws: jws, payload: payload, forgery: forgery)
     }
@@ -404,7 +408,7 @@ public struct Minter: Sendable {
             if forgery == .forgedInnerTransaction {
                 let untrusted = try forgeries.pki(for: .untrustedRoot)
                 data.signedTransactionInfo = try ES256Signer(pki: untrusted).sign(
-                    payload: Array(try encoder.encode(transaction))
+                    payload: AppStoreJSON.encode(transaction)
                 )
             } else {
                 data.signedTransactionInfo = try sign(transaction)
@@ -466,7 +470,7 @@ public struct Minter: Sendable {
     }
 
     /// The minter and signing date a payload forgery implies.
-    private func forgedContext(_ forgery: Forgery?, signedDate: Int64) -> (minter: Minter, signedDate: Int64) {
+    func forgedContext(_ forgery: Forgery?, signedDate: Int64) -> (minter: Minter, signedDate: Int64) {
         var minter = self
         var date = signedDate
         switch forgery {
@@ -485,12 +489,12 @@ public struct Minter: Sendable {
 
     /// Signs a payload the way a forgery says: with a foreign key, a wrong header or chain, another PKI,
     /// or genuinely and then tampered with.
-    private func signForged<Payload: Encodable>(
+    func signForged<Payload: AppStoreJSONWritable>(
         _ payload: Payload,
         forgery: Forgery?,
         tamper: (inout Payload) -> Void
     ) throws -> String {
-        let bytes = Array(try encoder.encode(payload))
+        let bytes = AppStoreJSON.encode(payload)
         let chain = [pki.leaf, pki.intermediate, pki.root]
         switch forgery {
         case .badSignature?:
@@ -526,7 +530,7 @@ public struct Minter: Sendable {
             var tampered = payload
             tamper(&tampered)
             let parts = genuine.split(separator: ".", omittingEmptySubsequences: false)
-            let body = JWS.base64URL(Array(try encoder.encode(tampered)))
+            let body = JWS.base64URL(AppStoreJSON.encode(tampered))
             return "\(parts[0]).\(body).\(parts[2])"
         default:
             return try signer.sign(payload: bytes)

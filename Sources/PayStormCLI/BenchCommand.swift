@@ -1,6 +1,409 @@
+import AppStoreModel
+import Dispatch
+import Foundation
+import Minting
+import Signing
+import Synchronization
+
 extension Command {
-    /// `paystorm bench` (being built).
-    static let bench = Command(name: "bench", summary: "(being built)", help: "paystorm bench: being built\n") { _ in
-        throw CLIError(.internalError, "not built yet")
+    /// `paystorm bench`: throughput of minting and verification, beside raw OpenSSL figures.
+    static let bench = Command(
+        name: "bench",
+        summary: "measure minting and verification throughput against raw OpenSSL ES256",
+        help: """
+            paystorm bench: throughput benchmarks (figures depend on the machine and its load)
+
+            Usage:
+              paystorm bench mint [--seconds N] [--threads N] [--no-openssl-speed]
+              paystorm bench verify [--seconds N] [--threads N] [--no-openssl-speed]
+
+            mint    notifications/s, each an outer signedPayload with a nested signedTransactionInfo and
+                    signedRenewalInfo (3 ES256 signatures), on 1 thread and on N threads (default: all
+                    cores), in two forms: the signing pipeline over pre-encoded payloads of Minter's
+                    sizes, and the full Minter (JSON encoding included). Printed beside the raw
+                    EVP_PKEY_sign rate of the same OpenSSL, measured in the same run, and beside
+                    'openssl speed -seconds 3 ecdsap256'. Target: 1-thread pipeline notifications/s x 3
+                    >= 0.9 x raw signs/s. RSS is printed before and after to show memory flat.
+            verify  notifications/s through SignedDataVerifier (outer, transaction and renewal info:
+                    3 ES256 verifications plus decoding) beside the raw EVP_PKEY_verify rate.
+
+            --seconds N          length of each measured phase (default 5)
+            --threads N          threads for the multi-thread phases (default: active cores)
+            --no-openssl-speed   skip the 'openssl speed' subprocess
+
+            """
+    ) { arguments in
+        var arguments = arguments
+        guard let what = arguments.positional() else {
+            throw CLIError(.usage, "missing benchmark (mint or verify); run 'paystorm bench --help'")
+        }
+        let seconds = try arguments.double("--seconds") ?? 5
+        let threads = try arguments.int("--threads") ?? ProcessInfo.processInfo.activeProcessorCount
+        let skipSpeed = arguments.flag("--no-openssl-speed")
+        try arguments.finish()
+        guard seconds > 0, seconds <= 3600 else { throw CLIError(.usage, "--seconds must be in (0, 3600]") }
+        guard threads > 0, threads <= 1024 else { throw CLIError(.usage, "--threads must be 1…1024") }
+        let bench = try Bench(seconds: seconds, threads: threads, opensslSpeed: !skipSpeed)
+        switch what {
+        case "mint": try bench.mint()
+        case "verify": try bench.verify()
+        default: throw CLIError(.usage, "unknown benchmark '\(what)' (mint or verify)")
+        }
+        return .success
     }
+}
+
+/// One benchmark run: a fresh in-memory PKI and a Minter over it.
+private struct Bench {
+    let seconds: Double
+    let threads: Int
+    let opensslSpeed: Bool
+    let pki: TestPKI
+    let minter: Minter
+    let kind = NotificationKind(.subscribed, .initialBuy, .subscription)
+
+    init(seconds: Double, threads: Int, opensslSpeed: Bool) throws {
+        self.seconds = seconds
+        self.threads = threads
+        self.opensslSpeed = opensslSpeed
+        do {
+            pki = try TestPKI.generate()
+        } catch {
+            throw CLIError(.internalError, "cannot generate a PKI: \(error)")
+        }
+        minter = Minter(pki: pki)
+    }
+
+    func header(_ title: String) {
+        print(
+            "paystorm bench \(title): \(RawES256.openSSLVersion), \(ProcessInfo.processInfo.activeProcessorCount) cores"
+        )
+        print("phases of \(format(seconds)) s; multi-thread phases use \(threads) threads")
+        print("RSS at start: \(residentMegabytes())")
+    }
+
+    func mint() throws {
+        header("mint")
+        let key = pki.leafKey
+        let rawStep: @Sendable () throws -> () throws -> Int = {
+            let raw = try RawES256(key: key)
+            return {
+                try raw.sign(times: 16)
+                return 16
+            }
+        }
+        if opensslSpeed { printOpenSSLSpeed() }
+
+        // The pipeline: the sizes Minter produces, pre-encoded, so only signing work is measured.
+        let sample = try minter.notification(kind)
+        let encoder = AppStoreJSON.encoder()
+        guard let transaction = sample.transaction, let renewal = sample.renewalInfo else {
+            throw CLIError(.internalError, "the sample notification has no nested transaction or renewal info")
+        }
+        let transactionBytes = Array(try encoder.encode(transaction))
+        let renewalBytes = Array(try encoder.encode(renewal))
+        var outer = sample.payload
+        outer.data?.signedTransactionInfo = "@@TRANSACTION@@"
+        outer.data?.signedRenewalInfo = "@@RENEWAL@@"
+        let template = String(decoding: try encoder.encode(outer), as: UTF8.self)
+        // Sorted keys put signedRenewalInfo before signedTransactionInfo; split on whichever comes first.
+        let renewalFirst =
+            template.range(of: "@@RENEWAL@@")?.lowerBound ?? template.endIndex
+            < template.range(of: "@@TRANSACTION@@")?.lowerBound ?? template.endIndex
+        let (firstMarker, secondMarker) =
+            renewalFirst ? ("@@RENEWAL@@", "@@TRANSACTION@@") : ("@@TRANSACTION@@", "@@RENEWAL@@")
+        let first = template.components(separatedBy: firstMarker)
+        let second = first.count == 2 ? first[1].components(separatedBy: secondMarker) : []
+        guard second.count == 2 else { throw CLIError(.internalError, "cannot split the notification template") }
+        let (prefix, middle, suffix) = (Array(first[0].utf8), Array(second[0].utf8), Array(second[1].utf8))
+        let signer = ES256Signer(pki: pki)
+        let notificationBytes = Minter.webhookBody(sample.signedPayload).count
+        let outerBytes =
+            template.utf8.count - 26 + (try signer.sign(payload: transactionBytes)).utf8.count
+            + (try signer.sign(payload: renewalBytes)).utf8.count
+        print("payloads: transaction \(transactionBytes.count) B, renewal info \(renewalBytes.count) B,")
+        print("  outer payload \(outerBytes) B (with both nested JWS), webhook body \(notificationBytes) B")
+
+        let pipelineStep: @Sendable () throws -> () throws -> Int = {
+            {
+                let signedTransaction = try signer.sign(payload: transactionBytes)
+                let signedRenewal = try signer.sign(payload: renewalBytes)
+                var payload = prefix
+                payload.reserveCapacity(prefix.count + middle.count + suffix.count + 8_192)
+                payload.append(contentsOf: renewalFirst ? signedRenewal.utf8 : signedTransaction.utf8)
+                payload.append(contentsOf: middle)
+                payload.append(contentsOf: renewalFirst ? signedTransaction.utf8 : signedRenewal.utf8)
+                payload.append(contentsOf: suffix)
+                _ = try signer.sign(payload: payload)
+                return 1
+            }
+        }
+        let minter = self.minter
+        let kind = self.kind
+        let minterStep: @Sendable () throws -> () throws -> Int = {
+            {
+                _ = try minter.notification(kind)
+                return 1
+            }
+        }
+        let single = try interleaved(threads: 1, [rawStep, pipelineStep, minterStep])
+        let multi = try interleaved(threads: threads, [rawStep, pipelineStep, minterStep])
+        let (raw1, pipeline1, minter1) = (single[0], single[1], single[2])
+        let (rawN, pipelineN, minterN) = (multi[0], multi[1], multi[2])
+        print("rates: wall-clock ops/s, and ops per CPU-second of the measuring threads (as 'openssl speed' counts);")
+        print("each phase interleaves 0.25 s slices with the others so that outside load hits all alike")
+        print("raw ES256 sign (EVP_PKEY_sign, one context, 32-byte digest):")
+        printRawRate(1, raw1, unit: "signs")
+        printRawRate(threads, rawN, unit: "signs")
+        print("notifications (outer + nested transaction + renewal info = 3 ES256 signatures):")
+        print("  signing pipeline, pre-encoded payloads:")
+        printNotificationRate(1, pipeline1, raw1)
+        printNotificationRate(threads, pipelineN, rawN)
+        print("  full Minter (payload building + JSON encoding + signing):")
+        printNotificationRate(1, minter1, raw1)
+        printNotificationRate(threads, minterN, rawN)
+        let ratio = pipeline1.perCPUSecond * 3 / raw1.perCPUSecond
+        print(
+            "target (1-thread pipeline notifications x 3 >= 0.9 x raw signs, per CPU-second): "
+                + "\(String(format: "%.2f", ratio)) -> \(ratio >= 0.9 ? "met" : "NOT met")"
+        )
+        print(
+            "scaling 1 -> \(threads) threads (wall clock): pipeline x\(String(format: "%.2f", pipelineN.wall / pipeline1.wall)), "
+                + "raw x\(String(format: "%.2f", rawN.wall / raw1.wall))"
+        )
+        print("RSS at end: \(residentMegabytes())")
+    }
+
+    func verify() throws {
+        header("verify")
+        let key = pki.leafKey
+        let rawStep: @Sendable () throws -> () throws -> Int = {
+            let raw = try RawES256(key: key)
+            return { raw.verify(times: 16) ? 16 : 0 }
+        }
+        if opensslSpeed { printOpenSSLSpeed() }
+
+        var pool: [String] = []
+        for _ in 0..<64 { pool.append(try minter.notification(kind).signedPayload) }
+        let notifications = pool
+        let verifier: SignedDataVerifier
+        do {
+            verifier = try SignedDataVerifier(
+                rootCertificates: [pki.root.der],
+                enableOnlineChecks: false,
+                environment: minter.app.environment,
+                bundleId: minter.app.bundleId,
+                appAppleId: minter.app.appAppleId
+            )
+        } catch {
+            throw CLIError(.internalError, "cannot build the verifier: \(error)")
+        }
+        let step: @Sendable () throws -> () throws -> Int = {
+            var index = Int.random(in: 0..<notifications.count)
+            return {
+                index = (index + 1) % notifications.count
+                let outer = try verifier.verifyAndDecodeNotification(notifications[index]).get()
+                guard let data = outer.data, let transaction = data.signedTransactionInfo,
+                    let renewal = data.signedRenewalInfo
+                else { throw CLIError(.internalError, "a minted notification lacks its nested JWS") }
+                _ = try verifier.verifyAndDecodeTransaction(transaction).get()
+                _ = try verifier.verifyAndDecodeRenewalInfo(renewal).get()
+                return 1
+            }
+        }
+        let single = try interleaved(threads: 1, [rawStep, step])
+        let multi = try interleaved(threads: threads, [rawStep, step])
+        let (raw1, verified1, rawN, verifiedN) = (single[0], single[1], multi[0], multi[1])
+        print("rates: wall-clock ops/s, and ops per CPU-second of the measuring threads (as 'openssl speed' counts);")
+        print("each phase interleaves 0.25 s slices with the other so that outside load hits both alike")
+        print("raw ES256 verify (EVP_PKEY_verify, one context, 32-byte digest):")
+        printRawRate(1, raw1, unit: "verifies")
+        printRawRate(threads, rawN, unit: "verifies")
+        print(
+            "notifications through SignedDataVerifier (outer + transaction + renewal info = 3 verifications + decoding):"
+        )
+        printNotificationRate(1, verified1, raw1, unit: "verifies")
+        printNotificationRate(threads, verifiedN, rawN, unit: "verifies")
+        print("RSS at end: \(residentMegabytes())")
+    }
+
+    private func label(_ threads: Int) -> String {
+        threads == 1 ? "1 thread  " : "\(pad(threads)) threads"
+    }
+
+    private func printRawRate(_ threads: Int, _ raw: Rate, unit: String) {
+        print("  \(label(threads))  \(rate(raw.wall)) \(unit)/s   \(rate(raw.perCPUSecond)) \(unit)/CPU-s")
+    }
+
+    private func printNotificationRate(_ threads: Int, _ notifications: Rate, _ raw: Rate, unit: String = "signs") {
+        let share = String(format: "%.0f%%", notifications.perCPUSecond * 3 / raw.perCPUSecond * 100)
+        print(
+            "    \(label(threads))  \(rate(notifications.wall)) notifications/s   "
+                + "\(rate(notifications.perCPUSecond)) notifications/CPU-s  (x3 = \(share) of raw \(unit)/CPU-s)"
+        )
+    }
+
+    /// Measures several workers in alternating slices of at most 0.25 s until each has run `seconds`,
+    /// so that load from other processes on a shared machine hits all of them alike.
+    private func interleaved(
+        threads: Int,
+        _ workers: [@Sendable () throws -> () throws -> Int]
+    ) throws -> [Rate] {
+        let rounds = max(1, Int((seconds / 0.25).rounded(.up)))
+        let slice = seconds / Double(rounds)
+        var totals = [Sample](repeating: Sample(), count: workers.count)
+        for _ in 0..<rounds {
+            for (index, worker) in workers.enumerated() {
+                totals[index].add(try measure(threads: threads, seconds: slice, worker))
+            }
+        }
+        return totals.map(\.rate)
+    }
+
+    /// Runs `threads` threads for `seconds`; each builds its worker, then counts operations until the
+    /// deadline, timed from the end of its own setup on the wall clock and on its own CPU clock.
+    private func measure(
+        threads: Int,
+        seconds: Double,
+        _ makeWorker: @escaping @Sendable () throws -> () throws -> Int
+    ) throws -> Sample {
+        let results = Mutex<(sample: Sample, error: String?)>((Sample(), nil))
+        let group = DispatchGroup()
+        let duration = UInt64(seconds * 1e9)
+        for _ in 0..<threads {
+            group.enter()
+            let thread = Thread {
+                defer { group.leave() }
+                do {
+                    let step = try makeWorker()
+                    let cpuStart = threadCPUSeconds()
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    let deadline = start + duration
+                    var count = 0
+                    var now = start
+                    while now < deadline {
+                        count += try step()
+                        now = DispatchTime.now().uptimeNanoseconds
+                    }
+                    let cpu = threadCPUSeconds() - cpuStart
+                    let wall = Double(now - start) / 1e9
+                    results.withLock {
+                        $0.sample.count += Double(count)
+                        $0.sample.wallSeconds += wall / Double(threads)
+                        $0.sample.cpuSeconds += cpu
+                    }
+                } catch {
+                    results.withLock { $0.error = "\(error)" }
+                }
+            }
+            thread.start()
+        }
+        group.wait()
+        let (sample, error) = results.withLock { ($0.sample, $0.error) }
+        if let error { throw CLIError(.internalError, "benchmark worker failed: \(error)") }
+        return sample
+    }
+
+    private func printOpenSSLSpeed() {
+        guard let openssl = executablePath("openssl") else {
+            print("openssl speed: no openssl executable on PATH")
+            return
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: openssl)
+        process.arguments = ["speed", "-seconds", "3", "ecdsap256"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            print("openssl speed: cannot run \(openssl): \(error)")
+            return
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        // "256 bits ecdsa (nistp256)   0.0000s   0.0001s  41234.5  12345.6"
+        guard let line = text.split(separator: "\n").last(where: { $0.contains("ecdsa (nistp256)") }) else {
+            print("openssl speed -seconds 3 ecdsap256: no result line")
+            return
+        }
+        let fields = line.split(separator: " ")
+        guard fields.count >= 2, let sign = Double(fields[fields.count - 2]),
+            let verify = Double(fields[fields.count - 1])
+        else {
+            print("openssl speed -seconds 3 ecdsap256: \(line)")
+            return
+        }
+        print(
+            "openssl speed -seconds 3 ecdsap256 (1 process, per user CPU-second): "
+                + "\(rate(sign)) signs/s, \(rate(verify)) verifies/s"
+        )
+    }
+}
+
+/// Operations counted over a wall-clock span and the CPU time the measuring threads used.
+private struct Sample: Sendable {
+    var count: Double = 0
+    /// Mean elapsed wall-clock time of the threads.
+    var wallSeconds: Double = 0
+    /// CPU time of all the threads together.
+    var cpuSeconds: Double = 0
+
+    mutating func add(_ other: Sample) {
+        count += other.count
+        wallSeconds += other.wallSeconds
+        cpuSeconds += other.cpuSeconds
+    }
+
+    var rate: Rate {
+        Rate(
+            wall: wallSeconds > 0 ? count / wallSeconds : 0,
+            perCPUSecond: cpuSeconds > 0 ? count / cpuSeconds : 0
+        )
+    }
+}
+
+/// A measured rate: operations per wall-clock second (all threads together) and per CPU-second.
+private struct Rate: Sendable {
+    var wall: Double
+    var perCPUSecond: Double
+}
+
+/// CPU time used by the calling thread, in seconds.
+private func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+private func rate(_ value: Double) -> String {
+    let text = String(format: "%.0f", value)
+    return String(repeating: " ", count: max(0, 8 - text.count)) + text
+}
+
+private func pad(_ threads: Int) -> String {
+    let text = "\(threads)"
+    return text.count < 2 ? text + " " : text
+}
+
+private func format(_ seconds: Double) -> String {
+    seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+}
+
+/// Resident set size from /proc/self/statm, in MiB.
+private func residentMegabytes() -> String {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return "unknown" }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Double(fields[1]) else { return "unknown" }
+    return String(format: "%.1f MiB", pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576)
+}
+
+private func executablePath(_ name: String) -> String? {
+    for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let candidate = "\(directory)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    return nil
 }

@@ -8,7 +8,10 @@ public enum PayStormCLI {
 
     /// Every subcommand, in the order `paystorm --help` lists them.
     public static var commands: [Command] {
-        [Command.pki, Command.mint, Command.verify, Command.ledger, Command.load, Command.bench]
+        [
+            Command.runCommand, Command.replay, Command.detect, Command.pki, Command.mint, Command.verify, Command.ledger, Command.load,
+            Command.bench,
+        ]
     }
 
     /// The top-level help text.

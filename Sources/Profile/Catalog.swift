@@ -49,7 +49,7 @@ public struct Catalog: Sendable, Hashable, Decodable {
     }
 
     /// Products of one type.
-    public func products(of type: ProductType) -> [Product] { products.filter { $0.type == type } }
+    public func products(of type: ProductKind) -> [Product] { products.filter { $0.type == type } }
 
     /// Subscriptions of one group, from the highest level of service (level 1) down.
     public func subscriptions(in group: String) -> [Product] {
@@ -57,7 +57,7 @@ public struct Catalog: Sendable, Hashable, Decodable {
     }
 
     func checkMix(_ mix: ActionMix, path: String) throws {
-        let needs: [(String, Double, ProductType)] = [
+        let needs: [(String, Double, ProductKind)] = [
             ("consumable", mix.consumable, .consumable),
             ("nonConsumable", mix.nonConsumable, .nonConsumable),
             ("subscribe", mix.subscribe, .autoRenewable),
@@ -73,7 +73,7 @@ public struct Catalog: Sendable, Hashable, Decodable {
 }
 
 /// The four product types.
-public enum ProductType: String, Sendable, Hashable, CaseIterable, Codable {
+public enum ProductKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// Used once, bought again (coins): `Consumable`.
     case consumable
     /// Bought once, owned forever: `Non-Consumable`.
@@ -99,7 +99,7 @@ public struct Product: Sendable, Hashable, Decodable {
     /// The product identifier.
     public var id: String
     /// The product type.
-    public var type: ProductType
+    public var type: ProductKind
     /// The price in milliunits (9.99 = 9990).
     public var priceMilli: Int64
     /// The subscription group (auto-renewable only).
@@ -120,7 +120,7 @@ public struct Product: Sendable, Hashable, Decodable {
             allowed: ["id", "type", "priceMilli", "group", "level", "periodSeconds", "offers", "familyShareable"]
         )
         id = try f.text("id", default: nil)
-        type = ProductType(rawValue: try f.choice("type", ProductType.allCases.map(\.rawValue), default: nil))!
+        type = ProductKind(rawValue: try f.choice("type", ProductKind.allCases.map(\.rawValue), default: nil))!
         priceMilli = try f.integer("priceMilli", in: 0...1_000_000_000, default: nil)
         let periodic = type == .autoRenewable || type == .nonRenewing
         if type == .autoRenewable {
@@ -139,7 +139,10 @@ public struct Product: Sendable, Hashable, Decodable {
             periodSeconds = try f.number("periodSeconds", in: 0.1...31_536_000, default: nil)
         } else {
             if f.has("periodSeconds") {
-                throw ProfileIssue(path: f.at("periodSeconds"), expected: "no periodSeconds on a \(type.rawValue) product")
+                throw ProfileIssue(
+                    path: f.at("periodSeconds"),
+                    expected: "no periodSeconds on a \(type.rawValue) product"
+                )
             }
             periodSeconds = 0
         }

@@ -198,9 +198,10 @@ public struct Faults: Sendable, Hashable, Decodable {
     public struct TargetRestart: Sendable, Hashable, Decodable {
         /// How many restarts during the run, at instants drawn from the seed.
         public var count: Int
-        /// The argument vector that kills the target (no shell).
+        /// The argument vector that kills the target (no shell); empty with the embedded ledger, which the
+        /// run kills with SIGKILL itself.
         public var killCommand: [String]
-        /// The argument vector that starts it again.
+        /// The argument vector that starts it again; empty with the embedded ledger.
         public var startCommand: [String]
         /// Seconds between kill and start.
         public var downSeconds: Double
@@ -208,12 +209,11 @@ public struct Faults: Sendable, Hashable, Decodable {
         public init(from decoder: any Decoder) throws {
             let f = try Fields(decoder, allowed: ["count", "killCommand", "startCommand", "downSeconds"])
             count = Int(try f.integer("count", in: 0...1000, default: 1))
-            killCommand = try f.required("killCommand")
-            startCommand = try f.required("startCommand")
+            killCommand = try f.value("killCommand", default: [])
+            startCommand = try f.value("startCommand", default: [])
             downSeconds = try f.number("downSeconds", in: 0...3600, default: 1)
-            if killCommand.isEmpty { throw ProfileIssue(path: f.at("killCommand"), expected: "a non-empty argument array") }
-            if startCommand.isEmpty {
-                throw ProfileIssue(path: f.at("startCommand"), expected: "a non-empty argument array")
+            if killCommand.isEmpty != startCommand.isEmpty {
+                throw ProfileIssue(path: f.at(killCommand.isEmpty ? "killCommand" : "startCommand"), expected: "both killCommand and startCommand, or neither (embedded ledger)")
             }
         }
     }

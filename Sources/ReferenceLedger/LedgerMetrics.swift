@@ -21,6 +21,10 @@ final class LedgerMetrics: Sendable {
     let verifications = Atomic<Int64>(0)
     /// Nanoseconds spent handling POST requests, from body parsed to response built.
     let handleNanoseconds = Atomic<Int64>(0)
+    /// SQLite transactions committed, the events they carried, and the time spent in them.
+    let commits = Atomic<Int64>(0)
+    let committedEvents = Atomic<Int64>(0)
+    let commitNanoseconds = Atomic<Int64>(0)
 
     func request(route: String, status: Int, seconds: Double) {
         state.withLock { state in
@@ -67,6 +71,15 @@ final class LedgerMetrics: Sendable {
         text += "# HELP paystorm_ledger_handle_seconds_total Time spent handling POST requests.\n"
         text += "# TYPE paystorm_ledger_handle_seconds_total counter\n"
         text += "paystorm_ledger_handle_seconds_total \(Double(handleNanoseconds.load(ordering: .relaxed)) / 1e9)\n"
+        text += "# HELP paystorm_ledger_commits_total SQLite transactions committed (group commits).\n"
+        text += "# TYPE paystorm_ledger_commits_total counter\n"
+        text += "paystorm_ledger_commits_total \(commits.load(ordering: .relaxed))\n"
+        text += "# HELP paystorm_ledger_committed_events_total Deliveries carried by those transactions.\n"
+        text += "# TYPE paystorm_ledger_committed_events_total counter\n"
+        text += "paystorm_ledger_committed_events_total \(committedEvents.load(ordering: .relaxed))\n"
+        text += "# HELP paystorm_ledger_commit_seconds_total Time spent in SQLite transactions, fsync included.\n"
+        text += "# TYPE paystorm_ledger_commit_seconds_total counter\n"
+        text += "paystorm_ledger_commit_seconds_total \(Double(commitNanoseconds.load(ordering: .relaxed)) / 1e9)\n"
         text += "# HELP paystorm_ledger_request_duration_seconds Request handling time.\n"
         text += "# TYPE paystorm_ledger_request_duration_seconds histogram\n"
         var cumulative: Int64 = 0

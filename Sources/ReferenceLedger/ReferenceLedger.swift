@@ -102,6 +102,7 @@ public final class ReferenceLedger: Sendable {
         store = try LedgerStore(path: configuration.databasePath, flaws: configuration.flaws)
         committer = GroupCommitter(
             store: store,
+            metrics: metrics,
             late: configuration.flaws.contains(.ackBeforeCommit) ? configuration.lateCommitDelay : nil
         )
     }
@@ -389,13 +390,15 @@ final class GroupCommitter: Sendable {
     }
 
     private let store: LedgerStore
+    private let metrics: LedgerMetrics
     private let queue = Mutex<[Pending]>([])
     private let commitLock = Mutex<Void>(())
     private let late: Duration?
     private let stopping = Atomic<Bool>(false)
 
-    init(store: LedgerStore, late: Duration?) {
+    init(store: LedgerStore, metrics: LedgerMetrics, late: Duration?) {
         self.store = store
+        self.metrics = metrics
         self.late = late
         if let late {
             let thread = Thread { [self] in
@@ -427,6 +430,12 @@ final class GroupCommitter: Sendable {
                 return queue
             }
             guard !batch.isEmpty else { return }
+            let started = ContinuousClock.now
+            defer {
+                metrics.commits.add(1, ordering: .relaxed)
+                metrics.committedEvents.add(Int64(batch.count), ordering: .relaxed)
+                metrics.commitNanoseconds.add((ContinuousClock.now - started).nanoseconds, ordering: .relaxed)
+            }
             let outcomes: Result<[ApplyOutcome], any Error> = Result {
                 try store.apply(batch.map(\.event), now: ReferenceLedger.nowMilliseconds())
             }

@@ -1,6 +1,6 @@
-internal import Foundation
 internal import COpenSSL
 internal import CPayStormShims
+internal import Foundation
 internal import Synchronization
 
 /// The protected header of a JWS. `x5c` holds standard-base64 DER, leaf first.
@@ -61,34 +61,68 @@ public enum JWS {
 
     /// Decodes base64url from UTF-8 bytes (padding optional); nil on any character outside the alphabet.
     static func base64URLDecode(_ text: some Collection<UInt8>) -> [UInt8]? {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
+        let decoded: [UInt8]?? = text.withContiguousStorageIfAvailable { decodeBase64URL($0) }
+        if let decoded { return decoded }
+        return Array(text).withUnsafeBufferPointer { decodeBase64URL($0) }
+    }
+
+    private static func decodeBase64URL(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var count = input.count
+        // Up to two trailing '=' are allowed; '=' anywhere else is not.
         var padding = 0
-        for byte in text {
-            if byte == UInt8(ascii: "=") {
-                padding += 1
-                continue
-            }
-            guard padding == 0 else { return nil }  // data after padding
-            let value = decodeTable[Int(byte)]
-            guard value != 0xFF else { return nil }
-            accumulator = (accumulator << 6) | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        while count > 0 && input[count - 1] == UInt8(ascii: "=") && padding < 2 {
+            count -= 1
+            padding += 1
+        }
+        // A single leftover character cannot encode a byte.
+        guard count % 4 != 1 else { return nil }
+        let outputCount = count / 4 * 3 + [0, 0, 1, 2][count % 4]
+        var failed = false
+        let output = [UInt8](unsafeUninitializedCapacity: outputCount) { buffer, initialized in
+            decodeTable.withUnsafeBufferPointer { table in
+                var out = 0
+                var index = 0
+                var invalid: UInt8 = 0
+                while index + 4 <= count {
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    let c = table[Int(input[index + 2])]
+                    let d = table[Int(input[index + 3])]
+                    invalid |= a | b | c | d
+                    let value = UInt32(a & 63) << 18 | UInt32(b & 63) << 12 | UInt32(c & 63) << 6 | UInt32(d & 63)
+                    buffer[out] = UInt8(truncatingIfNeeded: value >> 16)
+                    buffer[out + 1] = UInt8(truncatingIfNeeded: value >> 8)
+                    buffer[out + 2] = UInt8(truncatingIfNeeded: value)
+                    out += 3
+                    index += 4
+                }
+                let rest = count - index
+                if rest >= 2 {
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    let c = rest == 3 ? table[Int(input[index + 2])] : 0
+                    invalid |= a | b | c
+                    let value = UInt32(a & 63) << 18 | UInt32(b & 63) << 12 | UInt32(c & 63) << 6
+                    buffer[out] = UInt8(truncatingIfNeeded: value >> 16)
+                    out += 1
+                    if rest == 3 {
+                        buffer[out] = UInt8(truncatingIfNeeded: value >> 8)
+                        out += 1
+                    }
+                }
+                // Invalid characters map to 0xFF, so any of them sets the high bit.
+                failed = invalid & 0x80 != 0
+                initialized = out
             }
         }
-        // A single leftover sextet cannot encode a byte.
-        guard bits < 6, padding <= 2 else { return nil }
-        return output
+        return failed ? nil : output
     }
 
     /// Builds the compact JWS around a digest signer; shared by `sign` and `ES256Signer`.
+    /// - Parameter prefixHash: SHA-256 state after `headerSegment` and the dot, when the caller keeps one.
     static func signCompact(
         headerSegment: [UInt8],
+        prefixHash: PrefixHash? = nil,
         payload: [UInt8],
         sign: ([UInt8]) throws -> [UInt8]
     ) throws -> String {
@@ -96,8 +130,16 @@ public enum JWS {
         output.reserveCapacity(headerSegment.count + 1 + (payload.count * 4 + 2) / 3 + 1 + 86)
         output.append(contentsOf: headerSegment)
         output.append(UInt8(ascii: "."))
+        let payloadStart = output.count
         appendBase64URL(payload, to: &output)
-        let digest = sha256(output)
+        let digest: [UInt8]
+        if let prefixHash {
+            digest = try output.withUnsafeBufferPointer {
+                try prefixHash.digest(appending: UnsafeBufferPointer(rebasing: $0[payloadStart...]))
+            }
+        } else {
+            digest = sha256(output)
+        }
         let signature = try sign(digest)
         output.append(UInt8(ascii: "."))
         appendBase64URL(signature, to: &output)
@@ -105,28 +147,37 @@ public enum JWS {
     }
 
     static func appendBase64URL(_ bytes: [UInt8], to output: inout [UInt8]) {
-        output.reserveCapacity(output.count + (bytes.count * 4 + 2) / 3)
-        bytes.withUnsafeBufferPointer { input in
-            var index = 0
-            let count = input.count
-            while index + 3 <= count {
-                let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-                output.append(encodeTable[Int(value >> 18 & 63)])
-                output.append(encodeTable[Int(value >> 12 & 63)])
-                output.append(encodeTable[Int(value >> 6 & 63)])
-                output.append(encodeTable[Int(value & 63)])
-                index += 3
-            }
-            let rest = count - index
-            if rest == 1 {
-                let value = UInt32(input[index]) << 16
-                output.append(encodeTable[Int(value >> 18 & 63)])
-                output.append(encodeTable[Int(value >> 12 & 63)])
-            } else if rest == 2 {
-                let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-                output.append(encodeTable[Int(value >> 18 & 63)])
-                output.append(encodeTable[Int(value >> 12 & 63)])
-                output.append(encodeTable[Int(value >> 6 & 63)])
+        let count = bytes.count
+        let encodedCount = count / 3 * 4 + [0, 2, 3][count % 3]
+        guard encodedCount > 0 else { return }
+        let start = output.count
+        // Grow once, then write through a raw pointer: per-byte `append` costs a uniqueness check each time.
+        output.append(contentsOf: repeatElement(0, count: encodedCount))
+        output.withUnsafeMutableBufferPointer { buffer in
+            bytes.withUnsafeBufferPointer { input in
+                pairTable.withUnsafeBufferPointer { pairs in
+                    // Two characters per lookup: each 12-bit half of a 3-byte group maps to a UInt16.
+                    let out = UnsafeMutableRawPointer(buffer.baseAddress! + start)
+                    var offset = 0
+                    var index = 0
+                    while index + 3 <= count {
+                        let value =
+                            Int(input[index]) << 16 | Int(input[index + 1]) << 8 | Int(input[index + 2])
+                        out.storeBytes(of: pairs[value >> 12], toByteOffset: offset, as: UInt16.self)
+                        out.storeBytes(of: pairs[value & 0xFFF], toByteOffset: offset + 2, as: UInt16.self)
+                        offset += 4
+                        index += 3
+                    }
+                    let rest = count - index
+                    if rest > 0 {
+                        let second = rest == 2 ? Int(input[index + 1]) << 8 : 0
+                        let value = Int(input[index]) << 16 | second
+                        out.storeBytes(of: pairs[value >> 12], toByteOffset: offset, as: UInt16.self)
+                        if rest == 2 {
+                            out.storeBytes(of: encodeTable[value >> 6 & 63], toByteOffset: offset + 2, as: UInt8.self)
+                        }
+                    }
+                }
             }
         }
     }
@@ -134,6 +185,16 @@ public enum JWS {
     private static let encodeTable: [UInt8] = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8
     )
+
+    /// For each 12-bit value, its two base64url characters as they lie in memory (little- or big-endian alike).
+    private static let pairTable: [UInt16] = (0..<4096).map { value in
+        var pair: UInt16 = 0
+        withUnsafeMutableBytes(of: &pair) { bytes in
+            bytes[0] = encodeTable[value >> 6]
+            bytes[1] = encodeTable[value & 63]
+        }
+        return pair
+    }
 
     private static let decodeTable: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
@@ -155,6 +216,38 @@ func sha256(_ bytes: [UInt8]) -> [UInt8] {
 /// SHA-256 fetched once: an implicit fetch on every digest costs a lock in OpenSSL 3.
 private let sha256Digest = FetchedDigest("SHA256")
 
+/// A SHA-256 state that has absorbed a fixed prefix; each digest copies it and adds the rest.
+///
+/// `@unchecked Sendable`: the template context is written only in init; `digest` copies it
+/// into a fresh context, which only reads the template.
+final class PrefixHash: @unchecked Sendable {
+    private let template: OpaquePointer
+
+    init(_ prefix: [UInt8]) throws {
+        guard let context = EVP_MD_CTX_new() else { throw SigningError.openSSL("EVP_MD_CTX_new") }
+        template = context
+        guard EVP_DigestInit_ex(context, sha256Digest.pointer, nil) == 1,
+            EVP_DigestUpdate(context, prefix, prefix.count) == 1
+        else { throw SigningError.openSSL("EVP_DigestUpdate") }
+    }
+
+    deinit {
+        EVP_MD_CTX_free(template)
+    }
+
+    /// SHA-256 of the prefix followed by `rest`.
+    func digest(appending rest: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
+        guard let context = EVP_MD_CTX_new() else { throw SigningError.openSSL("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(context) }
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        guard EVP_MD_CTX_copy_ex(context, template) == 1, EVP_DigestUpdate(context, rest.baseAddress, rest.count) == 1,
+            EVP_DigestFinal_ex(context, &digest, &length) == 1
+        else { throw SigningError.openSSL("EVP_DigestFinal_ex") }
+        return digest
+    }
+}
+
 /// `@unchecked Sendable`: an `EVP_MD` fetched once and only read afterwards.
 private final class FetchedDigest: @unchecked Sendable {
     let pointer: OpaquePointer?
@@ -168,6 +261,7 @@ private final class FetchedDigest: @unchecked Sendable {
 /// Safe to call from any number of threads: each call borrows its own OpenSSL context from a pool.
 public struct ES256Signer: Sendable {
     private let headerSegment: [UInt8]
+    private let prefixHash: PrefixHash?
     private let pool: PKeyContextPool
 
     /// Creates a signer for a PKI's leaf key and chain.
@@ -179,13 +273,15 @@ public struct ES256Signer: Sendable {
     public init(key: SigningKey, header: JWSHeader) {
         // Encoding a Codable struct of strings cannot fail.
         headerSegment = Array(JWS.base64URL((try? header.jsonBytes()) ?? []).utf8)
+        // The header (about 3 KB with x5c) is the same for every JWS: hash it once.
+        prefixHash = try? PrefixHash(headerSegment + [UInt8(ascii: ".")])
         pool = PKeyContextPool(key: key, mode: .sign)
     }
 
     /// Signs one payload into a compact JWS.
     /// - Throws: `SigningError` when OpenSSL fails (not expected with a valid P-256 key).
     public func sign(payload: [UInt8]) throws -> String {
-        try JWS.signCompact(headerSegment: headerSegment, payload: payload) { digest in
+        try JWS.signCompact(headerSegment: headerSegment, prefixHash: prefixHash, payload: payload) { digest in
             try pool.withContext { try $0.signRaw(digest: digest) }
         }
     }

@@ -59,7 +59,7 @@ public struct VerifierConfigurationError: Error, Sendable, CustomStringConvertib
 /// Verifies App Store signed data the way Apple's `SignedDataVerifier` (Python 3.1.2) does
 /// (reference §2): `alg` ES256, exactly three `x5c` entries in standard base64, a chain from
 /// `x5c[0]` and `x5c[1]` to a configured root under OpenSSL's X.509 strict mode at the payload's
-/// `signedDate` (now with online checks), both Apple OIDs, the ES256 signature with the leaf key,
+/// `signedDate` (now with online checks, plus OCSP), both Apple OIDs, the ES256 signature with the leaf key,
 /// PyJWT's registered-claim checks, then bundle, environment and (Production) app Apple ID.
 ///
 /// Verified chains are cached by the JWS header (which holds the `x5c`), with the chain's
@@ -77,15 +77,15 @@ public struct SignedDataVerifier: Sendable {
     public let bundleId: String
     /// The app Apple ID Production payloads must carry.
     public let appAppleId: Int64?
-    /// Whether the chain is checked at the current time (and, in Apple's libraries, by OCSP).
+    /// Whether the chain is checked at the current time and by OCSP.
     public let enableOnlineChecks: Bool
     private let chains: ChainVerifier
 
     /// Creates a verifier.
     /// - Parameters:
     ///   - rootCertificates: DER of each trusted root (PayStorm's test root).
-    ///   - enableOnlineChecks: check validity at the current time instead of `signedDate`. OCSP
-    ///     requests are not made (see the report in the module docs).
+    ///   - enableOnlineChecks: check validity at the current time instead of `signedDate`, and ask
+    ///     the AIA-OCSP responder of the intermediate and the leaf (loopback responders only).
     ///   - environment: the environment payloads must carry.
     ///   - bundleId: the bundle payloads must carry.
     ///   - appAppleId: required for Production.
@@ -152,28 +152,27 @@ public struct SignedDataVerifier: Sendable {
     /// Verifies and decodes a signed `AppTransaction` (its `receiptType` is the environment).
     public func verifyAndDecodeAppTransaction(_ jws: String) -> Result<AppTransaction, VerificationError> {
         decode(jws, as: AppTransaction.self).flatMap { app in
-            checkIdentity(bundle: app.bundleId, appAppleId: app.appAppleId, environment: app.receiptType, checkApp: true)
-                .map { app }
+            checkIdentity(
+                bundle: app.bundleId,
+                appAppleId: app.appAppleId,
+                environment: app.receiptType,
+                checkApp: true
+            )
+            .map { app }
         }
     }
 
     /// Verifies the signature and chain of any JWS and returns its payload bytes (no identity checks).
     public func verifiedPayload(_ jws: String) -> Result<[UInt8], VerificationError> {
-        let skip = environment == .xcode || environment == .localTesting
-        return chains.verify(jws, skipSignature: skip, onlineChecks: enableOnlineChecks)
+        decode(jws, as: RawPayload.self).map { _ in
+            let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
+            return JWS.base64URLDecode(String(segments[1])) ?? []
+        }
     }
 
     private func decode<T: Decodable>(_ jws: String, as type: T.Type) -> Result<T, VerificationError> {
-        verifiedPayload(jws).flatMap { bytes in
-            do {
-                return .success(try AppStoreJSON.decoder().decode(T.self, from: Data(bytes)))
-            } catch {
-                // Python raises a raw cattrs error here; Swift's INVALID_JWT_FORMAT has no Python twin.
-                return .failure(
-                    VerificationError(status: .verificationFailure, detail: "payload does not decode as \(T.self)")
-                )
-            }
-        }
+        let skip = environment == .xcode || environment == .localTesting
+        return chains.verify(jws, as: type, skipSignature: skip, onlineChecks: enableOnlineChecks)
     }
 
     private func checkIdentity(
@@ -205,7 +204,8 @@ public struct SignedDataVerifier: Sendable {
     private func environmentMismatch(_ payloadEnvironment: Environment?) -> VerificationError {
         VerificationError(
             status: .invalidEnvironment,
-            detail: "environment \(payloadEnvironment.map { "'\($0.rawValue)'" } ?? "absent") is not '\(environment.rawValue)'"
+            detail:
+                "environment \(payloadEnvironment.map { "'\($0.rawValue)'" } ?? "absent") is not '\(environment.rawValue)'"
         )
     }
 }
@@ -214,48 +214,67 @@ public struct SignedDataVerifier: Sendable {
 final class ChainVerifier: Sendable {
     private let store: TrustStore?
     private let rootCount: Int
-    private let cache = Mutex<[String: VerifiedChain]>([:])
-    private static let cacheLimit = 256
+    /// Headers whose checks and chain passed, most recent last. A hit skips decoding the header
+    /// and the chain, and starts the digest from the hashed header; the date window is rechecked.
+    private let cache = Mutex<[CachedHeader]>([])
+    private static let cacheLimit = 64
 
     init(rootCertificates: [[UInt8]]) throws {
         rootCount = rootCertificates.count
         store = try? TrustStore(rootCertificates)
     }
 
-    /// Python's `_decode_signed_object`: parse, then (unless skipped) header, chain and signature checks.
-    func verify(_ jws: String, skipSignature: Bool, onlineChecks: Bool) -> Result<[UInt8], VerificationError> {
+    /// Python's `_decode_signed_object` followed by decoding the payload as `T` (after every check,
+    /// as Python structures the payload after the signature).
+    func verify<T: Decodable>(
+        _ jws: String,
+        as type: T.Type,
+        skipSignature: Bool,
+        onlineChecks: Bool
+    ) -> Result<T, VerificationError> {
         var jws = jws
         return jws.withUTF8 { text in
-            verify(utf8: text, skipSignature: skipSignature, onlineChecks: onlineChecks)
+            verify(utf8: text, as: type, skipSignature: skipSignature, onlineChecks: onlineChecks)
         }
     }
 
-    private func verify(
+    private func verify<T: Decodable>(
         utf8 text: UnsafeBufferPointer<UInt8>,
+        as type: T.Type,
         skipSignature: Bool,
         onlineChecks: Bool
-    ) -> Result<[UInt8], VerificationError> {
+    ) -> Result<T, VerificationError> {
         // PyJWT: rsplit('.', 1) for the signature, then split('.', 1) for header and payload.
         guard let lastDot = text.lastIndex(of: UInt8(ascii: ".")),
             let firstDot = text[..<lastDot].firstIndex(of: UInt8(ascii: "."))
         else { return failure("the JWS does not have three segments") }
         let headerSegment = UnsafeBufferPointer(rebasing: text[..<firstDot])
-        let payloadSegment = text[(firstDot + 1)..<lastDot]
+        let payloadSegment = UnsafeBufferPointer(rebasing: text[(firstDot + 1)..<lastDot])
         let signatureSegment = text[(lastDot + 1)...]
-        guard let headerBytes = JWS.base64URLDecode(headerSegment),
-            let payload = JWS.base64URLDecode(payloadSegment),
-            let signature = JWS.base64URLDecode(signatureSegment)
+        guard let payload = JWS.base64URLDecode(payloadSegment), let signature = JWS.base64URLDecode(signatureSegment)
         else { return failure("a JWS segment is not base64url") }
-        guard let header = try? JSONDecoder().decode(HeaderProbe.self, from: Data(headerBytes)) else {
-            return failure("the JWS header is not a JSON object of the expected shape")
+        let cached = skipSignature ? nil : lookup(headerSegment)
+        var header = HeaderProbe()
+        if cached == nil {
+            guard let headerBytes = JWS.base64URLDecode(headerSegment) else {
+                return failure("a JWS segment is not base64url")
+            }
+            guard let decoded = try? JSONDecoder().decode(HeaderProbe.self, from: Data(headerBytes)) else {
+                return failure("the JWS header is not a JSON object of the expected shape")
+            }
+            header = decoded
         }
-        guard let claims = try? JSONDecoder().decode(ClaimsProbe.self, from: Data(payload)) else {
+        // One JSON pass for the claims the checks need and the model; a model failure waits its turn.
+        guard let decoded = try? JSONDecoder().decode(ClaimsAndModel<T>.self, from: Data(payload)) else {
             return failure("the JWS payload is not a JSON object")
         }
-        if skipSignature { return .success(payload) }
+        let claims = decoded.claims
+        let model = decoded.model.mapError { _ in
+            // Python raises a raw cattrs error here; Swift's INVALID_JWT_FORMAT has no Python twin.
+            VerificationError(status: .verificationFailure, detail: "payload does not decode as \(T.self)")
+        }
+        if skipSignature { return model }
 
-        guard let x5c = header.x5c, !x5c.isEmpty else { return failure("the x5c header is missing or empty") }
-        guard header.alg == "ES256" else { return failure("alg is \(header.alg.map { "'\($0)'" } ?? "absent"), not ES256") }
         let now = Int64(Date().timeIntervalSince1970)
         let effective: Int64
         if onlineChecks {
@@ -267,58 +286,134 @@ final class ChainVerifier: Sendable {
             effective = now
         }
 
-        let chain: VerifiedChain
-        switch verifyChain(x5c, headerKey: String(decoding: headerSegment, as: UTF8.self), at: effective) {
-        case .success(let verified): chain = verified
-        case .failure(let error): return .failure(error)
+        let entry: CachedHeader
+        if let cached, cached.chain.covers(effective), !onlineChecks || cached.chain.onlineCheckIsFresh(now: now) {
+            entry = cached
+        } else {
+            if cached != nil {
+                // A cached header at a date outside its window: decode it to give the full path its input.
+                guard let headerBytes = JWS.base64URLDecode(headerSegment),
+                    let decoded = try? JSONDecoder().decode(HeaderProbe.self, from: Data(headerBytes))
+                else { return failure("the JWS header is not a JSON object of the expected shape") }
+                header = decoded
+            }
+            guard let x5c = header.x5c, !x5c.isEmpty else { return failure("the x5c header is missing or empty") }
+            guard header.alg == "ES256" else {
+                return failure("alg is \(header.alg.map { "'\($0)'" } ?? "absent"), not ES256")
+            }
+            switch verifyChain(x5c, at: effective, onlineChecks: onlineChecks) {
+            case .success(let chain):
+                guard let fresh = try? CachedHeader(segment: Array(headerSegment), chain: chain) else {
+                    return failure("cannot hash the JWS header")
+                }
+                entry = fresh
+                remember(fresh)
+            case .failure(let error): return .failure(error)
+            }
         }
 
         // The signature: ES256 over the ASCII signing input, raw R||S with the P-256 leaf key.
-        guard chain.isP256, signature.count == 64, let der = derSignature(fromRaw: signature) else {
+        guard entry.chain.isP256, signature.count == 64, let der = derSignature(fromRaw: signature) else {
             return failure("the signature is not a 64-byte ES256 signature from a P-256 leaf")
         }
-        let digest = sha256(Array(UnsafeBufferPointer(rebasing: text[..<lastDot])))
-        let valid = (try? chain.verifiers.withContext { $0.verifyDER(signature: der, digest: digest) }) ?? false
+        guard let digest = try? entry.prefixHash.digest(appending: payloadSegment) else {
+            return failure("cannot hash the signing input")
+        }
+        let valid = (try? entry.chain.verifiers.withContext { $0.verifyDER(signature: der, digest: digest) }) ?? false
         guard valid else { return failure("the signature does not verify with the leaf key") }
 
         if let problem = claims.registeredClaimProblem(now: Date().timeIntervalSince1970) { return failure(problem) }
-        return .success(payload)
+        return model
     }
 
-    /// Python's `_ChainVerifier.verify_chain`, with a cache of verified headers.
-    private func verifyChain(_ x5c: [String], headerKey: String, at effective: Int64) -> Result<VerifiedChain, VerificationError> {
-        guard rootCount > 0 else { return .failure(VerificationError(status: .invalidCertificate, detail: "no trusted root is configured")) }
+    private func lookup(_ segment: UnsafeBufferPointer<UInt8>) -> CachedHeader? {
+        let entries = cache.withLock { $0 }
+        for entry in entries.reversed() where entry.matches(segment) { return entry }
+        return nil
+    }
+
+    private func remember(_ entry: CachedHeader) {
+        cache.withLock { entries in
+            entries.removeAll { $0.segment == entry.segment }
+            if entries.count >= Self.cacheLimit { entries.removeFirst() }
+            entries.append(entry)
+        }
+    }
+
+    /// Python's `_ChainVerifier.verify_chain` (without caching; the caller caches).
+    private func verifyChain(
+        _ x5c: [String],
+        at effective: Int64,
+        onlineChecks: Bool
+    ) -> Result<VerifiedChain, VerificationError> {
+        guard rootCount > 0 else {
+            return .failure(VerificationError(status: .invalidCertificate, detail: "no trusted root is configured"))
+        }
         guard x5c.count == 3 else {
             return .failure(
                 VerificationError(status: .invalidChainLength, detail: "x5c holds \(x5c.count) certificates, not 3")
             )
         }
-        if let cached = cache.withLock({ $0[headerKey] }), cached.covers(effective) { return .success(cached) }
         guard let store else {
-            return .failure(VerificationError(status: .invalidCertificate, detail: "a trusted root is not a DER certificate"))
+            return .failure(
+                VerificationError(status: .invalidCertificate, detail: "a trusted root is not a DER certificate")
+            )
         }
         guard let leafDER = Data(base64Encoded: x5c[0]), let intermediateDER = Data(base64Encoded: x5c[1]),
-            let leaf = try? Certificate(der: Array(leafDER)), let intermediate = try? Certificate(der: Array(intermediateDER))
+            let leaf = try? Certificate(der: Array(leafDER)),
+            let intermediate = try? Certificate(der: Array(intermediateDER))
         else {
             clearOpenSSLErrors()
             return .failure(
-                VerificationError(status: .invalidCertificate, detail: "x5c[0] or x5c[1] is not standard base64 of a DER certificate")
+                VerificationError(
+                    status: .invalidCertificate,
+                    detail: "x5c[0] or x5c[1] is not standard base64 of a DER certificate"
+                )
             )
         }
-        let verified: VerifiedChain
-        switch store.verify(leaf: leaf, intermediate: intermediate, at: effective) {
-        case .success(let chain): verified = chain
-        case .failure(let error): return .failure(error)
-        }
-        cache.withLock { entries in
-            if entries.count >= Self.cacheLimit { entries.removeAll(keepingCapacity: true) }
-            entries[headerKey] = verified
-        }
-        return .success(verified)
+        return store.verify(leaf: leaf, intermediate: intermediate, at: effective, onlineChecks: onlineChecks)
     }
 }
 
-private func failure(_ detail: String) -> Result<[UInt8], VerificationError> {
+/// A header that passed every header and chain check, with its hashed signing-input prefix.
+final class CachedHeader: Sendable {
+    let segment: [UInt8]
+    let chain: VerifiedChain
+    let prefixHash: PrefixHash
+
+    init(segment: [UInt8], chain: VerifiedChain) throws {
+        self.segment = segment
+        self.chain = chain
+        prefixHash = try PrefixHash(segment + [UInt8(ascii: ".")])
+    }
+
+    func matches(_ other: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard other.count == segment.count else { return false }
+        return segment.withUnsafeBufferPointer { memcmp($0.baseAddress!, other.baseAddress!, other.count) == 0 }
+    }
+}
+
+/// The claims probe and the model, decoded from one parse of the payload.
+private struct ClaimsAndModel<T: Decodable>: Decodable {
+    var claims: ClaimsProbe
+    var model: Result<T, any Error>
+
+    init(from decoder: any Decoder) throws {
+        claims = try ClaimsProbe(from: decoder)
+        do {
+            model = .success(try T(from: decoder))
+        } catch {
+            model = .failure(error)
+        }
+    }
+}
+
+/// The payload as raw bytes (for `verifiedPayload`): any JSON object decodes.
+struct RawPayload: Decodable {
+    init(from decoder: any Decoder) throws {}
+}
+
+private func failure<T>(_ detail: String) -> Result<T, VerificationError> {
     .failure(VerificationError(status: .verificationFailure, detail: detail))
 }
 
@@ -336,7 +431,16 @@ struct VerifiedChain: Sendable {
     /// Earliest `notAfter` (valid strictly before it, as OpenSSL compares).
     let validUntil: Int64
 
+    /// When OCSP last answered GOOD for this chain (UNIX seconds), if online checks ran.
+    let onlineCheckedAt: Int64?
+
     func covers(_ time: Int64) -> Bool { time >= validFrom && time < validUntil }
+
+    /// Python keeps an online-verified chain for 15 minutes.
+    func onlineCheckIsFresh(now: Int64) -> Bool {
+        guard let onlineCheckedAt else { return false }
+        return now - onlineCheckedAt < 15 * 60
+    }
 }
 
 /// The configured roots in an OpenSSL `X509_STORE` with `X509_V_FLAG_X509_STRICT`.
@@ -369,7 +473,12 @@ final class TrustStore: @unchecked Sendable {
         ASN1_OBJECT_free(intermediateOID)
     }
 
-    func verify(leaf: Certificate, intermediate: Certificate, at time: Int64) -> Result<VerifiedChain, VerificationError> {
+    func verify(
+        leaf: Certificate,
+        intermediate: Certificate,
+        at time: Int64,
+        onlineChecks: Bool
+    ) -> Result<VerifiedChain, VerificationError> {
         guard let context = X509_STORE_CTX_new() else { return chainFailure("X509_STORE_CTX_new failed") }
         defer { X509_STORE_CTX_free(context) }
         guard let untrusted = ps_sk_X509_new_null() else { return chainFailure("sk_X509_new_null failed") }
@@ -394,6 +503,18 @@ final class TrustStore: @unchecked Sendable {
         guard X509_get_ext_by_OBJ(verifiedIntermediate, intermediateOID, -1) >= 0 else {
             return chainFailure("the intermediate lacks Apple's intermediate OID \(AppleOID.intermediate)")
         }
+        if onlineChecks {
+            guard let root = ps_sk_X509_value(chain, ps_sk_X509_num(chain) - 1) else {
+                return chainFailure("the verified chain has no root")
+            }
+            // As Python: the intermediate (issued by the root) first, then the leaf.
+            if let error = OCSPClient.check(verifiedIntermediate, issuer: root, store: pointer) {
+                return .failure(error)
+            }
+            if let error = OCSPClient.check(verifiedLeaf, issuer: verifiedIntermediate, store: pointer) {
+                return .failure(error)
+            }
+        }
         var validFrom = Int64.min
         var validUntil = Int64.max
         for index in 0..<ps_sk_X509_num(chain) {
@@ -410,7 +531,8 @@ final class TrustStore: @unchecked Sendable {
                 verifiers: PKeyContextPool(key: key, mode: .verify),
                 isP256: curveOf(key.pointer) == .p256,
                 validFrom: validFrom,
-                validUntil: validUntil
+                validUntil: validUntil,
+                onlineCheckedAt: onlineChecks ? Int64(Date().timeIntervalSince1970) : nil
             )
         )
     }

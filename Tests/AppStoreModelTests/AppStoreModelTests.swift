@@ -343,4 +343,47 @@ struct AppStoreModelTests {
         let back = try AppStoreJSON.decoder().decode(JSONValue.self, from: try AppStoreJSON.encoder().encode(value))
         #expect(back == value)
     }
+
+    private func expectSameBytes<T: AppStoreJSONWritable>(_ value: T) throws {
+        let fast = AppStoreJSON.encode(value)
+        let reference = Array(try AppStoreJSON.encoder().encode(value))
+        #expect(String(decoding: fast, as: UTF8.self) == String(decoding: reference, as: UTF8.self))
+    }
+
+    @Test func writesTheSameBytesAsJSONEncoder() throws {
+        try expectSameBytes(Self.fullTransaction)
+        try expectSameBytes(Self.fullRenewal)
+        try expectSameBytes(JWSTransactionDecodedPayload())
+        try expectSameBytes(ResponseBodyV2(signedPayload: "a.b.c"))
+        try expectSameBytes(
+            ResponseBodyV2DecodedPayload(
+                notificationType: "FUTURE",
+                subtype: .summary,
+                notificationUUID: "002e14d5-51f5-4503-b5a8-c3a1af68eb20",
+                data: NotificationData(appAppleId: 1, bundleId: "b", status: 9, consumptionRequestReason: .legal),
+                summary: Summary(storefrontCountryCodes: [], succeededCount: 0, failedCount: -1),
+                externalPurchaseToken: ExternalPurchaseToken(externalPurchaseId: "SANDBOX_1", tokenCreationDate: 2),
+                appData: AppData(environment: .xcode, signedAppTransactionInfo: "x.y.z"),
+                version: "2.0",
+                signedDate: .max
+            )
+        )
+        try expectSameBytes(
+            AppTransaction(
+                receiptType: .sandbox,
+                appAppleId: .min,
+                deviceVerificationNonce: "n",
+                originalPlatform: .visionOS
+            )
+        )
+    }
+
+    @Test(arguments: [
+        "plain", "", "quote\"inside", "back\\slash", "slash/ok", "new\nline", "tab\tcr\r", "bell\u{07}nul\u{00}",
+        "\u{08}\u{0C}\u{1F}\u{7F}", "ünïcødé ✓ 𝄞", "\u{2028}\u{2029}", "<script>&'",
+    ])
+    func escapesStringsAsJSONEncoderDoes(text: String) throws {
+        try expectSameBytes(JWSTransactionDecodedPayload(productId: text, storefront: text))
+        try expectSameBytes(Summary(storefrontCountryCodes: [text, text]))
+    }
 }

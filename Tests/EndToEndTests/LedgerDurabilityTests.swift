@@ -28,31 +28,96 @@ struct LedgerDurabilityTests {
         var lost: [String]
     }
 
+    /// Genuine signed transactions minted by `paystorm pki init` and `paystorm mint`, shared by both tests.
+    struct Pool {
+        var directory: String
+        var deliveries: [(id: String, token: String, body: [UInt8])]
+    }
+
+    static let pool: Result<Pool, any Error> = Result { try mintPool(count: 360) }
+
+    static func mintPool(count: Int) throws -> Pool {
+        let directory = NSTemporaryDirectory() + "ledger-durability-pki-" + UUID().uuidString
+        try run(["pki", "init", directory + "/pki"])
+        let tokens = (0..<10).map { _ in UUID().uuidString.lowercased() }
+        let minted = Acknowledged()
+        let failures = Acknowledged()
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            for index in stride(from: worker, to: count, by: 4) {
+                let token = tokens[index % tokens.count]
+                do {
+                    let jws = try run([
+                        "mint", "--pki", directory + "/pki", "--transaction", "--product-type", "consumable",
+                        "--product", "coins", "--account-token", token, "--bundle-id", bundleId,
+                    ]).trimmingCharacters(in: .whitespacesAndNewlines)
+                    minted.add(jws, token: token)
+                } catch {
+                    failures.add("\(error)", token: token)
+                }
+            }
+        }
+        if let failure = failures.ids.first { throw DurabilityError("paystorm mint failed: \(failure)") }
+        let deliveries = minted.entries.map { entry in
+            (
+                id: transactionId(entry.id), token: entry.token,
+                body: Array(#"{"signedTransaction":"\#(entry.id)"}"#.utf8)
+            )
+        }
+        return Pool(directory: directory, deliveries: deliveries)
+    }
+
+    /// The transactionId inside a JWS payload.
+    static func transactionId(_ jws: String) -> String {
+        let parts = jws.split(separator: ".")
+        guard parts.count == 3 else { return "" }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return "" }
+        return object["transactionId"] as? String ?? ""
+    }
+
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = try LedgerProcess.binary()
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw DurabilityError(
+                "paystorm \(arguments.prefix(2).joined(separator: " ")) exited \(process.terminationStatus)"
+            )
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
     static func killMidStream(flaws: [String]) throws -> Outcome {
+        let pool = try pool.get()
         let directory = NSTemporaryDirectory() + "ledger-durability-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        // The deliveries are not signed: durability does not depend on verification, so both runs trust input.
-        FileManager.default.createFile(atPath: directory + "/root.der", contents: Data([0x30, 0x00]))
         let arguments =
             [
-                "ledger", "serve", "--db", directory + "/ledger.sqlite", "--trust", directory + "/root.der",
-                "--bundle-id", bundleId, "--flaw", "trust-unverified",
+                "ledger", "serve", "--db", directory + "/ledger.sqlite", "--trust", pool.directory + "/pki/root.der",
+                "--bundle-id", bundleId,
             ] + flaws.flatMap { ["--flaw", $0] }
 
-        let tokens = (0..<10).map { _ in UUID().uuidString.lowercased() }
         let first = try LedgerProcess(arguments: arguments)
         let acknowledged = Acknowledged()
         let killAfter = 120
         let workers = 4
+        let deliveries = pool.deliveries
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            var index = 0
-            while index < 2000 {
-                let id = "dur-\(worker)-\(index)"
-                index += 1
-                let token = tokens[(worker + index) % tokens.count]
-                guard let status = try? first.post("/transactions", deviceBody(id: id, token: token)) else { return }
-                if status == 200 { acknowledged.add(id, token: token) }
+            for index in stride(from: worker, to: deliveries.count, by: workers) {
+                let delivery = deliveries[index]
+                guard let status = try? first.post("/transactions", delivery.body) else { return }
+                if status == 200 { acknowledged.add(delivery.id, token: delivery.token) }
                 if acknowledged.count >= killAfter { first.kill() }
             }
         }
@@ -61,7 +126,7 @@ struct LedgerDurabilityTests {
         let second = try LedgerProcess(arguments: arguments)
         defer { second.terminate() }
         var granted: Set<String> = []
-        for token in tokens {
+        for token in Set(deliveries.map(\.token)) {
             let body = try second.get("/accounts/\(token)")
             let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
             for grant in object?["grants"] as? [[String: Any]] ?? [] {
@@ -71,33 +136,17 @@ struct LedgerDurabilityTests {
         let acked = acknowledged.ids
         return Outcome(acknowledged: acked.count, lost: acked.filter { !granted.contains($0) }.sorted())
     }
-
-    static func deviceBody(id: String, token: String) -> [UInt8] {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let payload: [String: Any] = [
-            "transactionId": id, "originalTransactionId": id, "bundleId": bundleId, "environment": "Sandbox",
-            "productId": "coins", "type": "Consumable", "appAccountToken": token, "quantity": 1,
-            "purchaseDate": now, "signedDate": now,
-        ]
-        let encode = { (data: Data) in
-            data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        }
-        let jws =
-            encode(Data(#"{"alg":"ES256"}"#.utf8)) + "."
-            + encode(try! JSONSerialization.data(withJSONObject: payload)) + ".c2ln"
-        return Array(try! JSONSerialization.data(withJSONObject: ["signedTransaction": jws]))
-    }
 }
 
-/// The set of acknowledged transaction IDs, shared by the streaming workers.
+/// A list of (ID, token) pairs shared by concurrent workers.
 final class Acknowledged: @unchecked Sendable {
     // @unchecked: every access holds the lock.
     private let lock = NSLock()
-    private var set: [String] = []
-    func add(_ id: String, token: String) { lock.withLock { set.append(id) } }
-    var count: Int { lock.withLock { set.count } }
-    var ids: [String] { lock.withLock { set } }
+    private var list: [(id: String, token: String)] = []
+    func add(_ id: String, token: String) { lock.withLock { list.append((id, token)) } }
+    var count: Int { lock.withLock { list.count } }
+    var ids: [String] { lock.withLock { list.map(\.id) } }
+    var entries: [(id: String, token: String)] { lock.withLock { list } }
 }
 
 /// A running `paystorm ledger serve` child process.

@@ -124,11 +124,11 @@ def swift_verdict(pki, kind, jws, environment="Sandbox", app_apple_id=APP_APPLE_
     return verdict
 
 
-def check(case, kind, jws, expected, pki, apple, **swift_options):
+def check(case, kind, jws, expected, pki, apple, label=None, **swift_options):
     """Verifies one object with Apple's verifier and PayStorm's; both must answer `expected`."""
     got_apple = apple_verdict(apple, kind, jws)
     got_swift = swift_verdict(pki, kind, jws, **swift_options)
-    ROWS.append((case, kind, expected, got_apple, got_swift))
+    ROWS.append((case, label or kind, expected, got_apple, got_swift))
     assert got_apple == expected, f"{case} {kind}: Apple says {got_apple}, expected {expected}"
     assert got_swift == got_apple, f"{case} {kind}: PayStorm says {got_swift}, Apple says {got_apple}"
 
@@ -137,12 +137,12 @@ def check_nested(case, body_payload, pki, apple, expected_transaction=OK, expect
     """Verifies the JWS nested in a notification payload, each with its own method, as a backend must."""
     data = body_payload.get("data") or {}
     if "signedTransactionInfo" in data:
-        check(case, "transaction", data["signedTransactionInfo"], expected_transaction, pki, apple, **options)
+        check(case, "transaction", data["signedTransactionInfo"], expected_transaction, pki, apple, "nested transaction", **options)
     if "signedRenewalInfo" in data:
-        check(case, "renewal-info", data["signedRenewalInfo"], expected_renewal, pki, apple, **options)
+        check(case, "renewal-info", data["signedRenewalInfo"], expected_renewal, pki, apple, "nested renewal-info", **options)
     app_data = body_payload.get("appData") or {}
     if "signedAppTransactionInfo" in app_data:
-        check(case, "app-transaction", app_data["signedAppTransactionInfo"], expected_transaction, pki, apple, **options)
+        check(case, "app-transaction", app_data["signedAppTransactionInfo"], expected_transaction, pki, apple, "nested app-transaction", **options)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -246,8 +246,8 @@ def test_forged_notification_is_rejected(forgery, pki, apple):
 @pytest.mark.parametrize("forgery", [name for name in EXPECTED if EXPECTED[name][1] is not None])
 def test_forged_transaction_and_renewal_info_are_rejected(forgery, pki, apple):
     _, transaction, renewal, _ = EXPECTED[forgery]
-    check(f"forge {forgery}", "transaction", mint(pki, "--transaction", "--forge", forgery), transaction, pki, apple)
-    check(f"forge {forgery}", "renewal-info", mint(pki, "--renewal-info", "--forge", forgery), renewal, pki, apple)
+    check(f"forge {forgery}", "transaction", mint(pki, "--transaction", "--forge", forgery), transaction, pki, apple, "bare transaction")
+    check(f"forge {forgery}", "renewal-info", mint(pki, "--renewal-info", "--forge", forgery), renewal, pki, apple, "bare renewal-info")
 
 
 def test_forgery_list_matches_paystorm():

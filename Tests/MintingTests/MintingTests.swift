@@ -277,3 +277,96 @@ struct MintingTests {
         #expect(Set(Forgery.allCases.map(\.rawValue)).count == 16)
     }
 }
+
+/// Minted data checked by PayStorm's Swift verifier (Signing), which answers with Apple's status names.
+struct MintingVerificationTests {
+    let minter: Minter
+    let verifier: SignedDataVerifier
+
+    init() throws {
+        let pki = try sharedPKI.get()
+        minter = Minter(pki: pki)
+        verifier = try SignedDataVerifier(
+            rootCertificates: [pki.root.der],
+            enableOnlineChecks: false,
+            environment: .sandbox,
+            bundleId: "com.example.paystorm",
+            appAppleId: 1_234_567_890
+        )
+    }
+
+    private func verdict<T>(_ result: Result<T, VerificationError>) -> String {
+        switch result {
+        case .success: return "OK"
+        case .failure(let error): return error.status.rawValue
+        }
+    }
+
+    @Test(arguments: NotificationMatrix.all)
+    func genuineDataOfEveryKindVerifies(kind: NotificationKind) throws {
+        let minted = try minter.notification(kind)
+        #expect(verdict(verifier.verifyAndDecodeNotification(minted.signedPayload)) == "OK")
+        if let jws = minted.payload.data?.signedTransactionInfo {
+            #expect(verdict(verifier.verifyAndDecodeTransaction(jws)) == "OK")
+        }
+        if let jws = minted.payload.data?.signedRenewalInfo {
+            #expect(verdict(verifier.verifyAndDecodeRenewalInfo(jws)) == "OK")
+        }
+        if let jws = minted.payload.appData?.signedAppTransactionInfo {
+            #expect(verdict(verifier.verifyAndDecodeAppTransaction(jws)) == "OK")
+        }
+    }
+
+    @Test(arguments: Forgery.allCases)
+    func everyForgeryGetsThePredictedStatus(forgery: Forgery) throws {
+        let minted = try minter.notification(NotificationKind(.didRenew, nil, .subscription), forgery: forgery)
+        #expect(
+            verdict(verifier.verifyAndDecodeNotification(minted.signedPayload))
+                == forgery.expectedStatus(for: .notification)
+        )
+        let inner = try #require(minted.payload.data?.signedTransactionInfo)
+        #expect(verdict(verifier.verifyAndDecodeTransaction(inner)) == forgery.expectedInnerTransactionStatus)
+        guard forgery != .forgedInnerTransaction else { return }
+        let transaction = try minter.transaction(forgery: forgery)
+        #expect(
+            verdict(verifier.verifyAndDecodeTransaction(transaction.jws)) == forgery.expectedStatus(for: .transaction)
+        )
+        let renewal = try minter.renewalInfo(forgery: forgery)
+        #expect(verdict(verifier.verifyAndDecodeRenewalInfo(renewal.jws)) == forgery.expectedStatus(for: .renewalInfo))
+    }
+
+    @Test(arguments: [nil] + Forgery.allCases.map(Optional.some))
+    func signsPayloadsBuiltElsewhere(forgery: Forgery?) throws {
+        let kind = NotificationKind(.didRenew, nil, .subscription)
+        let signedDate = Minter.nowMilliseconds()
+        let purchase = Purchase(kind: kind, signedDate: signedDate)
+        let transaction = minter.transactionPayload(purchase, kind: kind, signedDate: signedDate)
+        let renewal = minter.renewalInfoPayload(purchase, kind: kind, signedDate: signedDate)
+        let outer = ResponseBodyV2DecodedPayload(
+            notificationType: kind.notificationType,
+            notificationUUID: Minter.randomUUID(),
+            data: NotificationData(
+                appAppleId: 1_234_567_890,
+                bundleId: "com.example.paystorm",
+                environment: .sandbox,
+                status: .active
+            ),
+            version: "2.0",
+            signedDate: signedDate
+        )
+        let signed = try minter.signNotification(outer, transaction: transaction, renewal: renewal, forgery: forgery)
+        #expect(
+            verdict(verifier.verifyAndDecodeNotification(signed)) == forgery?.expectedStatus(for: .notification) ?? "OK"
+        )
+        let parts = signed.split(separator: ".")
+        let decoded = try AppStoreJSON.decoder().decode(
+            ResponseBodyV2DecodedPayload.self,
+            from: Data(try #require(JWS.base64URLDecode(String(parts[1]))))
+        )
+        let inner = try #require(decoded.data?.signedTransactionInfo)
+        #expect(verdict(verifier.verifyAndDecodeTransaction(inner)) == forgery?.expectedInnerTransactionStatus ?? "OK")
+        guard let forgery, forgery != .forgedInnerTransaction else { return }
+        let bare = try minter.signTransaction(transaction, forgery: forgery)
+        #expect(verdict(verifier.verifyAndDecodeTransaction(bare)) == forgery.expectedStatus(for: .transaction))
+    }
+}

@@ -1,3 +1,4 @@
+import AppStoreModel
 import Foundation
 import Profile
 import Simulation
@@ -97,7 +98,9 @@ struct SimulationTests {
         (.autoRenewDisabled, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"),
         (.autoRenewEnabled, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"), (.offerRedeemed, "OFFER_REDEEMED", nil),
         (.priceIncreasePending, "PRICE_INCREASE", "PENDING"), (.priceIncreaseAccepted, "PRICE_INCREASE", "ACCEPTED"),
-        (.refund, "REFUND", nil), (.familyRevoke, "REVOKE", nil), (.refundReversal, "REFUND_REVERSED", nil),
+        (.refund, "REFUND", nil), (.consumptionRequest, "CONSUMPTION_REQUEST", nil),
+        (.refundDeclined, "REFUND_DECLINED", nil), (.familyRevoke, "REVOKE", nil),
+        (.refundReversal, "REFUND_REVERSED", nil),
     ]
 
     @Test(arguments: expectations)
@@ -147,7 +150,9 @@ struct SimulationTests {
                 if action.lifecycle == .renewal {
                     #expect(tx.transactionReason == "RENEWAL")
                     #expect(tx.transactionId != tx.originalTransactionId)
-                    if let previous = lastPeriod[tx.originalTransactionId], UInt64(previous.transaction)! < UInt64(tx.transactionId)! {
+                    if let previous = lastPeriod[tx.originalTransactionId],
+                        UInt64(previous.transaction)! < UInt64(tx.transactionId)!
+                    {
                         #expect(tx.purchaseDate == previous.expires)
                     }
                 }
@@ -204,7 +209,9 @@ struct SimulationTests {
         let actions = run(try richProfile(seconds: 60, devices: devices))
         var perEvent: [UInt64: Set<Int>] = [:]
         for action in actions where action.lifecycle == .renewal {
-            if case .device(let delivery) = action.delivery { perEvent[action.event, default: []].insert(delivery.device) }
+            if case .device(let delivery) = action.delivery {
+                perEvent[action.event, default: []].insert(delivery.device)
+            }
         }
         #expect(!perEvent.isEmpty)
         #expect(perEvent.values.allSatisfy { $0.count == devices })
@@ -215,5 +222,44 @@ struct SimulationTests {
         #expect(Set(tokens).count == 1000)
         #expect(tokens[7] == World.appAccountToken(seed: 5, account: 7))
         #expect(tokens[7] != World.appAccountToken(seed: 6, account: 7))
+    }
+}
+
+struct PayloadMappingTests {
+    @Test func mapsEveryNotificationToAppStoreModelWithoutNulls() throws {
+        let encoder = AppStoreJSON.encoder()
+        var types = Set<String>()
+        for action in run(try richProfile(accounts: 20, seconds: 60)) {
+            switch action.delivery {
+            case .notification(let note):
+                let tx = note.transaction?.payload
+                #expect(tx?.transactionId == note.transaction?.transactionId)
+                #expect(tx?.type?.rawValue == note.transaction?.type)
+                let payload = note.payload(
+                    signedTransactionInfo: "t.t.t",
+                    signedRenewalInfo: note.renewal.map { _ in "r.r.r" }
+                )
+                #expect(payload.notificationType?.rawValue == note.notificationType)
+                #expect(payload.data?.status?.rawValue == note.status.map(Int.init))
+                let json = String(decoding: try encoder.encode(payload), as: UTF8.self)
+                #expect(!json.contains("null"))
+                types.insert(note.notificationType)
+                if let renewal = note.renewal {
+                    let mapped = renewal.payload
+                    #expect(mapped.originalTransactionId == renewal.originalTransactionId)
+                    #expect(mapped.autoRenewStatus?.rawValue == Int(renewal.autoRenewStatus))
+                }
+            case .device(let device):
+                let json = String(decoding: try encoder.encode(device.transaction.payload), as: UTF8.self)
+                #expect(json.contains("\"price\":\(device.transaction.price)"))
+                #expect(!json.contains("null"))
+            case .report(let report):
+                let body = try JSONSerialization.jsonObject(with: Data(report.body)) as? [String: String]
+                #expect(body?["purchaseResult"] == report.purchaseResult)
+            case .marker:
+                break
+            }
+        }
+        #expect(types.count > 8)
     }
 }

@@ -1,0 +1,835 @@
+public import Chaos
+public import Profile
+import Simulation
+import Synchronization
+
+/// The oracle and the invariant checker of one run.
+///
+/// Feed it every planned delivery when it is dispatched (``sent(_:at:)``, which applies the action's truth),
+/// every outcome (``record(_:outcome:at:)``), and every probe result (``check(account:state:at:final:)``).
+/// Then ask for the ``verdict(unchecked:)``. Thread-safe: every method takes a short lock.
+///
+/// A delivery without an answer is indeterminate (Jepsen's `:info`): the checker accepts either outcome for it
+/// but never a second grant. "No lost purchase" is only required of acknowledged (2xx) purchases. Results near
+/// an expiry or a state change (within ``Options/boundarySeconds``) are unknown, never pass or fail.
+///
+/// ```swift
+/// let checker = Checker(profile: profile, startMillis: start)
+/// checker.sent(delivery, at: now)
+/// checker.record(delivery, outcome: .acknowledged(status: 200), at: now)
+/// _ = checker.check(account: token, state: try await probe.state(of: token), at: now, final: true)
+/// let verdict = checker.verdict(unchecked: Checker.unchecked(target: profile.target, probeReturnsGrants: true))
+/// ```
+public final class Checker: Sendable {
+    /// Tuning of the checker.
+    public struct Options: Sendable, Hashable {
+        /// Results within this many seconds of an expiry or of a state change are unknown.
+        public var boundarySeconds: Double = 2
+        /// Whether a subscription in billing retry (without grace) must be entitled: nil accepts either.
+        public var billingRetryEntitled: Bool? = nil
+        /// Most witnesses kept (all violations are counted).
+        public var maxWitnesses = 1000
+        /// The verdict is unknown when more than this fraction of decided-or-not checks is unknown.
+        public var maxUnknownFraction = 0.2
+        /// History entries kept per transaction for witnesses.
+        public var entriesPerTransaction = 3
+        /// When an account holds more transactions than this, the oldest settled ones (consumables, past
+        /// subscription periods, ended non-renewing subscriptions) fold into per-product counts, so memory grows
+        /// with accounts rather than with actions. Folding only loosens bounds; it never creates a violation.
+        public var foldAbove = 48
+
+        /// The defaults.
+        public init() {}
+    }
+
+    private let state: Mutex<State>
+    private let options: Options
+    private let startMillis: Int64
+    private let seed: UInt64
+    private let groupOf: [String: String]
+    private let typeOf: [String: ProductKind]
+
+    /// Creates the checker of a run.
+    /// - Parameters:
+    ///   - profile: the run's profile (catalog and seed).
+    ///   - startMillis: the world's t = 0 in wall-clock milliseconds.
+    ///   - options: tuning.
+    public init(profile: Profile, startMillis: Int64, options: Options = Options()) {
+        self.options = options
+        self.startMillis = startMillis
+        self.seed = profile.seed
+        var groupOf: [String: String] = [:]
+        var typeOf: [String: ProductKind] = [:]
+        for product in profile.catalog.products {
+            typeOf[product.id] = product.type
+            if let group = product.group { groupOf[product.id] = group }
+        }
+        self.groupOf = groupOf
+        self.typeOf = typeOf
+        state = Mutex(State())
+    }
+
+    // MARK: - Feeding
+
+    /// Records that a delivery is dispatched (call it before sending, and also for markers that send nothing):
+    /// applies its truth to the oracle.
+    public func sent(_ delivery: PlannedDelivery, at t: Double) {
+        let action = delivery.action
+        let truth = action.truth
+        let phrase = describe(delivery) + (delivery.sends ? " was sent" : " happened")
+        let limit = options.entriesPerTransaction
+        let foldAbove = options.foldAbove
+        state.withLock { state in
+            var book = state.books[action.appAccountToken] ?? Book()
+            let entry = LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
+            book.latest = max(book.latest, truth.effectiveDate)
+            defer {
+                if book.txs.count > foldAbove { book.fold(keep: foldAbove / 2) }
+                state.books[action.appAccountToken] = book
+            }
+            if delivery.isForged {
+                if let id = truth.transactionId {
+                    var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
+                    tx.forged = true
+                    tx.note(entry, limit: limit)
+                    book.txs[id] = tx
+                }
+                state.mark(action.appAccountToken)
+                return
+            }
+            switch truth.kind {
+            case .grant, .reinstate:
+                guard let id = truth.transactionId, let product = truth.productId else { return }
+                // A late copy of a transaction already folded into the counts: counted once, ignore it.
+                if book.txs[id] == nil, let number = UInt64(id), book.foldedIDs.contains(number) { return }
+                var tx = book.txs[id] ?? book.newTx(id, product: product, type: truth.productType)
+                tx.genuine = true
+                tx.sent = tx.sent || delivery.sends
+                tx.quantity = truth.quantity
+                tx.group = truth.groupId
+                tx.original = truth.originalTransactionId
+                tx.expires = truth.expiresDate
+                if truth.kind == .reinstate && tx.revoked {
+                    // The target owes it again only once it acknowledges the reversal.
+                    tx.acked = false
+                    tx.revoked = false
+                    tx.revocationAcked = false
+                    book.gone.remove(id)
+                    book.gone.remove("product:" + product)
+                }
+                tx.note(entry, limit: limit)
+                book.txs[id] = tx
+                if let old = truth.supersedes { book.txs[old]?.superseded = true }
+                if truth.productType == .autoRenewable { book.apply(truth) }
+            case .revoke:
+                guard let id = truth.transactionId else { return }
+                if book.txs[id] == nil, let product = truth.productId, var folded = book.folded[product] {
+                    // A refund of a transaction folded away: its units may have been counted as owed.
+                    folded.acked = max(0, folded.acked - truth.quantity)
+                    book.folded[product] = folded
+                }
+                var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
+                tx.genuine = true
+                if !tx.revoked { tx.revokedDate = truth.effectiveDate }
+                tx.revoked = true
+                tx.note(entry, limit: limit)
+                book.txs[id] = tx
+                if truth.productType == .autoRenewable { book.apply(truth) }
+                state.mark(action.appAccountToken)
+            case .subscriptionStatus:
+                book.apply(truth)
+                if let id = truth.transactionId { book.txs[id]?.note(entry, limit: limit) }
+            case .pending:
+                if let product = truth.productId {
+                    book.pending[product] = WitnessEntry(
+                        at: t,
+                        delivery: delivery.id,
+                        transactionId: nil,
+                        sentence: "delivery \(delivery.id): " + phrase
+                    )
+                    state.mark(action.appAccountToken)
+                }
+            case .none:
+                if let id = truth.transactionId { book.txs[id]?.note(entry, limit: limit) }
+            }
+        }
+    }
+
+    /// Records what happened to a sent delivery.
+    public func record(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at t: Double) {
+        let truth = delivery.action.truth
+        let phrase = describe(delivery) + " " + describe(outcome)
+        let limit = options.entriesPerTransaction
+        state.withLock { state in
+            guard var book = state.books[delivery.action.appAccountToken] else { return }
+            let entry = LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
+            defer { state.books[delivery.action.appAccountToken] = book }
+            if let id = truth.transactionId { book.txs[id]?.note(entry, limit: limit) }
+            guard !delivery.isForged else { return }
+            let acked = outcome.isAcknowledged
+            var indeterminate = false
+            if case .indeterminate = outcome { indeterminate = true }
+            switch truth.kind {
+            case .grant, .reinstate:
+                guard let id = truth.transactionId else { return }
+                if acked { book.txs[id]?.acked = true }
+                if indeterminate { book.txs[id]?.indeterminate = true }
+            case .revoke:
+                guard let id = truth.transactionId else { return }
+                if acked { book.txs[id]?.revocationAcked = true }
+                if indeterminate { book.txs[id]?.revocationIndeterminate = true }
+            case .subscriptionStatus, .pending, .none:
+                break
+            }
+        }
+    }
+
+    /// The accounts that had an Ask to Buy, a forgery or a refund since the last call: the ones worth a safety
+    /// probe during the run.
+    public func drainAccountsOfInterest() -> [String] {
+        state.withLock { state in
+            defer { state.interesting.removeAll(keepingCapacity: true) }
+            return state.interesting.sorted()
+        }
+    }
+
+    /// Every account the oracle knows (to probe at settle), sorted.
+    public func knownAccounts() -> [String] { state.withLock { $0.books.keys.sorted() } }
+
+    /// Records that a probe of an account failed: each invariant it would have checked is unknown.
+    public func probeFailed(account: String, error: any Error, at t: Double, final: Bool) {
+        let invariants =
+            final ? Invariant.allCases : [.noDoubleGrant, .noUnlockWithoutVerifiedPurchase, .noStaleRegression]
+        state.withLock { state in
+            for invariant in invariants {
+                state.tallies[invariant, default: Tally()].unknown += 1
+                state.sampleUnknown("\(invariant.rawValue) \(account): probe failed: \(error)")
+            }
+        }
+    }
+
+    // MARK: - Checking
+
+    /// Checks every invariant that applies to one probe result.
+    /// - Parameters:
+    ///   - account: the `appAccountToken` probed.
+    ///   - state: what the probe returned.
+    ///   - t: when the probe answered, seconds since the start of the run.
+    ///   - final: true after the settle time (all six invariants); false during the run (safety invariants only).
+    /// - Returns: one result per invariant checked.
+    @discardableResult
+    public func check(account: String, state observed: AccountState, at t: Double, final: Bool) -> [CheckResult] {
+        let now = startMillis + Int64((t * 1000).rounded())
+        return state.withLock { state in
+            var book = state.books[account] ?? Book()
+            var findings: [Invariant: Finding] = [:]
+            let context = Context(
+                book: book,
+                observed: observed,
+                now: now,
+                boundary: Int64(options.boundarySeconds * 1000),
+                phrases: state.phrases
+            )
+            findings[.noUnlockWithoutVerifiedPurchase] = unlockFinding(context)
+            findings[.noDoubleGrant] = doubleGrantFinding(context)
+            findings[.noStaleRegression] = regressionFinding(context, book: &book)
+            if final {
+                findings[.revocationHonored] = revocationFinding(context)
+                findings[.noLostPurchase] = lostFinding(context)
+                findings[.subscriptionState] = subscriptionFinding(context)
+            }
+            state.books[account] = book
+            var results: [CheckResult] = []
+            for invariant in Invariant.allCases {
+                guard let finding = findings[invariant] else { continue }
+                let outcome: CheckResult.Outcome
+                switch finding {
+                case .pass:
+                    outcome = .pass
+                    state.tallies[invariant, default: Tally()].passed += 1
+                case .unknown(let reason):
+                    outcome = .unknown(reason)
+                    state.tallies[invariant, default: Tally()].unknown += 1
+                    state.sampleUnknown("\(invariant.rawValue) \(account) at \(format(t))s: \(reason)")
+                case .fail(let summary, let entries):
+                    let witness = Witness(
+                        invariant: invariant,
+                        account: account,
+                        at: t,
+                        summary: summary,
+                        entries: entries.sorted { $0.at < $1.at },
+                        observed: observed,
+                        seed: seed
+                    )
+                    outcome = .fail(witness)
+                    state.tallies[invariant, default: Tally()].failed += 1
+                    state.violationCount += 1
+                    if state.witnesses.count < options.maxWitnesses { state.witnesses.append(witness) }
+                }
+                results.append(CheckResult(invariant: invariant, account: account, outcome: outcome))
+            }
+            return results
+        }
+    }
+
+    /// The invariants a run cannot check with this target configuration.
+    /// - Parameters:
+    ///   - target: the profile's target.
+    ///   - probeReturnsGrants: whether the probe's answers carried `grants` (nil if unknown yet).
+    public static func unchecked(target: Target, probeReturnsGrants: Bool?) -> [Unchecked] {
+        guard target.probe != nil || target.embeddedLedger else {
+            return Invariant.allCases.map {
+                Unchecked(invariant: $0, reason: "no probe (target.probe): what the target grants cannot be read")
+            }
+        }
+        var list: [Unchecked] = []
+        if probeReturnsGrants == false {
+            list.append(
+                Unchecked(
+                    invariant: .noDoubleGrant,
+                    reason: "partly: the probe returns no grants, so only consumable balances show double grants"
+                )
+            )
+        }
+        if target.deviceURL == nil && !target.embeddedLedger {
+            list.append(
+                Unchecked(
+                    invariant: .noLostPurchase,
+                    reason:
+                        "partly: no device endpoint (target.deviceURL), so device deliveries and redeliveries are not exercised"
+                )
+            )
+        }
+        return list
+    }
+
+    /// The verdict so far.
+    /// - Parameter unchecked: what the run could not check (see ``unchecked(target:probeReturnsGrants:)``).
+    public func verdict(unchecked: [Unchecked]) -> Verdict {
+        state.withLock { state in
+            let totals = state.tallies.values.reduce(into: Tally()) {
+                $0.passed += $1.passed
+                $0.failed += $1.failed
+                $0.unknown += $1.unknown
+            }
+            let all = totals.passed + totals.failed + totals.unknown
+            let outcome: Verdict.Outcome
+            if state.violationCount > 0 {
+                outcome = .fail
+            } else if totals.passed == 0 || Double(totals.unknown) > options.maxUnknownFraction * Double(all) {
+                outcome = .unknown
+            } else {
+                outcome = .pass
+            }
+            return Verdict(
+                outcome: outcome,
+                violations: state.witnesses,
+                violationCount: state.violationCount,
+                tallies: state.tallies,
+                unknownSamples: state.unknownSamples,
+                unchecked: unchecked,
+                seed: seed
+            )
+        }
+    }
+
+    // MARK: - Invariants
+
+    private struct Context {
+        var book: Book
+        var observed: AccountState
+        var now: Int64
+        var boundary: Int64
+        var phrases: [String]
+
+        func genuine(_ product: String) -> [(String, Tx)] {
+            book.txs.filter { $0.value.product == product && $0.value.genuine && $0.value.sent }.map {
+                ($0.key, $0.value)
+            }
+        }
+
+        /// Whether any verified purchase of the product was sent (kept or folded).
+        func bought(_ product: String) -> Bool {
+            book.folded[product] != nil || !genuine(product).isEmpty
+        }
+
+        func evidence(_ txs: [Tx], pending: WitnessEntry? = nil) -> [WitnessEntry] {
+            var entries = txs.flatMap { tx in
+                tx.log.map { entry in
+                    let phrase = Int(entry.phrase) < phrases.count ? phrases[Int(entry.phrase)] : "…"
+                    return WitnessEntry(
+                        at: entry.at,
+                        delivery: entry.delivery,
+                        transactionId: tx.id,
+                        sentence: "delivery \(entry.delivery) (transaction \(tx.id)): \(phrase)"
+                    )
+                }
+            }
+            if let pending { entries.append(pending) }
+            return Array(entries.sorted { $0.at < $1.at }.suffix(8))
+        }
+    }
+
+    private func unlockFinding(_ c: Context) -> Finding {
+        for entitlement in c.observed.entitlements {
+            if let id = entitlement.transactionId, let tx = c.book.txs[id], tx.forged && !tx.genuine {
+                return .fail(
+                    "the target entitles \(entitlement.productId) through transaction \(id), which exists only in a forged delivery",
+                    c.evidence([tx])
+                )
+            }
+            if !c.bought(entitlement.productId) {
+                let forged = c.book.txs.values.filter { $0.product == entitlement.productId && $0.forged }
+                if let pending = c.book.pending[entitlement.productId] {
+                    return .fail(
+                        "the target entitles \(entitlement.productId), whose only purchase was pending (Ask to Buy) or declined",
+                        c.evidence(forged, pending: pending)
+                    )
+                }
+                let how =
+                    forged.isEmpty ? "no purchase of it was ever sent" : "only forged transactions of it were sent"
+                return .fail("the target entitles \(entitlement.productId) but \(how)", c.evidence(forged))
+            }
+        }
+        for (product, balance) in c.observed.balances where balance > 0 && !c.bought(product) {
+            let forged = c.book.txs.values.filter { $0.product == product && $0.forged }
+            let pending = c.book.pending[product]
+            return .fail(
+                "the target shows a balance of \(balance) \(product) but no verified purchase of it was sent",
+                c.evidence(forged, pending: pending)
+            )
+        }
+        for grant in c.observed.grants ?? [] where grant.count > 0 {
+            guard let tx = c.book.txs[grant.transactionId] else {
+                if let number = UInt64(grant.transactionId), c.book.foldedIDs.contains(number) { continue }
+                return .fail(
+                    "the target granted transaction \(grant.transactionId), which the App Store never issued",
+                    []
+                )
+            }
+            if tx.forged && !tx.genuine {
+                return .fail(
+                    "the target granted transaction \(grant.transactionId), which exists only in a forged delivery",
+                    c.evidence([tx])
+                )
+            }
+        }
+        return .pass
+    }
+
+    private func doubleGrantFinding(_ c: Context) -> Finding {
+        for grant in c.observed.grants ?? [] where grant.count > 1 {
+            let tx = c.book.txs[grant.transactionId]
+            return .fail(
+                "the target granted transaction \(grant.transactionId) \(grant.count) times",
+                c.evidence(tx.map { [$0] } ?? [])
+            )
+        }
+        for (product, balance) in c.observed.balances where balance > 0 {
+            let sent = c.genuine(product)
+            guard c.bought(product) else { continue }
+            let upper = sent.reduce(c.book.folded[product]?.sent ?? 0) { $0 + $1.1.quantity }
+            if balance > upper {
+                return .fail(
+                    "the target shows \(balance) \(product) but the distinct purchases sent add up to \(upper)",
+                    c.evidence(sent.map(\.1))
+                )
+            }
+        }
+        return .pass
+    }
+
+    private func regressionFinding(_ c: Context, book: inout Book) -> Finding {
+        var failure: Finding?
+        var observedMax: [String: Int64] = [:]
+        for entitlement in c.observed.entitlements {
+            guard let group = groupOf[entitlement.productId], let expires = entitlement.expiresDate else { continue }
+            observedMax[group] = max(observedMax[group] ?? .min, expires)
+        }
+        for (group, seen) in observedMax {
+            if let previous = book.maxSeenExpiry[group], seen < previous,
+                let truth = book.subs.values.first(where: { $0.group == group }), truth.expires >= previous,
+                truth.status != .revoked
+            {
+                let txs = book.txs.values.filter { $0.group == group && $0.acked }
+                failure =
+                    failure
+                    ?? .fail(
+                        "the target moved the expiry of group \(group) back from \(previous) to \(seen) ms although no newer data shortened it",
+                        c.evidence(Array(txs))
+                    )
+            }
+            book.maxSeenExpiry[group] = max(book.maxSeenExpiry[group] ?? .min, seen)
+        }
+        let entitledIDs = Set(c.observed.entitlements.compactMap(\.transactionId))
+        let entitledProducts = Set(c.observed.entitlements.map(\.productId))
+        for (id, tx) in book.txs where tx.revoked && tx.revocationAcked && tx.genuine {
+            if entitledIDs.contains(id) {
+                if book.gone.contains(id) {
+                    failure =
+                        failure
+                        ?? .fail(
+                            "transaction \(id) of \(tx.product) was revoked, disappeared, then came back without a refund reversal",
+                            c.evidence([tx])
+                        )
+                }
+            } else {
+                book.gone.insert(id)
+            }
+            guard tx.type == .nonConsumable else { continue }
+            let others = book.txs.values.contains {
+                $0.product == tx.product && $0.genuine && !$0.revoked && !$0.forged
+            }
+            guard !others else { continue }
+            let key = "product:" + tx.product
+            if entitledProducts.contains(tx.product) {
+                if book.gone.contains(key) {
+                    failure =
+                        failure
+                        ?? .fail(
+                            "\(tx.product) was revoked, disappeared, then came back without a refund reversal",
+                            c.evidence([tx])
+                        )
+                }
+            } else {
+                book.gone.insert(key)
+            }
+        }
+        return failure ?? .pass
+    }
+
+    private func revocationFinding(_ c: Context) -> Finding {
+        var unknown: String?
+        let entitledIDs = Set(c.observed.entitlements.compactMap(\.transactionId))
+        let entitledProducts = Set(c.observed.entitlements.map(\.productId))
+        for (id, tx) in c.book.txs where tx.revoked && tx.genuine {
+            guard tx.revocationAcked else {
+                if tx.revocationIndeterminate { unknown = "the refund of \(id) got no answer" }
+                continue
+            }
+            if entitledIDs.contains(id) {
+                return .fail(
+                    "the target still entitles \(tx.product) through refunded transaction \(id)",
+                    c.evidence([tx])
+                )
+            }
+            switch tx.type {
+            case .nonConsumable, .nonRenewing:
+                let others = c.book.txs.values.contains {
+                    $0.product == tx.product && $0.genuine && $0.sent && !$0.revoked && !$0.forged
+                }
+                if !others && entitledProducts.contains(tx.product) {
+                    return .fail(
+                        "the target still entitles \(tx.product) although its only purchase \(id) was refunded",
+                        c.evidence([tx])
+                    )
+                }
+            case .autoRenewable:
+                if let group = tx.group, let sub = c.book.subs[tx.original ?? ""], sub.status == .revoked,
+                    c.observed.entitlements.contains(where: { groupOf[$0.productId] == group })
+                {
+                    return .fail(
+                        "the target still entitles subscription group \(group) although transaction \(id) was refunded",
+                        c.evidence([tx])
+                    )
+                }
+            case .consumable, nil:
+                break
+            }
+        }
+        for (product, balance) in c.observed.balances where typeOf[product] == .consumable {
+            let sent = c.genuine(product)
+            let refunded = sent.filter { $0.1.revoked && $0.1.revocationAcked }
+            guard !refunded.isEmpty else { continue }
+            let allowed = sent.filter { !($0.1.revoked && $0.1.revocationAcked) }.reduce(
+                c.book.folded[product]?.sentNotRefunded ?? 0
+            ) { $0 + $1.1.quantity }
+            if balance > allowed {
+                return .fail(
+                    "the target shows \(balance) \(product) but only \(allowed) remain once refunds are taken back",
+                    c.evidence(refunded.map(\.1))
+                )
+            }
+        }
+        return unknown.map { .unknown($0) } ?? .pass
+    }
+
+    private func lostFinding(_ c: Context) -> Finding {
+        var unknown: String?
+        let entitledProducts = Set(c.observed.entitlements.map(\.productId))
+        var owed: [String: Int] = [:]
+        var owedTxs: [String: [Tx]] = [:]
+        for (id, tx) in c.book.txs where tx.genuine && tx.acked && !tx.revoked {
+            switch tx.type {
+            case .nonConsumable:
+                if !entitledProducts.contains(tx.product) {
+                    return .fail(
+                        "the target acknowledged purchase \(id) of \(tx.product) but does not entitle it",
+                        c.evidence([tx])
+                    )
+                }
+            case .nonRenewing:
+                guard let expires = tx.expires else { continue }
+                if abs(c.now - expires) < c.boundary {
+                    unknown = "\(tx.product) ends within the boundary"
+                } else if c.now < expires && !entitledProducts.contains(tx.product) {
+                    return .fail(
+                        "the target acknowledged purchase \(id) of \(tx.product), valid until \(expires), but does not entitle it",
+                        c.evidence([tx])
+                    )
+                }
+            case .consumable:
+                owed[tx.product, default: 0] += tx.quantity
+                owedTxs[tx.product, default: []].append(tx)
+            case .autoRenewable, nil:
+                break
+            }
+        }
+        for (product, folded) in c.book.folded where folded.acked > 0 { owed[product, default: 0] += folded.acked }
+        for (product, lower) in owed {
+            let balance = c.observed.balances[product] ?? 0
+            if balance < lower {
+                return .fail(
+                    "the target shows \(balance) \(product) but acknowledged purchases of \(lower)",
+                    c.evidence(owedTxs[product] ?? [])
+                )
+            }
+        }
+        return unknown.map { .unknown($0) } ?? .pass
+    }
+
+    private func subscriptionFinding(_ c: Context) -> Finding {
+        var unknown: String?
+        for (original, sub) in c.book.subs where sub.status != .revoked {
+            let entitled = c.observed.entitlements.contains { groupOf[$0.productId] == sub.group }
+            let end = sub.status == .gracePeriod ? (sub.grace ?? sub.expires) : sub.expires
+            let nearBoundary =
+                abs(c.now - sub.expires) < c.boundary || abs(c.now - end) < c.boundary
+                || c.now - sub.truthDate < c.boundary
+            let series = c.book.txs.values.filter { $0.original == original && $0.genuine && !$0.revoked }
+            if nearBoundary {
+                unknown = "subscription \(original) is within \(c.boundary) ms of an expiry or a change"
+                continue
+            }
+            if sub.status == .billingRetry {
+                guard let rule = options.billingRetryEntitled, entitled != rule else { continue }
+                return .fail(
+                    "subscription \(original) is in billing retry, where the profile wants entitled = \(rule)",
+                    c.evidence(Array(series))
+                )
+            }
+            let truthEntitled = (sub.status == .active || sub.status == .gracePeriod) && c.now < end
+            if truthEntitled && !entitled {
+                let covering = series.filter { ($0.expires ?? 0) > c.now + c.boundary }
+                if covering.contains(where: \.acked) {
+                    return .fail(
+                        "subscription \(original) (\(sub.product)) is active until \(end) and the target acknowledged it, but does not entitle it",
+                        c.evidence(covering)
+                    )
+                }
+                if covering.contains(where: \.indeterminate) {
+                    unknown = "the current period of subscription \(original) got no answer"
+                }
+            } else if !truthEntitled && entitled {
+                return .fail(
+                    "subscription \(original) (\(sub.product)) ended at \(end) (status \(sub.status)) but the target still entitles group \(sub.group)",
+                    c.evidence(Array(series))
+                )
+            }
+        }
+        return unknown.map { .unknown($0) } ?? .pass
+    }
+
+    // MARK: - Sentences
+
+    private func describe(_ delivery: PlannedDelivery) -> String {
+        var text: String
+        switch delivery.action.delivery {
+        case .notification(let note):
+            text = "webhook \(note.notificationType)\(note.subtype.map { "/" + $0 } ?? "")"
+        case .device(let device):
+            text = "device \(device.device) (\(device.source.rawValue)) delivery"
+        case .report(let report):
+            text = "device report \(report.purchaseResult) for \(report.productId)"
+        case .marker:
+            text = "\(delivery.action.lifecycle.rawValue)"
+        }
+        if delivery.copy != .original { text += " [\(delivery.copy.rawValue)]" }
+        if let forgery = delivery.forgery { text += " [forged: \(forgery)]" }
+        let faults = delivery.faults.map(\.fault).filter { $0 != "duplicate" && $0 != "forgery" }
+        if !faults.isEmpty { text += " [\(faults.joined(separator: ", "))]" }
+        return text
+    }
+
+    private func describe(_ outcome: DeliveryOutcome) -> String {
+        switch outcome {
+        case .acknowledged(let status): "was acknowledged with \(status)"
+        case .rejected(let status): "was rejected with \(status)"
+        case .indeterminate(let reason): "got no answer (\(reason)); the target may or may not have committed it"
+        case .notSent(let reason): "was not sent (\(reason))"
+        }
+    }
+}
+
+// MARK: - Oracle state
+
+private enum Finding {
+    case pass
+    case unknown(String)
+    case fail(String, [WitnessEntry])
+}
+
+/// One line of a transaction's history, compact: the sentence is interned in the checker's phrase table.
+private struct LogEntry: Sendable {
+    var at: Double
+    var delivery: UInt64
+    var phrase: UInt32
+}
+
+/// Quantities of transactions folded away (see `Checker.Options.foldAbove`).
+private struct Folded: Sendable {
+    /// Units of verified purchases sent.
+    var sent = 0
+    /// Units acknowledged and not refunded.
+    var acked = 0
+    /// Units sent and not refunded with an acknowledged refund.
+    var sentNotRefunded = 0
+}
+
+private struct Tx: Sendable {
+    var id: String
+    var sequence: UInt64
+    var product: String
+    var type: ProductKind?
+    var quantity = 1
+    var group: String?
+    var original: String?
+    var expires: Int64?
+    var forged = false
+    var genuine = false
+    var sent = false
+    var acked = false
+    var indeterminate = false
+    var revoked = false
+    var revokedDate: Int64 = 0
+    var revocationAcked = false
+    var revocationIndeterminate = false
+    var superseded = false
+    var log: [LogEntry] = []
+
+    init(id: String, sequence: UInt64, product: String, type: ProductKind?) {
+        self.id = id
+        self.sequence = sequence
+        self.product = product
+        self.type = type
+    }
+
+    mutating func note(_ entry: LogEntry, limit: Int) {
+        guard limit > 0 else { return }
+        // Keep the first entry (the purchase) and the most recent ones.
+        if log.count >= limit { log.remove(at: min(1, log.count - 1)) }
+        log.append(entry)
+    }
+}
+
+private struct Sub: Sendable {
+    var group: String
+    var product: String
+    var transactionId: String
+    var status: SubscriptionStatus
+    var expires: Int64
+    var grace: Int64?
+    var truthDate: Int64
+}
+
+private struct Book: Sendable {
+    var txs: [String: Tx] = [:]
+    var subs: [String: Sub] = [:]
+    var pending: [String: WitnessEntry] = [:]
+    var maxSeenExpiry: [String: Int64] = [:]
+    var gone: Set<String> = []
+    var folded: [String: Folded] = [:]
+    /// IDs of folded transactions (8 bytes each), so late copies are not counted twice.
+    var foldedIDs: Set<UInt64> = []
+    var sequence: UInt64 = 0
+    var latest: Int64 = 0
+
+    mutating func newTx(_ id: String, product: String, type: ProductKind?) -> Tx {
+        sequence += 1
+        return Tx(id: id, sequence: sequence, product: product, type: type)
+    }
+
+    /// Folds the oldest settled transactions into per-product counts until at most `keep` remain (or none is
+    /// settled). Settled: a verified consumable whose refund, if any, was answered; a subscription period that
+    /// is no longer current; a non-renewing subscription that ended a minute ago.
+    mutating func fold(keep: Int) {
+        let settled = txs.values.filter { tx in
+            guard tx.genuine, !tx.forged, !(tx.revoked && !tx.revocationAcked), !tx.indeterminate else { return false }
+            switch tx.type {
+            case .consumable: return tx.sent
+            case .autoRenewable:
+                guard let original = tx.original, let sub = subs[original] else { return false }
+                return sub.transactionId != tx.id && (tx.expires ?? .max) <= sub.expires
+            case .nonRenewing: return tx.expires.map { $0 + 60_000 < latest } ?? false
+            case .nonConsumable, nil: return false
+            }
+        }.sorted { $0.sequence < $1.sequence }
+        for tx in settled.prefix(max(0, txs.count - keep)) {
+            txs[tx.id] = nil
+            if let number = UInt64(tx.id) { foldedIDs.insert(number) }
+            var folded = self.folded[tx.product] ?? Folded()
+            if tx.type == .consumable {
+                folded.sent += tx.quantity
+                if tx.acked && !tx.revoked { folded.acked += tx.quantity }
+                if !(tx.revoked && tx.revocationAcked) { folded.sentNotRefunded += tx.quantity }
+            }
+            self.folded[tx.product] = folded
+        }
+    }
+
+    /// Applies a subscription truth if it is not older than what is known (truths are snapshots by date).
+    mutating func apply(_ truth: Truth) {
+        guard let original = truth.originalTransactionId, let group = truth.groupId, let status = truth.status,
+            let product = truth.productId, let transaction = truth.transactionId
+        else { return }
+        if let current = subs[original], current.truthDate > truth.effectiveDate { return }
+        subs[original] = Sub(
+            group: group,
+            product: product,
+            transactionId: transaction,
+            status: status,
+            expires: truth.expiresDate ?? 0,
+            grace: truth.gracePeriodExpiresDate,
+            truthDate: truth.effectiveDate
+        )
+    }
+}
+
+private struct State: Sendable {
+    var books: [String: Book] = [:]
+    var tallies: [Invariant: Tally] = [:]
+    var witnesses: [Witness] = []
+    var violationCount = 0
+    var unknownSamples: [String] = []
+    var interesting: Set<String> = []
+    var phrases: [String] = []
+    var phraseIndex: [String: UInt32] = [:]
+
+    /// Interns a phrase; past 100,000 distinct phrases, new ones share a placeholder.
+    mutating func intern(_ phrase: String) -> UInt32 {
+        if let index = phraseIndex[phrase] { return index }
+        guard phrases.count < 100_000 else { return UInt32.max }
+        let index = UInt32(phrases.count)
+        phrases.append(phrase)
+        phraseIndex[phrase] = index
+        return index
+    }
+
+    mutating func mark(_ account: String) {
+        if interesting.count < 10_000 { interesting.insert(account) }
+    }
+
+    mutating func sampleUnknown(_ text: String) {
+        if unknownSamples.count < 100 { unknownSamples.append(text) }
+    }
+}

@@ -1,2 +1,0 @@
-/// The Checking module. See Docs or DESIGN for its one job.
-public enum CheckingModule {}

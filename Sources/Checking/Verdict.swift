@@ -1,0 +1,135 @@
+/// The rules a target must never break.
+public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Each transaction is granted at most once; balances never exceed the distinct purchases sent.
+    case noDoubleGrant = "no-double-grant"
+    /// Nothing is granted for pending, declined, forged or unverified input.
+    case noUnlockWithoutVerifiedPurchase = "no-unlock-without-verified-purchase"
+    /// Refunded or revoked transactions grant nothing at settle.
+    case revocationHonored = "revocation-honored"
+    /// Every verified purchase the target acknowledged is granted at settle.
+    case noLostPurchase = "no-lost-purchase"
+    /// Older data never overrides newer (expiry never moves back; a refund is not undone by a replay).
+    case noStaleRegression = "no-stale-regression"
+    /// Active or in grace: entitled; expired or revoked: not.
+    case subscriptionState = "subscription-state"
+
+    /// The rule in one sentence.
+    public var rule: String {
+        switch self {
+        case .noDoubleGrant: "each transaction is granted at most once"
+        case .noUnlockWithoutVerifiedPurchase: "nothing unlocks without a verified purchase"
+        case .revocationHonored: "refunded or revoked transactions grant nothing at settle"
+        case .noLostPurchase: "every acknowledged verified purchase is granted at settle"
+        case .noStaleRegression: "older data never overrides newer"
+        case .subscriptionState: "active or grace means entitled; expired or revoked means not"
+        }
+    }
+}
+
+/// One line of evidence: something that happened, in a plain sentence, with the IDs to find it in the history.
+public struct WitnessEntry: Sendable, Hashable, Codable {
+    /// Seconds since the start of the run.
+    public var at: Double
+    /// The delivery, if the entry is about one.
+    public var delivery: UInt64?
+    /// The transaction, if any.
+    public var transactionId: String?
+    /// The sentence.
+    public var sentence: String
+}
+
+/// The smallest evidence of one violation.
+public struct Witness: Sendable, Hashable, Codable {
+    /// The invariant broken.
+    public var invariant: Invariant
+    /// The account's `appAccountToken`.
+    public var account: String
+    /// When the probe that saw it ran, in seconds since the start of the run.
+    public var at: Double
+    /// What was wrong, in one sentence.
+    public var summary: String
+    /// The few history entries that prove it, oldest first.
+    public var entries: [WitnessEntry]
+    /// What the probe returned.
+    public var observed: AccountState
+    /// The run's seed (`paystorm replay --seed`).
+    public var seed: UInt64
+
+    /// The witness as plain text: the rule, the summary, each entry on its own line, and the seed.
+    public var prose: String {
+        var lines = ["\(invariant.rawValue): \(invariant.rule).", "Account \(account): \(summary)"]
+        for entry in entries { lines.append("  t=\(format(entry.at))s \(entry.sentence)") }
+        lines.append("Replay with seed \(seed).")
+        return lines.joined(separator: "\n")
+    }
+}
+
+func format(_ seconds: Double) -> String {
+    let millis = Int((seconds * 1000).rounded())
+    let fraction = String(abs(millis) % 1000)
+    return "\(millis / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+}
+
+/// One result of checking one invariant on one account.
+public struct CheckResult: Sendable, Hashable {
+    /// The outcomes.
+    public enum Outcome: Sendable, Hashable {
+        /// The invariant held.
+        case pass
+        /// The invariant was broken.
+        case fail(Witness)
+        /// It could not be decided (near a boundary, an indeterminate delivery, a failed probe).
+        case unknown(String)
+    }
+    /// The invariant.
+    public var invariant: Invariant
+    /// The account's token.
+    public var account: String
+    /// The outcome.
+    public var outcome: Outcome
+}
+
+/// An invariant the run could not check, and why.
+public struct Unchecked: Sendable, Hashable, Codable {
+    /// The invariant.
+    public var invariant: Invariant
+    /// Why (no probe, no grants field, no device endpoint...).
+    public var reason: String
+}
+
+/// Counts of one invariant's results.
+public struct Tally: Sendable, Hashable, Codable {
+    /// Checks that held.
+    public var passed = 0
+    /// Checks that failed.
+    public var failed = 0
+    /// Checks that could not decide.
+    public var unknown = 0
+}
+
+/// The verdict of a run.
+public struct Verdict: Sendable, Hashable, Codable {
+    /// The three outcomes, as in Jepsen.
+    public enum Outcome: String, Sendable, Hashable, Codable {
+        /// No violation, and enough checks decided.
+        case pass
+        /// At least one violation.
+        case fail
+        /// No violation, but too much could not be decided (or nothing could be checked).
+        case unknown
+    }
+    /// The outcome.
+    public var outcome: Outcome
+    /// The first violations (up to the checker's limit), each with its witness.
+    public var violations: [Witness]
+    /// All violations found, including those past the limit.
+    public var violationCount: Int
+    /// Per invariant, how many checks passed, failed and could not decide.
+    public var tallies: [Invariant: Tally]
+    /// A few undecided checks, with their reasons.
+    public var unknownSamples: [String]
+    /// Invariants the run could not check.
+    public var unchecked: [Unchecked]
+    /// The run's seed.
+    public var seed: UInt64
+}

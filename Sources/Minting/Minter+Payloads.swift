@@ -1,0 +1,81 @@
+public import AppStoreModel
+internal import Foundation
+import Signing
+
+/// Signing payloads built elsewhere (the simulation builds every field itself), with the same forgery
+/// mechanics as the kind-driven minting: payload forgeries rewrite the payloads before signing, signature
+/// and chain forgeries apply to the outermost object.
+extension Minter {
+    /// Signs a transaction as a device posts it.
+    /// - Parameters:
+    ///   - payload: the transaction, every field already set.
+    ///   - forgery: a forged variant, or nil for a genuine one.
+    /// - Returns: the JWS.
+    /// - Throws: `MintError` for a forgery that does not apply to a bare transaction; signing errors.
+    public func signTransaction(_ payload: JWSTransactionDecodedPayload, forgery: Forgery? = nil) throws -> String {
+        if forgery == .forgedInnerTransaction {
+            throw MintError("forgery '\(Forgery.forgedInnerTransaction)' applies only to notifications")
+        }
+        var transaction = payload
+        rewrite(&transaction, forgery: forgery)
+        return try signForged(transaction, forgery: forgery) { tampered in
+            tampered.quantity = (tampered.quantity ?? 1) * 10
+            tampered.price = 0
+        }
+    }
+
+    /// Signs a notification whose nested transaction and renewal info are given as payloads.
+    /// - Parameters:
+    ///   - payload: the notification; its `data.signedTransactionInfo` and `data.signedRenewalInfo` are
+    ///     replaced by the signed `transaction` and `renewal`.
+    ///   - transaction: the nested transaction, if the notification carries one.
+    ///   - renewal: the nested renewal info, if it carries one.
+    ///   - forgery: a forged variant, or nil.
+    /// - Returns: the `signedPayload` JWS.
+    /// - Throws: signing errors.
+    public func signNotification(
+        _ payload: ResponseBodyV2DecodedPayload,
+        transaction: JWSTransactionDecodedPayload?,
+        renewal: JWSRenewalInfoDecodedPayload?,
+        forgery: Forgery? = nil
+    ) throws -> String {
+        var outer = payload
+        var data = outer.data ?? NotificationData()
+        if var transaction {
+            rewrite(&transaction, forgery: forgery)
+            if forgery == .forgedInnerTransaction {
+                let untrusted = try forgeries.pki(for: .untrustedRoot)
+                data.signedTransactionInfo = try ES256Signer(pki: untrusted).sign(
+                    payload: AppStoreJSON.encode(transaction)
+                )
+            } else {
+                data.signedTransactionInfo = try sign(transaction)
+            }
+        }
+        if var renewal {
+            let context = forgedContext(forgery, signedDate: renewal.signedDate ?? Self.nowMilliseconds())
+            renewal.signedDate = context.signedDate
+            if forgery == .wrongEnvironment { renewal.environment = context.minter.app.environment }
+            if forgery == .datesInSeconds { renewal = renewal.mappingDates(Self.toSeconds) }
+            data.signedRenewalInfo = try sign(renewal)
+        }
+        let context = forgedContext(forgery, signedDate: outer.signedDate ?? Self.nowMilliseconds())
+        outer.signedDate = forgery == .datesInSeconds ? context.signedDate / 1000 : context.signedDate
+        if forgery == .wrongBundle { data.bundleId = context.minter.app.bundleId }
+        if forgery == .wrongEnvironment { data.environment = context.minter.app.environment }
+        outer.data = data
+        return try signForged(outer, forgery: forgery) { tampered in
+            // A replay that dodges deduplication by notificationUUID.
+            tampered.notificationUUID = Self.randomUUID()
+        }
+    }
+
+    /// Applies a payload forgery (bundle, environment, dates) to a transaction.
+    private func rewrite(_ transaction: inout JWSTransactionDecodedPayload, forgery: Forgery?) {
+        let context = forgedContext(forgery, signedDate: transaction.signedDate ?? Self.nowMilliseconds())
+        transaction.signedDate = context.signedDate
+        if forgery == .wrongBundle { transaction.bundleId = context.minter.app.bundleId }
+        if forgery == .wrongEnvironment { transaction.environment = context.minter.app.environment }
+        if forgery == .datesInSeconds { transaction = transaction.mappingDates(Self.toSeconds) }
+    }
+}

@@ -1,0 +1,36 @@
+import AppStoreModel
+import Chaos
+import Foundation
+import Minting
+import Simulation
+
+/// Turns planned deliveries into request bodies: signs the simulation's payloads with the run's
+/// `Minter` (forged variants included) and wraps them as the target contract says.
+///
+/// Thread-safe and stateless apart from the minter, so the mint pipeline calls it from every core.
+struct DeliveryBodies: Sendable {
+    let minter: Minter
+
+    /// The body of a delivery, or nil for a marker (which sends nothing).
+    /// - Throws: a minting error (a bug in the plan, such as a forgery that does not apply).
+    func body(for delivery: PlannedDelivery) throws -> [UInt8]? {
+        let forgery = delivery.forgery.map { Forgery(rawValue: $0) }
+        switch delivery.action.delivery {
+        case .marker:
+            return nil
+        case .report(let report):
+            return report.body
+        case .device(let device):
+            let jws = try minter.signTransaction(device.transaction.payload, forgery: forgery)
+            return Array("{\"signedTransaction\":\"\(jws)\"}".utf8)
+        case .notification(let facts):
+            let signed = try minter.signNotification(
+                facts.payload(signedTransactionInfo: nil, signedRenewalInfo: nil),
+                transaction: facts.transaction?.payload,
+                renewal: facts.renewal?.payload,
+                forgery: forgery
+            )
+            return Minter.webhookBody(signed)
+        }
+    }
+}

@@ -1,2 +1,0 @@
-/// The PayStorm module. See Docs or DESIGN for its one job.
-public enum PayStormModule {}

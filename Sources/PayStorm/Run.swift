@@ -1,0 +1,361 @@
+public import Foundation
+import AppStoreModel
+import Chaos
+import Checking
+public import Load
+import Minting
+import Profile
+public import Reporting
+import Signing
+import Simulation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `paystorm run` was asked to do.
+public struct RunOptions: Sendable {
+    /// The JSON5 profile to run.
+    public var profilePath: String
+    /// A seed that replaces the profile's.
+    public var seed: UInt64?
+    /// Flaws to switch on in the embedded reference ledger.
+    public var flaws: [String] = []
+    /// Where report folders go.
+    public var reportsDirectory: String = "Reports"
+    /// The live status mode.
+    public var status: StatusMode = .plain(every: 5)
+    /// Replay only this account: the world is generated whole (so the seed plays the same), but only
+    /// this account's deliveries are sent and checked.
+    public var account: String?
+    /// The test PKI the target trusts (external targets); the embedded ledger gets a fresh one.
+    public var pkiDirectory: String?
+    /// Whether to stream `history.jsonl`.
+    public var history = true
+    /// The `paystorm` binary, for starting the embedded ledger (default: this process's executable).
+    public var executablePath: String?
+    /// Multiplies every segment of the rate schedule (capacity planning without editing the profile).
+    public var rateScale: Double = 1
+
+    /// Creates options for a profile.
+    public init(profilePath: String) {
+        self.profilePath = profilePath
+    }
+}
+
+/// What a run found, and where it wrote it.
+public struct RunOutcome: Sendable {
+    /// The full report (also in `summary.json`).
+    public var report: RunReport
+    /// The run's report folder.
+    public var folder: URL
+    /// Seconds into the run at which each invariant first failed (the detection matrix).
+    public var firstDetection: [String: Double]
+}
+
+/// One PayStorm run: wires Profile → Simulation → Chaos → Load → Checking → Reporting.
+///
+/// ```swift
+/// var options = RunOptions(profilePath: "Profiles/smoke.json5")
+/// options.flaws = ["double-grant"]
+/// let outcome = try PayStormRun.execute(options)
+/// print(outcome.report.verdict)  // .fail, with a witness per violation
+/// ```
+public enum PayStormRun {
+    /// Exit codes of a finished run.
+    public static let exitPass: Int32 = 0
+    /// At least one invariant was violated.
+    public static let exitViolation: Int32 = 1
+    /// Nothing violated, but not everything could be decided.
+    public static let exitUnknown: Int32 = 2
+    /// A threshold was breached.
+    public static let exitThreshold: Int32 = 3
+    /// The run was interrupted (a partial report was written).
+    public static let exitInterrupted: Int32 = 130
+
+    /// The engine of the run in progress, so a signal handler can stop it.
+    private static let current = Mutex<LoadEngine?>(nil)
+    private static let interrupted = Atomic<Bool>(false)
+
+    /// Stops the run in progress (SIGINT/SIGTERM); it still writes its report.
+    public static func interrupt() {
+        interrupted.store(true, ordering: .relaxed)
+        current.withLock { $0?.stop() }
+    }
+
+    /// Loads and validates a profile (and its thresholds) without running it.
+    /// - Returns: one line describing the profile.
+    /// - Throws: ``RunError/badProfile(_:)`` naming the file, the JSON path and what was expected.
+    public static func check(_ options: RunOptions) throws(RunError) -> String {
+        let (profile, thresholds) = try load(options)
+        let target = profile.target.embeddedLedger ? "the embedded ledger" : (profile.target.webhookURL ?? "")
+        return "\(options.profilePath): profile \(profile.name), seed \(profile.seed), \(profile.population.accounts) accounts, "
+            + "\(format(profile.durationSeconds)) s of traffic + \(format(profile.settleSeconds)) s settle against \(target), "
+            + "\(thresholds.count) threshold\(thresholds.count == 1 ? "" : "s")"
+    }
+
+    private static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Load.Threshold]) {
+        var profile: Profile
+        do {
+            profile = try Profile.load(path: options.profilePath)
+        } catch {
+            throw .badProfile("\(error)")
+        }
+        if let seed = options.seed { profile.seed = seed }
+        if options.rateScale != 1 {
+            profile.schedule = profile.schedule.map { $0.scaled(by: options.rateScale) }
+        }
+        var thresholds: [Load.Threshold] = []
+        for (index, threshold) in profile.thresholds.enumerated() {
+            do {
+                thresholds.append(try Load.Threshold.parse(threshold.text))
+            } catch {
+                throw .badProfile("\(options.profilePath): thresholds[\(index)]: \(error)")
+            }
+        }
+        return (profile, thresholds)
+    }
+
+    /// Runs a profile to a verdict and writes its report folder.
+    /// - Parameters:
+    ///   - options: what to run.
+    ///   - log: where progress lines go (the verdict is the caller's to print).
+    /// - Returns: the report and where it was written.
+    /// - Throws: ``RunError`` when the run cannot start (bad profile, unreachable target, unwritable report).
+    public static func execute(
+        _ options: RunOptions,
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws(RunError) -> RunOutcome {
+        interrupted.store(false, ordering: .relaxed)
+        let (profile, thresholds) = try load(options)
+        let startedAt = Date()
+        let folder: ReportFolder
+        do {
+            folder = try ReportFolder(
+                root: URL(fileURLWithPath: options.reportsDirectory),
+                profile: profile.name,
+                seed: profile.seed,
+                date: startedAt
+            )
+        } catch {
+            throw .cannotWrite("\(error)")
+        }
+
+        let target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
+        defer { target.ledger?.stop() }
+        try TargetSetup.checkReachable(target.endpoints, profile: profile)
+
+        let minter = Minter(
+            pki: target.pki,
+            app: AppIdentity(
+                bundleId: profile.target.bundleId,
+                appAppleId: profile.target.appAppleId,
+                environment: Environment(rawValue: profile.target.environment)
+            )
+        )
+        let bodies = DeliveryBodies(minter: minter)
+        // Minting starts before the clock does, so the first sends never wait on a signature.
+        let lead = 1.5
+        let startMillis = Int64((Date().timeIntervalSince1970 + lead) * 1000)
+        let world = World(profile: profile, startMillis: startMillis)
+        let chaos = ChaosStream(world, profile: profile)
+        let restarts = chaos.restarts
+        let cache = BodyCache()
+        let pipeline = MintPipeline(stream: chaos, bodies: bodies, cache: cache)
+        pipeline.start()
+        defer { pipeline.stop() }
+
+        let checker = Checker(profile: profile, startMillis: startMillis)
+        let recorder: LoadRecorder
+        let history: HistoryLog
+        do {
+            recorder = try LoadRecorder(
+                directory: folder.url.path,
+                startTime: Date(timeIntervalSince1970: Double(startMillis) / 1000),
+                status: options.status,
+                plannedDuration: .milliseconds(Int64(profile.durationSeconds * 1000))
+            )
+            history = try HistoryLog(path: options.history ? folder.file("history.jsonl").path : nil)
+        } catch {
+            throw .cannotWrite("\(folder.url.path): \(error)")
+        }
+        let scheduler = RunScheduler(
+            pipeline: pipeline,
+            cache: cache,
+            bodies: bodies,
+            checker: checker,
+            policy: ChaosPolicy(profile: profile),
+            endpoints: target.endpoints,
+            history: history,
+            recorder: recorder,
+            only: options.account,
+            requestTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000))
+        )
+        let engine: LoadEngine
+        do {
+            engine = try LoadEngine(
+                LoadEngineConfiguration(
+                    connectionsPerHost: 32,
+                    maxInFlight: 4096,
+                    connectTimeout: .seconds(3),
+                    totalTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000)),
+                    caFile: profile.target.tlsCAFile,
+                    maxCapturedBodyBytes: 64 * 1024,
+                    lateAfter: .milliseconds(10),
+                    tickInterval: .seconds(1)
+                )
+            )
+        } catch {
+            throw .internalError("cannot start the load engine: \(error)")
+        }
+        current.withLock { $0 = engine }
+        defer { current.withLock { $0 = nil } }
+
+        let restartThread = RestartPlayer(events: restarts, ledger: target.ledger, startMillis: startMillis, log: log)
+        restartThread.start()
+        defer { restartThread.cancel() }
+
+        let wait = Double(startMillis) / 1000 - Date().timeIntervalSince1970
+        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+        let probeInterval = profile.target.probe?.intervalSeconds ?? 0
+        var lastSafetyRound = 0.0
+        let stats = engine.run(timed: scheduler) { result in
+            scheduler.handle(result)
+        } tick: { stats in
+            recorder.tick(stats)
+            let now = stats.elapsed.seconds
+            if probeInterval > 0 && now - lastSafetyRound >= probeInterval {
+                lastSafetyRound = now
+                scheduler.scheduleSafetyProbes(at: now, delay: 0.5)
+            }
+        }
+        history.flush()
+
+        // Settle, then read the final state of every account the oracle knows.
+        var notes: [String] = []
+        var probeSawGrants: Bool? = scheduler.probeSawGrants ? true : nil
+        if !interrupted.load(ordering: .relaxed) {
+            log("settling for \(Self.format(profile.settleSeconds)) s, then probing every account")
+            Thread.sleep(forTimeInterval: profile.settleSeconds)
+            let accounts = options.account.map { [$0] } ?? checker.knownAccounts()
+            let final = FinalProbe(endpoints: target.endpoints, config: profile.target.probe, engine: engine)
+            let sawGrants = final.run(accounts: accounts, checker: checker, startMillis: startMillis) { results, t in
+                scheduler.note(results, at: t)
+            }
+            if sawGrants { probeSawGrants = true } else if probeSawGrants == nil && !accounts.isEmpty { probeSawGrants = false }
+            notes += final.notes
+        }
+        let wasInterrupted = interrupted.load(ordering: .relaxed)
+        let summary = recorder.finish(stats, thresholds: thresholds, settings: ["seed": String(profile.seed)])
+        history.close()
+
+        let unchecked = Checker.unchecked(target: profile.target, probeReturnsGrants: probeSawGrants)
+        let verdict = checker.verdict(unchecked: unchecked)
+        notes += scheduler.mintFailures.prefix(20).map { "minting error: \($0)" }
+        if wasInterrupted { notes.append("the run was interrupted; figures cover what was sent until then") }
+        let report = ReportBuilder.build(
+            profile: profile,
+            options: options,
+            startedAt: startedAt,
+            target: target.description,
+            verdict: verdict,
+            summary: summary,
+            recorder: recorder,
+            faults: scheduler.faultCounts,
+            firstDetection: scheduler.firstDetection,
+            interrupted: wasInterrupted,
+            notes: notes
+        )
+        do {
+            try ReportWriter.writeAll(report, to: folder)
+        } catch {
+            throw .cannotWrite("\(error)")
+        }
+        var detections: [String: Double] = [:]
+        for (invariant, t) in scheduler.firstDetection { detections[invariant.rawValue] = t }
+        return RunOutcome(report: report, folder: folder.url, firstDetection: detections)
+    }
+
+    static func format(_ seconds: Double) -> String { String(format: "%g", seconds) }
+}
+
+extension RateSegment {
+    /// The same segment with every rate multiplied by `factor`.
+    func scaled(by factor: Double) -> RateSegment {
+        switch shape {
+        case .constant(let rate):
+            RateSegment(.constant(rate: rate * factor), seconds: seconds)
+        case .ramp(let from, let to):
+            RateSegment(.ramp(from: from * factor, to: to * factor), seconds: seconds)
+        case .steps(let from, let to, let count):
+            RateSegment(.steps(from: from * factor, to: to * factor, count: count), seconds: seconds)
+        case .spike(let base, let peak, let at, let length):
+            RateSegment(.spike(base: base * factor, peak: peak * factor, atSeconds: at, spikeSeconds: length), seconds: seconds)
+        case .sine(let mean, let amplitude, let period):
+            RateSegment(.sine(mean: mean * factor, amplitude: amplitude * factor, periodSeconds: period), seconds: seconds)
+        }
+    }
+}
+
+/// Plays the profile's target restarts at their instants: kill, wait, start.
+final class RestartPlayer: @unchecked Sendable {
+    // @unchecked: `cancelled` is atomic; the rest is immutable.
+    private let events: [TargetRestartEvent]
+    private let ledger: LedgerProcess?
+    private let startMillis: Int64
+    private let log: @Sendable (String) -> Void
+    private let cancelled = Atomic<Bool>(false)
+
+    init(events: [TargetRestartEvent], ledger: LedgerProcess?, startMillis: Int64, log: @escaping @Sendable (String) -> Void) {
+        self.events = events
+        self.ledger = ledger
+        self.startMillis = startMillis
+        self.log = log
+    }
+
+    func start() {
+        guard !events.isEmpty else { return }
+        Thread.detachNewThread { [self] in
+            for event in events {
+                guard sleep(until: event.at) else { return }
+                log(String(format: "t=%.1fs restarting the target (down %.1f s)", event.at, event.downSeconds))
+                if let ledger, event.killCommand.isEmpty {
+                    ledger.kill()
+                    guard sleep(until: event.at + event.downSeconds) else { return }
+                    do { try ledger.start() } catch { log("the embedded ledger did not restart: \(error)") }
+                } else {
+                    Self.runCommand(event.killCommand, log: log)
+                    guard sleep(until: event.at + event.downSeconds) else { return }
+                    Self.runCommand(event.startCommand, log: log)
+                }
+            }
+        }
+    }
+
+    func cancel() { cancelled.store(true, ordering: .relaxed) }
+
+    /// Sleeps until `t` seconds into the run; false when cancelled meanwhile.
+    private func sleep(until t: Double) -> Bool {
+        while !cancelled.load(ordering: .relaxed) {
+            let remaining = Double(startMillis) / 1000 + t - Date().timeIntervalSince1970
+            if remaining <= 0 { return true }
+            Thread.sleep(forTimeInterval: min(remaining, 0.1))
+        }
+        return false
+    }
+
+    private static func runCommand(_ arguments: [String], log: @Sendable (String) -> Void) {
+        guard let first = arguments.first else { return }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: first.hasPrefix("/") ? first : "/usr/bin/env")
+        process.arguments = first.hasPrefix("/") ? Array(arguments.dropFirst()) : arguments
+        do {
+            try process.run()
+            process.waitUntilExit()
+            if process.terminationStatus != 0 { log("'\(arguments.joined(separator: " "))' exited \(process.terminationStatus)") }
+        } catch {
+            log("cannot run '\(arguments.joined(separator: " "))': \(error)")
+        }
+    }
+}

@@ -1,0 +1,328 @@
+import Chaos
+import Checking
+import Foundation
+import Load
+import Profile
+import Simulation
+
+/// Where the run sends, and how it reads an account.
+struct Endpoints: Sendable {
+    var webhook: String
+    var device: String?
+    /// The probe URL with `{appAccountToken}` in it, for HTTP probes.
+    var probe: String?
+    /// Extra headers on every request (authentication for a staging backend).
+    var headers: [(name: String, value: String)]
+    /// Whether the probe answers in the contract's shape (true) or through a JSON-pointer mapping.
+    var probeMapping: PointerMapping?
+
+    func probeURL(for account: String) -> String? {
+        probe?.replacingOccurrences(of: "{appAccountToken}", with: account)
+    }
+}
+
+/// Turns a probe answer into an account state (the contract's JSON, or a mapping of pointers).
+func decodeProbe(_ body: [UInt8], mapping: PointerMapping?) throws -> AccountState {
+    if let mapping { return try PointerProbe.map(body, with: mapping) }
+    return try AccountState.decode(contractJSON: body)
+}
+
+/// The run's stream for the load engine: minted deliveries in time order, the follow-ups their outcomes
+/// cause (retries, redeliveries, after-200 duplicates) and safety probes, merged by intended time.
+///
+/// Confined to the engine's thread (the engine calls `nextDue`/`take`, and the sink calls `handle`), so it
+/// needs no lock of its own.
+final class RunScheduler: TimedRequestSource {
+    private enum Item {
+        case delivery(PlannedDelivery, body: [UInt8]?, failure: String?)
+        case probe(account: String)
+    }
+
+    private struct Sent {
+        var delivery: PlannedDelivery?
+        var probeAccount: String?
+    }
+
+    private let pipeline: MintPipeline
+    private let cache: BodyCache
+    private let bodies: DeliveryBodies
+    private let checker: Checker
+    private let policy: ChaosPolicy
+    private let endpoints: Endpoints
+    private let history: HistoryLog
+    private let recorder: LoadRecorder
+    private let only: String?
+    private let requestTimeout: Duration
+
+    private var followUps = TimeHeap<PlannedDelivery>()
+    private var probes = TimeHeap<String>()
+    private var sent: [Int: Sent] = [:]
+    private var nextRequestID = 0
+    private var probing: Set<String> = []
+
+    /// Faults injected, by name.
+    private(set) var faultCounts: [String: Int] = [:]
+    /// Deliveries that could not be minted (a bug), with the reason.
+    private(set) var mintFailures: [String] = []
+    /// Seconds into the run when each invariant first failed.
+    private(set) var firstDetection: [Invariant: Double] = [:]
+    /// Whether any probe answer carried `grants`.
+    private(set) var probeSawGrants = false
+    /// The last time a delivery or probe was sent, in seconds.
+    private(set) var lastSend = 0.0
+
+    init(
+        pipeline: MintPipeline,
+        cache: BodyCache,
+        bodies: DeliveryBodies,
+        checker: Checker,
+        policy: ChaosPolicy,
+        endpoints: Endpoints,
+        history: HistoryLog,
+        recorder: LoadRecorder,
+        only: String?,
+        requestTimeout: Duration
+    ) {
+        self.pipeline = pipeline
+        self.cache = cache
+        self.bodies = bodies
+        self.checker = checker
+        self.policy = policy
+        self.endpoints = endpoints
+        self.history = history
+        self.recorder = recorder
+        self.only = only
+        self.requestTimeout = requestTimeout
+    }
+
+    // MARK: TimedRequestSource
+
+    func nextDue() -> Duration? {
+        let candidates = [pipeline.peek()?.planned.at, followUps.firstTime, probes.firstTime].compactMap { $0 }
+        guard let first = candidates.min() else { return nil }
+        return .nanoseconds(Int64(first * 1e9))
+    }
+
+    func take(_ intended: Duration) -> LoadRequest? {
+        let now = intended.seconds
+        let planned = pipeline.peek()?.planned.at ?? .infinity
+        let follow = followUps.firstTime ?? .infinity
+        let probe = probes.firstTime ?? .infinity
+        if probe <= planned && probe <= follow, let account = probes.pop() {
+            return probeRequest(account, at: now)
+        }
+        if follow <= planned, let delivery = followUps.pop() {
+            let body = cache.body(of: delivery.sameBytesAs ?? delivery.id) ?? (try? bodies.body(for: delivery)) ?? nil
+            return deliveryRequest(delivery, body: body, failure: body == nil ? "body not available" : nil, at: now)
+        }
+        guard let minted = pipeline.peek() else { return nil }
+        pipeline.pop()
+        return deliveryRequest(minted.planned, body: minted.body, failure: minted.failure, at: now)
+    }
+
+    /// Deliveries intended in the last whole second: the world turns the schedule's events per second
+    /// into a varying number of deliveries, so the status line shows what was really due.
+    func intendedRate(at elapsed: Duration) -> Double { Double(lastSecondCount) }
+
+    private var currentSecond = 0
+    private var currentSecondCount = 0
+    private var lastSecondCount = 0
+
+    private func countIntended(at t: Double) {
+        let second = Int(t)
+        if second != currentSecond {
+            lastSecondCount = second == currentSecond + 1 ? currentSecondCount : 0
+            currentSecond = second
+            currentSecondCount = 0
+        }
+        currentSecondCount += 1
+    }
+
+    // MARK: Sending
+
+    private func deliveryRequest(_ delivery: PlannedDelivery, body: [UInt8]?, failure: String?, at now: Double)
+        -> LoadRequest?
+    {
+        if let only, delivery.action.appAccountToken != only { return nil }
+        for fault in delivery.faults { faultCounts[fault.fault, default: 0] += 1 }
+        if let failure {
+            mintFailures.append("delivery \(delivery.id): \(failure)")
+            history.write(event: "error", at: now, delivery: delivery, detail: failure)
+            return nil
+        }
+        checker.sent(delivery, at: now)
+        history.write(event: delivery.sends ? "send" : "happen", at: now, delivery: delivery)
+        guard let body else { return nil }
+        let url: String
+        var kind: String
+        switch delivery.action.delivery {
+        case .notification:
+            url = endpoints.webhook
+            kind = "webhook"
+        case .device, .report:
+            guard let device = endpoints.device else {
+                checker.record(delivery, outcome: .notSent(reason: "no device endpoint"), at: now)
+                return nil
+            }
+            url = device
+            kind = "device"
+        case .marker:
+            return nil
+        }
+        // Deliveries meant to fail (forgeries, network faults) get their own kind, so the genuine
+        // traffic's error rate and latency stay readable and thresholds can target either.
+        if delivery.forgery != nil {
+            kind = "forged"
+        } else if delivery.network != nil {
+            kind = "network-fault"
+        }
+        countIntended(at: now)
+        let id = nextRequestID
+        nextRequestID += 1
+        sent[id] = Sent(delivery: delivery)
+        lastSend = now
+        var request = LoadRequest(
+            id: id,
+            kind: kind,
+            method: "POST",
+            url: url,
+            headers: [(name: "Content-Type", value: "application/json")] + endpoints.headers,
+            body: body
+        )
+        switch delivery.network {
+        case .lostResponse?: request.hangUpOnResponse = true
+        case .timeout?: request.timeout = .milliseconds(1)
+        case .reset?: request.timeout = .microseconds(200)
+        case nil: break
+        }
+        return request
+    }
+
+    private func probeRequest(_ account: String, at now: Double) -> LoadRequest? {
+        probing.remove(account)
+        guard let url = endpoints.probeURL(for: account) else { return nil }
+        let id = nextRequestID
+        nextRequestID += 1
+        sent[id] = Sent(probeAccount: account)
+        return LoadRequest(id: id, kind: "probe", method: "GET", url: url, headers: endpoints.headers)
+    }
+
+    /// Schedules a safety probe of every account that just had an Ask to Buy, a forgery or a refund.
+    func scheduleSafetyProbes(at now: Double, delay: Double) {
+        guard endpoints.probe != nil else { return }
+        for account in checker.drainAccountsOfInterest() where only == nil || account == only {
+            guard !probing.contains(account) else { continue }
+            probing.insert(account)
+            probes.push(account, at: now + delay)
+        }
+    }
+
+    // MARK: Results
+
+    /// Handles one result: history, metrics, the oracle, and follow-ups.
+    func handle(_ result: LoadResult) {
+        guard let what = sent.removeValue(forKey: result.id) else { return }
+        let now = result.received.seconds
+        if let account = what.probeAccount {
+            handleProbe(account, result: result, at: now)
+            return
+        }
+        guard let delivery = what.delivery else { return }
+        recorder.record(result)
+        let outcome = Self.outcome(of: result)
+        checker.record(delivery, outcome: outcome, at: now)
+        history.write(event: "result", at: now, delivery: delivery, result: result)
+        let next = policy.followUps(after: delivery, outcome: outcome, at: now)
+        for follow in next { followUps.push(follow, at: follow.at) }
+        if next.isEmpty && delivery.afterSuccessDelays.isEmpty {
+            cache.forget(delivery.id)
+        }
+    }
+
+    private func handleProbe(_ account: String, result: LoadResult, at now: Double) {
+        guard result.isSuccess else {
+            let reason = result.error.map { "probe failed: \($0) \(result.detail)" } ?? "probe answered \(result.status)"
+            checker.probeFailed(account: account, error: ProbeFailure(reason), at: now, final: false)
+            return
+        }
+        do {
+            let state = try decodeProbe(result.body, mapping: endpoints.probeMapping)
+            if state.grants != nil { probeSawGrants = true }
+            note(checker.check(account: account, state: state, at: now, final: false), at: now)
+        } catch {
+            checker.probeFailed(account: account, error: error, at: now, final: false)
+        }
+    }
+
+    /// Remembers when each invariant first failed (the detection matrix reports it).
+    func note(_ results: [CheckResult], at now: Double) {
+        for result in results {
+            if case .fail = result.outcome, firstDetection[result.invariant] == nil {
+                firstDetection[result.invariant] = now
+            }
+        }
+    }
+
+    /// Jepsen's view of one result: acknowledged, rejected, indeterminate (`:info`) or never sent.
+    static func outcome(of result: LoadResult) -> DeliveryOutcome {
+        guard let error = result.error else {
+            return (200..<300).contains(result.status)
+                ? .acknowledged(status: result.status) : .rejected(status: result.status)
+        }
+        switch error {
+        case .missed, .refused, .dns:
+            return .notSent(reason: "\(error): \(result.detail)")
+        default:
+            return .indeterminate(reason: "\(error): \(result.detail)")
+        }
+    }
+}
+
+/// A probe that did not answer usably.
+struct ProbeFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A min-heap of items by time; equal times keep insertion order.
+struct TimeHeap<Element> {
+    private var items: [(at: Double, order: UInt64, element: Element)] = []
+    private var order: UInt64 = 0
+
+    var firstTime: Double? { items.first?.at }
+    var count: Int { items.count }
+
+    mutating func push(_ element: Element, at time: Double) {
+        order += 1
+        items.append((time, order, element))
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard less(child, parent) else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> Element? {
+        guard !items.isEmpty else { return nil }
+        items.swapAt(0, items.count - 1)
+        let top = items.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < items.count && less(left, smallest) { smallest = left }
+            if right < items.count && less(right, smallest) { smallest = right }
+            if smallest == parent { break }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return top.element
+    }
+
+    private func less(_ a: Int, _ b: Int) -> Bool {
+        items[a].at < items[b].at || (items[a].at == items[b].at && items[a].order < items[b].order)
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Load
+import Profile
+import Reporting
+import Signing
+
+/// The target of a run, ready to receive: its endpoints, the PKI it trusts, and the embedded ledger
+/// process when the run started one.
+struct PreparedTarget {
+    var endpoints: Endpoints
+    var pki: TestPKI
+    var ledger: LedgerProcess?
+    var description: String
+}
+
+/// Starts or locates the target, and checks that it answers.
+enum TargetSetup {
+    static func prepare(
+        profile: Profile,
+        options: RunOptions,
+        folder: ReportFolder,
+        log: @Sendable (String) -> Void
+    ) throws(RunError) -> PreparedTarget {
+        let headers = profile.target.headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        if profile.target.embeddedLedger {
+            return try embedded(profile: profile, options: options, folder: folder, headers: headers, log: log)
+        }
+        if !options.flaws.isEmpty {
+            throw .badProfile("--flaw applies only to the embedded ledger (target.embeddedLedger: true)")
+        }
+        guard let directory = options.pkiDirectory else {
+            throw .noInput(
+                "an external target needs the test PKI it trusts: pass --pki DIR (made with 'paystorm pki init DIR')"
+            )
+        }
+        let pki: TestPKI
+        do {
+            pki = try TestPKI.load(from: directory)
+        } catch {
+            throw .noInput("cannot load the test PKI from \(directory): \(error)")
+        }
+        let probe = profile.target.probe
+        let endpoints = Endpoints(
+            webhook: profile.target.webhookURL ?? "",
+            device: profile.target.deviceURL,
+            probe: (probe?.kind == .http || probe?.kind == .pointer) ? probe?.url : nil,
+            headers: headers,
+            probeMapping: probe?.kind == .pointer ? probe?.pointers : nil
+        )
+        return PreparedTarget(endpoints: endpoints, pki: pki, ledger: nil, description: profile.target.webhookURL ?? "")
+    }
+
+    private static func embedded(
+        profile: Profile,
+        options: RunOptions,
+        folder: ReportFolder,
+        headers: [(name: String, value: String)],
+        log: @Sendable (String) -> Void
+    ) throws(RunError) -> PreparedTarget {
+        let pki: TestPKI
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-\(UUID().uuidString)")
+        let rootPath = work.appendingPathComponent("root.der").path
+        do {
+            // A fresh PKI for every run: nothing secret outlives it, and the ledger trusts exactly this root.
+            pki = try TestPKI.generate()
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            try Data(pki.root.der).write(to: URL(fileURLWithPath: rootPath))
+        } catch {
+            throw .internalError("cannot create the run's test PKI: \(error)")
+        }
+        let ledger = LedgerProcess(
+            executable: options.executablePath ?? currentExecutablePath(),
+            database: folder.file("ledger.db").path,
+            trustedRoot: rootPath,
+            bundleId: profile.target.bundleId,
+            environment: profile.target.environment,
+            appAppleId: profile.target.appAppleId,
+            flaws: options.flaws,
+            logPath: folder.file("ledger.log").path
+        )
+        let address = try ledger.start()
+        let flawText = options.flaws.isEmpty ? "correct" : "flaws: " + options.flaws.joined(separator: ", ")
+        log("embedded reference ledger at \(address) (\(flawText))")
+        let endpoints = Endpoints(
+            webhook: "http://\(address)/notifications",
+            device: "http://\(address)/transactions",
+            probe: "http://\(address)/accounts/{appAccountToken}",
+            headers: headers,
+            probeMapping: nil
+        )
+        return PreparedTarget(
+            endpoints: endpoints,
+            pki: pki,
+            ledger: ledger,
+            description: "embedded reference ledger at \(address) (\(flawText))"
+        )
+    }
+
+    /// Sends one request to the webhook URL: any HTTP answer means reachable.
+    /// - Throws: `RunError.unreachable` naming the URL and the failure.
+    static func checkReachable(_ endpoints: Endpoints, profile: Profile) throws(RunError) {
+        let engine: LoadEngine
+        do {
+            engine = try LoadEngine(
+                LoadEngineConfiguration(
+                    connectionsPerHost: 1,
+                    maxInFlight: 1,
+                    connectTimeout: .seconds(3),
+                    totalTimeout: .seconds(5),
+                    caFile: profile.target.tlsCAFile
+                )
+            )
+        } catch {
+            throw .internalError("cannot start the load engine: \(error)")
+        }
+        let failure = LockedBox<String?>(nil)
+        _ = engine.run(.closed(users: 1, thinkTime: .zero, duration: .seconds(10))) { index, _ in
+            index == 0 ? LoadRequest(id: 0, kind: "check", method: "GET", url: endpoints.webhook, headers: endpoints.headers) : nil
+        } sink: { result in
+            if let error = result.error { failure.value = "\(error) (\(result.detail))" }
+        }
+        if let reason = failure.value {
+            throw .unreachable("target \(endpoints.webhook) is unreachable: \(reason)")
+        }
+    }
+}

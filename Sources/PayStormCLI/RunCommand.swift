@@ -1,0 +1,183 @@
+import Dispatch
+import Foundation
+import Load
+import PayStorm
+import Reporting
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Command {
+    /// `paystorm run`: one profile to a verdict.
+    static let runCommand = Command(
+        name: "run",
+        summary: "run a profile against a target and check its invariants (default: the smoke profile)",
+        help: runHelp(replay: false)
+    ) { arguments in
+        var arguments = arguments
+        let checkOnly = arguments.flag("--check")
+        let options = try runOptions(&arguments, replay: false)
+        if checkOnly {
+            do throws(RunError) {
+                print(try PayStormRun.check(options))
+            } catch {
+                throw CLIError(RunCommandSupport.exitCode(for: error), error.description)
+            }
+            return .success
+        }
+        return try execute(options)
+    }
+
+    /// `paystorm replay`: the same run again from its seed, optionally for one account.
+    static let replay = Command(
+        name: "replay",
+        summary: "replay a run from its seed, optionally for one account (the witness's replay line)",
+        help: runHelp(replay: true)
+    ) { arguments in
+        var arguments = arguments
+        let options = try runOptions(&arguments, replay: true)
+        return try execute(options)
+    }
+
+    static func runHelp(replay: Bool) -> String {
+        let usage =
+            replay
+            ? "Usage: paystorm replay PROFILE --seed N [--account TOKEN] [OPTIONS]"
+            : "Usage: paystorm run [PROFILE] [OPTIONS]"
+        let lead =
+            replay
+            ? "Replays a run: the same seed gives the same world, faults and deliveries. With --account, only\nthat account's deliveries are sent and checked."
+            : "Runs PROFILE (default Profiles/smoke.json5) against its target: the embedded reference ledger on an\nephemeral loopback port, or the URLs the profile names. Prints live progress and the verdict, and\nwrites a report folder under Reports/."
+        return """
+            paystorm \(replay ? "replay" : "run"): \(replay ? "replay a run from its seed" : "play the App Store against a purchase backend")
+
+            \(usage)
+
+            \(lead)
+
+            Options:
+              --seed N            replace the profile's seed\(replay ? " (required)" : "")
+              --account TOKEN     send and check only this appAccountToken
+              --flaw NAME         switch on a flaw of the embedded ledger; repeatable (see 'paystorm ledger --help')
+              --pki DIR           the test PKI an external target trusts (from 'paystorm pki init DIR')
+              --reports DIR       where report folders go (default Reports)
+              --rate-scale X      multiply every rate of the schedule by X
+              --no-history        do not write history.jsonl\(replay ? "" : "\n  --check             validate the profile and its thresholds, then exit")
+              --quiet             no progress output, only the verdict
+              --plain             periodic progress lines even on a terminal
+
+            Exit codes: 0 pass, 1 violation, 2 unknown, 3 threshold breached, 64 usage, 65 bad profile,
+            66 missing input, 69 target unreachable, 70 internal error, 73 cannot write, 130 interrupted.
+
+            """
+    }
+
+    static func runOptions(_ arguments: inout Arguments, replay: Bool) throws -> RunOptions {
+        var status: StatusMode = isatty(STDERR_FILENO) == 1 ? .live : .plain(every: 5)
+        if arguments.flag("--quiet") { status = .quiet }
+        if arguments.flag("--plain") { status = .plain(every: 5) }
+        let noHistory = arguments.flag("--no-history")
+        let seedText = try arguments.option("--seed")
+        let account = try arguments.option("--account")
+        let flaws = try arguments.options("--flaw")
+        let pki = try arguments.option("--pki")
+        let reports = try arguments.option("--reports")
+        let scale = try arguments.double("--rate-scale")
+        let profile = arguments.positional() ?? (replay ? nil : "Profiles/smoke.json5")
+        try arguments.finish()
+        guard let profile else { throw CLIError(.usage, "missing PROFILE") }
+        guard FileManager.default.isReadableFile(atPath: profile) else {
+            throw CLIError(.noInput, "cannot read profile \(profile)")
+        }
+        var options = RunOptions(profilePath: profile)
+        if let seedText {
+            guard let seed = UInt64(seedText) else { throw CLIError(.usage, "--seed expects an unsigned integer, got '\(seedText)'") }
+            options.seed = seed
+        } else if replay {
+            throw CLIError(.usage, "replay needs --seed N (the seed printed in the report)")
+        }
+        if let account {
+            guard UUID(uuidString: account) != nil else {
+                throw CLIError(.usage, "--account expects an appAccountToken UUID, got '\(account)'")
+            }
+            options.account = account.uppercased()
+        }
+        if let scale {
+            guard scale > 0 else { throw CLIError(.usage, "--rate-scale must be positive, got \(scale)") }
+            options.rateScale = scale
+        }
+        options.flaws = flaws
+        options.pkiDirectory = pki
+        if let reports { options.reportsDirectory = reports }
+        options.status = status
+        options.history = !noHistory
+        return options
+    }
+
+    /// Runs with signal handling and prints the verdict.
+    static func execute(_ options: RunOptions) throws -> ExitCode {
+        let quiet = options.status == .quiet
+        let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { PayStormRun.interrupt() }
+            source.resume()
+            return source
+        }
+        defer { signals.forEach { $0.cancel() } }
+        let outcome: RunOutcome
+        do {
+            outcome = try PayStormRun.execute(options) { line in
+                if !quiet { PayStormCLI.printError(line) }
+            }
+        } catch {
+            throw CLIError(RunCommandSupport.exitCode(for: error), error.description)
+        }
+        print(verdictText(outcome), terminator: "")
+        return ExitCode(rawValue: outcome.report.exitCode) ?? .internalError
+    }
+
+
+    /// The verdict block printed at the end of a run.
+    static func verdictText(_ outcome: RunOutcome) -> String {
+        let report = outcome.report
+        var text = "\nverdict: \(report.verdict.rawValue.uppercased())"
+        if !report.violations.isEmpty { text += " (\(report.violations.count) violation\(report.violations.count == 1 ? "" : "s"))" }
+        text += ", seed \(report.seed), exit \(report.exitCode)\n"
+        let width = report.invariants.map(\.name.count).max() ?? 0
+        for invariant in report.invariants {
+            let pad = String(repeating: " ", count: width - invariant.name.count)
+            var line = "  \(invariant.name)\(pad)  \(invariant.status.rawValue)"
+            if invariant.violations > 0 { line += " (\(invariant.violations))" }
+            if let reason = invariant.reason { line += "  \(reason)" }
+            text += line + "\n"
+        }
+        for threshold in report.thresholds {
+            text += "  threshold \(threshold.expression): \(threshold.passed ? "held" : "BREACHED") (\(threshold.observed))\n"
+        }
+        if let first = report.violations.first {
+            text += "\nfirst violation, \(first.invariant), account \(first.account):\n  \(first.summary)\n"
+            for line in first.witness { text += "  - \(line)\n" }
+            text += "  replay: \(first.replay)\n"
+        }
+        let sent = report.requests
+        text += "\nsent \(sent.sent) of \(sent.intended) intended, \(sent.ok) ok, \(sent.errorCount) errors, \(sent.missed) missed\n"
+        text += "report: \(outcome.folder.path)/report.html\n"
+        return text
+    }
+}
+
+/// What `run`, `replay` and `detect` share.
+enum RunCommandSupport {
+    /// The exit code of a run that could not start.
+    static func exitCode(for error: RunError) -> ExitCode {
+        switch error {
+        case .badProfile: .badInput
+        case .noInput: .noInput
+        case .unreachable: .unreachable
+        case .cannotWrite: .cannotWrite
+        case .internalError: .internalError
+        }
+    }
+}
