@@ -132,6 +132,8 @@ struct CheckingTests {
         let verdict = checker.verdict(unchecked: [])
         #expect(verdict.violationCount == 0)
         #expect(verdict.outcome == .pass)
+        let json = String(decoding: try JSONEncoder().encode(verdict), as: UTF8.self)
+        #expect(json.contains("\"no-double-grant\":{"))
     }
 
     enum Flaw: String, CaseIterable, Sendable {
