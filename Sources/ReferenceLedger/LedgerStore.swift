@@ -182,7 +182,10 @@ final class LedgerStore: Sendable {
         if let existing {
             let storedSigned = existing[0].int ?? 0
             let storedRevoked = existing[1].int != nil
-            var update = transactionSigned > storedSigned || flaws.contains(.staleOverwrite)
+            // A revocation wins a tie: a view signed at the same instant without it (a CONSUMPTION_REQUEST
+            // beside its REFUND) must not hide it, whatever order they arrive in.
+            let revokesOnTie = transactionSigned == storedSigned && revocation != nil && !storedRevoked
+            var update = transactionSigned > storedSigned || revokesOnTie || flaws.contains(.staleOverwrite)
             if flaws.contains(.ignoreRefund) && storedRevoked == false && revokingType { update = false }
             if !update && flaws.contains(.resurrectAfterRefund) && storedRevoked && revocation == nil {
                 try database.query(
