@@ -46,7 +46,14 @@ func peakMemoryMB() -> Double {
 
 let profile = try Profile.decode(Data(text.utf8), file: "scale.json5")
 let startMillis: Int64 = 1_800_000_000_000
-let checker = useChecker ? Checker(profile: profile, startMillis: startMillis) : nil
+// Checker tuning from the environment: PAYSTORM_FOLD_ABOVE, PAYSTORM_ENTRIES_PER_TRANSACTION.
+var options = Checker.Options()
+let environment = ProcessInfo.processInfo.environment
+if let fold = environment["PAYSTORM_FOLD_ABOVE"].flatMap(Int.init) { options.foldAbove = fold }
+if let entries = environment["PAYSTORM_ENTRIES_PER_TRANSACTION"].flatMap(Int.init) {
+    options.entriesPerTransaction = entries
+}
+let checker = useChecker ? Checker(profile: profile, startMillis: startMillis, options: options) : nil
 var chaos = ChaosStream(World(profile: profile, startMillis: startMillis), profile: profile)
 let clock = ContinuousClock()
 let began = clock.now
@@ -65,7 +72,7 @@ let secondsTaken = Double(elapsed.components.seconds) + Double(elapsed.component
 print("accounts: \(accounts)")
 print("actions: \(lastAction + 1)")
 print("deliveries (with chaos copies): \(deliveries)")
-print("checker: \(useChecker ? "on" : "off")")
+print("checker: \(useChecker ? "on (foldAbove \(options.foldAbove), entries \(options.entriesPerTransaction))" : "off")")
 print(String(format: "seconds: %.1f", secondsTaken))
 print(String(format: "actions per second: %.0f", Double(lastAction + 1) / secondsTaken))
 print(String(format: "peak memory (VmHWM): %.0f MB", peakMemoryMB()))

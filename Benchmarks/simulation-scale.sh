@@ -2,7 +2,7 @@
 # Measures the world + chaos + oracle pipeline at scale, without network or signing:
 # actions per second and peak memory (VmHWM) for a given number of accounts and actions.
 #
-#   Benchmarks/simulation-scale.sh [accounts] [target-actions] [--no-checker]
+#   [PAYSTORM_FOLD_ABOVE=n] [PAYSTORM_ENTRIES_PER_TRANSACTION=n] Benchmarks/simulation-scale.sh [accounts] [target-actions] [--no-checker]
 #
 # It builds a throwaway release package in a temporary folder that links this repository's
 # Profile, AppStoreModel, Simulation, Chaos and Checking sources, so it needs nothing but the toolchain.

@@ -109,7 +109,9 @@ public final class Checker: Sendable {
                 tx.group = truth.groupId
                 tx.original = truth.originalTransactionId
                 tx.expires = truth.expiresDate
-                if truth.kind == .reinstate && tx.revoked {
+                if truth.kind == .reinstate { tx.reinstatedDate = max(tx.reinstatedDate, truth.effectiveDate) }
+                // The latest signedDate decides between a refund and its reversal, whatever their arrival order.
+                if truth.kind == .reinstate && tx.revoked && truth.effectiveDate > tx.revokedDate {
                     // The target owes it again only once it acknowledges the reversal.
                     tx.acked = false
                     tx.revoked = false
@@ -130,6 +132,13 @@ public final class Checker: Sendable {
                 }
                 var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
                 tx.genuine = true
+                if truth.effectiveDate < tx.reinstatedDate {
+                    // A refund older than a reversal already seen (a reordered delivery): the reversal stands.
+                    tx.note(entry, limit: limit)
+                    book.txs[id] = tx
+                    state.mark(action.appAccountToken)
+                    return
+                }
                 if !tx.revoked { tx.revokedDate = truth.effectiveDate }
                 tx.revoked = true
                 tx.note(entry, limit: limit)
@@ -712,6 +721,8 @@ private struct Tx: Sendable {
     var indeterminate = false
     var revoked = false
     var revokedDate: Int64 = 0
+    /// The signedDate of the latest refund reversal seen.
+    var reinstatedDate: Int64 = 0
     var revocationAcked = false
     var revocationIndeterminate = false
     var superseded = false

@@ -115,15 +115,49 @@ public final class HTTPServer: @unchecked Sendable {
     ///   - maxBodyBytes: Larger request bodies are answered with 413 and never reach the handler.
     ///   - handler: Called once per complete request, on a pool thread; it must not block for long.
     /// - Throws: `HTTPServerError` when the address is not numeric or the daemon cannot start.
-    public init(
+    public convenience init(
         host: String = "127.0.0.1",
         port: UInt16 = 0,
         threads: Int = 4,
         maxBodyBytes: Int = 1 << 20,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws {
+        try self.init(host: host, port: port, threads: threads, maxBodyBytes: maxBodyBytes, handler: .sync(handler))
+    }
+
+    /// Starts a server whose handler answers later: the connection is suspended (its pool thread goes on
+    /// serving others) until `respond` is called, from any thread, exactly once.
+    ///
+    /// Use it when answering waits for something slow that is not CPU work, such as a database commit
+    /// shared by many requests.
+    /// - Parameters:
+    ///   - host: A numeric IPv4 or IPv6 address to bind.
+    ///   - port: The port, or 0 for any free port.
+    ///   - threads: The size of the thread pool that accepts, reads and runs the handler.
+    ///   - maxBodyBytes: Larger request bodies are answered with 413 and never reach the handler.
+    ///   - asyncHandler: Called once per complete request, on a pool thread, with the function that answers it.
+    /// - Throws: `HTTPServerError` when the address is not numeric or the daemon cannot start.
+    public convenience init(
+        host: String = "127.0.0.1",
+        port: UInt16 = 0,
+        threads: Int = 4,
+        maxBodyBytes: Int = 1 << 20,
+        asyncHandler: @escaping @Sendable (HTTPRequest, _ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void
+    ) throws {
+        try self.init(
+            host: host,
+            port: port,
+            threads: threads,
+            maxBodyBytes: maxBodyBytes,
+            handler: .async(asyncHandler)
+        )
+    }
+
+    private init(host: String, port: UInt16, threads: Int, maxBodyBytes: Int, handler: Handler) throws {
         let context = Unmanaged.passRetained(ServerContext(maxBodyBytes: maxBodyBytes, handler: handler))
         var flags = UInt32(MHD_USE_AUTO.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue)
+        // Suspend/resume brings the inter-thread channel, which MHD_quiesce_daemon also needs.
+        flags |= UInt32(MHD_ALLOW_SUSPEND_RESUME.rawValue)
         var storage = sockaddr_storage()
         var v4 = in_addr()
         var v6 = in6_addr()
@@ -160,7 +194,7 @@ public final class HTTPServer: @unchecked Sendable {
                     uriLogger,
                     nil,
                     requestCompleted,
-                    nil
+                    context.toOpaque()
                 )
             }
         }
@@ -175,11 +209,19 @@ public final class HTTPServer: @unchecked Sendable {
         self.port = ps_mhd_daemon_port(started)
     }
 
-    /// Stops accepting, closes every connection and waits for running handlers. Safe to call twice.
+    /// Stops accepting, lets requests already handed to an async handler finish (up to 10 s), then closes
+    /// every connection and waits for running handlers. Safe to call twice.
     public func shutdown() {
-        if !stopped.exchange(true, ordering: .acquiringAndReleasing) {
-            MHD_stop_daemon(daemon)
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let listener = MHD_quiesce_daemon(daemon)
+        // libmicrohttpd must not be stopped with suspended connections.
+        let deadline = ContinuousClock.now + .seconds(10)
+        let context = context.takeUnretainedValue()
+        while context.outstanding.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
+            usleep(1000)
         }
+        MHD_stop_daemon(daemon)
+        if listener >= 0 { close(listener) }
     }
 
     deinit {
@@ -188,15 +230,32 @@ public final class HTTPServer: @unchecked Sendable {
     }
 }
 
-/// What every pool thread shares: the handler and the limit.
+private enum Handler: Sendable {
+    case sync(@Sendable (HTTPRequest) -> HTTPResponse)
+    case async(@Sendable (HTTPRequest, @escaping @Sendable (HTTPResponse) -> Void) -> Void)
+}
+
+/// What every pool thread shares: the handler, the limit, and the count of suspended requests.
 private final class ServerContext: Sendable {
     let maxBodyBytes: Int
-    let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    let handler: Handler
+    let outstanding = Atomic<Int>(0)
 
-    init(maxBodyBytes: Int, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+    init(maxBodyBytes: Int, handler: Handler) {
         self.maxBodyBytes = maxBodyBytes
         self.handler = handler
     }
+}
+
+/// The answer to a suspended request, handed from whichever thread responds to the pool thread.
+private final class ResponseSlot: Sendable {
+    let response = Mutex<HTTPResponse?>(nil)
+}
+
+/// A suspended connection. @unchecked: libmicrohttpd allows MHD_resume_connection from any thread, and the
+/// pointer stays valid while the connection is suspended.
+private struct SuspendedConnection: @unchecked Sendable {
+    let pointer: OpaquePointer
 }
 
 /// One request being read; owned by libmicrohttpd's per-request pointer from the URI callback until the
@@ -206,6 +265,8 @@ private final class RequestState {
     var body: [UInt8] = []
     var started = false
     var tooLarge = false
+    /// Set when the request went to an async handler; holds its answer once given.
+    var slot: ResponseSlot?
 
     init(rawURI: String) {
         self.rawURI = rawURI
@@ -225,9 +286,15 @@ private let requestCompleted:
     @convention(c) (
         UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
         MHD_RequestTerminationCode
-    ) -> Void = { _, _, requestPointer, _ in
-        guard let requestPointer, let state = requestPointer.pointee else { return }
-        Unmanaged<RequestState>.fromOpaque(state).release()
+    ) -> Void = { cls, _, requestPointer, _ in
+        guard let requestPointer, let statePointer = requestPointer.pointee else { return }
+        let state = Unmanaged<RequestState>.fromOpaque(statePointer).takeRetainedValue()
+        if state.slot != nil, let cls {
+            Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().outstanding.subtract(
+                1,
+                ordering: .releasing
+            )
+        }
         requestPointer.pointee = nil
     }
 
@@ -287,6 +354,11 @@ private let accessHandler:
         if state.tooLarge {
             return queue(tooLarge(context.maxBodyBytes), on: connection)
         }
+        if let slot = state.slot {
+            // Resumed: the async handler has answered.
+            let response = slot.response.withLock { $0.take() }
+            return queue(response ?? .json(500, ["error": "no response"]), on: connection)
+        }
 
         var headers: [String: String] = [:]
         _ = withUnsafeMutablePointer(to: &headers) { pointer in
@@ -301,7 +373,23 @@ private let accessHandler:
             body: state.body
         )
         state.body = []
-        return queue(context.handler(request), on: connection)
+        switch context.handler {
+        case .sync(let handler):
+            return queue(handler(request), on: connection)
+        case .async(let handler):
+            let slot = ResponseSlot()
+            state.slot = slot
+            context.outstanding.add(1, ordering: .relaxed)
+            MHD_suspend_connection(connection)
+            let suspended = SuspendedConnection(pointer: connection)
+            let answered = Atomic<Bool>(false)
+            handler(request) { response in
+                guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return }
+                slot.response.withLock { $0 = response }
+                MHD_resume_connection(suspended.pointer)
+            }
+            return .YES
+        }
     }
 
 private func tooLarge(_ limit: Int) -> HTTPResponse {

@@ -218,7 +218,9 @@ public enum PayStormRun {
 
         let wait = Double(startMillis) / 1000 - Date().timeIntervalSince1970
         if wait > 0 { Thread.sleep(forTimeInterval: wait) }
-        let probeInterval = profile.target.probe?.intervalSeconds ?? 0
+        // Safety probes during the run: the profile's interval, or every 2 s on the embedded ledger.
+        let probeInterval =
+            target.endpoints.probe == nil ? 0 : profile.target.probe?.intervalSeconds ?? (target.ledger != nil ? 2 : 0)
         var lastSafetyRound = 0.0
         let stats = engine.run(timed: scheduler) { result in
             scheduler.handle(result)

@@ -31,7 +31,7 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
         case .unlockOnPending:
             "grants the product on a device report of a pending purchase"
         case .ackBeforeCommit:
-            "answers 200 at once and commits later in the background, so a crash loses acknowledged grants"
+            "answers 200 at once and commits in the background every 2 s, so a crash loses acknowledged grants"
         }
     }
 

@@ -16,10 +16,10 @@ final class LedgerMetrics: Sendable {
     private let state = Mutex(State())
     let grants = Atomic<Int64>(0)
     let duplicates = Atomic<Int64>(0)
-    /// Nanoseconds spent in signature and chain verification, across threads.
+    /// CPU nanoseconds spent in signature and chain verification, across threads.
     let verifyNanoseconds = Atomic<Int64>(0)
     let verifications = Atomic<Int64>(0)
-    /// Nanoseconds spent handling POST requests, from body parsed to response built.
+    /// CPU nanoseconds spent handling POST requests (verification and commit included).
     let handleNanoseconds = Atomic<Int64>(0)
     /// SQLite transactions committed, the events they carried, and the time spent in them.
     let commits = Atomic<Int64>(0)
@@ -62,13 +62,13 @@ final class LedgerMetrics: Sendable {
         text += "# HELP paystorm_ledger_duplicates_total Deliveries recognised as already processed.\n"
         text += "# TYPE paystorm_ledger_duplicates_total counter\n"
         text += "paystorm_ledger_duplicates_total \(duplicates.load(ordering: .relaxed))\n"
-        text += "# HELP paystorm_ledger_verify_seconds_total Time spent verifying JWS signatures and chains.\n"
+        text += "# HELP paystorm_ledger_verify_seconds_total CPU time spent verifying JWS signatures and chains.\n"
         text += "# TYPE paystorm_ledger_verify_seconds_total counter\n"
         text += "paystorm_ledger_verify_seconds_total \(Double(verifyNanoseconds.load(ordering: .relaxed)) / 1e9)\n"
         text += "# HELP paystorm_ledger_verifications_total JWS verified (outer and nested).\n"
         text += "# TYPE paystorm_ledger_verifications_total counter\n"
         text += "paystorm_ledger_verifications_total \(verifications.load(ordering: .relaxed))\n"
-        text += "# HELP paystorm_ledger_handle_seconds_total Time spent handling POST requests.\n"
+        text += "# HELP paystorm_ledger_handle_seconds_total CPU time spent handling POST requests.\n"
         text += "# TYPE paystorm_ledger_handle_seconds_total counter\n"
         text += "paystorm_ledger_handle_seconds_total \(Double(handleNanoseconds.load(ordering: .relaxed)) / 1e9)\n"
         text += "# HELP paystorm_ledger_commits_total SQLite transactions committed (group commits).\n"

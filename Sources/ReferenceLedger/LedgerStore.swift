@@ -182,7 +182,10 @@ final class LedgerStore: Sendable {
         if let existing {
             let storedSigned = existing[0].int ?? 0
             let storedRevoked = existing[1].int != nil
-            var update = transactionSigned > storedSigned || flaws.contains(.staleOverwrite)
+            // A revocation wins a tie: a view signed at the same instant without it (a CONSUMPTION_REQUEST
+            // beside its REFUND) must not hide it, whatever order they arrive in.
+            let revokesOnTie = transactionSigned == storedSigned && revocation != nil && !storedRevoked
+            var update = transactionSigned > storedSigned || revokesOnTie || flaws.contains(.staleOverwrite)
             if flaws.contains(.ignoreRefund) && storedRevoked == false && revokingType { update = false }
             if !update && flaws.contains(.resurrectAfterRefund) && storedRevoked && revocation == nil {
                 try database.query(
@@ -295,14 +298,34 @@ final class LedgerStore: Sendable {
         ]
         if let existing {
             guard event.signedDate > (existing[0].int ?? 0) || flaws.contains(.staleOverwrite) else { return }
+            if flaws.contains(.staleOverwrite) {
+                try database.query(
+                    """
+                    UPDATE subscriptions SET app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END,
+                        product_id = ?, transaction_id = ?, status = ?, expires_date = ?, grace_expires_date = ?,
+                        auto_renew_status = ?, signed_date = ?
+                    WHERE original_transaction_id = ?
+                    """,
+                    [values[0]] + values
+                )
+                return
+            }
+            // A newer notification may carry an older transaction (CONSUMPTION_REQUEST, REFUND_DECLINED...):
+            // its status is current, but the period and product stay those of the latest transaction.
+            let expires = transaction.expiresDate ?? 0
             try database.query(
                 """
                 UPDATE subscriptions SET app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END,
-                    product_id = ?, transaction_id = ?, status = ?, expires_date = ?, grace_expires_date = ?,
-                    auto_renew_status = ?, signed_date = ?
+                    product_id = CASE WHEN ? >= COALESCE(expires_date, 0) THEN ? ELSE product_id END,
+                    transaction_id = CASE WHEN ? >= COALESCE(expires_date, 0) THEN ? ELSE transaction_id END,
+                    expires_date = NULLIF(MAX(COALESCE(expires_date, 0), ?), 0),
+                    status = ?, grace_expires_date = ?, auto_renew_status = ?, signed_date = ?
                 WHERE original_transaction_id = ?
                 """,
-                [values[0]] + values
+                [
+                    values[0], values[0], .integer(expires), values[1], .integer(expires), values[2],
+                    .integer(expires), values[3], values[5], values[6], values[7], values[8],
+                ]
             )
         } else {
             try database.query(

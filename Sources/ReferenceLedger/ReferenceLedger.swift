@@ -2,6 +2,10 @@ internal import Foundation
 public import HTTPServer
 import Synchronization
 
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
 /// How to run a reference ledger.
 public struct LedgerConfiguration: Sendable {
     /// A numeric address to listen on (loopback by default).
@@ -39,7 +43,7 @@ public struct LedgerConfiguration: Sendable {
         flaws: Set<LedgerFlaw> = [],
         threads: Int = 4,
         maxBodyBytes: Int = 1 << 20,
-        lateCommitDelay: Duration = .milliseconds(500)
+        lateCommitDelay: Duration = .seconds(2)
     ) {
         self.host = host
         self.port = port
@@ -118,8 +122,8 @@ public final class ReferenceLedger: Sendable {
                 port: configuration.port,
                 threads: configuration.threads,
                 maxBodyBytes: configuration.maxBodyBytes
-            ) { [self] request in
-                handle(request)
+            ) { [self] request, respond in
+                handle(request, respond: respond)
             }
             server = started
             return started.address
@@ -140,20 +144,57 @@ public final class ReferenceLedger: Sendable {
         committer.flush()
     }
 
+    deinit {
+        committer.flush()
+    }
+
     // MARK: - Routing
 
-    /// Handles one request (also callable in-process, without HTTP).
+    /// Handles one request in-process, without HTTP, and waits for its answer.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let done = DispatchSemaphore(value: 0)
+        let answer = Mutex<HTTPResponse?>(nil)
+        handle(request) { response in
+            answer.withLock { $0 = response }
+            done.signal()
+        }
+        done.wait()
+        return answer.withLock { $0 } ?? .json(500, ErrorBody(error: "no response"))
+    }
+
+    /// What a request needs: an answer now, or a commit first.
+    enum Step {
+        case respond(HTTPResponse)
+        case commit(LedgerEvent)
+    }
+
+    /// Handles one request; `respond` is called once, after the commit for deliveries (possibly on the
+    /// committer's thread), so no HTTP thread waits for an fsync.
+    public func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
         let started = ContinuousClock.now
+        let (route, step) = route(request)
+        let finish: @Sendable (HTTPResponse) -> Void = { [metrics] response in
+            metrics.request(route: route, status: response.status, seconds: (ContinuousClock.now - started).seconds)
+            respond(response)
+        }
+        switch step {
+        case .respond(let response):
+            finish(response)
+        case .commit(let event):
+            committer.submit(event) { [self] result in
+                finish(commitResponse(result))
+            }
+        }
+    }
+
+    private func route(_ request: HTTPRequest) -> (String, Step) {
         let route: String
         let response: HTTPResponse
         switch (request.method, request.path) {
         case ("POST", "/notifications"):
-            route = "/notifications"
-            response = timed { postNotification(request.body) }
+            return ("/notifications", timed { postNotification(request.body) })
         case ("POST", "/transactions"):
-            route = "/transactions"
-            response = timed { postTransaction(request.body) }
+            return ("/transactions", timed { postTransaction(request.body) })
         case ("GET", let path) where path.hasPrefix("/accounts/"):
             route = "/accounts"
             response = getAccount(String(path.dropFirst("/accounts/".count)))
@@ -177,43 +218,48 @@ public final class ReferenceLedger: Sendable {
             route = "other"
             response = .json(404, ErrorBody(error: "no route \(request.method) \(request.path)"))
         }
-        let elapsed = ContinuousClock.now - started
-        metrics.request(route: route, status: response.status, seconds: elapsed.seconds)
-        return response
+        return (route, .respond(response))
     }
 
     private var flawNames: [String] { configuration.flaws.map(\.rawValue).sorted() }
 
-    private func timed(_ body: () -> HTTPResponse) -> HTTPResponse {
-        let started = ContinuousClock.now
-        defer { metrics.handleNanoseconds.add((ContinuousClock.now - started).nanoseconds, ordering: .relaxed) }
+    // Both use the thread's CPU clock, so time spent preempted or waiting for a commit is not counted.
+    private func timed(_ body: () -> Step) -> Step {
+        let started = threadCPUNanoseconds()
+        defer { metrics.handleNanoseconds.add(threadCPUNanoseconds() - started, ordering: .relaxed) }
         return body()
     }
 
     private func verify<T>(_ body: () -> Result<T, Rejection>) -> Result<T, Rejection> {
-        let started = ContinuousClock.now
+        let started = threadCPUNanoseconds()
         defer {
-            metrics.verifyNanoseconds.add((ContinuousClock.now - started).nanoseconds, ordering: .relaxed)
+            metrics.verifyNanoseconds.add(threadCPUNanoseconds() - started, ordering: .relaxed)
             metrics.verifications.add(1, ordering: .relaxed)
         }
         return body()
     }
 
-    private func reject(_ rejection: Rejection, field: String? = nil) -> HTTPResponse {
+    private func reject(_ rejection: Rejection, field: String? = nil) -> Step {
         metrics.rejection(rejection.reason)
         let detail = field.map { "\($0): \(rejection.detail)" } ?? rejection.detail
-        return .json(rejection.retryable ? 503 : 422, ErrorBody(error: detail, reason: rejection.reason))
+        return .respond(.json(rejection.retryable ? 503 : 422, ErrorBody(error: detail, reason: rejection.reason)))
     }
 
-    private func badRequest(_ message: String) -> HTTPResponse {
+    private func badRequest(_ message: String) -> Step {
         metrics.rejection("BAD_REQUEST")
-        return .json(400, ErrorBody(error: message, reason: "BAD_REQUEST"))
+        return .respond(.json(400, ErrorBody(error: message, reason: "BAD_REQUEST")))
     }
 
-    private func postNotification(_ body: [UInt8]) -> HTTPResponse {
-        guard let object = jsonObject(body) else { return badRequest("body is not a JSON object") }
-        guard let signedPayload = object["signedPayload"] as? String else {
-            return badRequest("missing string field signedPayload")
+    private func postNotification(_ body: [UInt8]) -> Step {
+        let signedPayload: String
+        if let fast = Self.plainSignedPayload(body) {
+            signedPayload = fast
+        } else {
+            guard let object = jsonObject(body) else { return badRequest("body is not a JSON object") }
+            guard let text = object["signedPayload"] as? String else {
+                return badRequest("missing string field signedPayload")
+            }
+            signedPayload = text
         }
         let payload: NotificationFacts
         switch verify({ verifier.notification(signedPayload) }) {
@@ -260,10 +306,10 @@ public final class ReferenceLedger: Sendable {
             transaction: transaction,
             renewal: renewal
         )
-        return commit(event)
+        return .commit(event)
     }
 
-    private func postTransaction(_ body: [UInt8]) -> HTTPResponse {
+    private func postTransaction(_ body: [UInt8]) -> Step {
         guard let object = jsonObject(body) else { return badRequest("body is not a JSON object") }
         if let jws = object["signedTransaction"] as? String {
             let transaction: TransactionFacts
@@ -277,7 +323,7 @@ public final class ReferenceLedger: Sendable {
                 signedDate: transaction.signedDate ?? 0,
                 transaction: transaction
             )
-            return commit(event)
+            return .commit(event)
         }
         guard let result = object["purchaseResult"] as? String else {
             return badRequest("expected signedTransaction or purchaseResult")
@@ -292,14 +338,14 @@ public final class ReferenceLedger: Sendable {
         do {
             let outcome = try store.record(report, now: Self.nowMilliseconds())
             metrics.grants.add(Int64(outcome.granted), ordering: .relaxed)
-            return .json(202, CommitBody(status: "recorded", granted: outcome.granted))
+            return .respond(.json(202, CommitBody(status: "recorded", granted: outcome.granted)))
         } catch {
-            return .json(500, ErrorBody(error: "storage failed: \(error)", reason: "STORAGE"))
+            return .respond(.json(500, ErrorBody(error: "storage failed: \(error)", reason: "STORAGE")))
         }
     }
 
-    private func commit(_ event: LedgerEvent) -> HTTPResponse {
-        switch committer.submit(event) {
+    private func commitResponse(_ result: Result<ApplyOutcome, any Error>) -> HTTPResponse {
+        switch result {
         case .success(let outcome):
             if outcome.duplicate { metrics.duplicates.add(1, ordering: .relaxed) }
             metrics.grants.add(Int64(outcome.granted), ordering: .relaxed)
@@ -343,6 +389,27 @@ public final class ReferenceLedger: Sendable {
         }
     }
 
+    private static let plainPrefix = Array(#"{"signedPayload":""#.utf8)
+
+    /// The webhook body exactly as Apple (and `Minter`) writes it, `{"signedPayload":"<JWS>"}`, read without a
+    /// JSON parser: a JWS is base64url and dots, so it never needs escaping. Anything else goes to the parser.
+    static func plainSignedPayload(_ body: [UInt8]) -> String? {
+        let prefix = plainPrefix
+        guard body.count > prefix.count + 2, body.starts(with: prefix), body[body.count - 2] == UInt8(ascii: "\""),
+            body[body.count - 1] == UInt8(ascii: "}")
+        else { return nil }
+        let jws = body[prefix.count..<(body.count - 2)]
+        let plain = jws.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                true
+            default: false
+            }
+        }
+        return plain ? String(decoding: jws, as: UTF8.self) : nil
+    }
+
     private func jsonObject(_ body: [UInt8]) -> [String: Any]? {
         guard !body.isEmpty else { return nil }
         return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
@@ -369,87 +436,106 @@ struct Health: Encodable {
     var flaws: [String]
 }
 
+/// CPU time consumed by the calling thread, in nanoseconds.
+func threadCPUNanoseconds() -> Int64 {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+}
+
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
     var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
 }
 
-/// Group commit: every request queues its event; whoever holds the writer next commits the whole queue in one
-/// SQLite transaction (one fsync for many grants), and every waiter leaves with its own outcome.
-/// With a late delay (`ack-before-commit`), requests leave at once and a background thread commits later.
-final class GroupCommitter: Sendable {
-    // @unchecked: `result` is written by the committing thread under `queue`'s lock (via `drain`) and read
-    // by the submitter only after it has taken the same lock.
-    final class Pending: @unchecked Sendable {
+/// Group commit: requests queue their events (their HTTP connections wait suspended); one committer thread
+/// takes everything queued, commits it in one SQLite transaction (one fsync for many grants) and answers each
+/// request with its own outcome.
+/// While it commits, the next batch gathers. With a late delay (`ack-before-commit`), requests leave at once
+/// and the committer waits that long before each batch.
+// @unchecked: `queue` and `stopped` are guarded by `condition`.
+final class GroupCommitter: @unchecked Sendable {
+    struct Pending {
         let event: LedgerEvent
-        var result: Result<ApplyOutcome, any Error>?
-
-        init(event: LedgerEvent) {
-            self.event = event
-        }
+        let completion: @Sendable (Result<ApplyOutcome, any Error>) -> Void
     }
 
     private let store: LedgerStore
     private let metrics: LedgerMetrics
-    private let queue = Mutex<[Pending]>([])
-    private let commitLock = Mutex<Void>(())
     private let late: Duration?
-    private let stopping = Atomic<Bool>(false)
+    private let condition = NSCondition()
+    private var queue: [Pending] = []
+    private var stopped = false
+    private let finished = DispatchSemaphore(value: 0)
 
     init(store: LedgerStore, metrics: LedgerMetrics, late: Duration?) {
         self.store = store
         self.metrics = metrics
         self.late = late
-        if let late {
-            let thread = Thread { [self] in
-                while !stopping.load(ordering: .acquiring) {
-                    Thread.sleep(forTimeInterval: late.seconds)
-                    drain()
-                }
-            }
-            thread.start()
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
         }
+        thread.name = "ledger-commit"
+        thread.start()
     }
 
-    func submit(_ event: LedgerEvent) -> Result<ApplyOutcome, any Error> {
-        let pending = Pending(event: event)
-        queue.withLock { $0.append(pending) }
+    /// Queues an event; `completion` runs once it is committed (or at once with a late delay).
+    func submit(_ event: LedgerEvent, completion: @escaping @Sendable (Result<ApplyOutcome, any Error>) -> Void) {
+        condition.lock()
+        guard !stopped else {
+            condition.unlock()
+            completion(.failure(LedgerError(message: "the ledger is stopped")))
+            return
+        }
         if late != nil {
             // The flaw: acknowledge before anything is durable.
-            return .success(ApplyOutcome())
+            queue.append(Pending(event: event) { _ in })
+            condition.signal()
+            condition.unlock()
+            completion(.success(ApplyOutcome()))
+            return
         }
-        drain()
-        return queue.withLock { _ in pending.result } ?? .failure(LedgerError(message: "commit did not run"))
+        queue.append(Pending(event: event, completion: completion))
+        condition.signal()
+        condition.unlock()
     }
 
-    /// Commits everything queued so far.
-    func drain() {
-        commitLock.withLock { _ in
-            let batch = queue.withLock { queue -> [Pending] in
-                defer { queue.removeAll() }
-                return queue
+    private func run() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopped { condition.wait() }
+            if let late, !stopped {
+                let deadline = Date(timeIntervalSinceNow: late.seconds)
+                while !stopped && condition.wait(until: deadline) {}
             }
-            guard !batch.isEmpty else { return }
-            let started = ContinuousClock.now
-            defer {
-                metrics.commits.add(1, ordering: .relaxed)
-                metrics.committedEvents.add(Int64(batch.count), ordering: .relaxed)
-                metrics.commitNanoseconds.add((ContinuousClock.now - started).nanoseconds, ordering: .relaxed)
-            }
-            let outcomes: Result<[ApplyOutcome], any Error> = Result {
-                try store.apply(batch.map(\.event), now: ReferenceLedger.nowMilliseconds())
-            }
-            queue.withLock { _ in
-                for (index, pending) in batch.enumerated() {
-                    pending.result = outcomes.map { $0[index] }
-                }
-            }
+            let batch = queue
+            queue.removeAll()
+            let exit = stopped
+            condition.unlock()
+            if !batch.isEmpty { commit(batch) }
+            if exit { return }
         }
     }
 
-    /// Stops the late thread (if any) and commits what is left.
+    private func commit(_ batch: [Pending]) {
+        let started = ContinuousClock.now
+        let outcomes = Result { try store.apply(batch.map(\.event), now: ReferenceLedger.nowMilliseconds()) }
+        metrics.commits.add(1, ordering: .relaxed)
+        metrics.committedEvents.add(Int64(batch.count), ordering: .relaxed)
+        metrics.commitNanoseconds.add((ContinuousClock.now - started).nanoseconds, ordering: .relaxed)
+        for (index, pending) in batch.enumerated() {
+            pending.completion(outcomes.map { $0[index] })
+        }
+    }
+
+    /// Commits what is queued and stops the committer; later submissions fail. Safe to call twice.
     func flush() {
-        stopping.store(true, ordering: .releasing)
-        drain()
+        condition.lock()
+        let first = !stopped
+        stopped = true
+        condition.signal()
+        condition.unlock()
+        if first { finished.wait() }
     }
 }

@@ -132,6 +132,8 @@ struct CheckingTests {
         let verdict = checker.verdict(unchecked: [])
         #expect(verdict.violationCount == 0)
         #expect(verdict.outcome == .pass)
+        let json = String(decoding: try JSONEncoder().encode(verdict), as: UTF8.self)
+        #expect(json.contains("\"no-double-grant\":{"))
     }
 
     enum Flaw: String, CaseIterable, Sendable {
@@ -275,6 +277,32 @@ struct CheckingTests {
         }
         let again = checker.check(account: token, state: wrong, at: t, final: true)
         #expect(!failures(again).contains(.subscriptionState))
+    }
+
+    /// A refund reversal that arrives before its refund (reordered) still wins: its signedDate is newer.
+    @Test(arguments: [1 as UInt64, 2, 3, 4, 5, 6, 7, 8])
+    func reversalOutranksAnOlderRefundWhateverTheArrivalOrder(seed: UInt64) throws {
+        let profile = try checkingProfile(seed: seed)
+        let planned = Array(ChaosStream(World(profile: profile, startMillis: start), profile: profile))
+        guard let reversal = planned.first(where: { $0.action.truth.kind == .reinstate }),
+            let id = reversal.action.truth.transactionId,
+            let refund = planned.last(where: {
+                $0.action.truth.kind == .revoke && $0.action.truth.transactionId == id && $0.at < reversal.at
+            })
+        else { return }
+        var ideal = IdealTarget()
+        for delivery in planned where delivery.at <= reversal.at { ideal.apply(delivery) }
+        let checker = Checker(profile: profile, startMillis: start)
+        // Arrival order: everything up to the reversal except the refund, then the refund last.
+        for delivery in planned where delivery.at <= reversal.at && delivery.id != refund.id {
+            checker.sent(delivery, at: delivery.at)
+            if delivery.sends { checker.record(delivery, outcome: .acknowledged(status: 200), at: delivery.at) }
+        }
+        checker.sent(refund, at: reversal.at)
+        checker.record(refund, outcome: .acknowledged(status: 200), at: reversal.at)
+        let token = reversal.action.appAccountToken
+        let results = checker.check(account: token, state: ideal.state(token, at: reversal.at), at: reversal.at, final: true)
+        #expect(!failures(results).contains(.revocationHonored))
     }
 
     @Test func indeterminateDeliveryIsNotOwed() throws {

@@ -159,7 +159,9 @@ final class LedgerProcess: @unchecked Sendable {
 
     static func binary() throws -> URL {
         var candidates: [URL] = []
-        if let override = ProcessInfo.processInfo.environment["PAYSTORM_BINARY"] {
+        if let override = ProcessInfo.processInfo.environment["PAYSTORM"]
+            ?? ProcessInfo.processInfo.environment["PAYSTORM_BINARY"]
+        {
             candidates.append(URL(fileURLWithPath: override))
         }
         let bundleDirectory = Bundle.main.bundleURL.deletingLastPathComponent()

@@ -233,6 +233,58 @@ struct HTTPServerTests {
         }
     }
 
+    @Test func answersFromAnotherThreadWithAnAsyncHandler() throws {
+        let server = try HTTPServer(threads: 2) { request, respond in
+            DispatchQueue.global().async {
+                respond(HTTPResponse(status: 201, body: Array("late \(request.path)".utf8)))
+            }
+        }
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        for index in 0..<10 {
+            let response = try client.request("GET", "/a/\(index)")
+            #expect(response.status == 201)
+            #expect(String(decoding: response.body, as: UTF8.self) == "late /a/\(index)")
+        }
+    }
+
+    @Test func keepsServingWhileAsyncRequestsWait() throws {
+        // One pool thread: if a waiting request held it, the second client could never be answered.
+        let gate = DispatchSemaphore(value: 0)
+        let server = try HTTPServer(threads: 1) { request, respond in
+            if request.path == "/wait" {
+                DispatchQueue.global().async {
+                    gate.wait()
+                    respond(HTTPResponse(status: 200, body: Array("released".utf8)))
+                }
+            } else {
+                respond(HTTPResponse(status: 200, body: Array("quick".utf8)))
+                gate.signal()
+            }
+        }
+        defer { server.shutdown() }
+        let port = server.port
+        let waiting = try RawClient(port: port)
+        waiting.send(Array("GET /wait HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        let quick = try RawClient(port: port).request("GET", "/quick")
+        #expect(String(decoding: quick.body, as: UTF8.self) == "quick")
+        let released = try waiting.readResponse()
+        #expect(String(decoding: released.body, as: UTF8.self) == "released")
+    }
+
+    @Test func shutdownWaitsForAnsweredAsyncRequests() throws {
+        let server = try HTTPServer(threads: 2) { _, respond in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) {
+                respond(HTTPResponse(status: 200))
+            }
+        }
+        let client = try RawClient(port: server.port)
+        client.send(Array("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        Thread.sleep(forTimeInterval: 0.01)
+        server.shutdown()
+        #expect(throws: (any Error).self) { _ = try RawClient(port: server.port).request("GET", "/") }
+    }
+
     @Test func encodesJSONWithSortedKeys() {
         let response = HTTPResponse.json(201, ["b": 1, "a": 2])
         #expect(response.status == 201)

@@ -233,6 +233,54 @@ struct ReferenceLedgerTests {
         #expect(try !fixture.account(shop.token).entitled("monthly"))
     }
 
+    @Test func keepsTheLatestPeriodWhenANewerNotificationCarriesAnOlderTransaction() throws {
+        let fixture = try LedgerFixture()
+        let shop = Shop()
+        let first = shop.transaction(
+            "o1",
+            product: "monthly",
+            type: autoRenewable,
+            original: "o1",
+            signedDate: shop.now - 3 * hour,
+            expires: shop.now - hour
+        )
+        let renewed = shop.transaction(
+            "t2",
+            product: "monthly",
+            type: autoRenewable,
+            original: "o1",
+            signedDate: shop.now - 2 * hour,
+            expires: shop.now + hour
+        )
+        _ = try fixture.post(
+            "/notifications",
+            shop.notification(
+                "SUBSCRIBED",
+                subtype: "INITIAL_BUY",
+                signedDate: shop.now - 3 * hour,
+                transaction: first,
+                status: 1
+            )
+        )
+        _ = try fixture.post(
+            "/notifications",
+            shop.notification("DID_RENEW", signedDate: shop.now - 2 * hour, transaction: renewed, status: 1)
+        )
+        let old = shop.transaction(
+            "o1",
+            product: "monthly",
+            type: autoRenewable,
+            original: "o1",
+            signedDate: shop.now - hour,
+            expires: shop.now - hour
+        )
+        let request = shop.notification("CONSUMPTION_REQUEST", signedDate: shop.now - hour, transaction: old, status: 1)
+        #expect(try fixture.post("/notifications", request).status == 200)
+        let state = try fixture.account(shop.token)
+        #expect(state.entitlements.first?.transactionId == "t2")
+        #expect(state.entitlements.first?.expiresDate == shop.now + hour)
+    }
+
     @Test func neverGrantsOnADeviceReport() throws {
         let fixture = try LedgerFixture()
         let shop = Shop()
@@ -269,6 +317,17 @@ struct ReferenceLedgerTests {
         #expect(response.status == status)
         let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
         #expect(json?["error"] is String)
+    }
+
+    @Test(arguments: [
+        (#"{"signedPayload":"aGk.eyJ9.c2ln"}"#, "aGk.eyJ9.c2ln" as String?),
+        (#"{"signedPayload":"a\u002eb"}"#, nil),
+        (#"{"signedPayload": "abc"}"#, nil),
+        (#"{"signedPayload":""}"#, nil),
+        (#"{"other":"abc"}"#, nil),
+    ])
+    func readsThePlainWebhookBodyWithoutAParser(body: String, expected: String?) {
+        #expect(ReferenceLedger.plainSignedPayload(Array(body.utf8)) == expected)
     }
 
     @Test func answers413ForAnOversizedBody() throws {
