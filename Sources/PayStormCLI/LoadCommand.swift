@@ -208,7 +208,8 @@ enum LoadCLI {
                 stats,
                 thresholds: thresholds,
                 settings: [
-                    "url": url, "method": requestMethod, "connections": String(connections),
+                    "url": url, "method": requestMethod, "connections": String(connections), "arrivals": arrivalsText,
+                    "seed": String(seed),
                     "maxInFlight": String(maxInFlight), "mode": describe(mode),
                     "http": configuration.httpVersion.rawValue,
                 ]
