@@ -140,7 +140,12 @@ final class RunScheduler: TimedRequestSource {
 
     // MARK: Sending
 
-    private func deliveryRequest(_ delivery: PlannedDelivery, body: [UInt8]?, failure: String?, at now: Double)
+    private func deliveryRequest(
+        _ delivery: PlannedDelivery,
+        body: [UInt8]?,
+        failure: String?,
+        at now: Double
+    )
         -> LoadRequest?
     {
         if let only, delivery.action.appAccountToken != only { return nil }
@@ -241,7 +246,8 @@ final class RunScheduler: TimedRequestSource {
 
     private func handleProbe(_ account: String, result: LoadResult, at now: Double) {
         guard result.isSuccess else {
-            let reason = result.error.map { "probe failed: \($0) \(result.detail)" } ?? "probe answered \(result.status)"
+            let reason =
+                result.error.map { "probe failed: \($0) \(result.detail)" } ?? "probe answered \(result.status)"
             checker.probeFailed(account: account, error: ProbeFailure(reason), at: now, final: false)
             return
         }

@@ -62,8 +62,10 @@ extension Command {
             let failed = outcome.report.invariants.filter { $0.status == .failed }.map(\.name)
             let caught = failed.contains { expected.contains($0) }
             if !caught { complete = false }
-            let first = expected.compactMap { outcome.firstDetection[$0] }.min().map { String(format: "%.1f s", $0) } ?? "—"
-            let row = "| \(flaw.rawValue) | \(expected.joined(separator: " or ")) | \(caught ? "caught" : "MISSED") (\(outcome.report.verdict.rawValue)) | \(failed.isEmpty ? "none" : failed.joined(separator: ", ")) | \(first) |"
+            let first =
+                expected.compactMap { outcome.firstDetection[$0] }.min().map { String(format: "%.1f s", $0) } ?? "—"
+            let row =
+                "| \(flaw.rawValue) | \(expected.joined(separator: " or ")) | \(caught ? "caught" : "MISSED") (\(outcome.report.verdict.rawValue)) | \(failed.isEmpty ? "none" : failed.joined(separator: ", ")) | \(first) |"
             print(row)
             rows.append(row)
         }

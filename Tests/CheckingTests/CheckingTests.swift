@@ -301,7 +301,12 @@ struct CheckingTests {
         checker.sent(refund, at: reversal.at)
         checker.record(refund, outcome: .acknowledged(status: 200), at: reversal.at)
         let token = reversal.action.appAccountToken
-        let results = checker.check(account: token, state: ideal.state(token, at: reversal.at), at: reversal.at, final: true)
+        let results = checker.check(
+            account: token,
+            state: ideal.state(token, at: reversal.at),
+            at: reversal.at,
+            final: true
+        )
         #expect(!failures(results).contains(.revocationHonored))
     }
 
