@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel"]),
         .testTarget(name: "ProfileTests", dependencies: ["Profile"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
-        .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel"]),
+        .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel", "HTTPServer"]),
         .testTarget(name: "MintingTests", dependencies: ["Minting", "Signing", "AppStoreModel"]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),

@@ -45,3 +45,6 @@ CURLMcode ps_curl_multi_setopt_socket_function(CURLM *multi, int (*callback)(CUR
 CURLMcode ps_curl_multi_setopt_timer_function(CURLM *multi, int (*callback)(CURLM *, long, void *)) {
     return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
 }
+CURLcode ps_curl_easy_setopt_sockopt_function(CURL *handle, int (*callback)(void *, curl_socket_t, curlsocktype)) {
+    return curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, callback);
+}

@@ -116,7 +116,10 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
             delivery.at = Swift.max(0, delivery.at + shift)
             let direction = shift < 0 ? "earlier" : "later"
             delivery.faults.append(
-                AppliedFault(fault: "reorder", detail: "moved \(format(abs(shift))) s \(direction) than its lifecycle event")
+                AppliedFault(
+                    fault: "reorder",
+                    detail: "moved \(format(abs(shift))) s \(direction) than its lifecycle event"
+                )
             )
         }
         guard let duplicate = faults.duplicate, rng.chance(duplicate.probability) else { return }
@@ -125,17 +128,27 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
             let draw = rng.unit()
             if draw < duplicate.concurrent {
                 var copy = duplicateOf(delivery, copy: .concurrentDuplicate)
-                copy.faults = [AppliedFault(fault: "duplicate", detail: "same bytes sent concurrently with delivery \(delivery.id)")]
+                copy.faults = [
+                    AppliedFault(
+                        fault: "duplicate",
+                        detail: "same bytes sent concurrently with delivery \(delivery.id)"
+                    )
+                ]
                 add(copy)
             } else if draw < duplicate.concurrent + duplicate.afterSuccess {
                 delivery.afterSuccessDelays.append(rng.between(0, duplicate.maxDelaySeconds))
-                delivery.faults.append(AppliedFault(fault: "duplicate", detail: "same bytes will be sent again after a 2xx"))
+                delivery.faults.append(
+                    AppliedFault(fault: "duplicate", detail: "same bytes will be sent again after a 2xx")
+                )
             } else {
                 var copy = duplicateOf(delivery, copy: .delayedDuplicate)
                 let delay = rng.between(0, duplicate.maxDelaySeconds)
                 copy.at += delay
                 copy.faults = [
-                    AppliedFault(fault: "duplicate", detail: "same bytes as delivery \(delivery.id), \(format(delay)) s later")
+                    AppliedFault(
+                        fault: "duplicate",
+                        detail: "same bytes as delivery \(delivery.id), \(format(delay)) s later"
+                    )
                 ]
                 add(copy)
             }
@@ -159,14 +172,20 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         if device.source == .updates {
             if let until = listenerStarts[key], until > delivery.at {
                 delivery.faults.append(
-                    AppliedFault(fault: "lateListener", detail: "held until the late listener starts at \(format(until)) s")
+                    AppliedFault(
+                        fault: "lateListener",
+                        detail: "held until the late listener starts at \(format(until)) s"
+                    )
                 )
                 delivery.at = until
             } else if let late = faults.lateListener, rng.chance(late.probability) {
                 let until = delivery.at + late.delaySeconds
                 listenerStarts[key] = until
                 delivery.faults.append(
-                    AppliedFault(fault: "lateListener", detail: "the listener starts \(format(late.delaySeconds)) s late")
+                    AppliedFault(
+                        fault: "lateListener",
+                        detail: "the listener starts \(format(late.delaySeconds)) s late"
+                    )
                 )
                 delivery.at = until
             }
@@ -177,7 +196,8 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
             delivery.faults.append(
                 AppliedFault(
                     fault: "crashBeforeFinish",
-                    detail: "the app crashes before finish() and redelivers after relaunching in \(format(crash.relaunchSeconds)) s"
+                    detail:
+                        "the app crashes before finish() and redelivers after relaunching in \(format(crash.relaunchSeconds)) s"
                 )
             )
         }
@@ -186,7 +206,9 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
     private mutating func planNetwork(_ delivery: inout PlannedDelivery) {
         if let lost = faults.lostResponse, rng.chance(lost.probability) {
             delivery.network = .lostResponse
-            delivery.faults.append(AppliedFault(fault: "lostResponse", detail: "the answer is thrown away; a retry follows"))
+            delivery.faults.append(
+                AppliedFault(fault: "lostResponse", detail: "the answer is thrown away; a retry follows")
+            )
         } else if let timeout = faults.networkTimeout, rng.chance(timeout.probability) {
             delivery.network = .timeout
             delivery.faults.append(AppliedFault(fault: "networkTimeout", detail: "the client times out"))
@@ -200,7 +222,11 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
     private mutating func planForgery(of delivery: PlannedDelivery) {
         guard let forgery = faults.forgery, delivery.action.truth.kind == .grant, rng.chance(forgery.probability)
         else { return }
-        let kind = forgery.kinds[rng.below(forgery.kinds.count)]
+        // `forged-inner-transaction` only exists for notifications (the outer JWS stays genuine).
+        var kinds = forgery.kinds
+        if case .device = delivery.action.delivery { kinds.removeAll { $0 == "forged-inner-transaction" } }
+        guard !kinds.isEmpty else { return }
+        let kind = kinds[rng.below(kinds.count)]
         var forged = delivery
         forged.id = newID()
         forged.copy = .forged
@@ -215,11 +241,15 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         case .notification(var note):
             note.notificationUUID = rng.uuid()
             note.transaction?.transactionId = fakeID
-            if note.transaction?.type != "Auto-Renewable Subscription" { note.transaction?.originalTransactionId = fakeID }
+            if note.transaction?.type != "Auto-Renewable Subscription" {
+                note.transaction?.originalTransactionId = fakeID
+            }
             action.delivery = .notification(note)
         case .device(var device):
             device.transaction.transactionId = fakeID
-            if device.transaction.type != "Auto-Renewable Subscription" { device.transaction.originalTransactionId = fakeID }
+            if device.transaction.type != "Auto-Renewable Subscription" {
+                device.transaction.originalTransactionId = fakeID
+            }
             action.delivery = .device(device)
         case .report, .marker:
             return
@@ -230,7 +260,9 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         truth.transactionId = fakeID
         action.truth = truth
         forged.action = action
-        forged.faults = [AppliedFault(fault: "forgery", detail: "\(kind) variant of delivery \(delivery.id), transaction \(fakeID)")]
+        forged.faults = [
+            AppliedFault(fault: "forgery", detail: "\(kind) variant of delivery \(delivery.id), transaction \(fakeID)")
+        ]
         add(forged)
     }
 }
@@ -267,7 +299,11 @@ public struct ChaosPolicy: Sendable {
     }
 
     /// The deliveries that follow `delivery` given its outcome, observed `now` seconds into the run.
-    public func followUps(after delivery: PlannedDelivery, outcome: DeliveryOutcome, at now: Double) -> [PlannedDelivery] {
+    public func followUps(
+        after delivery: PlannedDelivery,
+        outcome: DeliveryOutcome,
+        at now: Double
+    ) -> [PlannedDelivery] {
         var next: [PlannedDelivery] = []
         func again(_ copy: Copy, after seconds: Double, _ fault: AppliedFault) {
             var follow = delivery
@@ -290,7 +326,11 @@ public struct ChaosPolicy: Sendable {
         let acknowledged = outcome.isAcknowledged
         if acknowledged {
             for delay in delivery.afterSuccessDelays {
-                again(.afterSuccessDuplicate, after: delay, AppliedFault(fault: "duplicate", detail: "same bytes again after a 2xx to delivery \(delivery.id)"))
+                again(
+                    .afterSuccessDuplicate,
+                    after: delay,
+                    AppliedFault(fault: "duplicate", detail: "same bytes again after a 2xx to delivery \(delivery.id)")
+                )
             }
         }
         guard !delivery.isForged else { return next }
@@ -298,17 +338,37 @@ public struct ChaosPolicy: Sendable {
         case .device:
             guard delivery.attempt + 1 < maxDeviceAttempts else { return next }
             if let relaunch = delivery.crashRelaunchSeconds {
-                again(.redelivery, after: relaunch, AppliedFault(fault: "crashBeforeFinish", detail: "relaunched; unfinished transaction redelivered"))
+                again(
+                    .redelivery,
+                    after: relaunch,
+                    AppliedFault(fault: "crashBeforeFinish", detail: "relaunched; unfinished transaction redelivered")
+                )
             } else if delivery.network == .lostResponse {
-                again(.redelivery, after: lostResponseRetrySeconds, AppliedFault(fault: "lostResponse", detail: "no answer seen; unfinished transaction redelivered"))
+                again(
+                    .redelivery,
+                    after: lostResponseRetrySeconds,
+                    AppliedFault(fault: "lostResponse", detail: "no answer seen; unfinished transaction redelivered")
+                )
             } else if !acknowledged {
-                again(.redelivery, after: relaunchSeconds, AppliedFault(fault: "device", detail: "not finished after a non-2xx; redelivered at next launch"))
+                again(
+                    .redelivery,
+                    after: relaunchSeconds,
+                    AppliedFault(fault: "device", detail: "not finished after a non-2xx; redelivered at next launch")
+                )
             }
         case .notification:
             if delivery.network == .lostResponse && delivery.copy != .retry {
-                again(.retry, after: lostResponseRetrySeconds, AppliedFault(fault: "lostResponse", detail: "Apple saw no answer and retries"))
+                again(
+                    .retry,
+                    after: lostResponseRetrySeconds,
+                    AppliedFault(fault: "lostResponse", detail: "Apple saw no answer and retries")
+                )
             } else if !acknowledged, delivery.attempt < appleRetryDelays.count {
-                again(.retry, after: appleRetryDelays[delivery.attempt], AppliedFault(fault: "appleRetry", detail: "Apple retries attempt \(delivery.attempt + 2)"))
+                again(
+                    .retry,
+                    after: appleRetryDelays[delivery.attempt],
+                    AppliedFault(fault: "appleRetry", detail: "Apple retries attempt \(delivery.attempt + 2)")
+                )
             }
         case .report, .marker:
             break
@@ -317,19 +377,33 @@ public struct ChaosPolicy: Sendable {
     }
 }
 
+/// A heap entry: the sort key inline, the delivery boxed, so sifting moves one reference instead of a large struct.
 private struct Entry: Comparable, Sendable {
-    var delivery: PlannedDelivery
+    var at: Double
     var order: UInt64
-    static func < (a: Entry, b: Entry) -> Bool {
-        a.delivery.at < b.delivery.at || (a.delivery.at == b.delivery.at && a.order < b.order)
+    var box: Box
+
+    init(delivery: PlannedDelivery, order: UInt64) {
+        self.at = delivery.at
+        self.order = order
+        self.box = Box(delivery)
     }
+
+    var delivery: PlannedDelivery { box.delivery }
+
+    static func < (a: Entry, b: Entry) -> Bool { a.at < b.at || (a.at == b.at && a.order < b.order) }
     static func == (a: Entry, b: Entry) -> Bool { a.order == b.order }
+}
+
+private final class Box: Sendable {
+    let delivery: PlannedDelivery
+    init(_ delivery: PlannedDelivery) { self.delivery = delivery }
 }
 
 /// A binary min-heap of planned deliveries.
 private struct PlanHeap: Sendable {
     private var items: [Entry] = []
-    var first: PlannedDelivery? { items.first?.delivery }
+    var first: Entry? { items.first }
 
     mutating func push(_ entry: Entry) {
         items.append(entry)

@@ -32,7 +32,11 @@ public final class Checker: Sendable {
         /// The verdict is unknown when more than this fraction of decided-or-not checks is unknown.
         public var maxUnknownFraction = 0.2
         /// History entries kept per transaction for witnesses.
-        public var entriesPerTransaction = 4
+        public var entriesPerTransaction = 3
+        /// When an account holds more transactions than this, the oldest settled ones (consumables, past
+        /// subscription periods, ended non-renewing subscriptions) fold into per-product counts, so memory grows
+        /// with accounts rather than with actions. Folding only loosens bounds; it never creates a violation.
+        public var foldAbove = 48
 
         /// The defaults.
         public init() {}
@@ -72,19 +76,20 @@ public final class Checker: Sendable {
     public func sent(_ delivery: PlannedDelivery, at t: Double) {
         let action = delivery.action
         let truth = action.truth
-        let entry = WitnessEntry(
-            at: t,
-            delivery: delivery.id,
-            transactionId: truth.transactionId,
-            sentence: describe(delivery) + (delivery.sends ? " was sent" : " happened")
-        )
+        let phrase = describe(delivery) + (delivery.sends ? " was sent" : " happened")
         let limit = options.entriesPerTransaction
+        let foldAbove = options.foldAbove
         state.withLock { state in
             var book = state.books[action.appAccountToken] ?? Book()
-            defer { state.books[action.appAccountToken] = book }
+            let entry = LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
+            book.latest = max(book.latest, truth.effectiveDate)
+            defer {
+                if book.txs.count > foldAbove { book.fold(keep: foldAbove / 2) }
+                state.books[action.appAccountToken] = book
+            }
             if delivery.isForged {
                 if let id = truth.transactionId {
-                    var tx = book.txs[id] ?? Tx(product: truth.productId ?? "?", type: truth.productType)
+                    var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
                     tx.forged = true
                     tx.note(entry, limit: limit)
                     book.txs[id] = tx
@@ -95,14 +100,20 @@ public final class Checker: Sendable {
             switch truth.kind {
             case .grant, .reinstate:
                 guard let id = truth.transactionId, let product = truth.productId else { return }
-                var tx = book.txs[id] ?? Tx(product: product, type: truth.productType)
+                // A late copy of a transaction already folded into the counts: counted once, ignore it.
+                if book.txs[id] == nil, let number = UInt64(id), book.foldedIDs.contains(number) { return }
+                var tx = book.txs[id] ?? book.newTx(id, product: product, type: truth.productType)
                 tx.genuine = true
                 tx.sent = tx.sent || delivery.sends
                 tx.quantity = truth.quantity
                 tx.group = truth.groupId
                 tx.original = truth.originalTransactionId
                 tx.expires = truth.expiresDate
-                if truth.kind == .reinstate {
+                if truth.kind == .reinstate { tx.reinstatedDate = max(tx.reinstatedDate, truth.effectiveDate) }
+                // The latest signedDate decides between a refund and its reversal, whatever their arrival order.
+                if truth.kind == .reinstate && tx.revoked && truth.effectiveDate > tx.revokedDate {
+                    // The target owes it again only once it acknowledges the reversal.
+                    tx.acked = false
                     tx.revoked = false
                     tx.revocationAcked = false
                     book.gone.remove(id)
@@ -114,8 +125,20 @@ public final class Checker: Sendable {
                 if truth.productType == .autoRenewable { book.apply(truth) }
             case .revoke:
                 guard let id = truth.transactionId else { return }
-                var tx = book.txs[id] ?? Tx(product: truth.productId ?? "?", type: truth.productType)
+                if book.txs[id] == nil, let product = truth.productId, var folded = book.folded[product] {
+                    // A refund of a transaction folded away: its units may have been counted as owed.
+                    folded.acked = max(0, folded.acked - truth.quantity)
+                    book.folded[product] = folded
+                }
+                var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
                 tx.genuine = true
+                if truth.effectiveDate < tx.reinstatedDate {
+                    // A refund older than a reversal already seen (a reordered delivery): the reversal stands.
+                    tx.note(entry, limit: limit)
+                    book.txs[id] = tx
+                    state.mark(action.appAccountToken)
+                    return
+                }
                 if !tx.revoked { tx.revokedDate = truth.effectiveDate }
                 tx.revoked = true
                 tx.note(entry, limit: limit)
@@ -127,7 +150,12 @@ public final class Checker: Sendable {
                 if let id = truth.transactionId { book.txs[id]?.note(entry, limit: limit) }
             case .pending:
                 if let product = truth.productId {
-                    book.pending[product] = entry
+                    book.pending[product] = WitnessEntry(
+                        at: t,
+                        delivery: delivery.id,
+                        transactionId: nil,
+                        sentence: "delivery \(delivery.id): " + phrase
+                    )
                     state.mark(action.appAccountToken)
                 }
             case .none:
@@ -139,15 +167,11 @@ public final class Checker: Sendable {
     /// Records what happened to a sent delivery.
     public func record(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at t: Double) {
         let truth = delivery.action.truth
-        let entry = WitnessEntry(
-            at: t,
-            delivery: delivery.id,
-            transactionId: truth.transactionId,
-            sentence: describe(delivery) + " " + describe(outcome)
-        )
+        let phrase = describe(delivery) + " " + describe(outcome)
         let limit = options.entriesPerTransaction
         state.withLock { state in
             guard var book = state.books[delivery.action.appAccountToken] else { return }
+            let entry = LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
             defer { state.books[delivery.action.appAccountToken] = book }
             if let id = truth.transactionId { book.txs[id]?.note(entry, limit: limit) }
             guard !delivery.isForged else { return }
@@ -183,7 +207,8 @@ public final class Checker: Sendable {
 
     /// Records that a probe of an account failed: each invariant it would have checked is unknown.
     public func probeFailed(account: String, error: any Error, at t: Double, final: Bool) {
-        let invariants = final ? Invariant.allCases : [.noDoubleGrant, .noUnlockWithoutVerifiedPurchase, .noStaleRegression]
+        let invariants =
+            final ? Invariant.allCases : [.noDoubleGrant, .noUnlockWithoutVerifiedPurchase, .noStaleRegression]
         state.withLock { state in
             for invariant in invariants {
                 state.tallies[invariant, default: Tally()].unknown += 1
@@ -207,7 +232,13 @@ public final class Checker: Sendable {
         return state.withLock { state in
             var book = state.books[account] ?? Book()
             var findings: [Invariant: Finding] = [:]
-            let context = Context(book: book, observed: observed, now: now, boundary: Int64(options.boundarySeconds * 1000))
+            let context = Context(
+                book: book,
+                observed: observed,
+                now: now,
+                boundary: Int64(options.boundarySeconds * 1000),
+                phrases: state.phrases
+            )
             findings[.noUnlockWithoutVerifiedPurchase] = unlockFinding(context)
             findings[.noDoubleGrant] = doubleGrantFinding(context)
             findings[.noStaleRegression] = regressionFinding(context, book: &book)
@@ -273,7 +304,8 @@ public final class Checker: Sendable {
             list.append(
                 Unchecked(
                     invariant: .noLostPurchase,
-                    reason: "partly: no device endpoint (target.deviceURL), so device deliveries and redeliveries are not exercised"
+                    reason:
+                        "partly: no device endpoint (target.deviceURL), so device deliveries and redeliveries are not exercised"
                 )
             )
         }
@@ -317,16 +349,34 @@ public final class Checker: Sendable {
         var observed: AccountState
         var now: Int64
         var boundary: Int64
+        var phrases: [String]
 
         func genuine(_ product: String) -> [(String, Tx)] {
-            book.txs.filter { $0.value.product == product && $0.value.genuine && $0.value.sent }.map { ($0.key, $0.value) }
+            book.txs.filter { $0.value.product == product && $0.value.genuine && $0.value.sent }.map {
+                ($0.key, $0.value)
+            }
         }
-    }
 
-    private func evidence(_ txs: [Tx], pending: WitnessEntry? = nil) -> [WitnessEntry] {
-        var entries = txs.flatMap(\.log)
-        if let pending { entries.append(pending) }
-        return Array(entries.sorted { $0.at < $1.at }.suffix(8))
+        /// Whether any verified purchase of the product was sent (kept or folded).
+        func bought(_ product: String) -> Bool {
+            book.folded[product] != nil || !genuine(product).isEmpty
+        }
+
+        func evidence(_ txs: [Tx], pending: WitnessEntry? = nil) -> [WitnessEntry] {
+            var entries = txs.flatMap { tx in
+                tx.log.map { entry in
+                    let phrase = Int(entry.phrase) < phrases.count ? phrases[Int(entry.phrase)] : "…"
+                    return WitnessEntry(
+                        at: entry.at,
+                        delivery: entry.delivery,
+                        transactionId: tx.id,
+                        sentence: "delivery \(entry.delivery) (transaction \(tx.id)): \(phrase)"
+                    )
+                }
+            }
+            if let pending { entries.append(pending) }
+            return Array(entries.sorted { $0.at < $1.at }.suffix(8))
+        }
     }
 
     private func unlockFinding(_ c: Context) -> Finding {
@@ -334,37 +384,42 @@ public final class Checker: Sendable {
             if let id = entitlement.transactionId, let tx = c.book.txs[id], tx.forged && !tx.genuine {
                 return .fail(
                     "the target entitles \(entitlement.productId) through transaction \(id), which exists only in a forged delivery",
-                    evidence([tx])
+                    c.evidence([tx])
                 )
             }
-            if c.genuine(entitlement.productId).isEmpty {
+            if !c.bought(entitlement.productId) {
                 let forged = c.book.txs.values.filter { $0.product == entitlement.productId && $0.forged }
                 if let pending = c.book.pending[entitlement.productId] {
                     return .fail(
                         "the target entitles \(entitlement.productId), whose only purchase was pending (Ask to Buy) or declined",
-                        evidence(forged, pending: pending)
+                        c.evidence(forged, pending: pending)
                     )
                 }
-                let how = forged.isEmpty ? "no purchase of it was ever sent" : "only forged transactions of it were sent"
-                return .fail("the target entitles \(entitlement.productId) but \(how)", evidence(forged))
+                let how =
+                    forged.isEmpty ? "no purchase of it was ever sent" : "only forged transactions of it were sent"
+                return .fail("the target entitles \(entitlement.productId) but \(how)", c.evidence(forged))
             }
         }
-        for (product, balance) in c.observed.balances where balance > 0 && c.genuine(product).isEmpty {
+        for (product, balance) in c.observed.balances where balance > 0 && !c.bought(product) {
             let forged = c.book.txs.values.filter { $0.product == product && $0.forged }
             let pending = c.book.pending[product]
             return .fail(
                 "the target shows a balance of \(balance) \(product) but no verified purchase of it was sent",
-                evidence(forged, pending: pending)
+                c.evidence(forged, pending: pending)
             )
         }
         for grant in c.observed.grants ?? [] where grant.count > 0 {
             guard let tx = c.book.txs[grant.transactionId] else {
-                return .fail("the target granted transaction \(grant.transactionId), which the App Store never issued", [])
+                if let number = UInt64(grant.transactionId), c.book.foldedIDs.contains(number) { continue }
+                return .fail(
+                    "the target granted transaction \(grant.transactionId), which the App Store never issued",
+                    []
+                )
             }
             if tx.forged && !tx.genuine {
                 return .fail(
                     "the target granted transaction \(grant.transactionId), which exists only in a forged delivery",
-                    evidence([tx])
+                    c.evidence([tx])
                 )
             }
         }
@@ -376,17 +431,17 @@ public final class Checker: Sendable {
             let tx = c.book.txs[grant.transactionId]
             return .fail(
                 "the target granted transaction \(grant.transactionId) \(grant.count) times",
-                evidence(tx.map { [$0] } ?? [])
+                c.evidence(tx.map { [$0] } ?? [])
             )
         }
         for (product, balance) in c.observed.balances where balance > 0 {
             let sent = c.genuine(product)
-            guard !sent.isEmpty else { continue }
-            let upper = sent.reduce(0) { $0 + $1.1.quantity }
+            guard c.bought(product) else { continue }
+            let upper = sent.reduce(c.book.folded[product]?.sent ?? 0) { $0 + $1.1.quantity }
             if balance > upper {
                 return .fail(
                     "the target shows \(balance) \(product) but the distinct purchases sent add up to \(upper)",
-                    evidence(sent.map(\.1))
+                    c.evidence(sent.map(\.1))
                 )
             }
         }
@@ -406,10 +461,11 @@ public final class Checker: Sendable {
                 truth.status != .revoked
             {
                 let txs = book.txs.values.filter { $0.group == group && $0.acked }
-                failure = failure
+                failure =
+                    failure
                     ?? .fail(
                         "the target moved the expiry of group \(group) back from \(previous) to \(seen) ms although no newer data shortened it",
-                        evidence(Array(txs))
+                        c.evidence(Array(txs))
                     )
             }
             book.maxSeenExpiry[group] = max(book.maxSeenExpiry[group] ?? .min, seen)
@@ -419,25 +475,29 @@ public final class Checker: Sendable {
         for (id, tx) in book.txs where tx.revoked && tx.revocationAcked && tx.genuine {
             if entitledIDs.contains(id) {
                 if book.gone.contains(id) {
-                    failure = failure
+                    failure =
+                        failure
                         ?? .fail(
                             "transaction \(id) of \(tx.product) was revoked, disappeared, then came back without a refund reversal",
-                            evidence([tx])
+                            c.evidence([tx])
                         )
                 }
             } else {
                 book.gone.insert(id)
             }
             guard tx.type == .nonConsumable else { continue }
-            let others = book.txs.values.contains { $0.product == tx.product && $0.genuine && !$0.revoked && !$0.forged }
+            let others = book.txs.values.contains {
+                $0.product == tx.product && $0.genuine && !$0.revoked && !$0.forged
+            }
             guard !others else { continue }
             let key = "product:" + tx.product
             if entitledProducts.contains(tx.product) {
                 if book.gone.contains(key) {
-                    failure = failure
+                    failure =
+                        failure
                         ?? .fail(
                             "\(tx.product) was revoked, disappeared, then came back without a refund reversal",
-                            evidence([tx])
+                            c.evidence([tx])
                         )
                 }
             } else {
@@ -457,7 +517,10 @@ public final class Checker: Sendable {
                 continue
             }
             if entitledIDs.contains(id) {
-                return .fail("the target still entitles \(tx.product) through refunded transaction \(id)", evidence([tx]))
+                return .fail(
+                    "the target still entitles \(tx.product) through refunded transaction \(id)",
+                    c.evidence([tx])
+                )
             }
             switch tx.type {
             case .nonConsumable, .nonRenewing:
@@ -467,7 +530,7 @@ public final class Checker: Sendable {
                 if !others && entitledProducts.contains(tx.product) {
                     return .fail(
                         "the target still entitles \(tx.product) although its only purchase \(id) was refunded",
-                        evidence([tx])
+                        c.evidence([tx])
                     )
                 }
             case .autoRenewable:
@@ -476,7 +539,7 @@ public final class Checker: Sendable {
                 {
                     return .fail(
                         "the target still entitles subscription group \(group) although transaction \(id) was refunded",
-                        evidence([tx])
+                        c.evidence([tx])
                     )
                 }
             case .consumable, nil:
@@ -487,11 +550,13 @@ public final class Checker: Sendable {
             let sent = c.genuine(product)
             let refunded = sent.filter { $0.1.revoked && $0.1.revocationAcked }
             guard !refunded.isEmpty else { continue }
-            let allowed = sent.filter { !($0.1.revoked && $0.1.revocationAcked) }.reduce(0) { $0 + $1.1.quantity }
+            let allowed = sent.filter { !($0.1.revoked && $0.1.revocationAcked) }.reduce(
+                c.book.folded[product]?.sentNotRefunded ?? 0
+            ) { $0 + $1.1.quantity }
             if balance > allowed {
                 return .fail(
                     "the target shows \(balance) \(product) but only \(allowed) remain once refunds are taken back",
-                    evidence(refunded.map(\.1))
+                    c.evidence(refunded.map(\.1))
                 )
             }
         }
@@ -509,7 +574,7 @@ public final class Checker: Sendable {
                 if !entitledProducts.contains(tx.product) {
                     return .fail(
                         "the target acknowledged purchase \(id) of \(tx.product) but does not entitle it",
-                        evidence([tx])
+                        c.evidence([tx])
                     )
                 }
             case .nonRenewing:
@@ -519,7 +584,7 @@ public final class Checker: Sendable {
                 } else if c.now < expires && !entitledProducts.contains(tx.product) {
                     return .fail(
                         "the target acknowledged purchase \(id) of \(tx.product), valid until \(expires), but does not entitle it",
-                        evidence([tx])
+                        c.evidence([tx])
                     )
                 }
             case .consumable:
@@ -529,12 +594,13 @@ public final class Checker: Sendable {
                 break
             }
         }
+        for (product, folded) in c.book.folded where folded.acked > 0 { owed[product, default: 0] += folded.acked }
         for (product, lower) in owed {
             let balance = c.observed.balances[product] ?? 0
             if balance < lower {
                 return .fail(
                     "the target shows \(balance) \(product) but acknowledged purchases of \(lower)",
-                    evidence(owedTxs[product] ?? [])
+                    c.evidence(owedTxs[product] ?? [])
                 )
             }
         }
@@ -558,7 +624,7 @@ public final class Checker: Sendable {
                 guard let rule = options.billingRetryEntitled, entitled != rule else { continue }
                 return .fail(
                     "subscription \(original) is in billing retry, where the profile wants entitled = \(rule)",
-                    evidence(Array(series))
+                    c.evidence(Array(series))
                 )
             }
             let truthEntitled = (sub.status == .active || sub.status == .gracePeriod) && c.now < end
@@ -567,7 +633,7 @@ public final class Checker: Sendable {
                 if covering.contains(where: \.acked) {
                     return .fail(
                         "subscription \(original) (\(sub.product)) is active until \(end) and the target acknowledged it, but does not entitle it",
-                        evidence(covering)
+                        c.evidence(covering)
                     )
                 }
                 if covering.contains(where: \.indeterminate) {
@@ -576,7 +642,7 @@ public final class Checker: Sendable {
             } else if !truthEntitled && entitled {
                 return .fail(
                     "subscription \(original) (\(sub.product)) ended at \(end) (status \(sub.status)) but the target still entitles group \(sub.group)",
-                    evidence(Array(series))
+                    c.evidence(Array(series))
                 )
             }
         }
@@ -597,8 +663,6 @@ public final class Checker: Sendable {
         case .marker:
             text = "\(delivery.action.lifecycle.rawValue)"
         }
-        if let id = delivery.action.transaction?.transactionId { text += " of transaction \(id)" }
-        text = "delivery \(delivery.id): " + text
         if delivery.copy != .original { text += " [\(delivery.copy.rawValue)]" }
         if let forgery = delivery.forgery { text += " [forged: \(forgery)]" }
         let faults = delivery.faults.map(\.fault).filter { $0 != "duplicate" && $0 != "forgery" }
@@ -624,7 +688,26 @@ private enum Finding {
     case fail(String, [WitnessEntry])
 }
 
+/// One line of a transaction's history, compact: the sentence is interned in the checker's phrase table.
+private struct LogEntry: Sendable {
+    var at: Double
+    var delivery: UInt64
+    var phrase: UInt32
+}
+
+/// Quantities of transactions folded away (see `Checker.Options.foldAbove`).
+private struct Folded: Sendable {
+    /// Units of verified purchases sent.
+    var sent = 0
+    /// Units acknowledged and not refunded.
+    var acked = 0
+    /// Units sent and not refunded with an acknowledged refund.
+    var sentNotRefunded = 0
+}
+
 private struct Tx: Sendable {
+    var id: String
+    var sequence: UInt64
     var product: String
     var type: ProductKind?
     var quantity = 1
@@ -638,17 +721,21 @@ private struct Tx: Sendable {
     var indeterminate = false
     var revoked = false
     var revokedDate: Int64 = 0
+    /// The signedDate of the latest refund reversal seen.
+    var reinstatedDate: Int64 = 0
     var revocationAcked = false
     var revocationIndeterminate = false
     var superseded = false
-    var log: [WitnessEntry] = []
+    var log: [LogEntry] = []
 
-    init(product: String, type: ProductKind?) {
+    init(id: String, sequence: UInt64, product: String, type: ProductKind?) {
+        self.id = id
+        self.sequence = sequence
         self.product = product
         self.type = type
     }
 
-    mutating func note(_ entry: WitnessEntry, limit: Int) {
+    mutating func note(_ entry: LogEntry, limit: Int) {
         guard limit > 0 else { return }
         // Keep the first entry (the purchase) and the most recent ones.
         if log.count >= limit { log.remove(at: min(1, log.count - 1)) }
@@ -672,6 +759,44 @@ private struct Book: Sendable {
     var pending: [String: WitnessEntry] = [:]
     var maxSeenExpiry: [String: Int64] = [:]
     var gone: Set<String> = []
+    var folded: [String: Folded] = [:]
+    /// IDs of folded transactions (8 bytes each), so late copies are not counted twice.
+    var foldedIDs: Set<UInt64> = []
+    var sequence: UInt64 = 0
+    var latest: Int64 = 0
+
+    mutating func newTx(_ id: String, product: String, type: ProductKind?) -> Tx {
+        sequence += 1
+        return Tx(id: id, sequence: sequence, product: product, type: type)
+    }
+
+    /// Folds the oldest settled transactions into per-product counts until at most `keep` remain (or none is
+    /// settled). Settled: a verified consumable whose refund, if any, was answered; a subscription period that
+    /// is no longer current; a non-renewing subscription that ended a minute ago.
+    mutating func fold(keep: Int) {
+        let settled = txs.values.filter { tx in
+            guard tx.genuine, !tx.forged, !(tx.revoked && !tx.revocationAcked), !tx.indeterminate else { return false }
+            switch tx.type {
+            case .consumable: return tx.sent
+            case .autoRenewable:
+                guard let original = tx.original, let sub = subs[original] else { return false }
+                return sub.transactionId != tx.id && (tx.expires ?? .max) <= sub.expires
+            case .nonRenewing: return tx.expires.map { $0 + 60_000 < latest } ?? false
+            case .nonConsumable, nil: return false
+            }
+        }.sorted { $0.sequence < $1.sequence }
+        for tx in settled.prefix(max(0, txs.count - keep)) {
+            txs[tx.id] = nil
+            if let number = UInt64(tx.id) { foldedIDs.insert(number) }
+            var folded = self.folded[tx.product] ?? Folded()
+            if tx.type == .consumable {
+                folded.sent += tx.quantity
+                if tx.acked && !tx.revoked { folded.acked += tx.quantity }
+                if !(tx.revoked && tx.revocationAcked) { folded.sentNotRefunded += tx.quantity }
+            }
+            self.folded[tx.product] = folded
+        }
+    }
 
     /// Applies a subscription truth if it is not older than what is known (truths are snapshots by date).
     mutating func apply(_ truth: Truth) {
@@ -698,6 +823,18 @@ private struct State: Sendable {
     var violationCount = 0
     var unknownSamples: [String] = []
     var interesting: Set<String> = []
+    var phrases: [String] = []
+    var phraseIndex: [String: UInt32] = [:]
+
+    /// Interns a phrase; past 100,000 distinct phrases, new ones share a placeholder.
+    mutating func intern(_ phrase: String) -> UInt32 {
+        if let index = phraseIndex[phrase] { return index }
+        guard phrases.count < 100_000 else { return UInt32.max }
+        let index = UInt32(phrases.count)
+        phrases.append(phrase)
+        phraseIndex[phrase] = index
+        return index
+    }
 
     mutating func mark(_ account: String) {
         if interesting.count < 10_000 { interesting.insert(account) }

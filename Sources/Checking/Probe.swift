@@ -156,7 +156,9 @@ public struct PointerProbe: Probe {
                 throw ProbeError.badJSON("\(pointer) is not an object")
             }
             for (product, value) in object {
-                guard let count = int64Of(value) else { throw ProbeError.badJSON("balance of \(product) is not an integer") }
+                guard let count = int64Of(value) else {
+                    throw ProbeError.badJSON("balance of \(product) is not an integer")
+                }
                 state.balances[product] = Int(count)
             }
         }

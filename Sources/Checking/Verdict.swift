@@ -1,5 +1,5 @@
 /// The rules a target must never break.
-public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable {
+public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable, CodingKeyRepresentable {
     /// Each transaction is granted at most once; balances never exceed the distinct purchases sent.
     case noDoubleGrant = "no-double-grant"
     /// Nothing is granted for pending, declined, forged or unverified input.

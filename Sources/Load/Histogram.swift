@@ -157,7 +157,7 @@ public struct Histogram: Sendable, Equatable {
 
     /// Forgets every value, keeping the layout (used for interval histograms).
     public mutating func reset() {
-        for index in counts.indices { counts[index] = 0 }
+        counts.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
         totalCount = 0
         maxValue = 0
         minValue = .max

@@ -134,7 +134,7 @@ public struct LoadEngineError: Error, Sendable, CustomStringConvertible {
 /// The open-loop load engine: a pacer and a libcurl multi transport on one thread.
 ///
 /// ``run(_:source:sink:tick:)`` blocks the calling thread for the run (call it from a dedicated
-/// thread, or use ``runDetached(_:source:sink:tick:)``). Requests are pulled from `source` at their
+/// thread, for example with ``onDedicatedThread(name:_:)``). Requests are pulled from `source` at their
 /// intended times, never earlier; every pulled request yields exactly one ``LoadResult`` to `sink`,
 /// including failures and missed sends. `sink` and `tick` run on the engine's thread, one at a
 /// time, so they can own metrics without locks; keep them short.
@@ -174,19 +174,25 @@ public final class LoadEngine: Sendable {
         stopRequested.store(true, ordering: .relaxed)
     }
 
-    /// Runs `mode` on a new thread and returns when it ends; for callers in async code.
-    public func runDetached(
-        _ mode: LoadMode,
-        source: @escaping @Sendable (_ index: Int, _ intended: Duration) -> LoadRequest?,
-        sink: @escaping @Sendable (LoadResult) -> Void,
-        tick: @escaping @Sendable (LoadEngineStats) -> Void = { _ in }
-    ) async -> LoadEngineStats {
+    /// Runs `body` on a new thread and returns its value; lets async code run the blocking
+    /// ``run(_:source:sink:tick:)`` without holding a cooperative thread, with the recorder
+    /// created, fed and finished on that one thread.
+    ///
+    /// ```swift
+    /// let summary = await LoadEngine.onDedicatedThread {
+    ///     let recorder = try! LoadRecorder(directory: out)
+    ///     let stats = engine.run(mode) { index, _ in source(index) } sink: { recorder.record($0) } tick: { recorder.tick($0) }
+    ///     return recorder.finish(stats)
+    /// }
+    /// ```
+    public static func onDedicatedThread<T: Sendable>(
+        name: String = "paystorm-load",
+        _ body: @escaping @Sendable () -> T
+    ) async -> T {
         await withCheckedContinuation { continuation in
-            let thread = Thread {
-                let stats = self.run(mode, source: source, sink: sink, tick: tick)
-                continuation.resume(returning: stats)
-            }
-            thread.name = "paystorm-load"
+            let thread = Thread { continuation.resume(returning: body()) }
+            thread.name = name
+            thread.stackSize = 1 << 22
             thread.start()
         }
     }
@@ -293,7 +299,7 @@ struct EngineLoop {
             pacer = Pacer(schedule: schedule)
         case .closed(let users, _, let duration):
             readyUsers = [Int64](repeating: 0, count: max(users, 0))
-            closedEnd = Int64(duration.microseconds) * 1000
+            closedEnd = duration.nanoseconds
         }
     }
 
@@ -304,11 +310,11 @@ struct EngineLoop {
         if let pendingDue { return pendingDue }
         if let timed {
             if let next = timed.nextDue() {
-                pendingDue = next.microseconds * 1000 + Int64(next.components.attoseconds / 1_000_000_000 % 1000)
+                pendingDue = next.nanoseconds
             }
         } else if pacer != nil {
             if let next = pacer!.next() {
-                pendingDue = next.microseconds * 1000 + Int64(next.components.attoseconds / 1_000_000_000 % 1000)
+                pendingDue = next.nanoseconds
             }
         } else if readyHead < readyUsers.count {
             let due = readyUsers[readyHead]

@@ -180,20 +180,28 @@ public final class LoadRecorder {
     /// Counters over every kind.
     public private(set) var totals = LoadCounts()
     /// Counters per kind.
-    public private(set) var kinds: [String: LoadCounts] = [:]
+    public var kinds: [String: LoadCounts] { state.mapValues(\.counts) }
     /// Latency from the intended time, every kind merged.
     public private(set) var latency = Histogram()
     /// Service time, every kind merged.
     public private(set) var service = Histogram()
     /// Latency from the intended time per kind.
-    public private(set) var latencyByKind: [String: Histogram] = [:]
+    public var latencyByKind: [String: Histogram] { state.mapValues(\.latency) }
     /// Service time per kind.
-    public private(set) var serviceByKind: [String: Histogram] = [:]
+    public var serviceByKind: [String: Histogram] { state.mapValues(\.service) }
     /// One row per tick.
     public private(set) var timeseries: [TimeseriesRow] = []
 
-    private var intervalLatency: [String: Histogram] = [:]
-    private var intervalService: [String: Histogram] = [:]
+    /// Everything kept per kind, in one place so that a result costs one dictionary lookup.
+    private final class KindState {
+        var counts = LoadCounts()
+        var latency = Histogram()
+        var service = Histogram()
+        var intervalLatency = Histogram()
+        var intervalService = Histogram()
+    }
+
+    private var state: [String: KindState] = [:]
     private var intervalAll = Histogram()
     private var intervalServiceAll = Histogram()
     private var intervalCounts = LoadCounts()
@@ -243,7 +251,14 @@ public final class LoadRecorder {
     /// Records one result (constant time apart from a first-seen kind).
     public func record(_ result: LoadResult) {
         totals.add(result)
-        kinds[result.kind, default: LoadCounts()].add(result)
+        let kind: KindState
+        if let known = state[result.kind] {
+            kind = known
+        } else {
+            kind = KindState()
+            state[result.kind] = kind
+        }
+        kind.counts.add(result)
         intervalCounts.add(result)
         guard result.error != .missed else { return }
         let latencyMicros = result.latency.microseconds
@@ -252,10 +267,10 @@ public final class LoadRecorder {
         service.record(serviceMicros)
         intervalAll.record(latencyMicros)
         intervalServiceAll.record(serviceMicros)
-        latencyByKind[result.kind, default: Histogram()].record(latencyMicros)
-        serviceByKind[result.kind, default: Histogram()].record(serviceMicros)
-        intervalLatency[result.kind, default: Histogram()].record(latencyMicros)
-        intervalService[result.kind, default: Histogram()].record(serviceMicros)
+        kind.latency.record(latencyMicros)
+        kind.service.record(serviceMicros)
+        kind.intervalLatency.record(latencyMicros)
+        kind.intervalService.record(serviceMicros)
     }
 
     /// Closes one interval: appends a timeseries row, writes the interval histograms to the log,
@@ -289,12 +304,13 @@ public final class LoadRecorder {
             timeseriesFile.flush()
         }
         if let hlog {
-            for kind in intervalLatency.keys.sorted() {
-                for (suffix, histogram) in [("latency", intervalLatency[kind]), ("service", intervalService[kind])] {
-                    guard let histogram, !histogram.isEmpty else { continue }
+            for name in state.keys.sorted() {
+                let kind = state[name]!
+                for (suffix, histogram) in [("latency", kind.intervalLatency), ("service", kind.intervalService)]
+                where !histogram.isEmpty {
                     hlog.write(
                         HistogramLogEntry(
-                            tag: "\(kind).\(suffix)",
+                            tag: "\(name).\(suffix)",
                             start: lastTickSeconds,
                             length: now - lastTickSeconds,
                             histogram: histogram
@@ -304,9 +320,9 @@ public final class LoadRecorder {
             }
             hlog.flush()
         }
-        for key in intervalLatency.keys {
-            intervalLatency[key]!.reset()
-            intervalService[key]!.reset()
+        for kind in state.values {
+            if !kind.intervalLatency.isEmpty { kind.intervalLatency.reset() }
+            if !kind.intervalService.isEmpty { kind.intervalService.reset() }
         }
         intervalAll.reset()
         intervalServiceAll.reset()
@@ -367,9 +383,9 @@ public final class LoadRecorder {
             LatencyFigures(kind: "all", measure: "intended", histogram: latency),
             LatencyFigures(kind: "all", measure: "service", histogram: service),
         ]
-        for kind in latencyByKind.keys.sorted() {
-            figures.append(LatencyFigures(kind: kind, measure: "intended", histogram: latencyByKind[kind]!))
-            figures.append(LatencyFigures(kind: kind, measure: "service", histogram: serviceByKind[kind]!))
+        for name in state.keys.sorted() {
+            figures.append(LatencyFigures(kind: name, measure: "intended", histogram: state[name]!.latency))
+            figures.append(LatencyFigures(kind: name, measure: "service", histogram: state[name]!.service))
         }
         let duration = max(stats.elapsed.seconds, 1e-9)
         let metrics = ThresholdMetrics(recorder: self, stats: stats)

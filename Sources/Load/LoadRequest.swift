@@ -146,6 +146,12 @@ extension Duration {
         return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }
 
+    /// Whole nanoseconds (truncated), for the engine's monotonic arithmetic.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
     /// Seconds as a `Double`.
     public var seconds: Double {
         let (seconds, attoseconds) = components

@@ -18,6 +18,8 @@ final class Transfer {
     var captureLimit = 1 << 20
     var headerList: UnsafeMutablePointer<curl_slist>?
     var lastHeaders: [(name: String, value: String)] = []
+    var lastURL = ""
+    var lastShape: (method: String, bodyCount: Int)?
     var id = 0
     var kind = ""
     var intended: Int64 = 0
@@ -30,7 +32,7 @@ final class Transfer {
     /// Hang up when the response starts (a lost-response fault).
     var hangUp = false
 
-    init?(configuration: LoadEngineConfiguration) {
+    init?(configuration: LoadEngineConfiguration, transport: UnsafeMutableRawPointer) {
         guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
         capture = configuration.captureBodies
@@ -42,7 +44,12 @@ final class Transfer {
         _ = ps_curl_easy_setopt_write_function(easy, transferWrite)
         _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, me)
         _ = ps_curl_easy_setopt_prereq_function(easy, transferPrerequest)
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_SOCKOPTDATA, transport)
+        _ = ps_curl_easy_setopt_sockopt_function(easy, transportNewSocket)
         _ = ps_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
+        // Never through a proxy: traffic goes only where the URL says (and libcurl stops reading
+        // the proxy environment variables on every transfer).
+        _ = ps_curl_easy_setopt_string(easy, CURLOPT_PROXY, "")
         _ = ps_curl_easy_setopt_long(
             easy,
             CURLOPT_CONNECTTIMEOUT_MS,
@@ -81,34 +88,32 @@ final class Transfer {
             hangUp = request.hangUpOnResponse
             _ = ps_curl_easy_setopt_header_function(easy, hangUp ? transferHangUpOnHeader : nil)
         }
-        _ = request.url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
-        if http2PriorKnowledge {
-            let version =
-                request.url.hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
-            _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, version)
+        // libcurl keeps options between transfers on a handle: set only what changed.
+        if request.url != lastURL {
+            _ = request.url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
+            lastURL = request.url
+            if http2PriorKnowledge {
+                let version =
+                    request.url.hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
+                _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, version)
+            }
         }
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, nil)
         let method = request.method
-        if !request.body.isEmpty || method == "POST" {
-            if request.body.count > bodyCapacity {
-                bodyBuffer?.deallocate()
-                bodyCapacity = max(request.body.count, 256)
-                bodyBuffer = .allocate(byteCount: bodyCapacity, alignment: 16)
-            }
-            if let bodyBuffer, !request.body.isEmpty {
-                request.body.withUnsafeBytes { bodyBuffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            }
-            _ = ps_curl_easy_setopt_long(easy, CURLOPT_POST, 1)
-            _ = ps_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count))
-            _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, bodyBuffer)
-            if method != "POST" {
-                _ = method.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
-            }
-        } else if method == "HEAD" {
-            _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
-        } else if method != "GET" {
-            _ = method.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
+        if request.body.count > bodyCapacity {
+            bodyBuffer?.deallocate()
+            bodyCapacity = max(request.body.count, 256)
+            bodyBuffer = .allocate(byteCount: bodyCapacity, alignment: 16)
+            lastShape = nil
+        }
+        if let bodyBuffer, !request.body.isEmpty {
+            request.body.withUnsafeBytes { bodyBuffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+        let shape = (method: method, bodyCount: request.body.count)
+        if let lastShape, lastShape == shape {
+            // Same method and body size as the previous transfer: the options still hold.
+        } else {
+            setMethod(method, bodyCount: request.body.count)
+            lastShape = shape
         }
         if headerList == nil || !request.headers.elementsEqual(lastHeaders, by: { $0 == $1 }) {
             curl_slist_free_all(headerList)
@@ -119,8 +124,25 @@ final class Transfer {
             }
             headerList = list
             lastHeaders = request.headers
+            _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
         }
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
+    }
+
+    private func setMethod(_ method: String, bodyCount: Int) {
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, nil)
+        if bodyCount > 0 || method == "POST" {
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_POST, 1)
+            _ = ps_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bodyCount))
+            _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, bodyBuffer)
+            if method != "POST" {
+                _ = method.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
+            }
+        } else if method == "HEAD" {
+            _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        } else if method != "GET" {
+            _ = method.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
+        }
     }
 
     deinit {
@@ -130,16 +152,18 @@ final class Transfer {
     }
 }
 
-/// libcurl's write callback: appends to the transfer's response (or only counts it).
-/// Aborts the transfer at the first response header: the request reached the target, the answer is lost.
-private let transferHangUpOnHeader: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
-    _,
-    _,
-    _,
-    _ in
-    0
-}
+/// libcurl's header callback for a lost-response fault: aborts the transfer at the first response
+/// header, so the request reached the target but the answer is lost.
+private let transferHangUpOnHeader:
+    @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+        _,
+        _,
+        _,
+        _ in
+        0
+    }
 
+/// libcurl's write callback: appends to the transfer's response (or only counts it).
 private let transferWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
     data,
     size,
@@ -228,28 +252,37 @@ final class Transport {
         close(epoll)
     }
 
-    /// epoll interest per socket as registered: events mask, or 0 for "registered but idle".
+    /// epoll interest per socket as registered with the kernel.
     private var registered: [Int32: UInt32] = [:]
+    /// Registered sockets libcurl no longer watches (idle keep-alive connections).
+    private var idle: Set<Int32> = []
+
+    /// Called when libcurl opens a socket: its number may have been used by a closed one.
+    fileprivate func forget(socket: Int32) {
+        registered[socket] = nil
+        idle.remove(socket)
+    }
 
     /// Called by libcurl: watch `socket` for `what` (CURL_POLL_IN/OUT/INOUT/REMOVE).
     ///
-    /// A removed socket stays registered as idle, because libcurl removes and re-adds a
-    /// keep-alive socket around every request; an event on an idle socket unregisters it.
+    /// A removed socket stays registered, marked idle, because libcurl removes and re-adds a
+    /// keep-alive socket around every request (usually with the same interest, so no system
+    /// call is needed); an event on an idle socket unregisters it.
     fileprivate func watch(socket: Int32, what: Int32) {
-        var wanted: UInt32 = 0
-        if what != CURL_POLL_REMOVE {
-            if what & CURL_POLL_IN != 0 { wanted |= EPOLLIN.rawValue }
-            if what & CURL_POLL_OUT != 0 { wanted |= EPOLLOUT.rawValue }
-        }
-        if wanted == 0 {
-            if registered[socket] != nil { registered[socket] = 0 }
+        if what == CURL_POLL_REMOVE {
+            if registered[socket] != nil { idle.insert(socket) }
             return
         }
-        guard registered[socket] != wanted else { return }
+        var wanted: UInt32 = 0
+        if what & CURL_POLL_IN != 0 { wanted |= EPOLLIN.rawValue }
+        if what & CURL_POLL_OUT != 0 { wanted |= EPOLLOUT.rawValue }
+        if !idle.isEmpty { idle.remove(socket) }
+        let current = registered[socket]
+        guard current != wanted else { return }
         var event = epoll_event()
         event.events = wanted
         event.data.fd = socket
-        if registered[socket] == nil || epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 {
+        if current == nil || epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 {
             // Unknown here, or closed and reused by the kernel since: (re)register.
             if epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) != 0 && errno == EEXIST {
                 epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event)
@@ -258,21 +291,92 @@ final class Transport {
         registered[socket] = wanted
     }
 
+    /// Requests waiting for a free connection, in arrival order (nil once started).
+    private var waiting: [(request: LoadRequest, intended: Int64, sent: Int64)?] = []
+    private var waitingHead = 0
+    /// Transfers handed to libcurl at most: one per connection for HTTP/1.1 (100 streams per
+    /// connection for HTTP/2). Further requests wait in `waiting`, an O(1) queue, because
+    /// libcurl re-examines its own pending transfers on every connection change, which collapses
+    /// under thousands of them.
+    private lazy var activeCap =
+        configuration.httpVersion == .http2 ? configuration.connectionsPerHost * 100 : configuration.connectionsPerHost
+
+    /// Takes a request: starts it when a connection is free, else queues it (both count in flight).
     func submit(_ request: LoadRequest, intended: Int64, sent: Int64, start: Int64) {
+        inFlight += 1
+        if active.count < activeCap && waitingHead == waiting.count {
+            begin(request, intended: intended, sent: sent)
+        } else {
+            waiting.append((request, intended, sent))
+        }
+    }
+
+    private func begin(_ request: LoadRequest, intended: Int64, sent: Int64) {
         let transfer: Transfer
         if let reused = free.popLast() {
             transfer = reused
-        } else if let created = Transfer(configuration: configuration) {
+        } else if let created = Transfer(
+            configuration: configuration,
+            transport: Unmanaged.passUnretained(self).toOpaque()
+        ) {
             transfer = created
         } else {
+            // Out of memory for a curl handle: retry when a transfer ends.
+            waiting.insert((request, intended, sent), at: waitingHead)
             return
         }
         transfer.prepare(request, http2PriorKnowledge: configuration.httpVersion == .http2)
         transfer.intended = intended
         transfer.sent = sent
         active[ObjectIdentifier(transfer)] = transfer
-        inFlight += 1
         curl_multi_add_handle(multi, transfer.easy)
+    }
+
+    private func beginWaiting() {
+        while active.count < activeCap, waitingHead < waiting.count {
+            let next = waiting[waitingHead]!
+            waiting[waitingHead] = nil
+            waitingHead += 1
+            begin(next.request, intended: next.intended, sent: next.sent)
+        }
+        if waitingHead == waiting.count {
+            waiting.removeAll(keepingCapacity: true)
+            waitingHead = 0
+        } else if waitingHead > 4096 && waitingHead * 2 > waiting.count {
+            waiting.removeFirst(waitingHead)
+            waitingHead = 0
+        }
+    }
+
+    /// Ends every request in flight or waiting, reporting each as stopped.
+    func cancelAll(start: Int64, into results: inout [LoadResult]) {
+        let now = monotonicNanoseconds() - start
+        for transfer in Array(active.values) {
+            var result = finish(easy: transfer.easy, code: CURLE_ABORTED_BY_CALLBACK, received: now, start: start)
+            result.error = .other
+            result.detail = "run stopped"
+            results.append(result)
+        }
+        while waitingHead < waiting.count {
+            let next = waiting[waitingHead]!
+            waitingHead += 1
+            inFlight -= 1
+            results.append(
+                LoadResult(
+                    id: next.request.id,
+                    kind: next.request.kind,
+                    intended: .nanoseconds(next.intended),
+                    sent: .nanoseconds(next.sent),
+                    wireStart: .nanoseconds(now),
+                    received: .nanoseconds(now),
+                    status: 0,
+                    error: .other,
+                    detail: "run stopped"
+                )
+            )
+        }
+        waiting.removeAll()
+        waitingHead = 0
     }
 
     /// Runs libcurl's due timeouts and appends the results of finished transfers.
@@ -289,17 +393,7 @@ final class Transport {
             let now = monotonicNanoseconds() - start
             results.append(finish(easy: easy, code: code, received: now, start: start))
         }
-    }
-
-    /// Ends every transfer in flight, reporting each as stopped.
-    func cancelAll(start: Int64, into results: inout [LoadResult]) {
-        let now = monotonicNanoseconds() - start
-        for transfer in Array(active.values) {
-            var result = finish(easy: transfer.easy, code: CURLE_ABORTED_BY_CALLBACK, received: now, start: start)
-            result.error = .other
-            result.detail = "run stopped"
-            results.append(result)
-        }
+        beginWaiting()
     }
 
     private func finish(easy: UnsafeMutableRawPointer, code: CURLcode, received: Int64, start: Int64) -> LoadResult {
@@ -370,11 +464,12 @@ final class Transport {
                 _ = read(timer, &expirations, 8)
                 continue
             }
-            if registered[fd] == 0 {
+            if idle.contains(fd) {
                 // Idle keep-alive socket with news (usually the server closing it): let libcurl
                 // find out on its next use, and stop watching it.
                 epoll_ctl(epoll, EPOLL_CTL_DEL, fd, nil)
                 registered[fd] = nil
+                idle.remove(fd)
                 continue
             }
             var action: Int32 = 0
@@ -399,6 +494,16 @@ private let transportSocket:
             Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue().watch(socket: socket, what: what)
             return 0
         }
+
+/// libcurl's new-socket callback: a descriptor number may be reused after a close, so forget
+/// what was registered under it.
+private let transportNewSocket: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, curlsocktype) -> Int32 = {
+    user,
+    socket,
+    _ in
+    if let user { Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue().forget(socket: socket) }
+    return 0  // CURL_SOCKOPT_OK
+}
 
 /// libcurl's timer callback: remembers when libcurl next needs `CURL_SOCKET_TIMEOUT`.
 private let transportTimer: @convention(c) (UnsafeMutableRawPointer?, Int, UnsafeMutableRawPointer?) -> Int32 = {

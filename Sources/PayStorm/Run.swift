@@ -84,17 +84,18 @@ public enum PayStormRun {
         current.withLock { $0?.stop() }
     }
 
-    /// Runs a profile to a verdict and writes its report folder.
-    /// - Parameters:
-    ///   - options: what to run.
-    ///   - log: where progress lines go (the verdict is the caller's to print).
-    /// - Returns: the report and where it was written.
-    /// - Throws: ``RunError`` when the run cannot start (bad profile, unreachable target, unwritable report).
-    public static func execute(
-        _ options: RunOptions,
-        log: @escaping @Sendable (String) -> Void = { _ in }
-    ) throws(RunError) -> RunOutcome {
-        interrupted.store(false, ordering: .relaxed)
+    /// Loads and validates a profile (and its thresholds) without running it.
+    /// - Returns: one line describing the profile.
+    /// - Throws: ``RunError/badProfile(_:)`` naming the file, the JSON path and what was expected.
+    public static func check(_ options: RunOptions) throws(RunError) -> String {
+        let (profile, thresholds) = try load(options)
+        let target = profile.target.embeddedLedger ? "the embedded ledger" : (profile.target.webhookURL ?? "")
+        return "\(options.profilePath): profile \(profile.name), seed \(profile.seed), \(profile.population.accounts) accounts, "
+            + "\(format(profile.durationSeconds)) s of traffic + \(format(profile.settleSeconds)) s settle against \(target), "
+            + "\(thresholds.count) threshold\(thresholds.count == 1 ? "" : "s")"
+    }
+
+    private static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Load.Threshold]) {
         var profile: Profile
         do {
             profile = try Profile.load(path: options.profilePath)
@@ -113,6 +114,21 @@ public enum PayStormRun {
                 throw .badProfile("\(options.profilePath): thresholds[\(index)]: \(error)")
             }
         }
+        return (profile, thresholds)
+    }
+
+    /// Runs a profile to a verdict and writes its report folder.
+    /// - Parameters:
+    ///   - options: what to run.
+    ///   - log: where progress lines go (the verdict is the caller's to print).
+    /// - Returns: the report and where it was written.
+    /// - Throws: ``RunError`` when the run cannot start (bad profile, unreachable target, unwritable report).
+    public static func execute(
+        _ options: RunOptions,
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws(RunError) -> RunOutcome {
+        interrupted.store(false, ordering: .relaxed)
+        let (profile, thresholds) = try load(options)
         let startedAt = Date()
         let folder: ReportFolder
         do {
@@ -202,7 +218,9 @@ public enum PayStormRun {
 
         let wait = Double(startMillis) / 1000 - Date().timeIntervalSince1970
         if wait > 0 { Thread.sleep(forTimeInterval: wait) }
-        let probeInterval = profile.target.probe?.intervalSeconds ?? 0
+        // Safety probes during the run: the profile's interval, or every 2 s on the embedded ledger.
+        let probeInterval =
+            target.endpoints.probe == nil ? 0 : profile.target.probe?.intervalSeconds ?? (target.ledger != nil ? 2 : 0)
         var lastSafetyRound = 0.0
         let stats = engine.run(timed: scheduler) { result in
             scheduler.handle(result)

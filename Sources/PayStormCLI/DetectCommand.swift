@@ -1,4 +1,5 @@
 import Foundation
+import Load
 import PayStorm
 import ReferenceLedger
 import Reporting

@@ -10,13 +10,22 @@ import Glibc
 
 extension Command {
     /// `paystorm run`: one profile to a verdict.
-    static let run = Command(
+    static let runCommand = Command(
         name: "run",
         summary: "run a profile against a target and check its invariants (default: the smoke profile)",
         help: runHelp(replay: false)
     ) { arguments in
         var arguments = arguments
+        let checkOnly = arguments.flag("--check")
         let options = try runOptions(&arguments, replay: false)
+        if checkOnly {
+            do throws(RunError) {
+                print(try PayStormRun.check(options))
+            } catch {
+                throw CLIError(RunCommandSupport.exitCode(for: error), error.description)
+            }
+            return .success
+        }
         return try execute(options)
     }
 
@@ -54,7 +63,7 @@ extension Command {
               --pki DIR           the test PKI an external target trusts (from 'paystorm pki init DIR')
               --reports DIR       where report folders go (default Reports)
               --rate-scale X      multiply every rate of the schedule by X
-              --no-history        do not write history.jsonl
+              --no-history        do not write history.jsonl\(replay ? "" : "\n  --check             validate the profile and its thresholds, then exit")
               --quiet             no progress output, only the verdict
               --plain             periodic progress lines even on a terminal
 

@@ -139,7 +139,10 @@ public struct Product: Sendable, Hashable, Decodable {
             periodSeconds = try f.number("periodSeconds", in: 0.1...31_536_000, default: nil)
         } else {
             if f.has("periodSeconds") {
-                throw ProfileIssue(path: f.at("periodSeconds"), expected: "no periodSeconds on a \(type.rawValue) product")
+                throw ProfileIssue(
+                    path: f.at("periodSeconds"),
+                    expected: "no periodSeconds on a \(type.rawValue) product"
+                )
             }
             periodSeconds = 0
         }

@@ -1,6 +1,6 @@
-public import Foundation
 internal import COpenSSL
 internal import CPayStormShims
+public import Foundation
 
 /// An X.509 certificate (OpenSSL `X509`). Immutable.
 ///

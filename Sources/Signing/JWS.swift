@@ -1,6 +1,6 @@
-internal import Foundation
 internal import COpenSSL
 internal import CPayStormShims
+internal import Foundation
 internal import Synchronization
 
 /// The protected header of a JWS. `x5c` holds standard-base64 DER, leaf first.
@@ -134,7 +134,9 @@ public enum JWS {
         appendBase64URL(payload, to: &output)
         let digest: [UInt8]
         if let prefixHash {
-            digest = try output.withUnsafeBufferPointer { try prefixHash.digest(appending: UnsafeBufferPointer(rebasing: $0[payloadStart...])) }
+            digest = try output.withUnsafeBufferPointer {
+                try prefixHash.digest(appending: UnsafeBufferPointer(rebasing: $0[payloadStart...]))
+            }
         } else {
             digest = sha256(output)
         }

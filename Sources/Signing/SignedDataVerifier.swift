@@ -59,7 +59,7 @@ public struct VerifierConfigurationError: Error, Sendable, CustomStringConvertib
 /// Verifies App Store signed data the way Apple's `SignedDataVerifier` (Python 3.1.2) does
 /// (reference §2): `alg` ES256, exactly three `x5c` entries in standard base64, a chain from
 /// `x5c[0]` and `x5c[1]` to a configured root under OpenSSL's X.509 strict mode at the payload's
-/// `signedDate` (now with online checks), both Apple OIDs, the ES256 signature with the leaf key,
+/// `signedDate` (now with online checks, plus OCSP), both Apple OIDs, the ES256 signature with the leaf key,
 /// PyJWT's registered-claim checks, then bundle, environment and (Production) app Apple ID.
 ///
 /// Verified chains are cached by the JWS header (which holds the `x5c`), with the chain's
@@ -77,15 +77,15 @@ public struct SignedDataVerifier: Sendable {
     public let bundleId: String
     /// The app Apple ID Production payloads must carry.
     public let appAppleId: Int64?
-    /// Whether the chain is checked at the current time (and, in Apple's libraries, by OCSP).
+    /// Whether the chain is checked at the current time and by OCSP.
     public let enableOnlineChecks: Bool
     private let chains: ChainVerifier
 
     /// Creates a verifier.
     /// - Parameters:
     ///   - rootCertificates: DER of each trusted root (PayStorm's test root).
-    ///   - enableOnlineChecks: check validity at the current time instead of `signedDate`. OCSP
-    ///     requests are not made (see the report in the module docs).
+    ///   - enableOnlineChecks: check validity at the current time instead of `signedDate`, and ask
+    ///     the AIA-OCSP responder of the intermediate and the leaf (loopback responders only).
     ///   - environment: the environment payloads must carry.
     ///   - bundleId: the bundle payloads must carry.
     ///   - appAppleId: required for Production.
@@ -152,8 +152,13 @@ public struct SignedDataVerifier: Sendable {
     /// Verifies and decodes a signed `AppTransaction` (its `receiptType` is the environment).
     public func verifyAndDecodeAppTransaction(_ jws: String) -> Result<AppTransaction, VerificationError> {
         decode(jws, as: AppTransaction.self).flatMap { app in
-            checkIdentity(bundle: app.bundleId, appAppleId: app.appAppleId, environment: app.receiptType, checkApp: true)
-                .map { app }
+            checkIdentity(
+                bundle: app.bundleId,
+                appAppleId: app.appAppleId,
+                environment: app.receiptType,
+                checkApp: true
+            )
+            .map { app }
         }
     }
 
@@ -199,7 +204,8 @@ public struct SignedDataVerifier: Sendable {
     private func environmentMismatch(_ payloadEnvironment: Environment?) -> VerificationError {
         VerificationError(
             status: .invalidEnvironment,
-            detail: "environment \(payloadEnvironment.map { "'\($0.rawValue)'" } ?? "absent") is not '\(environment.rawValue)'"
+            detail:
+                "environment \(payloadEnvironment.map { "'\($0.rawValue)'" } ?? "absent") is not '\(environment.rawValue)'"
         )
     }
 }
@@ -281,7 +287,7 @@ final class ChainVerifier: Sendable {
         }
 
         let entry: CachedHeader
-        if let cached, cached.chain.covers(effective) {
+        if let cached, cached.chain.covers(effective), !onlineChecks || cached.chain.onlineCheckIsFresh(now: now) {
             entry = cached
         } else {
             if cached != nil {
@@ -295,7 +301,7 @@ final class ChainVerifier: Sendable {
             guard header.alg == "ES256" else {
                 return failure("alg is \(header.alg.map { "'\($0)'" } ?? "absent"), not ES256")
             }
-            switch verifyChain(x5c, at: effective) {
+            switch verifyChain(x5c, at: effective, onlineChecks: onlineChecks) {
             case .success(let chain):
                 guard let fresh = try? CachedHeader(segment: Array(headerSegment), chain: chain) else {
                     return failure("cannot hash the JWS header")
@@ -335,7 +341,11 @@ final class ChainVerifier: Sendable {
     }
 
     /// Python's `_ChainVerifier.verify_chain` (without caching; the caller caches).
-    private func verifyChain(_ x5c: [String], at effective: Int64) -> Result<VerifiedChain, VerificationError> {
+    private func verifyChain(
+        _ x5c: [String],
+        at effective: Int64,
+        onlineChecks: Bool
+    ) -> Result<VerifiedChain, VerificationError> {
         guard rootCount > 0 else {
             return .failure(VerificationError(status: .invalidCertificate, detail: "no trusted root is configured"))
         }
@@ -361,7 +371,7 @@ final class ChainVerifier: Sendable {
                 )
             )
         }
-        return store.verify(leaf: leaf, intermediate: intermediate, at: effective)
+        return store.verify(leaf: leaf, intermediate: intermediate, at: effective, onlineChecks: onlineChecks)
     }
 }
 
@@ -421,7 +431,16 @@ struct VerifiedChain: Sendable {
     /// Earliest `notAfter` (valid strictly before it, as OpenSSL compares).
     let validUntil: Int64
 
+    /// When OCSP last answered GOOD for this chain (UNIX seconds), if online checks ran.
+    let onlineCheckedAt: Int64?
+
     func covers(_ time: Int64) -> Bool { time >= validFrom && time < validUntil }
+
+    /// Python keeps an online-verified chain for 15 minutes.
+    func onlineCheckIsFresh(now: Int64) -> Bool {
+        guard let onlineCheckedAt else { return false }
+        return now - onlineCheckedAt < 15 * 60
+    }
 }
 
 /// The configured roots in an OpenSSL `X509_STORE` with `X509_V_FLAG_X509_STRICT`.
@@ -454,7 +473,12 @@ final class TrustStore: @unchecked Sendable {
         ASN1_OBJECT_free(intermediateOID)
     }
 
-    func verify(leaf: Certificate, intermediate: Certificate, at time: Int64) -> Result<VerifiedChain, VerificationError> {
+    func verify(
+        leaf: Certificate,
+        intermediate: Certificate,
+        at time: Int64,
+        onlineChecks: Bool
+    ) -> Result<VerifiedChain, VerificationError> {
         guard let context = X509_STORE_CTX_new() else { return chainFailure("X509_STORE_CTX_new failed") }
         defer { X509_STORE_CTX_free(context) }
         guard let untrusted = ps_sk_X509_new_null() else { return chainFailure("sk_X509_new_null failed") }
@@ -479,6 +503,18 @@ final class TrustStore: @unchecked Sendable {
         guard X509_get_ext_by_OBJ(verifiedIntermediate, intermediateOID, -1) >= 0 else {
             return chainFailure("the intermediate lacks Apple's intermediate OID \(AppleOID.intermediate)")
         }
+        if onlineChecks {
+            guard let root = ps_sk_X509_value(chain, ps_sk_X509_num(chain) - 1) else {
+                return chainFailure("the verified chain has no root")
+            }
+            // As Python: the intermediate (issued by the root) first, then the leaf.
+            if let error = OCSPClient.check(verifiedIntermediate, issuer: root, store: pointer) {
+                return .failure(error)
+            }
+            if let error = OCSPClient.check(verifiedLeaf, issuer: verifiedIntermediate, store: pointer) {
+                return .failure(error)
+            }
+        }
         var validFrom = Int64.min
         var validUntil = Int64.max
         for index in 0..<ps_sk_X509_num(chain) {
@@ -495,7 +531,8 @@ final class TrustStore: @unchecked Sendable {
                 verifiers: PKeyContextPool(key: key, mode: .verify),
                 isP256: curveOf(key.pointer) == .p256,
                 validFrom: validFrom,
-                validUntil: validUntil
+                validUntil: validUntil,
+                onlineCheckedAt: onlineChecks ? Int64(Date().timeIntervalSince1970) : nil
             )
         )
     }

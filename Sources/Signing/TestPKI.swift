@@ -1,5 +1,5 @@
-public import Foundation
 internal import COpenSSL
+public import Foundation
 
 /// Apple's extension OIDs that the verifiers look for (reference §2.2 step 5).
 public enum AppleOID {
@@ -125,7 +125,9 @@ public struct TestPKI: Sendable {
             ("subjectKeyIdentifier", "hash"),
             ("authorityKeyIdentifier", "keyid:always"),
         ]
-        if options.intermediateAppleOID { intermediateExtensions.append((AppleOID.intermediate, critical + "DER:05:00")) }
+        if options.intermediateAppleOID {
+            intermediateExtensions.append((AppleOID.intermediate, critical + "DER:05:00"))
+        }
         let intermediate = try CertificateBuilder(
             commonName: "PayStorm Test Worldwide Developer Relations CA",
             subjectKey: intermediateKey,
@@ -203,7 +205,10 @@ public struct TestPKI: Sendable {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
         else {
-            throw PKIError(.missing, "no PKI directory at \(directory) (create one with 'paystorm pki init \(directory)')")
+            throw PKIError(
+                .missing,
+                "no PKI directory at \(directory) (create one with 'paystorm pki init \(directory)')"
+            )
         }
         func read(_ name: String) throws -> String {
             let path = (directory as NSString).appendingPathComponent(name)
@@ -218,13 +223,19 @@ public struct TestPKI: Sendable {
         func certificate(_ name: String) throws -> Certificate {
             let text = try read(name)
             do { return try Certificate(pem: text) } catch {
-                throw PKIError(.malformed, "PKI file \((directory as NSString).appendingPathComponent(name)) is not a PEM certificate")
+                throw PKIError(
+                    .malformed,
+                    "PKI file \((directory as NSString).appendingPathComponent(name)) is not a PEM certificate"
+                )
             }
         }
         func key(_ name: String) throws -> SigningKey {
             let text = try read(name)
             do { return try SigningKey(pem: text) } catch {
-                throw PKIError(.malformed, "PKI file \((directory as NSString).appendingPathComponent(name)) is not a PEM private key")
+                throw PKIError(
+                    .malformed,
+                    "PKI file \((directory as NSString).appendingPathComponent(name)) is not a PEM private key"
+                )
             }
         }
         let pki = TestPKI(

@@ -40,7 +40,7 @@ public enum Lifecycle: String, Sendable, Hashable, CaseIterable, Codable {
     case purchase, familyShare, subscribe, resubscribe, renewal, billingRecovery, renewalFailure, gracePeriodExpired,
         expiry, upgrade, downgrade, autoRenewDisabled, autoRenewEnabled, offerRedeemed, priceIncreasePending,
         priceIncreaseAccepted, refund, familyRevoke, refundReversal, askToBuyPending, askToBuyApproved,
-        askToBuyDeclined, deviceReport, billingFailureArmed
+        askToBuyDeclined, deviceReport, billingFailureArmed, consumptionRequest, refundDeclined
 }
 
 /// What an action sends.
@@ -163,6 +163,8 @@ public struct NotificationFacts: Sendable, Hashable, Codable {
     public var environment: String
     /// `data.status` (1 active … 5 revoked), auto-renewable subscriptions only.
     public var status: Int32?
+    /// `data.consumptionRequestReason`, for `CONSUMPTION_REQUEST`.
+    public var consumptionRequestReason: String?
     /// Becomes `data.signedTransactionInfo`.
     public var transaction: TransactionFacts?
     /// Becomes `data.signedRenewalInfo`.
@@ -171,7 +173,11 @@ public struct NotificationFacts: Sendable, Hashable, Codable {
 
 /// Subscription status numbers, as in `data.status`.
 public enum SubscriptionStatus: Int32, Sendable, Hashable, Codable {
-    case active = 1, expired = 2, billingRetry = 3, gracePeriod = 4, revoked = 5
+    case active = 1
+    case expired = 2
+    case billingRetry = 3
+    case gracePeriod = 4
+    case revoked = 5
 }
 
 /// What an action means for what the account is owed. Facts are idempotent: applying the same truth twice
@@ -224,4 +230,3 @@ public struct Truth: Sendable, Hashable, Codable {
         self.effectiveDate = effectiveDate
     }
 }
-

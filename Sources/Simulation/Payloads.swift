@@ -82,6 +82,7 @@ extension NotificationFacts {
         data.signedTransactionInfo = signedTransactionInfo
         data.signedRenewalInfo = signedRenewalInfo
         data.status = status.map { Status(rawValue: Int($0)) }
+        data.consumptionRequestReason = consumptionRequestReason.map { ConsumptionRequestReason(rawValue: $0) }
         var p = ResponseBodyV2DecodedPayload(
             notificationType: NotificationTypeV2(rawValue: notificationType),
             subtype: subtype.map { Subtype(rawValue: $0) },

@@ -333,7 +333,15 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             cause: cause
         )
         let note = notification(type: "ONE_TIME_CHARGE", subtype: nil, signedMs: now, status: nil, facts, nil)
-        emit(lifecycle, account: account, event: event, at: t + rng.between(0.05, 0.5), .notification(note), truth, cause: cause)
+        emit(
+            lifecycle,
+            account: account,
+            event: event,
+            at: t + rng.between(0.05, 0.5),
+            .notification(note),
+            truth,
+            cause: cause
+        )
         var ref = PurchaseRef(product: Int32(index), transaction: tx, purchaseMs: now, quantity: quantity, shared: 0)
         if product.type == .nonConsumable {
             accounts[account].setOwned(index, true)
@@ -351,7 +359,12 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     }
 
     /// Family Sharing: the partner gets its own FAMILY_SHARED transaction for the product.
-    private mutating func share(product index: Int, from facts: TransactionFacts, to partner: Int, at t: Double) -> UInt64 {
+    private mutating func share(
+        product index: Int,
+        from facts: TransactionFacts,
+        to partner: Int,
+        at t: Double
+    ) -> UInt64 {
         let event = newEvent()
         let tx = newTransaction()
         var shared = facts
@@ -555,10 +568,16 @@ public struct World: Sequence, IteratorProtocol, Sendable {
                 at: start + rng.between(0.1, 0.9) * config.billingRetrySeconds
             )
         } else {
-            schedule(.retryEnd(account: account, group: group, version: sub.version), at: start + config.billingRetrySeconds)
+            schedule(
+                .retryEnd(account: account, group: group, version: sub.version),
+                at: start + config.billingRetrySeconds
+            )
         }
         if grace {
-            schedule(.graceEnd(account: account, group: group, version: sub.version), at: start + config.gracePeriodSeconds)
+            schedule(
+                .graceEnd(account: account, group: group, version: sub.version),
+                at: start + config.gracePeriodSeconds
+            )
         }
         subscriptionNotification(
             account: account,
@@ -652,7 +671,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         }
         guard let group = candidate, var sub = accounts[account].sub(group) else { return false }
         if !upgrade {
-            sub.autoRenewPosition = sub.position + 1 + Int32(rng.below(groupProducts[group].count - Int(sub.position) - 1))
+            sub.autoRenewPosition =
+                sub.position + 1 + Int32(rng.below(groupProducts[group].count - Int(sub.position) - 1))
             accounts[account].setSub(group, sub)
             subscriptionNotification(
                 account: account,
@@ -707,7 +727,11 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     }
 
     private mutating func armBillingFailure(account: Int, at t: Double) -> Bool {
-        guard let group = pickActive(account, where: { sub, _ in sub.autoRenew && !sub.failNext && sub.status == .active })
+        guard
+            let group = pickActive(
+                account,
+                where: { sub, _ in sub.autoRenew && !sub.failNext && sub.status == .active }
+            )
         else { return false }
         var sub = accounts[account].sub(group)!
         sub.failNext = true
@@ -748,13 +772,20 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     }
 
     private mutating func announcePriceIncrease(account: Int, at t: Double) -> Bool {
-        guard let group = pickActive(account, where: { sub, _ in sub.priceIncrease == 0 && sub.autoRenew && sub.status == .active })
+        guard
+            let group = pickActive(
+                account,
+                where: { sub, _ in sub.priceIncrease == 0 && sub.autoRenew && sub.status == .active }
+            )
         else { return false }
         var sub = accounts[account].sub(group)!
         sub.priceIncrease = 1
         accounts[account].setSub(group, sub)
         let remaining = seconds(sub.expiresMs) - t
-        schedule(.priceConsent(account: account, group: group, version: sub.version), at: t + remaining * rng.between(0.2, 0.8))
+        schedule(
+            .priceConsent(account: account, group: group, version: sub.version),
+            at: t + remaining * rng.between(0.2, 0.8)
+        )
         subscriptionNotification(
             account: account,
             group: group,
@@ -792,13 +823,18 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         guard total > 0 else { return false }
         var pick = latestOnly ? total - 1 : rng.below(total)
         if latestOnly, let latestPurchase = purchases.last,
-            let latestSub = subs.max(by: { accounts[account].subs[$0]!.purchaseMs < accounts[account].subs[$1]!.purchaseMs })
+            let latestSub = subs.max(by: {
+                accounts[account].subs[$0]!.purchaseMs < accounts[account].subs[$1]!.purchaseMs
+            })
         {
             // The most recent purchase of either kind (mid-stream refunds follow their purchase).
             let subMs = accounts[account].subs[latestSub]!.purchaseMs
-            pick = latestPurchase.purchaseMs >= subMs ? purchases.count - 1 : purchases.count + subs.firstIndex(of: latestSub)!
+            pick =
+                latestPurchase.purchaseMs >= subMs
+                ? purchases.count - 1 : purchases.count + subs.firstIndex(of: latestSub)!
         }
         let now = millis(t)
+        if !latestOnly && rng.chance(0.3) && requestRefund(account: account, pick: pick, at: t) { return true }
         let reason: Int32 = rng.chance(0.5) ? 1 : 0
         if pick < purchases.count {
             let ref = purchases[pick]
@@ -825,7 +861,14 @@ public struct World: Sequence, IteratorProtocol, Sendable {
                 shared.revocationType = "FAMILY_REVOKE"
                 shared.revocationPercentage = nil
                 accounts[partner].setOwned(index, false)
-                revokeNotification(account: partner, facts: shared, type: "REVOKE", lifecycle: .familyRevoke, at: t, cause: cause)
+                revokeNotification(
+                    account: partner,
+                    facts: shared,
+                    type: "REVOKE",
+                    lifecycle: .familyRevoke,
+                    at: t,
+                    cause: cause
+                )
             }
             return true
         }
@@ -864,6 +907,49 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             at: t,
             cause: cause
         )
+        return true
+    }
+
+    /// A refund requested from inside the app: Apple may ask for consumption data, then may decline.
+    /// - Returns: true when the request was declined (nothing is refunded).
+    private mutating func requestRefund(account: Int, pick: Int, at t: Double) -> Bool {
+        let now = millis(t)
+        let purchases = accounts[account].purchases
+        let facts: TransactionFacts
+        var renewal: RenewalFacts?
+        var status: Int32?
+        if pick < purchases.count {
+            facts = purchaseTransaction(account: account, ref: purchases[pick], signedMs: now)
+        } else {
+            let group = activeGroups(account)[pick - purchases.count]
+            facts = subscriptionTransaction(account: account, group: group, reason: nil, signedMs: now)
+            renewal = self.renewal(account: account, group: group, signedMs: now)
+            status = accounts[account].sub(group)?.status.rawValue
+        }
+        let truth = Truth(kind: .none, effectiveDate: now)
+        if facts.type == ProductKind.consumable.appleName || facts.type == ProductKind.autoRenewable.appleName {
+            var note = notification(
+                type: "CONSUMPTION_REQUEST",
+                subtype: nil,
+                signedMs: now,
+                status: status,
+                facts,
+                renewal
+            )
+            note.consumptionRequestReason = "UNINTENDED_PURCHASE"
+            emit(.consumptionRequest, account: account, event: newEvent(), at: t, .notification(note), truth)
+        }
+        guard rng.chance(0.5) else { return false }
+        let declined = notification(
+            type: "REFUND_DECLINED",
+            subtype: nil,
+            signedMs: now + 1,
+            status: status,
+            facts,
+            renewal
+        )
+        let later = Truth(kind: .none, effectiveDate: now + 1)
+        emit(.refundDeclined, account: account, event: newEvent(), at: t + 0.001, .notification(declined), later)
         return true
     }
 
@@ -976,7 +1062,12 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         )
     }
 
-    private mutating func subscriptionTransaction(account: Int, group: Int, reason: String?, signedMs: Int64)
+    private mutating func subscriptionTransaction(
+        account: Int,
+        group: Int,
+        reason: String?,
+        signedMs: Int64
+    )
         -> TransactionFacts
     {
         let sub = accounts[account].sub(group)!
@@ -998,7 +1089,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         facts.webOrderLineItemId = String(sub.webOrder)
         facts.subscriptionGroupIdentifier = profile.catalog.groups[group].id
         facts.expiresDate = sub.expiresMs
-        facts.transactionReason = reason ?? (sub.transaction == sub.original || sub.upgradedFrom != 0 ? "PURCHASE" : "RENEWAL")
+        facts.transactionReason =
+            reason ?? (sub.transaction == sub.original || sub.upgradedFrom != 0 ? "PURCHASE" : "RENEWAL")
         if sub.offer >= 0, Int(sub.offer) < product.offers.count {
             let offer = product.offers[Int(sub.offer)]
             facts.offerType = offer.kind.appleNumber
@@ -1094,6 +1186,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             appAppleId: profile.target.appAppleId,
             environment: profile.target.environment,
             status: status,
+            consumptionRequestReason: nil,
             transaction: transaction,
             renewal: renewal
         )
@@ -1112,7 +1205,7 @@ private struct Scheduled: Comparable, Sendable {
 }
 
 private enum Job: Sendable {
-    case emit(Action)
+    indirect case emit(Action)
     case renew(account: Int, group: Int, version: UInt32)
     case recover(account: Int, group: Int, version: UInt32)
     case graceEnd(account: Int, group: Int, version: UInt32)

@@ -92,6 +92,7 @@ struct ChaosTests {
             #expect(delivery.action.truth.kind == .none)
             #expect(Faults.forgeryKinds.contains(delivery.forgery ?? ""))
             #expect(!genuine.contains(delivery.action.transaction?.transactionId ?? ""))
+            if case .device = delivery.action.delivery { #expect(delivery.forgery != "forged-inner-transaction") }
         }
     }
 
@@ -117,15 +118,80 @@ struct ChaosTests {
     }
 
     static let followCases: [FollowCase] = [
-        FollowCase(device: true, crash: true, afterSuccess: false, environment: "Sandbox", outcome: .acknowledged(status: 200), expected: [.redelivery]),
-        FollowCase(device: true, crash: false, afterSuccess: false, environment: "Sandbox", outcome: .acknowledged(status: 200), expected: []),
-        FollowCase(device: true, crash: false, afterSuccess: false, environment: "Sandbox", outcome: .rejected(status: 503), expected: [.redelivery]),
-        FollowCase(device: true, network: .lostResponse, crash: false, afterSuccess: false, environment: "Sandbox", outcome: .indeterminate(reason: "lost"), expected: [.redelivery]),
-        FollowCase(device: false, crash: false, afterSuccess: true, environment: "Sandbox", outcome: .acknowledged(status: 200), expected: [.afterSuccessDuplicate]),
-        FollowCase(device: false, crash: false, afterSuccess: true, environment: "Sandbox", outcome: .rejected(status: 500), expected: []),
-        FollowCase(device: false, crash: false, afterSuccess: false, environment: "Production", outcome: .rejected(status: 500), expected: [.retry]),
-        FollowCase(device: false, crash: false, afterSuccess: false, environment: "Production", outcome: .notSent(reason: "missed"), expected: []),
-        FollowCase(device: false, network: .lostResponse, crash: false, afterSuccess: false, environment: "Sandbox", outcome: .indeterminate(reason: "lost"), expected: [.retry]),
+        FollowCase(
+            device: true,
+            crash: true,
+            afterSuccess: false,
+            environment: "Sandbox",
+            outcome: .acknowledged(status: 200),
+            expected: [.redelivery]
+        ),
+        FollowCase(
+            device: true,
+            crash: false,
+            afterSuccess: false,
+            environment: "Sandbox",
+            outcome: .acknowledged(status: 200),
+            expected: []
+        ),
+        FollowCase(
+            device: true,
+            crash: false,
+            afterSuccess: false,
+            environment: "Sandbox",
+            outcome: .rejected(status: 503),
+            expected: [.redelivery]
+        ),
+        FollowCase(
+            device: true,
+            network: .lostResponse,
+            crash: false,
+            afterSuccess: false,
+            environment: "Sandbox",
+            outcome: .indeterminate(reason: "lost"),
+            expected: [.redelivery]
+        ),
+        FollowCase(
+            device: false,
+            crash: false,
+            afterSuccess: true,
+            environment: "Sandbox",
+            outcome: .acknowledged(status: 200),
+            expected: [.afterSuccessDuplicate]
+        ),
+        FollowCase(
+            device: false,
+            crash: false,
+            afterSuccess: true,
+            environment: "Sandbox",
+            outcome: .rejected(status: 500),
+            expected: []
+        ),
+        FollowCase(
+            device: false,
+            crash: false,
+            afterSuccess: false,
+            environment: "Production",
+            outcome: .rejected(status: 500),
+            expected: [.retry]
+        ),
+        FollowCase(
+            device: false,
+            crash: false,
+            afterSuccess: false,
+            environment: "Production",
+            outcome: .notSent(reason: "missed"),
+            expected: []
+        ),
+        FollowCase(
+            device: false,
+            network: .lostResponse,
+            crash: false,
+            afterSuccess: false,
+            environment: "Sandbox",
+            outcome: .indeterminate(reason: "lost"),
+            expected: [.retry]
+        ),
     ]
 
     @Test(arguments: followCases)

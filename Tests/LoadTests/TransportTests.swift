@@ -10,7 +10,7 @@ import Glibc
 
 /// A loopback HTTP/1.1 server whose behaviour is scripted by the request path:
 /// `/status/N` answers N, `/slow` answers after 2 s, `/reset` resets the connection,
-/// `/close` closes it without answering. Bound to 127.0.0.1:0, one thread per connection.
+/// `/close` closes it without answering, `/bye` answers 200 and closes. Bound to 127.0.0.1:0, one thread per connection.
 final class FaultServer: Sendable {
     let port: UInt16
     private let listener: Int32
@@ -88,6 +88,11 @@ final class FaultServer: Sendable {
                 return
             }
             if path == "/close" { return }
+            if path == "/bye" {
+                let response = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nbye"
+                _ = response.withCString { write(connection, $0, strlen($0)) }
+                return
+            }
             if path == "/slow" { usleep(2_000_000) }
             var status = 200
             if path.hasPrefix("/status/"), let code = Int(path.dropFirst(8)) { status = code }
@@ -171,6 +176,38 @@ struct TransportTests {
         #expect(stats.sent == 1 && stats.completed == 1)
     }
 
+    @Test func reusedHandlesSendEachRequestsOwnMethodAndBody() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let url = "http://127.0.0.1:\(server.port)/status/200"
+        let requests = [
+            LoadRequest(id: 0, method: "POST", url: url, body: Array(repeating: 1, count: 3000)),
+            LoadRequest(id: 1, method: "GET", url: url),
+            LoadRequest(id: 2, method: "PUT", url: url, body: [1, 2, 3]),
+            LoadRequest(id: 3, method: "POST", url: url, body: Array(repeating: 2, count: 5000)),
+            LoadRequest(id: 4, method: "GET", url: url, headers: [("X-Test", "1")]),
+        ]
+        let engine = try LoadEngine(LoadEngineConfiguration(connectionsPerHost: 1, maxInFlight: 1))
+        var echoes: [Int: String] = [:]
+        // 20 ms apart, so that each request finds the single handle free and reuses it.
+        _ = engine.run(.open(.constant(50, for: .milliseconds(100)))) { index, _ in
+            index < requests.count ? requests[index] : nil
+        } sink: { result in
+            echoes[result.id] = String(decoding: result.body, as: UTF8.self)
+        }
+        #expect(echoes == [0: "echo 3000", 1: "echo 0", 2: "echo 3", 3: "echo 5000", 4: "echo 0"])
+    }
+
+    @Test func reconnectsWhenTheServerClosesEachConnection() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        // Each close frees a descriptor number that the next connection likely reuses.
+        let urls = Array(repeating: "http://127.0.0.1:\(server.port)/bye", count: 10)
+        let (results, _) = try run(urls, configuration: LoadEngineConfiguration(connectionsPerHost: 1))
+        #expect(results.count == 10)
+        #expect(results.values.allSatisfy { $0.status == 200 })
+    }
+
     @Test func classifiesTransportFailures() throws {
         let server = try FaultServer.start()
         defer { server.stop() }
@@ -222,6 +259,26 @@ struct TransportTests {
         #expect(stats.sent >= 2 && stats.sent <= 22)
     }
 
+    @Test func runsOnADedicatedThreadFromAsyncCode() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let engine = try LoadEngine()
+        let url = "http://127.0.0.1:\(server.port)/status/200"
+        let summary = await LoadEngine.onDedicatedThread {
+            // A recorder without a directory cannot fail to open files.
+            let recorder = try! LoadRecorder(directory: nil)
+            let stats = engine.run(.open(.constant(100, for: .milliseconds(100)))) { index, _ in
+                LoadRequest(id: index, url: url)
+            } sink: {
+                recorder.record($0)
+            } tick: {
+                recorder.tick($0)
+            }
+            return recorder.finish(stats)
+        }
+        #expect(summary.totals.ok == 10)
+    }
+
     @Test func probeTellsReachableFromRefused() throws {
         let server = try FaultServer.start()
         defer { server.stop() }
@@ -264,5 +321,71 @@ struct TransportTests {
         #expect(log.total(tag: "webhook.latency").totalCount == 15)
         #expect(log.total(tag: "device.service").totalCount == 15)
         #expect(FileManager.default.fileExists(atPath: directory + "/summary.json"))
+    }
+}
+
+/// TLS against `openssl s_server` on loopback, with a certificate generated for the test.
+@Suite(.serialized)
+struct TLSTests {
+    static let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+
+    @discardableResult
+    func shell(_ arguments: [String], wait: Bool = true) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TLSTests.openssl!)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        if wait { process.waitUntilExit() }
+        return process
+    }
+
+    @Test(.enabled(if: TLSTests.openssl != nil))
+    func trustsACustomCAAndRejectsAnUnknownOne() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try shell([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem", "-days", "1",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ])
+        let port = closedPort()
+        let server = try shell(
+            [
+                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", directory + "/cert.pem",
+                "-key", directory + "/key.pem", "-www", "-naccept", "4", "-quiet",
+            ],
+            wait: false
+        )
+        defer { if server.isRunning { server.terminate() } }
+        let url = "https://127.0.0.1:\(port)/"
+        let trusting = try LoadEngine(LoadEngineConfiguration(caFile: directory + "/cert.pem"))
+        var reachable = false
+        for _ in 0..<50 where !reachable {
+            usleep(100_000)
+            reachable = trusting.probe(url: url) == nil
+        }
+        #expect(reachable)
+
+        var results: [LoadResult] = []
+        _ = trusting.run(.open(.constant(10, for: .milliseconds(100)))) { index, _ in
+            index == 0 ? LoadRequest(id: index, url: url) : nil
+        } sink: {
+            results.append($0)
+        }
+        #expect(results.first?.status == 200)
+
+        let stranger = try LoadEngine(LoadEngineConfiguration(caFile: "/dev/null"))
+        results = []
+        _ = stranger.run(.open(.constant(10, for: .milliseconds(100)))) { index, _ in
+            index == 0 ? LoadRequest(id: index, url: url) : nil
+        } sink: {
+            results.append($0)
+        }
+        #expect(results.first?.error == .tls)
     }
 }

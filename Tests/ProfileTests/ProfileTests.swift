@@ -1,6 +1,7 @@
 import Foundation
-import Profile
 import Testing
+
+@testable import Profile
 
 struct ProfileTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -63,24 +64,89 @@ struct ProfileTests {
             expectation: "from 0 to 1, found 1.5"
         ),
         BadCase(faults: "{ duplicat: { probability: 0.5 } }", path: "faults.duplicat", expectation: "allowed keys"),
-        BadCase(faults: "{ duplicate: { probability: \"high\" } }", path: "faults.duplicate.probability", expectation: "a number"),
-        BadCase(faults: "{ forgery: { probability: 0.1, kinds: [\"alg-none\", \"nope\"] } }", path: "faults.forgery.kinds[1]", expectation: "found \"nope\""),
-        BadCase(faults: "{ duplicate: { probability: 0.1, concurrent: 0.8, afterSuccess: 0.5 } }", path: "faults.duplicate.afterSuccess", expectation: "at most 1"),
-        BadCase(replacing: ("type: \"consumable\"", "type: \"coin\""), path: "catalog.products[0].type", expectation: "one of consumable"),
-        BadCase(replacing: ("group: \"g\"", "group: \"h\""), path: "catalog.products[1].group", expectation: "the id of a group"),
-        BadCase(replacing: ("priceMilli: 990", "priceMilli: 9.5"), path: "catalog.products[0].priceMilli", expectation: "an integer"),
-        BadCase(replacing: ("priceMilli: 990", "priceMilli: -1"), path: "catalog.products[0].priceMilli", expectation: "found -1"),
+        BadCase(
+            faults: "{ duplicate: { probability: \"high\" } }",
+            path: "faults.duplicate.probability",
+            expectation: "a number"
+        ),
+        BadCase(
+            faults: "{ forgery: { probability: 0.1, kinds: [\"alg-none\", \"nope\"] } }",
+            path: "faults.forgery.kinds[1]",
+            expectation: "found \"nope\""
+        ),
+        BadCase(
+            faults: "{ duplicate: { probability: 0.1, concurrent: 0.8, afterSuccess: 0.5 } }",
+            path: "faults.duplicate.afterSuccess",
+            expectation: "at most 1"
+        ),
+        BadCase(
+            replacing: ("type: \"consumable\"", "type: \"coin\""),
+            path: "catalog.products[0].type",
+            expectation: "one of consumable"
+        ),
+        BadCase(
+            replacing: ("group: \"g\"", "group: \"h\""),
+            path: "catalog.products[1].group",
+            expectation: "the id of a group"
+        ),
+        BadCase(
+            replacing: ("priceMilli: 990", "priceMilli: 9.5"),
+            path: "catalog.products[0].priceMilli",
+            expectation: "an integer"
+        ),
+        BadCase(
+            replacing: ("priceMilli: 990", "priceMilli: -1"),
+            path: "catalog.products[0].priceMilli",
+            expectation: "found -1"
+        ),
         BadCase(replacing: ("accounts: 10", "accounts: 0"), path: "population.accounts", expectation: "found 0"),
-        BadCase(replacing: ("kind: \"constant\"", "kind: \"square\""), path: "schedule[0].kind", expectation: "one of constant"),
-        BadCase(replacing: ("rate: 5,", "rate: 5, from: 2,"), path: "schedule[0].from", expectation: "allowed keys are kind, seconds, rate"),
-        BadCase(replacing: ("embeddedLedger: true", "embeddedLedger: false"), path: "target.webhookURL", expectation: "an http(s) URL"),
-        BadCase(replacing: ("embeddedLedger: true", "webhookURL: \"http://staging.example.com/n\""), path: "target.webhookURL", expectation: "allowedHosts"),
-        BadCase(replacing: ("embeddedLedger: true", "embeddedLedger: true, probe: { kind: \"http\", url: \"http://127.0.0.1/a\" }"), path: "target.probe.url", expectation: "{appAccountToken}"),
+        BadCase(
+            replacing: ("kind: \"constant\"", "kind: \"square\""),
+            path: "schedule[0].kind",
+            expectation: "one of constant"
+        ),
+        BadCase(
+            replacing: ("rate: 5,", "rate: 5, from: 2,"),
+            path: "schedule[0].from",
+            expectation: "allowed keys are kind, seconds, rate"
+        ),
+        BadCase(
+            replacing: ("embeddedLedger: true", "embeddedLedger: false"),
+            path: "target.webhookURL",
+            expectation: "an http(s) URL"
+        ),
+        BadCase(
+            replacing: ("embeddedLedger: true", "webhookURL: \"http://staging.example.com/n\""),
+            path: "target.webhookURL",
+            expectation: "allowedHosts"
+        ),
+        BadCase(
+            replacing: (
+                "embeddedLedger: true", "embeddedLedger: true, probe: { kind: \"http\", url: \"http://127.0.0.1/a\" }"
+            ),
+            path: "target.probe.url",
+            expectation: "{appAccountToken}"
+        ),
         BadCase(replacing: ("seed: 1", "seed: 1, colour: 2"), path: "colour", expectation: "allowed keys"),
         BadCase(replacing: ("seed: 1,", ""), path: "seed", expectation: "an integer"),
-        BadCase(replacing: ("actionMix: { consumable: 1, subscribe: 1 }", "actionMix: { nonRenewing: 1 }"), path: "actionMix.nonRenewing", expectation: "no nonRenewing product"),
-        BadCase(replacing: ("population: { accounts: 10 }", "population: { accounts: 10 }, thresholds: [\"p99 about 3\"]"), path: "thresholds[0]", expectation: "metric op value"),
-        BadCase(replacing: ("{ id: \"c\", type: \"consumable\", priceMilli: 990 }", "{ id: \"c\", type: \"consumable\", priceMilli: 990, periodSeconds: 3 }"), path: "catalog.products[0].periodSeconds", expectation: "no periodSeconds"),
+        BadCase(
+            replacing: ("actionMix: { consumable: 1, subscribe: 1 }", "actionMix: { nonRenewing: 1 }"),
+            path: "actionMix.nonRenewing",
+            expectation: "no nonRenewing product"
+        ),
+        BadCase(
+            replacing: ("population: { accounts: 10 }", "population: { accounts: 10 }, thresholds: [42]"),
+            path: "thresholds[0]",
+            expectation: "threshold string"
+        ),
+        BadCase(
+            replacing: (
+                "{ id: \"c\", type: \"consumable\", priceMilli: 990 }",
+                "{ id: \"c\", type: \"consumable\", priceMilli: 990, periodSeconds: 3 }"
+            ),
+            path: "catalog.products[0].periodSeconds",
+            expectation: "no periodSeconds"
+        ),
     ]
 
     @Test(arguments: badCases)
@@ -109,14 +175,11 @@ struct ProfileTests {
         #expect(throws: ProfileError.self) { try Profile.load(path: "/nonexistent/profile.json5") }
     }
 
-    @Test(arguments: [
-        ("p99 < 250ms", "p99", 250.0), ("errors < 1%", "errors", 0.01), ("p50 <= 2s", "p50", 2000.0),
-        ("rate >= 100", "rate", 100.0),
-    ])
-    func parsesThreshold(text: String, metric: String, value: Double) throws {
-        let threshold = try #require(Threshold(parsing: text))
-        #expect(threshold.metric == metric)
-        #expect(abs(threshold.value - value) < 1e-9)
+    @Test func keepsThresholdTextForTheEngineToParse() throws {
+        let threshold = try JSONDecoder().decode([Threshold].self, from: Data(#"["webhook.p99 < 250ms"]"#.utf8))
+        #expect(threshold.first?.text == "webhook.p99 < 250ms")
+        #expect(throws: (any Error).self) { try JSONDecoder().decode([Threshold].self, from: Data(#"[""]"#.utf8)) }
+        #expect(throws: (any Error).self) { try JSONDecoder().decode([Threshold].self, from: Data("[3]".utf8)) }
     }
 
     @Test(arguments: [
@@ -127,5 +190,20 @@ struct ProfileTests {
     ])
     func evaluatesRateSegment(segment: RateSegment, at t: Double, rate: Double) {
         #expect(abs(segment.rate(at: t) - rate) < 1e-9)
+    }
+
+    @Test(arguments: [
+        ("", Profile.keys), ("target", Target.keys), ("actionMix", ActionMix.keys), ("faults", Faults.keys),
+    ])
+    func schemaListsTheKeysTheDecoderAccepts(section: String, keys: [String]) throws {
+        let url = Self.repository.appendingPathComponent("Profiles/profile.schema.json")
+        let schema = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        var node = schema
+        if !section.isEmpty {
+            node = try #require((schema["properties"] as? [String: Any])?[section] as? [String: Any])
+        }
+        let properties = try #require(node["properties"] as? [String: Any])
+        #expect(Set(properties.keys) == Set(keys))
+        #expect(node["additionalProperties"] as? Bool == false)
     }
 }

@@ -80,7 +80,8 @@ import Testing
         switch damage {
         case "missing-dir": try FileManager.default.removeItem(atPath: directory)
         case "missing-file": try FileManager.default.removeItem(atPath: "\(directory)/leaf.pem")
-        case "garbage-cert": try Data("not a cert".utf8).write(to: URL(fileURLWithPath: "\(directory)/intermediate.pem"))
+        case "garbage-cert":
+            try Data("not a cert".utf8).write(to: URL(fileURLWithPath: "\(directory)/intermediate.pem"))
         case "garbage-key": try Data("nope".utf8).write(to: URL(fileURLWithPath: "\(directory)/leaf.key"))
         default:
             try Data(try sharedPKI.intermediateKey.pem().utf8).write(to: URL(fileURLWithPath: "\(directory)/leaf.key"))

@@ -109,21 +109,6 @@ import Testing
         #expect(notification.data?.status == .active)
     }
 
-    @Test func onlineChecksUseTheCurrentTime() throws {
-        let verifier = try SignedDataVerifier(
-            rootCertificates: [sharedPKI.root.der],
-            enableOnlineChecks: true,
-            environment: .sandbox,
-            bundleId: VerifierFixtures.bundle,
-            appAppleId: nil
-        )
-        // A signedDate before the chain passes when the current time is used.
-        let jws = VerifierFixtures.sign(
-            VerifierFixtures.transaction(signedDate: "\(VerifierFixtures.nowMs - 500 * VerifierFixtures.day)")
-        )
-        #expect(status(verifier, VerifierCase(name: "", method: .transaction, jws: jws, root: [], python: "", swift: "")) == "OK")
-    }
-
     @Test func cacheRechecksTheDateWindow() throws {
         let verifier = try SignedDataVerifier(
             rootCertificates: [sharedPKI.root.der],

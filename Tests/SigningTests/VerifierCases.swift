@@ -53,7 +53,12 @@ enum VerifierFixtures {
         #""data":{"appAppleId":\#(appleId),"bundleId":"\#(bundle)","environment":"\#(environment)","status":1}"#
     }
 
-    static func sign(_ payload: String, pki: TestPKI = sharedPKI, header: JWSHeader? = nil, key: SigningKey? = nil) -> String {
+    static func sign(
+        _ payload: String,
+        pki: TestPKI = sharedPKI,
+        header: JWSHeader? = nil,
+        key: SigningKey? = nil
+    ) -> String {
         let header = header ?? JWSHeader(alg: "ES256", x5c: JWS.x5c(pki.chain))
         return try! JWS.sign(payload: Array(payload.utf8), header: header, key: key ?? pki.leafKey)
     }
@@ -123,8 +128,10 @@ enum VerifierFixtures {
         add(
             "TEST shape",
             .notification,
-            sign(#"{"notificationType":"TEST","notificationUUID":"u","signedDate":\#(nowMs),"#
-                + #""data":{"appAppleId":1,"bundleId":"\#(bundle)","environment":"Sandbox"}}"#),
+            sign(
+                #"{"notificationType":"TEST","notificationUUID":"u","signedDate":\#(nowMs),"#
+                    + #""data":{"appAppleId":1,"bundleId":"\#(bundle)","environment":"Sandbox"}}"#
+            ),
             "OK"
         )
         add("unknown notificationType", .notification, sign(notification(body: data(), type: "FUTURE_TYPE")), "OK")
@@ -240,7 +247,8 @@ enum VerifierFixtures {
             .notification,
             sign(
                 notification(
-                    body: #""externalPurchaseToken":{"externalPurchaseId":"X_1","appAppleId":1,"bundleId":"\#(bundle)"}"#,
+                    body:
+                        #""externalPurchaseToken":{"externalPurchaseId":"X_1","appAppleId":1,"bundleId":"\#(bundle)"}"#,
                     type: "EXTERNAL_PURCHASE_TOKEN"
                 )
             ),

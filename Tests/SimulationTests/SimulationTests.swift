@@ -98,7 +98,9 @@ struct SimulationTests {
         (.autoRenewDisabled, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"),
         (.autoRenewEnabled, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"), (.offerRedeemed, "OFFER_REDEEMED", nil),
         (.priceIncreasePending, "PRICE_INCREASE", "PENDING"), (.priceIncreaseAccepted, "PRICE_INCREASE", "ACCEPTED"),
-        (.refund, "REFUND", nil), (.familyRevoke, "REVOKE", nil), (.refundReversal, "REFUND_REVERSED", nil),
+        (.refund, "REFUND", nil), (.consumptionRequest, "CONSUMPTION_REQUEST", nil),
+        (.refundDeclined, "REFUND_DECLINED", nil), (.familyRevoke, "REVOKE", nil),
+        (.refundReversal, "REFUND_REVERSED", nil),
     ]
 
     @Test(arguments: expectations)
@@ -148,7 +150,9 @@ struct SimulationTests {
                 if action.lifecycle == .renewal {
                     #expect(tx.transactionReason == "RENEWAL")
                     #expect(tx.transactionId != tx.originalTransactionId)
-                    if let previous = lastPeriod[tx.originalTransactionId], UInt64(previous.transaction)! < UInt64(tx.transactionId)! {
+                    if let previous = lastPeriod[tx.originalTransactionId],
+                        UInt64(previous.transaction)! < UInt64(tx.transactionId)!
+                    {
                         #expect(tx.purchaseDate == previous.expires)
                     }
                 }
@@ -205,7 +209,9 @@ struct SimulationTests {
         let actions = run(try richProfile(seconds: 60, devices: devices))
         var perEvent: [UInt64: Set<Int>] = [:]
         for action in actions where action.lifecycle == .renewal {
-            if case .device(let delivery) = action.delivery { perEvent[action.event, default: []].insert(delivery.device) }
+            if case .device(let delivery) = action.delivery {
+                perEvent[action.event, default: []].insert(delivery.device)
+            }
         }
         #expect(!perEvent.isEmpty)
         #expect(perEvent.values.allSatisfy { $0.count == devices })
@@ -229,7 +235,10 @@ struct PayloadMappingTests {
                 let tx = note.transaction?.payload
                 #expect(tx?.transactionId == note.transaction?.transactionId)
                 #expect(tx?.type?.rawValue == note.transaction?.type)
-                let payload = note.payload(signedTransactionInfo: "t.t.t", signedRenewalInfo: note.renewal.map { _ in "r.r.r" })
+                let payload = note.payload(
+                    signedTransactionInfo: "t.t.t",
+                    signedRenewalInfo: note.renewal.map { _ in "r.r.r" }
+                )
                 #expect(payload.notificationType?.rawValue == note.notificationType)
                 #expect(payload.data?.status?.rawValue == note.status.map(Int.init))
                 let json = String(decoding: try encoder.encode(payload), as: UTF8.self)

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+/// Proof that the checker works: every flaw of the reference ledger is caught by the invariant it breaks,
+/// and the correct ledger passes with no violation across five seeds. Each case spawns the built
+/// `paystorm run Profiles/detect.json5` (about 30 seconds), one at a time so runs do not starve each other.
+@Suite(.serialized)
+struct DetectionTests {
+    static let cases: [(flaw: String, invariant: String)] = [
+        ("double-grant", "no-double-grant"),
+        ("dual-path-double-grant", "no-double-grant"),
+        ("trust-unverified", "no-unlock-without-verified-purchase"),
+        ("ignore-bundle-environment", "no-unlock-without-verified-purchase"),
+        ("ignore-refund", "revocation-honored"),
+        ("stale-overwrite", "revocation-honored"),
+        ("resurrect-after-refund", "revocation-honored"),
+        ("unlock-on-pending", "no-unlock-without-verified-purchase"),
+        ("ack-before-commit", "no-lost-purchase"),
+    ]
+
+    @Test(arguments: cases)
+    func catchesEveryFlawWithItsInvariant(flaw: String, invariant: String) throws {
+        let run = try PayStormRunner.run(["--flaw", flaw])
+        #expect(run.exitCode == 1, "flaw \(flaw): exit \(run.exitCode)\n\(run.output)")
+        #expect(run.summary.verdict == "fail")
+        let failed = run.summary.invariants.filter { $0.status == "failed" }.map(\.name)
+        #expect(failed.contains(invariant), "flaw \(flaw) failed \(failed), expected \(invariant)")
+        let witness = try #require(run.summary.violations.first { $0.invariant == invariant })
+        #expect(!witness.witness.isEmpty)
+        #expect(witness.replay.contains("--seed"))
+    }
+
+    @Test(arguments: [7, 8, 9, 10, 11] as [UInt64])
+    func passesTheCorrectLedgerWithoutFalseAlarms(seed: UInt64) throws {
+        let run = try PayStormRunner.run(["--seed", String(seed)])
+        #expect(run.summary.violations.isEmpty, "seed \(seed): \(run.summary.violations.map(\.summary))")
+        #expect(run.exitCode == 0 || run.exitCode == 2, "seed \(seed): exit \(run.exitCode)\n\(run.output)")
+        #expect(run.summary.seed == seed)
+    }
+}
+
+/// Runs `paystorm run` on the detect profile into a fresh reports folder and reads its summary.
+enum PayStormRunner {
+    struct Summary: Decodable {
+        struct Invariant: Decodable {
+            var name: String
+            var status: String
+        }
+        struct Violation: Decodable {
+            var invariant: String
+            var summary: String
+            var witness: [String]
+            var replay: String
+        }
+        var verdict: String
+        var seed: UInt64
+        var exitCode: Int32
+        var invariants: [Invariant]
+        var violations: [Violation]
+    }
+
+    struct Run {
+        var exitCode: Int32
+        var output: String
+        var summary: Summary
+    }
+
+    static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
+    static func run(_ extra: [String], profile: String = "Profiles/detect.json5") throws -> Run {
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-e2e-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let (code, output) = try exec(["run", profile, "--quiet", "--no-history", "--reports", reports.path] + extra)
+        let data = try Data(contentsOf: reports.appendingPathComponent("latest/summary.json"))
+        return Run(exitCode: code, output: output, summary: try JSONDecoder().decode(Summary.self, from: data))
+    }
+
+    /// Runs the binary in the package root and returns its exit code and combined output.
+    static func exec(_ arguments: [String]) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = try LedgerProcess.binary()
+        process.arguments = arguments
+        process.currentDirectoryURL = root
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+/// `paystorm run` on bad input: one clear line and the documented exit code, never a crash.
+struct RunCommandTests {
+    @Test func missingProfileIsExit66() throws {
+        let (code, output) = try PayStormRunner.exec(["run", "Profiles/no-such-profile.json5"])
+        #expect(code == 66)
+        #expect(output.contains("cannot read profile Profiles/no-such-profile.json5"))
+    }
+
+    @Test func brokenProfileNamesFileAndPathWithExit65() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("broken-\(UUID()).json5")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let text = """
+            { name: "broken", seed: 1, target: { embeddedLedger: true },
+              catalog: { products: [{ id: "c", type: "consumable", priceMilli: -5 }] },
+              population: { accounts: 10 }, schedule: [{ kind: "constant", rate: 1, seconds: 1 }] }
+            """
+        try Data(text.utf8).write(to: file)
+        let (code, output) = try PayStormRunner.exec(["run", file.path, "--quiet"])
+        #expect(code == 65, "\(output)")
+        #expect(output.contains(file.path))
+        #expect(output.contains("catalog.products[0].priceMilli"))
+    }
+
+    @Test func unreachableTargetIsExit69() throws {
+        let pki = FileManager.default.temporaryDirectory.appendingPathComponent("pki-\(UUID())")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("unreachable-\(UUID()).json5")
+        defer {
+            try? FileManager.default.removeItem(at: pki)
+            try? FileManager.default.removeItem(at: file)
+        }
+        #expect(try PayStormRunner.exec(["pki", "init", pki.path]).0 == 0)
+        // Port 9 (discard) on loopback: nothing listens there on a test machine.
+        let text = """
+            { name: "unreachable", seed: 1,
+              target: { webhookURL: "http://127.0.0.1:9/notifications" },
+              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
+              population: { accounts: 10 }, actionMix: { consumable: 1 },
+              schedule: [{ kind: "constant", rate: 1, seconds: 1 }] }
+            """
+        try Data(text.utf8).write(to: file)
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let (code, output) = try PayStormRunner.exec([
+            "run", file.path, "--quiet", "--pki", pki.path, "--reports", reports.path,
+        ])
+        #expect(code == 69, "\(output)")
+        #expect(output.contains("unreachable"))
+    }
+
+    @Test func externalTargetWithoutPKIIsExit66() throws {
+        let (code, output) = try PayStormRunner.exec(["run", "Profiles/nightly-chaos.json5", "--quiet"])
+        #expect(code == 66, "\(output)")
+        #expect(output.contains("--pki"))
+    }
+
+    @Test func replayNeedsASeed() throws {
+        let (code, output) = try PayStormRunner.exec(["replay", "Profiles/detect.json5"])
+        #expect(code == 64)
+        #expect(output.contains("--seed"))
+    }
+}
+
+/// Every shipped profile loads and its thresholds parse.
+struct ShippedProfileTests {
+    static var profiles: [String] {
+        let directory = PayStormRunner.root.appendingPathComponent("Profiles")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".json5") }.sorted().map { "Profiles/" + $0 }
+    }
+
+    @Test func thereAreShippedProfiles() {
+        #expect(Self.profiles.contains("Profiles/smoke.json5"))
+    }
+
+    @Test(arguments: profiles)
+    func shippedProfileIsValid(path: String) throws {
+        let (code, output) = try PayStormRunner.exec(["run", path, "--check"])
+        #expect(code == 0, "\(output)")
+        #expect(output.contains("profile"))
+    }
+}
