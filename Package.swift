@@ -62,9 +62,9 @@ let package = Package(
         .testTarget(name: "MintingTests", dependencies: ["Minting", "Signing", "AppStoreModel"]),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),
-        .testTarget(name: "LoadTests", dependencies: ["Load"]),
+        .testTarget(name: "LoadTests", dependencies: ["Load"], exclude: ["Interop"]),
         .testTarget(name: "CheckingTests", dependencies: ["Checking", "Simulation", "Chaos", "Profile"]),
-        .testTarget(name: "ReportingTests", dependencies: ["Reporting"]),
+        .testTarget(name: "ReportingTests", dependencies: ["Reporting"], exclude: ["Snapshots"]),
         .testTarget(
             name: "ReferenceLedgerTests",
             dependencies: ["ReferenceLedger", "Signing", "Minting", "AppStoreModel"]

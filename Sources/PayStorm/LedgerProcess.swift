@@ -62,7 +62,7 @@ final class LedgerProcess: @unchecked Sendable {
         let output = Pipe()
         child.standardOutput = output
         if !FileManager.default.fileExists(atPath: logPath) {
-            FileManager.default.createFile(atPath: logPath, contents: nil)
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         }
         let log = FileHandle(forWritingAtPath: logPath)
         _ = try? log?.seekToEnd()

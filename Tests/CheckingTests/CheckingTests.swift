@@ -71,7 +71,8 @@ struct IdealTarget {
         let now = start + Int64(t * 1000)
         guard let account = accounts[token] else { return AccountState() }
         var state = AccountState(grants: [])
-        for (id, truth) in account.granted {
+        // Sorted, so every run of a test picks the same transaction (dictionary order is randomized).
+        for (id, truth) in account.granted.sorted(by: { $0.key < $1.key }) {
             state.grants?.append(.init(transactionId: id, count: 1))
             guard !account.revoked.contains(id), let product = truth.productId else { continue }
             switch truth.productType {
@@ -170,7 +171,8 @@ struct CheckingTests {
             state.balances["coins"]! += 1
         case .doubleGrantCount:
             (token, state) = try account { !($1.grants ?? []).isEmpty }
-            state.grants![0].count = 2
+            // The newest transaction: older ones may be folded into counts, with no history left to cite.
+            state.grants![state.grants!.count - 1].count = 2
         case .unlockNeverBought:
             (token, state) = try account { token, _ in
                 !planned.contains { $0.action.appAccountToken == token && $0.action.truth.productId == "extra" }
