@@ -69,7 +69,11 @@ let package = Package(
             name: "ReferenceLedgerTests",
             dependencies: ["ReferenceLedger", "Signing", "Minting", "AppStoreModel"]
         ),
-        .testTarget(name: "PayStormCLITests", dependencies: ["PayStormCLI", "AppStoreModel", "Minting", "Signing"]),
+        .testTarget(
+            name: "PayStormCLITests",
+            dependencies: ["PayStormCLI", "AppStoreModel", "Minting", "Signing"],
+            exclude: ["Snapshots"]
+        ),
         .testTarget(name: "EndToEndTests", dependencies: ["paystorm"]),
     ]
 )

@@ -5,7 +5,7 @@ extension Command {
     /// `paystorm load`: a vegeta-like open-loop attack on one URL.
     static let load = Command(
         name: "load",
-        summary: "Send requests to one URL at a scheduled rate and report latency",
+        summary: "send requests to one URL at a scheduled rate and report latency",
         help: """
             paystorm load: send requests to one URL at a scheduled rate (open loop) and report
             latency from the intended send time and service time.

@@ -7,7 +7,7 @@ extension Command {
     /// `paystorm mint`: one signed notification, transaction or renewal info on standard output.
     static let mint = Command(
         name: "mint",
-        summary: "Mint a signed notification, transaction or renewal info",
+        summary: "mint a signed notification, transaction or renewal info",
         help: MintCommand.help
     ) { arguments in
         print(try MintCommand.output(arguments))

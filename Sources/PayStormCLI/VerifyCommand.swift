@@ -7,7 +7,7 @@ extension Command {
     /// `paystorm verify`: PayStorm's Swift verifier on one body or JWS from standard input.
     static let verify = Command(
         name: "verify",
-        summary: "Verify a signed notification, transaction or renewal info from stdin",
+        summary: "verify a signed notification, transaction or renewal info from stdin",
         help: VerifyCommand.help
     ) { arguments in
         let input = Array(FileHandle.standardInput.readDataToEndOfFile())
