@@ -21,7 +21,7 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
     private var upstreamTime = 0.0
     private let faults: Faults
     private var rng: SplitMix64
-    private var buffer = PlanHeap()
+    private var buffer = Heap<Entry>()
     private var nextID: UInt64 = 0
     private var order: UInt64 = 0
     private let backward: Double
@@ -398,39 +398,4 @@ private struct Entry: Comparable, Sendable {
 private final class Box: Sendable {
     let delivery: PlannedDelivery
     init(_ delivery: PlannedDelivery) { self.delivery = delivery }
-}
-
-/// A binary min-heap of planned deliveries.
-private struct PlanHeap: Sendable {
-    private var items: [Entry] = []
-    var first: Entry? { items.first }
-
-    mutating func push(_ entry: Entry) {
-        items.append(entry)
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard items[child] < items[parent] else { break }
-            items.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    mutating func pop() -> Entry? {
-        guard !items.isEmpty else { return nil }
-        items.swapAt(0, items.count - 1)
-        let top = items.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < items.count && items[left] < items[smallest] { smallest = left }
-            if right < items.count && items[right] < items[smallest] { smallest = right }
-            if smallest == parent { break }
-            items.swapAt(parent, smallest)
-            parent = smallest
-        }
-        return top
-    }
 }

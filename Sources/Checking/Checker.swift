@@ -36,7 +36,7 @@ public final class Checker: Sendable {
         /// When an account holds more transactions than this, the oldest settled ones (consumables, past
         /// subscription periods, ended non-renewing subscriptions) fold into per-product counts, so memory grows
         /// with accounts rather than with actions. Folding only loosens bounds; it never creates a violation.
-        public var foldAbove = 48
+        public var foldAbove = 16
 
         /// The defaults.
         public init() {}

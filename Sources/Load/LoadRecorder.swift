@@ -112,12 +112,14 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
 
     /// The CSV header, documented in the Load module's `Docs.docc` and ``csvLine``.
     public static let csvHeader =
-        "second,intended_rate,scheduled,sent,ok,non_2xx,timeout,reset,refused,dns,tls,other,missed,late,"
+        "second,intended_rate,scheduled,sent,ok,non_2xx,timeout,reset,refused,dns,tls,hung_up,other,missed,late,"
         + "in_flight,p50_us,p90_us,p99_us,max_us,service_p99_us"
 
     /// The row as one CSV line (no newline), columns as in ``csvHeader``.
     public var csvLine: String {
-        let classes = ["timeout", "reset", "refused", "dns", "tls", "other", "missed"].map { String(errors[$0] ?? 0) }
+        let classes = ["timeout", "reset", "refused", "dns", "tls", "hung-up", "other", "missed"].map {
+            String(errors[$0] ?? 0)
+        }
         return
             ([String(second), formatRate(intendedRate), String(scheduled), String(sent), String(ok), String(non2xx)]
             + classes

@@ -55,7 +55,9 @@ final class FinalProbe {
                     checker.probeFailed(account: account, error: error, at: now(), final: true)
                 }
             }
-            if failed > 0 { notes.append("\(failed) of \(accounts.count) final probes failed; their checks are unknown") }
+            if failed > 0 {
+                notes.append("\(failed) of \(accounts.count) final probes failed; their checks are unknown")
+            }
             return sawGrants
         }
         guard let config, let command = config.command else {

@@ -32,13 +32,15 @@ final class HistoryLog {
     ) {
         guard handle != nil else { return }
         var line = "{\"t\":\(String(format: "%.6f", t)),\"event\":\"\(event)\",\"delivery\":\(delivery.id)"
-        line += ",\"account\":\"\(delivery.action.appAccountToken)\",\"lifecycle\":\"\(delivery.action.lifecycle.rawValue)\""
+        line +=
+            ",\"account\":\"\(delivery.action.appAccountToken)\",\"lifecycle\":\"\(delivery.action.lifecycle.rawValue)\""
         line += ",\"copy\":\"\(delivery.copy.rawValue)\",\"attempt\":\(delivery.attempt)"
         if let id = delivery.action.truth.transactionId { line += ",\"transactionId\":\"\(id)\"" }
         if let forgery = delivery.forgery { line += ",\"forgery\":\"\(forgery)\"" }
         if let network = delivery.network { line += ",\"network\":\"\(network.rawValue)\"" }
         if !delivery.faults.isEmpty && event != "result" {
-            line += ",\"faults\":[" + delivery.faults.map { "\"\(Self.escape($0.fault))\"" }.joined(separator: ",") + "]"
+            line +=
+                ",\"faults\":[" + delivery.faults.map { "\"\(Self.escape($0.fault))\"" }.joined(separator: ",") + "]"
         }
         if let result {
             line += ",\"status\":\(result.status),\"latencyMicros\":\(result.latency.microseconds)"
@@ -71,7 +73,11 @@ final class HistoryLog {
             case "\\": out += "\\\\"
             case "\n": out += "\\n"
             default:
-                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
+                if scalar.value < 0x20 {
+                    out += String(format: "\\u%04x", scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
             }
         }
         return out

@@ -31,7 +31,8 @@ enum ReportBuilder {
             ? PayStormRun.exitInterrupted
             : outcome == .fail
                 ? PayStormRun.exitViolation
-                : breached ? PayStormRun.exitThreshold : outcome == .unknown ? PayStormRun.exitUnknown : PayStormRun.exitPass
+                : breached
+                    ? PayStormRun.exitThreshold : outcome == .unknown ? PayStormRun.exitUnknown : PayStormRun.exitPass
 
         var errors = summary.totals.errors
         for (status, count) in summary.totals.statusClasses where status != "2xx" { errors["http" + status] = count }
@@ -44,14 +45,18 @@ enum ReportBuilder {
             missed: summary.totals.missed,
             late: summary.late
         )
-        let latency = summary.latency.map { LatencySummary(kind: $0.kind, measure: $0.measure, count: $0.count, micros: $0.micros) }
+        let latency = summary.latency.map {
+            LatencySummary(kind: $0.kind, measure: $0.measure, count: $0.count, micros: $0.micros)
+        }
         let thresholds = summary.thresholds.map {
             ThresholdResult(expression: $0.expression, observed: $0.observed, passed: $0.passed)
         }
         var invariants: [InvariantResult] = []
         for invariant in Invariant.allCases {
             if let unchecked = verdict.unchecked.first(where: { $0.invariant == invariant }) {
-                invariants.append(InvariantResult(name: invariant.rawValue, status: .unchecked, reason: unchecked.reason))
+                invariants.append(
+                    InvariantResult(name: invariant.rawValue, status: .unchecked, reason: unchecked.reason)
+                )
                 continue
             }
             let tally = verdict.tallies[invariant]
@@ -67,11 +72,16 @@ enum ReportBuilder {
                 )
             } else {
                 invariants.append(
-                    InvariantResult(name: invariant.rawValue, status: .unchecked, reason: "nothing in this run to check it on")
+                    InvariantResult(
+                        name: invariant.rawValue,
+                        status: .unchecked,
+                        reason: "nothing in this run to check it on"
+                    )
                 )
             }
         }
-        let replayBase = "paystorm replay \(options.profilePath) --seed \(profile.seed)"
+        let replayBase =
+            "paystorm replay \(options.profilePath) --seed \(profile.seed)"
             + options.flaws.map { " --flaw \($0)" }.joined()
         let violations = verdict.violations.map { witness in
             Violation(
@@ -96,7 +106,9 @@ enum ReportBuilder {
         }
         var allNotes = notes
         if verdict.violationCount > verdict.violations.count {
-            allNotes.append("\(verdict.violationCount) violations in all; the first \(verdict.violations.count) have witnesses")
+            allNotes.append(
+                "\(verdict.violationCount) violations in all; the first \(verdict.violations.count) have witnesses"
+            )
         }
         allNotes += verdict.unknownSamples.prefix(5).map { "undecided: \($0)" }
         for (invariant, t) in firstDetection.sorted(by: { $0.value < $1.value }) {
@@ -128,7 +140,9 @@ enum ReportBuilder {
         let entitled = state.entitlements.map { e in e.productId + (e.transactionId.map { " (\($0))" } ?? "") }
         parts.append(entitled.isEmpty ? "no entitlements" : "entitlements " + entitled.joined(separator: ", "))
         let balances = state.balances.filter { $0.value != 0 }.sorted { $0.key < $1.key }
-        if !balances.isEmpty { parts.append("balances " + balances.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")) }
+        if !balances.isEmpty {
+            parts.append("balances " + balances.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
+        }
         if let grants = state.grants?.filter({ $0.count > 1 }), !grants.isEmpty {
             parts.append("grant counts " + grants.map { "\($0.transactionId)×\($0.count)" }.joined(separator: ", "))
         }

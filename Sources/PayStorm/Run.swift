@@ -1,7 +1,7 @@
-public import Foundation
 import AppStoreModel
 import Chaos
 import Checking
+public import Foundation
 public import Load
 import Minting
 import Profile
@@ -90,7 +90,8 @@ public enum PayStormRun {
     public static func check(_ options: RunOptions) throws(RunError) -> String {
         let (profile, thresholds) = try load(options)
         let target = profile.target.embeddedLedger ? "the embedded ledger" : (profile.target.webhookURL ?? "")
-        return "\(options.profilePath): profile \(profile.name), seed \(profile.seed), \(profile.population.accounts) accounts, "
+        return
+            "\(options.profilePath): profile \(profile.name), seed \(profile.seed), \(profile.population.accounts) accounts, "
             + "\(format(profile.durationSeconds)) s of traffic + \(format(profile.settleSeconds)) s settle against \(target), "
             + "\(thresholds.count) threshold\(thresholds.count == 1 ? "" : "s")"
     }
@@ -245,7 +246,11 @@ public enum PayStormRun {
             let sawGrants = final.run(accounts: accounts, checker: checker, startMillis: startMillis) { results, t in
                 scheduler.note(results, at: t)
             }
-            if sawGrants { probeSawGrants = true } else if probeSawGrants == nil && !accounts.isEmpty { probeSawGrants = false }
+            if sawGrants {
+                probeSawGrants = true
+            } else if probeSawGrants == nil && !accounts.isEmpty {
+                probeSawGrants = false
+            }
             notes += final.notes
         }
         let wasInterrupted = interrupted.load(ordering: .relaxed)
@@ -293,9 +298,15 @@ extension RateSegment {
         case .steps(let from, let to, let count):
             RateSegment(.steps(from: from * factor, to: to * factor, count: count), seconds: seconds)
         case .spike(let base, let peak, let at, let length):
-            RateSegment(.spike(base: base * factor, peak: peak * factor, atSeconds: at, spikeSeconds: length), seconds: seconds)
+            RateSegment(
+                .spike(base: base * factor, peak: peak * factor, atSeconds: at, spikeSeconds: length),
+                seconds: seconds
+            )
         case .sine(let mean, let amplitude, let period):
-            RateSegment(.sine(mean: mean * factor, amplitude: amplitude * factor, periodSeconds: period), seconds: seconds)
+            RateSegment(
+                .sine(mean: mean * factor, amplitude: amplitude * factor, periodSeconds: period),
+                seconds: seconds
+            )
         }
     }
 }
@@ -309,7 +320,12 @@ final class RestartPlayer: @unchecked Sendable {
     private let log: @Sendable (String) -> Void
     private let cancelled = Atomic<Bool>(false)
 
-    init(events: [TargetRestartEvent], ledger: LedgerProcess?, startMillis: Int64, log: @escaping @Sendable (String) -> Void) {
+    init(
+        events: [TargetRestartEvent],
+        ledger: LedgerProcess?,
+        startMillis: Int64,
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.events = events
         self.ledger = ledger
         self.startMillis = startMillis
@@ -355,7 +371,9 @@ final class RestartPlayer: @unchecked Sendable {
         do {
             try process.run()
             process.waitUntilExit()
-            if process.terminationStatus != 0 { log("'\(arguments.joined(separator: " "))' exited \(process.terminationStatus)") }
+            if process.terminationStatus != 0 {
+                log("'\(arguments.joined(separator: " "))' exited \(process.terminationStatus)")
+            }
         } catch {
             log("cannot run '\(arguments.joined(separator: " "))': \(error)")
         }

@@ -140,7 +140,12 @@ final class RunScheduler: TimedRequestSource {
 
     // MARK: Sending
 
-    private func deliveryRequest(_ delivery: PlannedDelivery, body: [UInt8]?, failure: String?, at now: Double)
+    private func deliveryRequest(
+        _ delivery: PlannedDelivery,
+        body: [UInt8]?,
+        failure: String?,
+        at now: Double
+    )
         -> LoadRequest?
     {
         if let only, delivery.action.appAccountToken != only { return nil }
@@ -241,7 +246,8 @@ final class RunScheduler: TimedRequestSource {
 
     private func handleProbe(_ account: String, result: LoadResult, at now: Double) {
         guard result.isSuccess else {
-            let reason = result.error.map { "probe failed: \($0) \(result.detail)" } ?? "probe answered \(result.status)"
+            let reason =
+                result.error.map { "probe failed: \($0) \(result.detail)" } ?? "probe answered \(result.status)"
             checker.probeFailed(account: account, error: ProbeFailure(reason), at: now, final: false)
             return
         }
@@ -284,45 +290,25 @@ struct ProbeFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A min-heap of items by time; equal times keep insertion order.
-struct TimeHeap<Element> {
-    private var items: [(at: Double, order: UInt64, element: Element)] = []
+/// Items ordered by time; equal times keep insertion order.
+struct TimeHeap<Element: Sendable> {
+    private struct Entry: Comparable, Sendable {
+        var at: Double
+        var order: UInt64
+        var element: Element
+        static func < (a: Entry, b: Entry) -> Bool { a.at < b.at || (a.at == b.at && a.order < b.order) }
+        static func == (a: Entry, b: Entry) -> Bool { a.order == b.order }
+    }
+
+    private var heap = Heap<Entry>()
     private var order: UInt64 = 0
 
-    var firstTime: Double? { items.first?.at }
-    var count: Int { items.count }
+    var firstTime: Double? { heap.first?.at }
 
     mutating func push(_ element: Element, at time: Double) {
         order += 1
-        items.append((time, order, element))
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard less(child, parent) else { break }
-            items.swapAt(child, parent)
-            child = parent
-        }
+        heap.push(Entry(at: time, order: order, element: element))
     }
 
-    mutating func pop() -> Element? {
-        guard !items.isEmpty else { return nil }
-        items.swapAt(0, items.count - 1)
-        let top = items.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < items.count && less(left, smallest) { smallest = left }
-            if right < items.count && less(right, smallest) { smallest = right }
-            if smallest == parent { break }
-            items.swapAt(parent, smallest)
-            parent = smallest
-        }
-        return top.element
-    }
-
-    private func less(_ a: Int, _ b: Int) -> Bool {
-        items[a].at < items[b].at || (items[a].at == items[b].at && items[a].order < items[b].order)
-    }
+    mutating func pop() -> Element? { heap.pop()?.element }
 }

@@ -115,7 +115,9 @@ enum TargetSetup {
         }
         let failure = LockedBox<String?>(nil)
         _ = engine.run(.closed(users: 1, thinkTime: .zero, duration: .seconds(10))) { index, _ in
-            index == 0 ? LoadRequest(id: 0, kind: "check", method: "GET", url: endpoints.webhook, headers: endpoints.headers) : nil
+            index == 0
+                ? LoadRequest(id: 0, kind: "check", method: "GET", url: endpoints.webhook, headers: endpoints.headers)
+                : nil
         } sink: { result in
             if let error = result.error { failure.value = "\(error) (\(result.detail))" }
         }

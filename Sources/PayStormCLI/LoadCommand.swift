@@ -174,8 +174,10 @@ enum LoadCLI {
             let recorder: LoadRecorder
             do {
                 recorder = try LoadRecorder(directory: outDirectory, status: status, plannedDuration: planned)
+            } catch let error as OutputFileError {
+                throw CLIError(.cannotWrite, error.description)
             } catch {
-                throw CLIError(.cannotWrite, "\(error)")
+                throw CLIError(.cannotWrite, "cannot create the output directory \(outDirectory ?? "")")
             }
 
             // SIGINT/SIGTERM stop the run; the partial outputs are still written.
@@ -206,7 +208,8 @@ enum LoadCLI {
                 stats,
                 thresholds: thresholds,
                 settings: [
-                    "url": url, "method": requestMethod, "connections": String(connections),
+                    "url": url, "method": requestMethod, "connections": String(connections), "arrivals": arrivalsText,
+                    "seed": String(seed),
                     "maxInFlight": String(maxInFlight), "mode": describe(mode),
                     "http": configuration.httpVersion.rawValue,
                 ]

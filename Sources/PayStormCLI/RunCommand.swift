@@ -10,7 +10,7 @@ import Glibc
 
 extension Command {
     /// `paystorm run`: one profile to a verdict.
-    static let runCommand = Command(
+    static let runProfile = Command(
         name: "run",
         summary: "run a profile against a target and check its invariants (default: the smoke profile)",
         help: runHelp(replay: false)
@@ -92,7 +92,9 @@ extension Command {
         }
         var options = RunOptions(profilePath: profile)
         if let seedText {
-            guard let seed = UInt64(seedText) else { throw CLIError(.usage, "--seed expects an unsigned integer, got '\(seedText)'") }
+            guard let seed = UInt64(seedText) else {
+                throw CLIError(.usage, "--seed expects an unsigned integer, got '\(seedText)'")
+            }
             options.seed = seed
         } else if replay {
             throw CLIError(.usage, "replay needs --seed N (the seed printed in the report)")
@@ -125,7 +127,9 @@ extension Command {
             source.resume()
             return source
         }
-        defer { signals.forEach { $0.cancel() } }
+        defer {
+            for source in signals { source.cancel() }
+        }
         let outcome: RunOutcome
         do {
             outcome = try PayStormRun.execute(options) { line in
@@ -138,12 +142,13 @@ extension Command {
         return ExitCode(rawValue: outcome.report.exitCode) ?? .internalError
     }
 
-
     /// The verdict block printed at the end of a run.
     static func verdictText(_ outcome: RunOutcome) -> String {
         let report = outcome.report
         var text = "\nverdict: \(report.verdict.rawValue.uppercased())"
-        if !report.violations.isEmpty { text += " (\(report.violations.count) violation\(report.violations.count == 1 ? "" : "s"))" }
+        if !report.violations.isEmpty {
+            text += " (\(report.violations.count) violation\(report.violations.count == 1 ? "" : "s"))"
+        }
         text += ", seed \(report.seed), exit \(report.exitCode)\n"
         let width = report.invariants.map(\.name.count).max() ?? 0
         for invariant in report.invariants {
@@ -154,7 +159,8 @@ extension Command {
             text += line + "\n"
         }
         for threshold in report.thresholds {
-            text += "  threshold \(threshold.expression): \(threshold.passed ? "held" : "BREACHED") (\(threshold.observed))\n"
+            text +=
+                "  threshold \(threshold.expression): \(threshold.passed ? "held" : "BREACHED") (\(threshold.observed))\n"
         }
         if let first = report.violations.first {
             text += "\nfirst violation, \(first.invariant), account \(first.account):\n  \(first.summary)\n"
@@ -162,7 +168,8 @@ extension Command {
             text += "  replay: \(first.replay)\n"
         }
         let sent = report.requests
-        text += "\nsent \(sent.sent) of \(sent.intended) intended, \(sent.ok) ok, \(sent.errorCount) errors, \(sent.missed) missed\n"
+        text +=
+            "\nsent \(sent.sent) of \(sent.intended) intended, \(sent.ok) ok, \(sent.errorCount) errors, \(sent.missed) missed\n"
         text += "report: \(outcome.folder.path)/report.html\n"
         return text
     }

@@ -213,7 +213,10 @@ public struct Faults: Sendable, Hashable, Decodable {
             startCommand = try f.value("startCommand", default: [])
             downSeconds = try f.number("downSeconds", in: 0...3600, default: 1)
             if killCommand.isEmpty != startCommand.isEmpty {
-                throw ProfileIssue(path: f.at(killCommand.isEmpty ? "killCommand" : "startCommand"), expected: "both killCommand and startCommand, or neither (embedded ledger)")
+                throw ProfileIssue(
+                    path: f.at(killCommand.isEmpty ? "killCommand" : "startCommand"),
+                    expected: "both killCommand and startCommand, or neither (embedded ledger)"
+                )
             }
         }
     }

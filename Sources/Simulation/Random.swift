@@ -70,18 +70,23 @@ public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
     }
 }
 
-/// A binary min-heap; elements break ties themselves (with sequence numbers) so the order is deterministic.
-struct Heap<Element: Comparable>: Sendable where Element: Sendable {
+/// A binary min-heap, the one the simulation, the chaos stream and the run's scheduler share. Elements break
+/// ties themselves (with sequence numbers) so the order is deterministic.
+public struct Heap<Element: Comparable & Sendable>: Sendable {
     private var items: [Element] = []
 
-    init() {}
+    /// An empty heap.
+    public init() {}
 
     private func less(_ a: Element, _ b: Element) -> Bool { a < b }
 
-    var count: Int { items.count }
-    var first: Element? { items.first }
+    /// How many elements it holds.
+    public var count: Int { items.count }
+    /// The smallest element, if any.
+    public var first: Element? { items.first }
 
-    mutating func push(_ element: Element) {
+    /// Adds an element.
+    public mutating func push(_ element: Element) {
         items.append(element)
         var child = items.count - 1
         while child > 0 {
@@ -92,7 +97,8 @@ struct Heap<Element: Comparable>: Sendable where Element: Sendable {
         }
     }
 
-    mutating func pop() -> Element? {
+    /// Removes and returns the smallest element.
+    public mutating func pop() -> Element? {
         guard !items.isEmpty else { return nil }
         items.swapAt(0, items.count - 1)
         let top = items.removeLast()

@@ -97,7 +97,7 @@ struct IdealTarget {
 }
 
 /// Plays a whole run against the ideal target, every delivery acknowledged.
-func play(_ profile: Profile, foldAbove: Int = 48) -> (Checker, IdealTarget, [PlannedDelivery]) {
+func play(_ profile: Profile, foldAbove: Int = 16) -> (Checker, IdealTarget, [PlannedDelivery]) {
     var options = Checker.Options()
     options.foldAbove = foldAbove
     let checker = Checker(profile: profile, startMillis: start, options: options)
@@ -117,7 +117,7 @@ func failures(_ results: [CheckResult]) -> [Invariant] {
 
 struct CheckingTests {
     /// Folding (a tiny threshold of 4 forces it everywhere) only loosens bounds: still no false alarm.
-    @Test(arguments: [1 as UInt64, 2, 3, 4, 5], [48, 4])
+    @Test(arguments: [1 as UInt64, 2, 3, 4, 5], [16, 4])
     func correctTargetPasses(seed: UInt64, foldAbove: Int) throws {
         let profile = try checkingProfile(
             faults: "{ forgery: { probability: 0.2 }, askToBuy: { probability: 0.2, pendingSeconds: 2 } }",
@@ -301,7 +301,12 @@ struct CheckingTests {
         checker.sent(refund, at: reversal.at)
         checker.record(refund, outcome: .acknowledged(status: 200), at: reversal.at)
         let token = reversal.action.appAccountToken
-        let results = checker.check(account: token, state: ideal.state(token, at: reversal.at), at: reversal.at, final: true)
+        let results = checker.check(
+            account: token,
+            state: ideal.state(token, at: reversal.at),
+            at: reversal.at,
+            final: true
+        )
         #expect(!failures(results).contains(.revocationHonored))
     }
 
