@@ -173,55 +173,80 @@ final class LedgerStore: Sendable {
             revocation = nil
         }
 
-        // The transaction row holds the newest signed view; an older view never overrides it.
+        // The transaction row holds the newest signed view; an older view never overrides it. Revocation is
+        // tracked apart: it is sticky (a replayed or re-signed purchase never carries news of a refund, so it
+        // cannot undo one); only a REFUND_REVERSED signed after the refund lifts it, and a refund signed
+        // after the reversal sets it again.
         let existing = try database.query(
-            "SELECT signed_date, revocation_date FROM transactions WHERE transaction_id = ?",
+            """
+            SELECT signed_date, revocation_date, revocation_signed_date, reversal_signed_date FROM transactions
+            WHERE transaction_id = ?
+            """,
             [.text(transactionId)]
         ).first
         var resurrected = false
         if let existing {
             let storedSigned = existing[0].int ?? 0
-            let storedRevoked = existing[1].int != nil
-            // A revocation wins a tie: a view signed at the same instant without it (a CONSUMPTION_REQUEST
-            // beside its REFUND) must not hide it, whatever order they arrive in.
-            let revokesOnTie = transactionSigned == storedSigned && revocation != nil && !storedRevoked
-            var update = transactionSigned > storedSigned || revokesOnTie || flaws.contains(.staleOverwrite)
-            if flaws.contains(.ignoreRefund) && storedRevoked == false && revokingType { update = false }
-            if !update && flaws.contains(.resurrectAfterRefund) && storedRevoked && revocation == nil {
-                try database.query(
-                    "UPDATE transactions SET revocation_date = NULL WHERE transaction_id = ?",
-                    [.text(transactionId)]
-                )
+            let storedRevocation = existing[1].int
+            var revocationSigned = existing[2].int
+            var reversalSigned = existing[3].int
+            let update = transactionSigned > storedSigned || flaws.contains(.staleOverwrite)
+            var newRevocation = storedRevocation
+            let isReversal = event.notificationType == "REFUND_REVERSED"
+            if flaws.contains(.staleOverwrite) {
+                if update { newRevocation = revocation }
+            } else if let revocation {
+                if reversalSigned.map({ transactionSigned > $0 }) ?? true {
+                    newRevocation = revocation
+                    revocationSigned = max(revocationSigned ?? .min, transactionSigned)
+                }
+            } else if isReversal {
+                if revocationSigned.map({ transactionSigned > $0 }) ?? true {
+                    newRevocation = nil
+                    reversalSigned = max(reversalSigned ?? .min, transactionSigned)
+                }
+            } else if storedRevocation != nil && flaws.contains(.resurrectAfterRefund) {
+                newRevocation = nil
                 resurrected = true
             }
             if update {
                 try database.query(
                     """
                     UPDATE transactions SET product_id = ?, product_type = ?, purchase_date = ?, expires_date = ?,
-                        quantity = ?, revocation_date = ?, is_upgraded = ?, signed_date = ?,
+                        quantity = ?, is_upgraded = ?, signed_date = ?,
                         app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END
                     WHERE transaction_id = ?
                     """,
                     [
                         .text(productId), .text(productType), SQLValue(transaction.purchaseDate),
                         SQLValue(transaction.expiresDate), .integer(Int64(transaction.quantity ?? 1)),
-                        SQLValue(revocation), .integer(transaction.isUpgraded == true ? 1 : 0),
-                        .integer(transactionSigned), .text(token), .text(token), .text(transactionId),
+                        .integer(transaction.isUpgraded == true ? 1 : 0), .integer(transactionSigned), .text(token),
+                        .text(token), .text(transactionId),
                     ]
                 )
             }
+            try database.query(
+                """
+                UPDATE transactions SET revocation_date = ?, revocation_signed_date = ?, reversal_signed_date = ?
+                WHERE transaction_id = ?
+                """,
+                [SQLValue(newRevocation), SQLValue(revocationSigned), SQLValue(reversalSigned), .text(transactionId)]
+            )
         } else {
             try database.query(
                 """
                 INSERT INTO transactions (transaction_id, original_transaction_id, app_account_token, product_id,
-                    product_type, purchase_date, expires_date, quantity, revocation_date, is_upgraded, signed_date)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    product_type, purchase_date, expires_date, quantity, revocation_date, is_upgraded, signed_date,
+                    revocation_signed_date, reversal_signed_date)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(transactionId), .text(originalId), .text(token), .text(productId), .text(productType),
                     SQLValue(transaction.purchaseDate), SQLValue(transaction.expiresDate),
                     .integer(Int64(transaction.quantity ?? 1)), SQLValue(revocation),
                     .integer(transaction.isUpgraded == true ? 1 : 0), .integer(transactionSigned),
+                    revocation == nil ? .null : .integer(transactionSigned),
+                    event.notificationType == "REFUND_REVERSED" ? .integer(transactionSigned) : .null,
                 ]
             )
         }
@@ -231,7 +256,8 @@ final class LedgerStore: Sendable {
             "SELECT revocation_date, app_account_token FROM transactions WHERE transaction_id = ?",
             [.text(transactionId)]
         ).first
-        if let current, current[0].int == nil {
+        let revokedNow = current?[0].int != nil
+        if let current, !revokedNow {
             let key: String
             if flaws.contains(.doubleGrant) || resurrected {
                 key = "\(transactionId)#\(UUID().uuidString)"
@@ -256,7 +282,15 @@ final class LedgerStore: Sendable {
         }
 
         if productType == Self.autoRenewable && transaction.isUpgraded != true {
-            try applySubscription(event, transaction, originalId: originalId, token: token, now: now, in: database)
+            try applySubscription(
+                event,
+                transaction,
+                originalId: originalId,
+                token: token,
+                revoked: revokedNow,
+                now: now,
+                in: database
+            )
         }
         return outcome
     }
@@ -267,6 +301,7 @@ final class LedgerStore: Sendable {
         _ transaction: TransactionFacts,
         originalId: String,
         token: String,
+        revoked: Bool,
         now: Int64,
         in database: Database
     ) throws {
@@ -288,16 +323,34 @@ final class LedgerStore: Sendable {
             status = Status.revoked
         }
         let existing = try database.query(
-            "SELECT signed_date FROM subscriptions WHERE original_transaction_id = ?",
+            "SELECT signed_date, transaction_id, expires_date FROM subscriptions WHERE original_transaction_id = ?",
             [.text(originalId)]
         ).first
+        // This event's transaction is revoked (sticky, see above): if it is the subscription's current
+        // transaction, the subscription is revoked whatever a replayed or re-signed copy says.
+        if revoked && !flaws.contains(.staleOverwrite) && !flaws.contains(.ignoreRefund) {
+            let current =
+                existing.map { row in
+                    row[1].string == transaction.transactionId || (transaction.expiresDate ?? 0) >= (row[2].int ?? 0)
+                } ?? true
+            if current { status = Status.revoked }
+        }
         let values: [SQLValue] = [
             .text(token), .text(transaction.productId ?? ""), .text(transaction.transactionId ?? originalId),
             .integer(Int64(status)), SQLValue(transaction.expiresDate), SQLValue(event.renewal?.gracePeriodExpiresDate),
             SQLValue(event.renewal?.autoRenewStatus.map { Int64($0) }), .integer(event.signedDate), .text(originalId),
         ]
         if let existing {
-            guard event.signedDate > (existing[0].int ?? 0) || flaws.contains(.staleOverwrite) else { return }
+            guard event.signedDate > (existing[0].int ?? 0) || flaws.contains(.staleOverwrite) else {
+                if status == Status.revoked && revoked {
+                    // A refund that ties with (or trails) a newer view of the same subscription still revokes it.
+                    try database.query(
+                        "UPDATE subscriptions SET status = ? WHERE original_transaction_id = ? AND transaction_id = ?",
+                        [.integer(Int64(Status.revoked)), .text(originalId), .text(transaction.transactionId ?? "")]
+                    )
+                }
+                return
+            }
             if flaws.contains(.staleOverwrite) {
                 try database.query(
                     """

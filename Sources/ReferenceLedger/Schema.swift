@@ -59,7 +59,13 @@ enum Schema {
             purchase_result TEXT NOT NULL,
             received_at INTEGER NOT NULL
         );
+        """,
+        // v2: revocation ordering kept apart from the newest view (sticky refunds, ordered reversals).
         """
+        ALTER TABLE transactions ADD COLUMN revocation_signed_date INTEGER;
+        ALTER TABLE transactions ADD COLUMN reversal_signed_date INTEGER;
+        UPDATE transactions SET revocation_signed_date = signed_date WHERE revocation_date IS NOT NULL;
+        """,
     ]
 
     /// The version a fully migrated database has.

@@ -129,6 +129,166 @@ struct ReferenceLedgerTests {
         #expect(state.count("t1") == 1)
     }
 
+    @Test(arguments: [nonConsumable, consumable])
+    func keepsARefundWhenTheDeviceRedeliversALaterSignedCopy(type: String) throws {
+        let fixture = try LedgerFixture()
+        let shop = Shop()
+        let purchase = shop.transaction("t1", product: "item", type: type, signedDate: shop.now - 2 * hour)
+        #expect(try fixture.post("/transactions", shop.device(purchase)).status == 200)
+        let refunded = shop.transaction(
+            "t1",
+            product: "item",
+            type: type,
+            signedDate: shop.now - hour,
+            revoked: shop.now - hour
+        )
+        #expect(
+            try fixture.post(
+                "/notifications",
+                shop.notification("REFUND", signedDate: shop.now - hour, transaction: refunded)
+            ).status == 200
+        )
+        // The device's copy is signed after the refund but, like any replay, says nothing about it.
+        let resigned = shop.transaction("t1", product: "item", type: type, signedDate: shop.now)
+        #expect(try fixture.post("/transactions", shop.device(resigned)).status == 200)
+        let state = try fixture.account(shop.token)
+        #expect(!state.entitled("item"))
+        #expect(state.balances["item", default: 0] == 0)
+        #expect(state.count("t1") == 1)
+    }
+
+    @Test func keepsARefundedSubscriptionRevokedAgainstALaterDeviceCopy() throws {
+        let fixture = try LedgerFixture()
+        let shop = Shop()
+        let buy = shop.transaction(
+            "o1",
+            product: "monthly",
+            type: autoRenewable,
+            signedDate: shop.now - 2 * hour,
+            expires: shop.now + hour
+        )
+        _ = try fixture.post(
+            "/notifications",
+            shop.notification(
+                "SUBSCRIBED",
+                subtype: "INITIAL_BUY",
+                signedDate: shop.now - 2 * hour,
+                transaction: buy,
+                status: 1
+            )
+        )
+        let refund = shop.transaction(
+            "o1",
+            product: "monthly",
+            type: autoRenewable,
+            signedDate: shop.now - hour,
+            expires: shop.now + hour,
+            revoked: shop.now - hour
+        )
+        _ = try fixture.post(
+            "/notifications",
+            shop.notification("REFUND", signedDate: shop.now - hour, transaction: refund, status: 5)
+        )
+        let copy = shop.transaction(
+            "o1",
+            product: "monthly",
+            type: autoRenewable,
+            signedDate: shop.now,
+            expires: shop.now + hour
+        )
+        #expect(try fixture.post("/transactions", shop.device(copy)).status == 200)
+        #expect(try !fixture.account(shop.token).entitled("monthly"))
+    }
+
+    @Test(arguments: [true, false])
+    func revokesWhenARefundTiesWithAnotherView(refundFirst: Bool) throws {
+        let fixture = try LedgerFixture()
+        let shop = Shop()
+        let buy = shop.transaction(
+            "t1",
+            product: "coins",
+            type: consumable,
+            signedDate: shop.now - 2 * hour,
+            quantity: 3
+        )
+        _ = try fixture.post("/transactions", shop.device(buy))
+        let refund = shop.notification(
+            "REFUND",
+            signedDate: shop.now - hour,
+            transaction: shop.transaction(
+                "t1",
+                product: "coins",
+                type: consumable,
+                signedDate: shop.now - hour,
+                revoked: shop.now - hour,
+                quantity: 3
+            )
+        )
+        let request = shop.notification(
+            "CONSUMPTION_REQUEST",
+            signedDate: shop.now - hour,
+            transaction: shop.transaction(
+                "t1",
+                product: "coins",
+                type: consumable,
+                signedDate: shop.now - hour,
+                quantity: 3
+            )
+        )
+        for body in refundFirst ? [refund, request] : [request, refund] {
+            #expect(try fixture.post("/notifications", body).status == 200)
+        }
+        #expect(try fixture.account(shop.token).balances["coins", default: 0] == 0)
+    }
+
+    @Test func ignoresARefundOlderThanItsReversal() throws {
+        let fixture = try LedgerFixture()
+        let shop = Shop()
+        _ = try fixture.post(
+            "/transactions",
+            shop.device(shop.transaction("t1", product: "pro", type: nonConsumable, signedDate: shop.now - 3 * hour))
+        )
+        let reversed = shop.transaction("t1", product: "pro", type: nonConsumable, signedDate: shop.now - hour)
+        _ = try fixture.post(
+            "/notifications",
+            shop.notification("REFUND_REVERSED", signedDate: shop.now - hour, transaction: reversed)
+        )
+        let refund = shop.transaction(
+            "t1",
+            product: "pro",
+            type: nonConsumable,
+            signedDate: shop.now - 2 * hour,
+            revoked: shop.now - 2 * hour
+        )
+        _ = try fixture.post(
+            "/notifications",
+            shop.notification("REFUND", signedDate: shop.now - 2 * hour, transaction: refund)
+        )
+        #expect(try fixture.account(shop.token).entitled("pro"))
+    }
+
+    @Test func migratesAVersionOneDatabase() throws {
+        let directory = NSTemporaryDirectory() + "ledger-migrate-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/l.sqlite"
+        do {
+            let database = try Database(path: path)
+            try database.execute(Schema.migrations[0])
+            try database.execute("PRAGMA user_version = 1")
+            try database.execute(
+                """
+                INSERT INTO transactions (transaction_id, original_transaction_id, app_account_token, product_id,
+                    product_type, quantity, revocation_date, signed_date) VALUES ('t1', 't1', 'a', 'p', 'Non-Consumable', 1, 5, 7)
+                """
+            )
+        }
+        let store = try LedgerStore(path: path, flaws: [])
+        #expect(store.schemaVersion == Schema.currentVersion)
+        let rows = try Database(path: path).query("SELECT revocation_signed_date FROM transactions")
+        #expect(rows.first?.first?.int == 7)
+    }
+
     @Test func debitsARefundedConsumableAndRestoresItOnReversal() throws {
         let fixture = try LedgerFixture()
         let shop = Shop()
@@ -340,7 +500,7 @@ struct ReferenceLedgerTests {
         let fixture = try LedgerFixture()
         let health = try http(fixture.port, "GET", "/health")
         #expect(health.status == 200)
-        #expect(String(decoding: health.body, as: UTF8.self).contains(#""schemaVersion":1"#))
+        #expect(String(decoding: health.body, as: UTF8.self).contains(#""schemaVersion":\#(Schema.currentVersion)"#))
         _ = try http(fixture.port, "POST", "/notifications", body: Array("{}".utf8))
         let metrics = String(decoding: try http(fixture.port, "GET", "/metrics").body, as: UTF8.self)
         #expect(metrics.contains(#"paystorm_ledger_rejections_total{reason="BAD_REQUEST"} 1"#))
