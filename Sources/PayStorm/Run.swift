@@ -226,6 +226,8 @@ public enum PayStormRun {
         let stats = engine.run(timed: scheduler) { result in
             scheduler.handle(result)
         } tick: { stats in
+            // An interrupt that came before the engine started is honored at its first tick.
+            if interrupted.load(ordering: .relaxed) { engine.stop() }
             recorder.tick(stats)
             let now = stats.elapsed.seconds
             if probeInterval > 0 && now - lastSafetyRound >= probeInterval {
