@@ -325,7 +325,7 @@ final class ChainVerifier: Sendable {
         }
 
         // The signature: ES256 over the ASCII signing input, raw R||S with the P-256 leaf key.
-        guard entry.chain.isP256, signature.count == 64, let der = derSignature(fromRaw: signature) else {
+        guard entry.chain.isP256, signature.count == 64, let der = p256DERSignature(fromRaw: signature) else {
             return failure("the signature is not a 64-byte ES256 signature from a P-256 leaf")
         }
         guard let digest = try? entry.prefixHash.digest(appending: payloadSegment) else {
@@ -598,6 +598,33 @@ struct RawPayload: Decodable {
 
 private func failure<T>(_ detail: String) -> Result<T, VerificationError> {
     .failure(VerificationError(status: .verificationFailure, detail: detail))
+}
+
+/// DER `ECDSA-Sig-Value` of a 64-byte raw `R||S`, byte for byte what `derSignature(fromRaw:)` gets
+/// from OpenSSL (minimal non-negative INTEGERs), without its four allocations; nil for another size.
+func p256DERSignature(fromRaw raw: [UInt8]) -> [UInt8]? {
+    guard raw.count == 64 else { return nil }
+    return raw.withUnsafeBufferPointer { bytes in
+        // Each half without leading zeros (at least one byte), then a 0x00 if its top bit is set.
+        func integer(_ half: Range<Int>) -> (start: Int, pad: Bool) {
+            var start = half.lowerBound
+            while start < half.upperBound - 1 && bytes[start] == 0 { start += 1 }
+            return (start, bytes[start] >= 0x80)
+        }
+        let r = integer(0..<32)
+        let s = integer(32..<64)
+        let rLength = 32 - r.start + (r.pad ? 1 : 0)
+        let sLength = 64 - s.start + (s.pad ? 1 : 0)
+        var der: [UInt8] = []
+        der.reserveCapacity(6 + rLength + sLength)
+        der.append(contentsOf: [0x30, UInt8(4 + rLength + sLength), 0x02, UInt8(rLength)])
+        if r.pad { der.append(0) }
+        der.append(contentsOf: bytes[r.start..<32])
+        der.append(contentsOf: [0x02, UInt8(sLength)])
+        if s.pad { der.append(0) }
+        der.append(contentsOf: bytes[s.start..<64])
+        return der
+    }
 }
 
 private func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {

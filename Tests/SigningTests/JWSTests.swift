@@ -76,6 +76,32 @@ import Testing
         #expect(derSignature(fromRaw: raw) == der)
     }
 
+    /// Raw signatures at the edges of DER's minimal INTEGER encoding: zero, leading zeros, top bits set.
+    static let edgeSignatures: [[UInt8]] = {
+        let zeros = [UInt8](repeating: 0, count: 64)
+        let ones = [UInt8](repeating: 0xFF, count: 64)
+        let smallR: [UInt8] = [UInt8](repeating: 0, count: 31) + [1] + [UInt8](repeating: 0x80, count: 32)
+        let highR: [UInt8] = [0x80] + [UInt8](repeating: 0, count: 62) + [0x7F]
+        var mixed: [UInt8] = [0, 0, 0x7F] + [UInt8](repeating: 0x11, count: 29)
+        mixed += [0, 0x80] + [UInt8](repeating: 0x22, count: 30)
+        let ramp: [UInt8] = (0..<64).map { UInt8(truncatingIfNeeded: $0 * 37) }
+        return [zeros, ones, smallR, highR, mixed, ramp]
+    }()
+
+    @Test(arguments: edgeSignatures)
+    func fastDERSignatureMatchesOpenSSL(_ raw: [UInt8]) {
+        #expect(p256DERSignature(fromRaw: raw) == derSignature(fromRaw: raw))
+    }
+
+    @Test func fastDERSignatureMatchesOpenSSLOnRealSignatures() throws {
+        let context = try PKeyContext(key: sharedPKI.leafKey.pointer, mode: .sign)
+        for index in 0..<64 {
+            let raw = try context.signRaw(digest: sha256(Array("message \(index)".utf8)))
+            #expect(p256DERSignature(fromRaw: raw) == derSignature(fromRaw: raw))
+        }
+        #expect(p256DERSignature(fromRaw: [UInt8](repeating: 1, count: 63)) == nil)
+    }
+
     @Test func pythonLibraryAcceptsASignedTransaction() throws {
         guard pythonLibraryAvailable, let python = findExecutable("python3") else { return }
         let directory = try temporaryDirectory()
