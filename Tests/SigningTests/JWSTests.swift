@@ -18,6 +18,27 @@ import Testing
         #expect(JWS.base64URLDecode(text) == nil)
     }
 
+    @Test func base64URLDecodeMatchesFoundationOnEveryLength() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for length in 0..<200 {
+            let bytes: [UInt8] = (0..<length).map { _ in
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return UInt8(truncatingIfNeeded: state >> 56)
+            }
+            let standard = Data(bytes).base64EncodedString()
+            let url = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            #expect(JWS.base64URLDecode(url) == bytes)
+            #expect(JWS.base64URLDecode(url.replacingOccurrences(of: "=", with: "")) == bytes)
+            #expect(JWS.base64URL(bytes) == url.replacingOccurrences(of: "=", with: ""))
+            if length >= 3 {
+                // One character outside the alphabet anywhere in the full groups is refused.
+                var broken = Array(url.utf8)
+                broken[Int(state % UInt64(length / 3 * 4))] = UInt8(ascii: "+")
+                #expect(JWS.base64URLDecode(String(decoding: broken, as: UTF8.self)) == nil)
+            }
+        }
+    }
+
     @Test func signProducesCompactES256WithRawSignature() throws {
         let header = JWSHeader(alg: "ES256", x5c: JWS.x5c(sharedPKI.chain))
         let payload = Array(#"{"signedDate":1700000000000}"#.utf8)
