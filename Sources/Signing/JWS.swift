@@ -83,18 +83,21 @@ public enum JWS {
                 var out = 0
                 var index = 0
                 var invalid: UInt8 = 0
-                while index + 4 <= count {
-                    let a = table[Int(input[index])]
-                    let b = table[Int(input[index + 1])]
-                    let c = table[Int(input[index + 2])]
-                    let d = table[Int(input[index + 3])]
-                    invalid |= a | b | c | d
-                    let value = UInt32(a & 63) << 18 | UInt32(b & 63) << 12 | UInt32(c & 63) << 6 | UInt32(d & 63)
-                    buffer[out] = UInt8(truncatingIfNeeded: value >> 16)
-                    buffer[out + 1] = UInt8(truncatingIfNeeded: value >> 8)
-                    buffer[out + 2] = UInt8(truncatingIfNeeded: value)
-                    out += 3
-                    index += 4
+                shiftedDecodeTable.withUnsafeBufferPointer { shifted in
+                    // One lookup per character gives its 6 bits already in place; an invalid one sets bit 31.
+                    var invalidBits: UInt32 = 0
+                    while index + 4 <= count {
+                        let value =
+                            shifted[Int(input[index])] | shifted[256 + Int(input[index + 1])]
+                            | shifted[512 + Int(input[index + 2])] | shifted[768 + Int(input[index + 3])]
+                        invalidBits |= value
+                        buffer[out] = UInt8(truncatingIfNeeded: value >> 16)
+                        buffer[out + 1] = UInt8(truncatingIfNeeded: value >> 8)
+                        buffer[out + 2] = UInt8(truncatingIfNeeded: value)
+                        out += 3
+                        index += 4
+                    }
+                    if invalidBits & 0x8000_0000 != 0 { invalid = 0x80 }
                 }
                 let rest = count - index
                 if rest >= 2 {
@@ -194,6 +197,14 @@ public enum JWS {
             bytes[1] = encodeTable[value & 63]
         }
         return pair
+    }
+
+    /// For each of the four positions in a group, each byte's 6 bits shifted into place
+    /// (`0x8000_0000` for a byte outside the alphabet): 4 × 256 entries.
+    private static let shiftedDecodeTable: [UInt32] = (0..<4).flatMap { position in
+        decodeTable.map { value in
+            value == 0xFF ? 0x8000_0000 : UInt32(value) << (18 - 6 * position)
+        }
     }
 
     private static let decodeTable: [UInt8] = {

@@ -265,11 +265,23 @@ final class ChainVerifier: Sendable {
             header = decoded
         }
         // One JSON pass for the claims the checks need and the model; a model failure waits its turn.
-        guard let decoded = try? JSONDecoder().decode(ClaimsAndModel<T>.self, from: Data(payload)) else {
-            return failure("the JWS payload is not a JSON object")
+        // A plain top level (the usual case) gives the claims from a byte scan, sparing the probe.
+        let payloadData = Data(payload)
+        let claims: ClaimsProbe
+        let decodedModel: Result<T, any Error>
+        if let plain = payload.withUnsafeBufferPointer({ PlainClaims.scan($0) }) {
+            // The scan saw `{` first, and the decoder only reaches `init(from:)` for valid JSON.
+            guard let decoded = try? JSONDecoder().decode(ModelOnly<T>.self, from: payloadData) else {
+                return failure("the JWS payload is not a JSON object")
+            }
+            (claims, decodedModel) = (plain, decoded.model)
+        } else {
+            guard let decoded = try? JSONDecoder().decode(ClaimsAndModel<T>.self, from: payloadData) else {
+                return failure("the JWS payload is not a JSON object")
+            }
+            (claims, decodedModel) = (decoded.claims, decoded.model)
         }
-        let claims = decoded.claims
-        let model = decoded.model.mapError { _ in
+        let model = decodedModel.mapError { _ in
             // Python raises a raw cattrs error here; Swift's INVALID_JWT_FORMAT has no Python twin.
             VerificationError(status: .verificationFailure, detail: "payload does not decode as \(T.self)")
         }
@@ -313,7 +325,7 @@ final class ChainVerifier: Sendable {
         }
 
         // The signature: ES256 over the ASCII signing input, raw R||S with the P-256 leaf key.
-        guard entry.chain.isP256, signature.count == 64, let der = derSignature(fromRaw: signature) else {
+        guard entry.chain.isP256, signature.count == 64, let der = p256DERSignature(fromRaw: signature) else {
             return failure("the signature is not a 64-byte ES256 signature from a P-256 leaf")
         }
         guard let digest = try? entry.prefixHash.digest(appending: payloadSegment) else {
@@ -408,6 +420,177 @@ private struct ClaimsAndModel<T: Decodable>: Decodable {
     }
 }
 
+/// The model alone, for payloads whose claims `PlainClaims` read.
+private struct ModelOnly<T: Decodable>: Decodable {
+    var model: Result<T, any Error>
+
+    init(from decoder: any Decoder) throws {
+        do {
+            model = .success(try T(from: decoder))
+        } catch {
+            model = .failure(error)
+        }
+    }
+}
+
+/// Reads the claims of a payload whose top level is plain, without a JSON decode: the first
+/// token is `{`, every top-level key is ASCII without escapes, no JWT claim (`exp`, `nbf`,
+/// `iat`, `aud`, `sub`, `jti`) nor `receiptCreationDate` is present, and `signedDate` is absent
+/// or present once as an integer literal of at most 18 digits. Anything else gives nil, and the
+/// caller decodes `ClaimsProbe`, so the result is the probe's on every payload that decodes;
+/// what the scan makes of invalid JSON never counts, as the decoder then rejects the payload.
+enum PlainClaims {
+    fileprivate static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> ClaimsProbe? {
+        var scanner = Scanner(bytes: bytes)
+        return scanner.claims()
+    }
+
+    private struct Scanner {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        mutating func claims() -> ClaimsProbe? {
+            skipWhitespace()
+            guard next(is: UInt8(ascii: "{")) else { return nil }
+            skipWhitespace()
+            if next(is: UInt8(ascii: "}")) { return ClaimsProbe(signedDate: nil) }
+            var signedDate: Int64?
+            while true {
+                guard next(is: UInt8(ascii: "\"")), let key = plainKey() else { return nil }
+                skipWhitespace()
+                guard next(is: UInt8(ascii: ":")) else { return nil }
+                skipWhitespace()
+                switch key {
+                case .signedDate:
+                    guard signedDate == nil, let value = integer() else { return nil }
+                    signedDate = value
+                case .claim: return nil
+                case .other: guard skipValue() else { return nil }
+                }
+                skipWhitespace()
+                if next(is: UInt8(ascii: "}")) { return ClaimsProbe(signedDate: signedDate) }
+                guard next(is: UInt8(ascii: ",")) else { return nil }
+                skipWhitespace()
+            }
+        }
+
+        private enum Key { case signedDate, claim, other }
+
+        /// The key after its opening quote; nil for a key with an escape or a non-ASCII byte.
+        private mutating func plainKey() -> Key? {
+            let start = index
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    let key = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                    index += 1
+                    return Self.kind(of: key)
+                }
+                guard byte != UInt8(ascii: "\\"), byte < 0x80 else { return nil }
+                index += 1
+            }
+            return nil
+        }
+
+        private static func kind(of key: UnsafeBufferPointer<UInt8>) -> Key {
+            if key.elementsEqual("signedDate".utf8) { return .signedDate }
+            for name in ["exp", "nbf", "iat", "aud", "sub", "jti", "receiptCreationDate"]
+            where key.elementsEqual(name.utf8) {
+                return .claim
+            }
+            return .other
+        }
+
+        /// `-?[0-9]{1,18}` ending the value (no fraction or exponent).
+        private mutating func integer() -> Int64? {
+            let negative = next(is: UInt8(ascii: "-"))
+            var value: Int64 = 0
+            var digits = 0
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
+                digits += 1
+                index += 1
+            }
+            guard digits >= 1, digits <= 18, index < bytes.count else { return nil }
+            switch bytes[index] {
+            case UInt8(ascii: ","), UInt8(ascii: "}"), 0x20, 0x09, 0x0A, 0x0D: return negative ? -value : value
+            default: return nil
+            }
+        }
+
+        /// Skips one value of any kind; false when the bytes end first.
+        private mutating func skipValue() -> Bool {
+            guard index < bytes.count else { return false }
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                index += 1
+                return skipStringRest()
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                var depth = 0
+                while index < bytes.count {
+                    switch bytes[index] {
+                    case UInt8(ascii: "\""):
+                        index += 1
+                        guard skipStringRest() else { return false }
+                        continue
+                    case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                    case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                        depth -= 1
+                        if depth == 0 {
+                            index += 1
+                            return true
+                        }
+                    default: break
+                    }
+                    index += 1
+                }
+                return false
+            default:
+                // A number, true, false or null: up to the next delimiter.
+                while index < bytes.count {
+                    switch bytes[index] {
+                    case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D: return true
+                    default: index += 1
+                    }
+                }
+                return false
+            }
+        }
+
+        /// Skips a string's characters and closing quote (the opening quote is consumed).
+        private mutating func skipStringRest() -> Bool {
+            let start = index
+            while index < bytes.count {
+                guard let found = memchr(bytes.baseAddress! + index, Int32(UInt8(ascii: "\"")), bytes.count - index)
+                else { return false }
+                let quote = bytes.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                var backslashes = 0
+                while quote - backslashes - 1 >= start, bytes[quote - backslashes - 1] == UInt8(ascii: "\\") {
+                    backslashes += 1
+                }
+                index = quote + 1
+                if backslashes % 2 == 0 { return true }
+            }
+            return false
+        }
+
+        private mutating func skipWhitespace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
+        }
+
+        private mutating func next(is byte: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+    }
+}
+
 /// The payload as raw bytes (for `verifiedPayload`): any JSON object decodes.
 struct RawPayload: Decodable {
     init(from decoder: any Decoder) throws {}
@@ -415,6 +598,33 @@ struct RawPayload: Decodable {
 
 private func failure<T>(_ detail: String) -> Result<T, VerificationError> {
     .failure(VerificationError(status: .verificationFailure, detail: detail))
+}
+
+/// DER `ECDSA-Sig-Value` of a 64-byte raw `R||S`, byte for byte what `derSignature(fromRaw:)` gets
+/// from OpenSSL (minimal non-negative INTEGERs), without its four allocations; nil for another size.
+func p256DERSignature(fromRaw raw: [UInt8]) -> [UInt8]? {
+    guard raw.count == 64 else { return nil }
+    return raw.withUnsafeBufferPointer { bytes in
+        // Each half without leading zeros (at least one byte), then a 0x00 if its top bit is set.
+        func integer(_ half: Range<Int>) -> (start: Int, pad: Bool) {
+            var start = half.lowerBound
+            while start < half.upperBound - 1 && bytes[start] == 0 { start += 1 }
+            return (start, bytes[start] >= 0x80)
+        }
+        let r = integer(0..<32)
+        let s = integer(32..<64)
+        let rLength = 32 - r.start + (r.pad ? 1 : 0)
+        let sLength = 64 - s.start + (s.pad ? 1 : 0)
+        var der: [UInt8] = []
+        der.reserveCapacity(6 + rLength + sLength)
+        der.append(contentsOf: [0x30, UInt8(4 + rLength + sLength), 0x02, UInt8(rLength)])
+        if r.pad { der.append(0) }
+        der.append(contentsOf: bytes[r.start..<32])
+        der.append(contentsOf: [0x02, UInt8(sLength)])
+        if s.pad { der.append(0) }
+        der.append(contentsOf: bytes[s.start..<64])
+        return der
+    }
 }
 
 private func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
@@ -652,5 +862,16 @@ extension LooseNumber {
     init() {
         integer = nil
         isNull = true
+    }
+}
+
+extension ClaimsProbe {
+    /// The claims of a plain payload: at most `signedDate`.
+    init(signedDate: Int64?) {
+        self.signedDate = signedDate.map { value in
+            var number = LooseNumber()
+            (number.integer, number.isNull) = (value, false)
+            return number
+        }
     }
 }

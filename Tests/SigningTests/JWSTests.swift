@@ -18,6 +18,27 @@ import Testing
         #expect(JWS.base64URLDecode(text) == nil)
     }
 
+    @Test func base64URLDecodeMatchesFoundationOnEveryLength() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for length in 0..<200 {
+            let bytes: [UInt8] = (0..<length).map { _ in
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return UInt8(truncatingIfNeeded: state >> 56)
+            }
+            let standard = Data(bytes).base64EncodedString()
+            let url = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            #expect(JWS.base64URLDecode(url) == bytes)
+            #expect(JWS.base64URLDecode(url.replacingOccurrences(of: "=", with: "")) == bytes)
+            #expect(JWS.base64URL(bytes) == url.replacingOccurrences(of: "=", with: ""))
+            if length >= 3 {
+                // One character outside the alphabet anywhere in the full groups is refused.
+                var broken = Array(url.utf8)
+                broken[Int(state % UInt64(length / 3 * 4))] = UInt8(ascii: "+")
+                #expect(JWS.base64URLDecode(String(decoding: broken, as: UTF8.self)) == nil)
+            }
+        }
+    }
+
     @Test func signProducesCompactES256WithRawSignature() throws {
         let header = JWSHeader(alg: "ES256", x5c: JWS.x5c(sharedPKI.chain))
         let payload = Array(#"{"signedDate":1700000000000}"#.utf8)
@@ -74,6 +95,32 @@ import Testing
         let raw = try rawSignature(fromDER: der, width: 32)
         #expect(raw.count == 64)
         #expect(derSignature(fromRaw: raw) == der)
+    }
+
+    /// Raw signatures at the edges of DER's minimal INTEGER encoding: zero, leading zeros, top bits set.
+    static let edgeSignatures: [[UInt8]] = {
+        let zeros = [UInt8](repeating: 0, count: 64)
+        let ones = [UInt8](repeating: 0xFF, count: 64)
+        let smallR: [UInt8] = [UInt8](repeating: 0, count: 31) + [1] + [UInt8](repeating: 0x80, count: 32)
+        let highR: [UInt8] = [0x80] + [UInt8](repeating: 0, count: 62) + [0x7F]
+        var mixed: [UInt8] = [0, 0, 0x7F] + [UInt8](repeating: 0x11, count: 29)
+        mixed += [0, 0x80] + [UInt8](repeating: 0x22, count: 30)
+        let ramp: [UInt8] = (0..<64).map { UInt8(truncatingIfNeeded: $0 * 37) }
+        return [zeros, ones, smallR, highR, mixed, ramp]
+    }()
+
+    @Test(arguments: edgeSignatures)
+    func fastDERSignatureMatchesOpenSSL(_ raw: [UInt8]) {
+        #expect(p256DERSignature(fromRaw: raw) == derSignature(fromRaw: raw))
+    }
+
+    @Test func fastDERSignatureMatchesOpenSSLOnRealSignatures() throws {
+        let context = try PKeyContext(key: sharedPKI.leafKey.pointer, mode: .sign)
+        for index in 0..<64 {
+            let raw = try context.signRaw(digest: sha256(Array("message \(index)".utf8)))
+            #expect(p256DERSignature(fromRaw: raw) == derSignature(fromRaw: raw))
+        }
+        #expect(p256DERSignature(fromRaw: [UInt8](repeating: 1, count: 63)) == nil)
     }
 
     @Test func pythonLibraryAcceptsASignedTransaction() throws {

@@ -324,6 +324,32 @@ enum VerifierFixtures {
             "VERIFICATION_FAILURE"
         )
         add("aud claim", .transaction, sign(transaction(extra: #","aud":"x""#)), "VERIFICATION_FAILURE")
+        // The claims are read by a byte scan when the top level is plain; these probe its edges.
+        add(
+            "expired exp claim with an escaped key",
+            .transaction,
+            sign(transaction(extra: #","\u0065xp":\#(nowMs / 1000 - 60)"#)),
+            "VERIFICATION_FAILURE"
+        )
+        add(
+            "expired exp claim after a string with escaped quotes",
+            .transaction,
+            sign(transaction(extra: #","note":"a\"b\\","exp":\#(nowMs / 1000 - 60)"#)),
+            "VERIFICATION_FAILURE"
+        )
+        add("null exp claim", .transaction, sign(transaction(extra: #","exp":null"#)), "VERIFICATION_FAILURE")
+        add(
+            "exp and aud nested below the top level",
+            .transaction,
+            sign(transaction(extra: #","note":{"exp":1,"aud":["x"],"s":"}\"{"},"list":[{"exp":1}],"flag":true"#)),
+            "OK"
+        )
+        add(
+            "signedDate before the chain, after whitespace",
+            .transaction,
+            sign(transaction(signedDate: " \(nowMs - 500 * day) ")),
+            "VERIFICATION_FAILURE"
+        )
 
         // Dates.
         add(
