@@ -211,19 +211,27 @@ public final class LoadEngine: Sendable {
         sink: (LoadResult) -> Void,
         tick: (LoadEngineStats) -> Void = { _ in }
     ) -> LoadEngineStats {
+        guard var loop = makeLoop(mode) else { return Self.stoppedStats }
+        return loop.run(source: source, sink: sink, tick: tick)
+    }
+
+    /// The counters of a run whose transport could not start.
+    private static var stoppedStats: LoadEngineStats {
+        var stats = LoadEngineStats()
+        stats.stopped = true
+        return stats
+    }
+
+    /// A fresh loop on a new transport (nil when libcurl cannot make one), with the stop flag cleared.
+    private func makeLoop(_ mode: LoadMode) -> EngineLoop? {
         stopRequested.store(false, ordering: .relaxed)
-        guard let transport = Transport(configuration) else {
-            var stats = LoadEngineStats()
-            stats.stopped = true
-            return stats
-        }
-        var loop = EngineLoop(
+        guard let transport = Transport(configuration) else { return nil }
+        return EngineLoop(
             configuration: configuration,
             mode: mode,
             transport: transport,
             stopRequested: { self.stopRequested.load(ordering: .relaxed) }
         )
-        return loop.run(source: source, sink: sink, tick: tick)
     }
 
     /// Runs a stream whose requests carry their own intended times, on the calling thread, until
@@ -241,18 +249,9 @@ public final class LoadEngine: Sendable {
         sink: (LoadResult) -> Void,
         tick: (LoadEngineStats) -> Void = { _ in }
     ) -> LoadEngineStats {
-        stopRequested.store(false, ordering: .relaxed)
-        guard let transport = Transport(configuration) else {
-            var stats = LoadEngineStats()
-            stats.stopped = true
-            return stats
+        guard var loop = makeLoop(.closed(users: 0, thinkTime: .zero, duration: .zero)) else {
+            return Self.stoppedStats
         }
-        var loop = EngineLoop(
-            configuration: configuration,
-            mode: .closed(users: 0, thinkTime: .zero, duration: .zero),
-            transport: transport,
-            stopRequested: { self.stopRequested.load(ordering: .relaxed) }
-        )
         loop.timed = source
         return loop.run(source: { _, intended in source.take(intended) }, sink: sink, tick: tick)
     }

@@ -81,8 +81,8 @@ extension Command {
         let allowNonLoopback = arguments.flag("--allow-non-loopback")
         try arguments.finish()
 
-        let (host, port) = try parseListen(listen)
-        if !allowNonLoopback && !isLoopback(host) {
+        let (host, port) = try ListenAddress.parse(listen)
+        if !allowNonLoopback && !ListenAddress.isLoopback(host) {
             throw CLIError(.usage, "refusing to listen on non-loopback \(host); pass --allow-non-loopback")
         }
         var roots: [[UInt8]] = []
@@ -138,30 +138,6 @@ extension Command {
         ledger.stop()
         for source in sources { source.cancel() }
         return received.value == SIGINT ? .interrupted : .success
-    }
-
-    /// Splits `HOST:PORT` or `[V6]:PORT`.
-    static func parseListen(_ text: String) throws -> (String, UInt16) {
-        var host: Substring
-        var portText: Substring
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(after: close)...].drop(while: { $0 == ":" })
-        } else if let colon = text.lastIndex(of: ":") {
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-        } else {
-            throw CLIError(.usage, "--listen expects HOST:PORT, got '\(text)'")
-        }
-        guard !host.isEmpty, let port = UInt16(portText) else {
-            throw CLIError(.usage, "--listen expects HOST:PORT, got '\(text)'")
-        }
-        if host == "localhost" { host = "127.0.0.1" }
-        return (String(host), port)
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host.hasPrefix("127.") || host == "::1"
     }
 
     /// Accepts DER, or PEM with one certificate.

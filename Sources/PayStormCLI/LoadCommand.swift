@@ -85,7 +85,7 @@ enum LoadCLI {
                 scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
             else { throw CLIError(.usage, "--url '\(url)' is not an http:// or https:// URL") }
             let bareHost = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            guard isLoopback(bareHost) || allowedHosts.contains(bareHost) else {
+            guard ListenAddress.isLoopback(bareHost) || allowedHosts.contains(bareHost) else {
                 throw CLIError(
                     .usage,
                     "refusing non-loopback host '\(bareHost)'; pass --allow-host \(bareHost) to allow it"
@@ -226,12 +226,6 @@ enum LoadCLI {
         } catch let error as LoadConfigurationError {
             throw CLIError(.usage, error.message)
         }
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        if host == "localhost" || host == "::1" || host.hasSuffix(".localhost") { return true }
-        let parts = host.split(separator: ".")
-        return parts.count == 4 && parts.first == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
     static func describe(_ mode: LoadMode) -> String {

@@ -126,12 +126,12 @@ private func pkiOCSP(_ arguments: inout Arguments) throws -> ExitCode {
     let pki = try loadPKI(directory)
     var address = listen ?? "127.0.0.1:0"
     if listen == nil, let url = pki.leaf.ocspURL.flatMap(URL.init(string:)), let host = url.host,
-        isLoopbackHost(host)
+        ListenAddress.isLoopback(host)
     {
         address = "\(host):\(url.port ?? 80)"
     }
-    let (host, port) = try splitListenAddress(address)
-    guard isLoopbackHost(host) else {
+    let (host, port) = try ListenAddress.parse(address)
+    guard ListenAddress.isLoopback(host) else {
         throw CLIError(.usage, "refusing to listen on non-loopback address \(host); OCSP for the test PKI stays local")
     }
 
@@ -215,30 +215,6 @@ private func parseISODate(_ text: String) -> Date? {
     let dateOnly = ISO8601DateFormatter()
     dateOnly.formatOptions = [.withFullDate]
     return dateOnly.date(from: text)
-}
-
-/// Splits `HOST:PORT` or `[V6]:PORT`; `localhost` becomes 127.0.0.1.
-private func splitListenAddress(_ text: String) throws -> (String, UInt16) {
-    var host: Substring
-    var portText: Substring
-    if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
-        host = text[text.index(after: text.startIndex)..<close]
-        portText = text[text.index(after: close)...].drop(while: { $0 == ":" })
-    } else if let colon = text.lastIndex(of: ":") {
-        host = text[..<colon]
-        portText = text[text.index(after: colon)...]
-    } else {
-        throw CLIError(.usage, "--listen expects HOST:PORT, got '\(text)'")
-    }
-    guard !host.isEmpty, let port = UInt16(portText) else {
-        throw CLIError(.usage, "--listen expects HOST:PORT, got '\(text)'")
-    }
-    if host == "localhost" { host = "127.0.0.1" }
-    return (String(host), port)
-}
-
-private func isLoopbackHost(_ host: String) -> Bool {
-    host.hasPrefix("127.") || host == "::1" || host == "localhost"
 }
 
 /// The signal that ended `pki ocsp`.
