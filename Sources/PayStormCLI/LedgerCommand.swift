@@ -121,23 +121,7 @@ extension Command {
         FileHandle.standardOutput.write(Data((address + "\n").utf8))
 
         // Wait for SIGTERM or SIGINT, then shut down cleanly (stop accepting, finish requests, commit).
-        let done = DispatchSemaphore(value: 0)
-        let received = SignalBox()
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                received.set(number)
-                done.signal()
-            }
-            source.resume()
-            sources.append(source)
-        }
-        done.wait()
-        ledger.stop()
-        for source in sources { source.cancel() }
-        return received.value == SIGINT ? .interrupted : .success
+        return TerminationSignal.wait { ledger.stop() }
     }
 
     /// Accepts DER, or PEM with one certificate.
@@ -150,12 +134,4 @@ extension Command {
         }
         return Array(data)
     }
-}
-
-/// The signal that ended `serve`, set once from the signal queue.
-private final class SignalBox: @unchecked Sendable {
-    // @unchecked: written once before the semaphore is signalled, read after it is waited on.
-    private var number: Int32 = 0
-    func set(_ value: Int32) { number = value }
-    var value: Int32 { number }
 }

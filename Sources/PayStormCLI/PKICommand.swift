@@ -154,23 +154,7 @@ private func pkiOCSP(_ arguments: inout Arguments) throws -> ExitCode {
     // The address goes straight to fd 1, unbuffered, so scripts can read it at once.
     FileHandle.standardOutput.write(Data((server.address + "\n").utf8))
 
-    let done = DispatchSemaphore(value: 0)
-    let received = ReceivedSignal()
-    var sources: [any DispatchSourceSignal] = []
-    for number in [SIGTERM, SIGINT] {
-        signal(number, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-        source.setEventHandler {
-            received.set(number)
-            done.signal()
-        }
-        source.resume()
-        sources.append(source)
-    }
-    done.wait()
-    server.shutdown()
-    for source in sources { source.cancel() }
-    return received.value == SIGINT ? .interrupted : .success
+    return TerminationSignal.wait { server.shutdown() }
 }
 
 /// Loads a PKI, mapping its errors to exit codes (66 missing, 65 malformed).
@@ -215,12 +199,4 @@ private func parseISODate(_ text: String) -> Date? {
     let dateOnly = ISO8601DateFormatter()
     dateOnly.formatOptions = [.withFullDate]
     return dateOnly.date(from: text)
-}
-
-/// The signal that ended `pki ocsp`.
-private final class ReceivedSignal: @unchecked Sendable {
-    // @unchecked: written once on the signal queue before the semaphore is signalled, read after the wait.
-    private var number: Int32 = 0
-    func set(_ value: Int32) { number = value }
-    var value: Int32 { number }
 }
