@@ -43,14 +43,7 @@ extension Minter {
         var data = outer.data ?? NotificationData()
         if var transaction {
             rewrite(&transaction, forgery: forgery)
-            if forgery == .forgedInnerTransaction {
-                let untrusted = try forgeries.pki(for: .untrustedRoot)
-                data.signedTransactionInfo = try ES256Signer(pki: untrusted).sign(
-                    payload: AppStoreJSON.encode(transaction)
-                )
-            } else {
-                data.signedTransactionInfo = try sign(transaction)
-            }
+            data.signedTransactionInfo = try signNested(transaction, forgery: forgery)
         }
         if var renewal {
             let context = forgedContext(forgery, signedDate: renewal.signedDate ?? Self.nowMilliseconds())

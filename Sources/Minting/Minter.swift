@@ -405,14 +405,7 @@ public struct Minter: Sendable {
                 bundleVersion: app.bundleVersion,
                 environment: app.environment
             )
-            if forgery == .forgedInnerTransaction {
-                let untrusted = try forgeries.pki(for: .untrustedRoot)
-                data.signedTransactionInfo = try ES256Signer(pki: untrusted).sign(
-                    payload: AppStoreJSON.encode(transaction)
-                )
-            } else {
-                data.signedTransactionInfo = try sign(transaction)
-            }
+            data.signedTransactionInfo = try signNested(transaction, forgery: forgery)
             result.transaction = transaction
             if purchase.productType == .autoRenewableSubscription {
                 var renewal = minter.renewalInfoPayload(purchase, kind: kind, signedDate: date)
@@ -433,6 +426,14 @@ public struct Minter: Sendable {
             tampered.notificationUUID = Self.randomUUID()
         }
         return result
+    }
+
+    /// Signs a notification's nested transaction: with an untrusted chain for `forged-inner-transaction`
+    /// (the outer payload stays genuine), genuinely otherwise.
+    func signNested(_ transaction: JWSTransactionDecodedPayload, forgery: Forgery?) throws -> String {
+        guard forgery == .forgedInnerTransaction else { return try sign(transaction) }
+        let untrusted = try forgeries.pki(for: .untrustedRoot)
+        return try ES256Signer(pki: untrusted).sign(payload: AppStoreJSON.encode(transaction))
     }
 
     /// The webhook body Apple POSTs: `{"signedPayload":"<JWS>"}`.

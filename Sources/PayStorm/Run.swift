@@ -145,7 +145,24 @@ public enum PayStormRun {
 
         let target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
         defer { target.ledger?.stop() }
-        try TargetSetup.checkReachable(target.endpoints, profile: profile)
+        let engine: LoadEngine
+        do {
+            engine = try LoadEngine(
+                LoadEngineConfiguration(
+                    connectionsPerHost: 32,
+                    maxInFlight: 4096,
+                    connectTimeout: .seconds(3),
+                    totalTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000)),
+                    caFile: profile.target.tlsCAFile,
+                    maxCapturedBodyBytes: 64 * 1024,
+                    lateAfter: .milliseconds(10),
+                    tickInterval: .seconds(1)
+                )
+            )
+        } catch {
+            throw .internalError("cannot start the load engine: \(error)")
+        }
+        try TargetSetup.checkReachable(target.endpoints, with: engine)
 
         let minter = Minter(
             pki: target.pki,
@@ -193,23 +210,6 @@ public enum PayStormRun {
             only: options.account,
             requestTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000))
         )
-        let engine: LoadEngine
-        do {
-            engine = try LoadEngine(
-                LoadEngineConfiguration(
-                    connectionsPerHost: 32,
-                    maxInFlight: 4096,
-                    connectTimeout: .seconds(3),
-                    totalTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000)),
-                    caFile: profile.target.tlsCAFile,
-                    maxCapturedBodyBytes: 64 * 1024,
-                    lateAfter: .milliseconds(10),
-                    tickInterval: .seconds(1)
-                )
-            )
-        } catch {
-            throw .internalError("cannot start the load engine: \(error)")
-        }
         current.withLock { $0 = engine }
         defer { current.withLock { $0 = nil } }
 

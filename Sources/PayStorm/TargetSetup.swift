@@ -96,33 +96,11 @@ enum TargetSetup {
         )
     }
 
-    /// Sends one request to the webhook URL: any HTTP answer means reachable.
+    /// Connects to the webhook's host (with the TLS handshake for `https://`) without sending anything.
     /// - Throws: `RunError.unreachable` naming the URL and the failure.
-    static func checkReachable(_ endpoints: Endpoints, profile: Profile) throws(RunError) {
-        let engine: LoadEngine
-        do {
-            engine = try LoadEngine(
-                LoadEngineConfiguration(
-                    connectionsPerHost: 1,
-                    maxInFlight: 1,
-                    connectTimeout: .seconds(3),
-                    totalTimeout: .seconds(5),
-                    caFile: profile.target.tlsCAFile
-                )
-            )
-        } catch {
-            throw .internalError("cannot start the load engine: \(error)")
-        }
-        let failure = LockedBox<String?>(nil)
-        _ = engine.run(.closed(users: 1, thinkTime: .zero, duration: .seconds(10))) { index, _ in
-            index == 0
-                ? LoadRequest(id: 0, kind: "check", method: "GET", url: endpoints.webhook, headers: endpoints.headers)
-                : nil
-        } sink: { result in
-            if let error = result.error { failure.value = "\(error) (\(result.detail))" }
-        }
-        if let reason = failure.value {
-            throw .unreachable("target \(endpoints.webhook) is unreachable: \(reason)")
+    static func checkReachable(_ endpoints: Endpoints, with engine: LoadEngine) throws(RunError) {
+        if let failure = engine.probe(url: endpoints.webhook) {
+            throw .unreachable("target \(endpoints.webhook) is unreachable: \(failure.error) (\(failure.detail))")
         }
     }
 }
