@@ -24,10 +24,9 @@ final class RawClient {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        if result != 0 {
-            close(fd)
-            throw ClientError.connectFailed(errno)
-        }
+        // No close here: deinit runs for a class whose throwing init had set every property, and a second
+        // close could hit a descriptor another test's server has just been given.
+        if result != 0 { throw ClientError.connectFailed(errno) }
     }
 
     deinit { close(fd) }
