@@ -48,3 +48,9 @@ CURLMcode ps_curl_multi_setopt_timer_function(CURLM *multi, int (*callback)(CURL
 CURLcode ps_curl_easy_setopt_sockopt_function(CURL *handle, int (*callback)(void *, curl_socket_t, curlsocktype)) {
     return curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, callback);
 }
+CURLcode ps_curl_easy_setopt_closesocket_function(CURL *handle, int (*callback)(void *, curl_socket_t)) {
+    return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, callback);
+}
+CURLcode ps_curl_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}

@@ -59,6 +59,10 @@ public struct LoadEngineConfiguration: Sendable, Equatable {
     public var lateAfter: Duration
     /// How often `tick` is called during a run.
     public var tickInterval: Duration
+    /// Send HTTP/1.1 as libcurl transfers instead of PayStorm's own framing over connections that
+    /// libcurl makes (slower: libcurl 7.88 spends ~12 µs on each transfer; for comparison, or for
+    /// a server the framing does not suit). HTTP/2 always uses libcurl transfers.
+    public var libcurlTransfers: Bool
 
     /// Creates a configuration; the defaults suit a loopback or staging target.
     public init(
@@ -71,7 +75,8 @@ public struct LoadEngineConfiguration: Sendable, Equatable {
         captureBodies: Bool = true,
         maxCapturedBodyBytes: Int = 1 << 20,
         lateAfter: Duration = .milliseconds(10),
-        tickInterval: Duration = .seconds(1)
+        tickInterval: Duration = .seconds(1),
+        libcurlTransfers: Bool = false
     ) {
         self.connectionsPerHost = connectionsPerHost
         self.maxInFlight = maxInFlight
@@ -83,6 +88,7 @@ public struct LoadEngineConfiguration: Sendable, Equatable {
         self.maxCapturedBodyBytes = maxCapturedBodyBytes
         self.lateAfter = lateAfter
         self.tickInterval = tickInterval
+        self.libcurlTransfers = libcurlTransfers
     }
 
     /// Checks the values.

@@ -209,10 +209,29 @@ final class Transport {
     private var active: [ObjectIdentifier: Transfer] = [:]
     private let timer: Int32
     private let epoll: Int32
-    private(set) var inFlight = 0
+    /// Requests taken and not yet answered (waiting for a connection or on one).
+    var inFlight = 0
     /// libcurl's next timeout (monotonic ns), or nil when it has none.
     fileprivate var curlDeadline: Int64?
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
+
+    /// Whether HTTP/1.1 requests take the fast path (``HTTP1Transport``) instead of libcurl transfers.
+    let framed: Bool
+    /// Fast-path connection pools by origin, and the last one used (most runs have one origin).
+    var pools: [String: HTTP1Pool] = [:]
+    var lastPool: HTTP1Pool?
+    /// The fast-path connection owning each socket number, if any.
+    var owners: [HTTP1Connection?] = []
+    /// Fast-path connections whose socket libcurl closed on its own, to fail in `perform`.
+    var orphans: [HTTP1Connection] = []
+    /// Fast-path results not yet handed to the engine (still counted in flight until they are).
+    var finished: [LoadResult] = []
+    /// The earliest deadline of a fast-path request in flight (or later: it is recomputed lazily).
+    var nextHTTP1Deadline = Int64.max
+    /// One receive buffer for every fast-path connection (they are read one at a time).
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    /// The run's start on the monotonic clock.
+    var runStart: Int64 = 0
 
     init?(_ configuration: LoadEngineConfiguration) {
         guard let multi = curl_multi_init() else { return nil }
@@ -230,8 +249,12 @@ final class Transport {
         timerEvent.events = EPOLLIN.rawValue
         timerEvent.data.fd = timer
         epoll_ctl(epoll, EPOLL_CTL_ADD, timer, &timerEvent)
+        framed = configuration.httpVersion == .http1_1 && !configuration.libcurlTransfers
         let connections = configuration.connectionsPerHost
-        _ = ps_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, connections)
+        if !framed {
+            // The fast path keeps its own per-origin cap (libcurl would count its connections too).
+            _ = ps_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, connections)
+        }
         _ = ps_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, connections * 2)
         if configuration.httpVersion == .http2 {
             _ = ps_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
@@ -244,6 +267,8 @@ final class Transport {
     }
 
     deinit {
+        closeHTTP1()
+        readBuffer.deallocate()
         for transfer in active.values { curl_multi_remove_handle(multi, transfer.easy) }
         active.removeAll()
         free.removeAll()
@@ -261,6 +286,43 @@ final class Transport {
     fileprivate func forget(socket: Int32) {
         registered[socket] = nil
         idle.remove(socket)
+        if Int(socket) < owners.count { owners[Int(socket)] = nil }
+    }
+
+    /// Called when libcurl closes a socket of a fast-path handle.
+    func socketClosing(_ socket: Int32) {
+        registered[socket] = nil
+        idle.remove(socket)
+        guard Int(socket) < owners.count, let connection = owners[Int(socket)] else { return }
+        owners[Int(socket)] = nil
+        connection.socket = -1
+        orphans.append(connection)
+    }
+
+    /// Takes over a socket libcurl connected for the fast path: from now on PayStorm watches it.
+    func adopt(socket: Int32, for connection: HTTP1Connection) {
+        let index = Int(socket)
+        if index >= owners.count { owners.append(contentsOf: repeatElement(nil, count: index + 1 - owners.count)) }
+        owners[index] = connection
+        idle.remove(socket)
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+        event.data.fd = socket
+        let known = registered.removeValue(forKey: socket) != nil
+        if !known || epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 {
+            if epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) != 0 && errno == EEXIST {
+                epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event)
+            }
+        }
+    }
+
+    /// Adds or removes writability from what is watched on a fast-path socket.
+    func watchWrites(_ connection: HTTP1Connection, _ on: Bool) {
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (on ? EPOLLOUT.rawValue : 0)
+        event.data.fd = connection.socket
+        epoll_ctl(epoll, EPOLL_CTL_MOD, connection.socket, &event)
+        connection.watchingWrites = on
     }
 
     /// Called by libcurl: watch `socket` for `what` (CURL_POLL_IN/OUT/INOUT/REMOVE).
@@ -304,6 +366,11 @@ final class Transport {
     /// Takes a request: starts it when a connection is free, else queues it (both count in flight).
     func submit(_ request: LoadRequest, intended: Int64, sent: Int64, start: Int64) {
         inFlight += 1
+        runStart = start
+        if framed, let target = HTTP1Target(request.url) {
+            submitHTTP1(request, target: target, intended: intended, sent: sent)
+            return
+        }
         if active.count < activeCap && waitingHead == waiting.count {
             begin(request, intended: intended, sent: sent)
         } else {
@@ -350,6 +417,9 @@ final class Transport {
 
     /// Ends every request in flight or waiting, reporting each as stopped.
     func cancelAll(start: Int64, into results: inout [LoadResult]) {
+        runStart = start
+        cancelHTTP1()
+        drainFinished(into: &results)
         let now = monotonicNanoseconds() - start
         for transfer in Array(active.values) {
             var result = finish(easy: transfer.easy, code: CURLE_ABORTED_BY_CALLBACK, received: now, start: start)
@@ -381,8 +451,10 @@ final class Transport {
 
     /// Runs libcurl's due timeouts and appends the results of finished transfers.
     func perform(start: Int64, into results: inout [LoadResult]) {
+        runStart = start
         var running: Int32 = 0
-        if let deadline = curlDeadline, deadline <= monotonicNanoseconds() {
+        let now = monotonicNanoseconds()
+        if let deadline = curlDeadline, deadline <= now {
             curlDeadline = nil
             curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running)
         }
@@ -390,9 +462,20 @@ final class Transport {
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result
-            let now = monotonicNanoseconds() - start
-            results.append(finish(easy: easy, code: code, received: now, start: start))
+            var pointer: UnsafeMutableRawPointer?
+            _ = ps_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer)
+            if let connection = Unmanaged<AnyObject>.fromOpaque(pointer!).takeUnretainedValue() as? HTTP1Connection {
+                connected(connection, code: code)
+                continue
+            }
+            results.append(finish(easy: easy, code: code, received: monotonicNanoseconds() - start, start: start))
         }
+        while let connection = orphans.popLast() {
+            guard connection.state != .closed else { continue }
+            failConnection(connection, error: .reset, detail: "libcurl closed the connection", retryable: true)
+        }
+        expireHTTP1(now: now)
+        drainFinished(into: &results)
         beginWaiting()
     }
 
@@ -441,6 +524,7 @@ final class Transport {
     func wait(nanoseconds: Int64) {
         var wait = nanoseconds
         if let deadline = curlDeadline { wait = min(wait, max(deadline - monotonicNanoseconds(), 0)) }
+        if nextHTTP1Deadline != .max { wait = min(wait, max(nextHTTP1Deadline - monotonicNanoseconds(), 0)) }
         var timeoutMilliseconds: Int32 = 0
         if wait >= 5_000_000 {
             // Far enough that waking up to a millisecond early costs nothing: the caller re-checks.
@@ -462,6 +546,10 @@ final class Transport {
             if fd == timer {
                 var expirations: UInt64 = 0
                 _ = read(timer, &expirations, 8)
+                continue
+            }
+            if Int(fd) < owners.count, let connection = owners[Int(fd)] {
+                handle(connection, events: event.events)
                 continue
             }
             if idle.contains(fd) {
@@ -497,7 +585,7 @@ private let transportSocket:
 
 /// libcurl's new-socket callback: a descriptor number may be reused after a close, so forget
 /// what was registered under it.
-private let transportNewSocket: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, curlsocktype) -> Int32 = {
+let transportNewSocket: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, curlsocktype) -> Int32 = {
     user,
     socket,
     _ in

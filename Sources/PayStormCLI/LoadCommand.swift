@@ -34,7 +34,9 @@ extension Command {
               --max-in-flight N     requests in flight at most; sends due beyond it are missed (default 4096)
               --timeout D           total time per request (default 30s)
               --connect-timeout D   connect and TLS time (default 5s)
-              --http2               speak HTTP/2
+              --http2               speak HTTP/2 (through libcurl's own transfers)
+              --libcurl-transfers   HTTP/1.1 through libcurl's own transfers instead of PayStorm's
+                                    framing over libcurl's connections (slower; for comparison)
               --ca-file F           trust this PEM CA bundle for https://
               --allow-host HOST     allow a non-loopback target host (repeatable)
 
@@ -71,6 +73,7 @@ enum LoadCLI {
         let timeoutText = try arguments.option("--timeout") ?? "30s"
         let connectTimeoutText = try arguments.option("--connect-timeout") ?? "5s"
         let http2 = arguments.flag("--http2")
+        let libcurlTransfers = arguments.flag("--libcurl-transfers")
         let caFile = try arguments.option("--ca-file")
         let allowedHosts = try arguments.options("--allow-host")
         let outDirectory = try arguments.option("--out")
@@ -158,7 +161,8 @@ enum LoadCLI {
                 totalTimeout: try parseDuration(timeoutText),
                 httpVersion: http2 ? .http2 : .http1_1,
                 caFile: caFile,
-                captureBodies: false
+                captureBodies: false,
+                libcurlTransfers: libcurlTransfers
             )
             let engine = try LoadEngine(configuration)
             if case .open(let schedule) = mode,

@@ -10,11 +10,14 @@ import Glibc
 
 /// A loopback HTTP/1.1 server whose behaviour is scripted by the request path:
 /// `/status/N` answers N, `/slow` answers after 2 s, `/reset` resets the connection,
-/// `/close` closes it without answering, `/bye` answers 200 and closes. Bound to 127.0.0.1:0, one thread per connection.
+/// `/close` closes it without answering, `/bye` answers 200 and closes, `/chunked` answers in
+/// chunks written apart. Bound to 127.0.0.1:0, one thread per connection.
 final class FaultServer: Sendable {
     let port: UInt16
     private let listener: Int32
     private let stopped = Atomic<Bool>(false)
+    /// Connections accepted so far.
+    let accepted = Atomic<Int>(0)
 
     private init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -52,6 +55,7 @@ final class FaultServer: Sendable {
         while !stopped.load(ordering: .relaxed) {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
+            accepted.add(1, ordering: .relaxed)
             let thread = Thread { self.serve(connection) }
             thread.start()
         }
@@ -92,6 +96,15 @@ final class FaultServer: Sendable {
                 let response = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nbye"
                 _ = response.withCString { write(connection, $0, strlen($0)) }
                 return
+            }
+            if path == "/chunked" {
+                for part in [
+                    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nchun", "k\r\n3\r\ned!\r\n0\r\n\r\n",
+                ] {
+                    _ = part.withCString { write(connection, $0, strlen($0)) }
+                    usleep(20_000)
+                }
+                continue
             }
             if path == "/slow" { usleep(2_000_000) }
             var status = 200
@@ -140,8 +153,12 @@ struct TransportTests {
             connectTimeout: .seconds(2),
             totalTimeout: .milliseconds(500)
         ),
+        libcurlTransfers: Bool = false,
+        method: String? = nil,
         body: [UInt8] = []
     ) throws -> (results: [Int: LoadResult], stats: LoadEngineStats) {
+        var configuration = configuration
+        configuration.libcurlTransfers = libcurlTransfers
         let engine = try LoadEngine(configuration)
         var results: [Int: LoadResult] = [:]
         let schedule = RateSchedule.constant(100, for: .milliseconds(10 * urls.count))
@@ -150,7 +167,7 @@ struct TransportTests {
             return LoadRequest(
                 id: index,
                 kind: "test",
-                method: body.isEmpty ? "GET" : "POST",
+                method: method ?? (body.isEmpty ? "GET" : "POST"),
                 url: urls[index],
                 body: body
             )
@@ -160,12 +177,19 @@ struct TransportTests {
         return (results, stats)
     }
 
-    @Test(arguments: [200, 204, 404, 500, 503])
-    func capturesStatusesAndBodies(status: Int) throws {
+    /// Both ways of sending HTTP/1.1: PayStorm's framing (the default) and libcurl's transfers.
+    static let paths = [false, true]
+
+    @Test(arguments: [200, 204, 404, 500, 503], paths)
+    func capturesStatusesAndBodies(status: Int, libcurlTransfers: Bool) throws {
         let server = try FaultServer.start()
         defer { server.stop() }
         let body = [UInt8](repeating: 65, count: 3000)
-        let (results, stats) = try run(["http://127.0.0.1:\(server.port)/status/\(status)"], body: body)
+        let (results, stats) = try run(
+            ["http://127.0.0.1:\(server.port)/status/\(status)"],
+            libcurlTransfers: libcurlTransfers,
+            body: body
+        )
         let result = try #require(results[0])
         #expect(result.status == status)
         #expect(result.error == nil)
@@ -176,7 +200,62 @@ struct TransportTests {
         #expect(stats.sent == 1 && stats.completed == 1)
     }
 
-    @Test func reusedHandlesSendEachRequestsOwnMethodAndBody() throws {
+    @Test(arguments: paths)
+    func readsChunkedAndHeadResponses(libcurlTransfers: Bool) throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let chunked = try run(["http://127.0.0.1:\(server.port)/chunked"], libcurlTransfers: libcurlTransfers)
+        #expect(chunked.results[0]?.status == 200, "\(chunked.results[0]?.detail ?? "")")
+        #expect(String(decoding: chunked.results[0]?.body ?? [], as: UTF8.self) == "chunked!")
+        let head = try run(
+            ["http://127.0.0.1:\(server.port)/status/200"],
+            libcurlTransfers: libcurlTransfers,
+            method: "HEAD"
+        )
+        #expect(head.results[0]?.status == 200 && head.results[0]?.bodyBytes == 0)
+    }
+
+    @Test(arguments: paths)
+    func retriesOnceWhenAReusedConnectionDiesUnanswered(libcurlTransfers: Bool) throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(server.port)"
+        // One connection: the first request leaves it kept alive, the second finds the server
+        // closing it unanswered, is retried once on a second connection, and fails there too.
+        let (results, _) = try run(
+            [base + "/status/200", base + "/close"],
+            configuration: LoadEngineConfiguration(connectionsPerHost: 1),
+            libcurlTransfers: libcurlTransfers
+        )
+        #expect(results[0]?.status == 200)
+        #expect(results[1]?.error == .reset)
+        #expect(server.accepted.load(ordering: .relaxed) == 2)
+    }
+
+    @Test(arguments: paths)
+    func honoursPerRequestTimeoutsAndHangUps(libcurlTransfers: Bool) throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let engine = try LoadEngine(LoadEngineConfiguration(libcurlTransfers: libcurlTransfers))
+        var slow = LoadRequest(id: 0, url: "http://127.0.0.1:\(server.port)/slow")
+        slow.timeout = .milliseconds(50)
+        var lost = LoadRequest(id: 1, url: "http://127.0.0.1:\(server.port)/status/200")
+        lost.hangUpOnResponse = true
+        let normal = LoadRequest(id: 2, url: "http://127.0.0.1:\(server.port)/status/200")
+        let requests = [slow, lost, normal]
+        var results: [Int: LoadResult] = [:]
+        _ = engine.run(.open(.constant(100, for: .milliseconds(30)))) { index, _ in
+            index < requests.count ? requests[index] : nil
+        } sink: {
+            results[$0.id] = $0
+        }
+        #expect(results[0]?.error == .timeout)
+        #expect(results[1]?.error == .hungUp)
+        #expect(results[2]?.status == 200)
+    }
+
+    @Test(arguments: paths)
+    func reusedHandlesSendEachRequestsOwnMethodAndBody(libcurlTransfers: Bool) throws {
         let server = try FaultServer.start()
         defer { server.stop() }
         let url = "http://127.0.0.1:\(server.port)/status/200"
@@ -187,7 +266,9 @@ struct TransportTests {
             LoadRequest(id: 3, method: "POST", url: url, body: Array(repeating: 2, count: 5000)),
             LoadRequest(id: 4, method: "GET", url: url, headers: [("X-Test", "1")]),
         ]
-        let engine = try LoadEngine(LoadEngineConfiguration(connectionsPerHost: 1, maxInFlight: 1))
+        let engine = try LoadEngine(
+            LoadEngineConfiguration(connectionsPerHost: 1, maxInFlight: 1, libcurlTransfers: libcurlTransfers)
+        )
         var echoes: [Int: String] = [:]
         // 20 ms apart, so that each request finds the single handle free and reuses it.
         _ = engine.run(.open(.constant(50, for: .milliseconds(100)))) { index, _ in
@@ -198,23 +279,33 @@ struct TransportTests {
         #expect(echoes == [0: "echo 3000", 1: "echo 0", 2: "echo 3", 3: "echo 5000", 4: "echo 0"])
     }
 
-    @Test func reconnectsWhenTheServerClosesEachConnection() throws {
+    @Test(arguments: paths)
+    func reconnectsWhenTheServerClosesEachConnection(libcurlTransfers: Bool) throws {
         let server = try FaultServer.start()
         defer { server.stop() }
         // Each close frees a descriptor number that the next connection likely reuses.
         let urls = Array(repeating: "http://127.0.0.1:\(server.port)/bye", count: 10)
-        let (results, _) = try run(urls, configuration: LoadEngineConfiguration(connectionsPerHost: 1))
+        let (results, _) = try run(
+            urls,
+            configuration: LoadEngineConfiguration(connectionsPerHost: 1),
+            libcurlTransfers: libcurlTransfers
+        )
         #expect(results.count == 10)
         #expect(results.values.allSatisfy { $0.status == 200 })
     }
 
-    @Test func classifiesTransportFailures() throws {
+    @Test(arguments: paths)
+    func classifiesTransportFailures(libcurlTransfers: Bool) throws {
         let server = try FaultServer.start()
         defer { server.stop() }
         let base = "http://127.0.0.1:\(server.port)"
-        let (results, stats) = try run([
-            base + "/slow", base + "/reset", base + "/close", "http://127.0.0.1:\(closedPort())/", base + "/status/200",
-        ])
+        let (results, stats) = try run(
+            [
+                base + "/slow", base + "/reset", base + "/close", "http://127.0.0.1:\(closedPort())/",
+                base + "/status/200",
+            ],
+            libcurlTransfers: libcurlTransfers
+        )
         #expect(results[0]?.error == .timeout)
         #expect(results[1]?.error == .reset)
         #expect(results[2]?.error == .reset)

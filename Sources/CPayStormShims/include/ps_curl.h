@@ -19,6 +19,8 @@ CURLcode ps_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value)
 CURLMcode ps_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 CURLcode ps_curl_easy_setopt_prereq_function(CURL *handle, int (*callback)(void *, char *, char *, int, int));
 CURLcode ps_curl_easy_setopt_sockopt_function(CURL *handle, int (*callback)(void *, curl_socket_t, curlsocktype));
+CURLcode ps_curl_easy_setopt_closesocket_function(CURL *handle, int (*callback)(void *, curl_socket_t));
+CURLcode ps_curl_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value);
 CURLMcode ps_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
 CURLMcode ps_curl_multi_setopt_socket_function(CURLM *multi, int (*callback)(CURL *, curl_socket_t, int, void *, void *));
 CURLMcode ps_curl_multi_setopt_timer_function(CURLM *multi, int (*callback)(CURLM *, long, void *));

@@ -1,0 +1,527 @@
+internal import CCurl
+internal import CPayStormShims
+
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// A request waiting for, or on, a fast-path connection.
+struct HTTP1Pending {
+    var request: LoadRequest
+    var target: HTTP1Target
+    var intended: Int64
+    var sent: Int64
+    /// Whether it was already sent once on a kept-alive connection that turned out dead.
+    var retried = false
+}
+
+/// One kept-alive connection of the fast path: libcurl makes it (`CURLOPT_CONNECT_ONLY`: DNS,
+/// connect timeout, TLS with the configured CA), PayStorm writes the requests and reads the
+/// responses. Confined to the engine's thread.
+final class HTTP1Connection {
+    enum State { case closed, connecting, idle, sending, receiving }
+
+    unowned let pool: HTTP1Pool
+    let easy: UnsafeMutableRawPointer
+    var state = State.closed
+    var socket: Int32 = -1
+    /// Responses completed since it connected (a request that dies on a reused connection is retried once).
+    var served = 0
+    var current: HTTP1Pending?
+    var out: [UInt8] = []
+    var outSent = 0
+    var watchingWrites = false
+    var parser = HTTP1ResponseParser()
+    var response: [UInt8] = []
+    var responseBytes = 0
+    /// Monotonic time of the first byte written for the current request.
+    var wireStart: Int64 = 0
+    var deadline = Int64.max
+
+    init?(pool: HTTP1Pool, configuration: LoadEngineConfiguration, transport: UnsafeMutableRawPointer) {
+        guard let easy = curl_easy_init() else { return nil }
+        self.pool = pool
+        self.easy = easy
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_CONNECT_ONLY, 1)
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1)
+        // libcurl prunes idle cached connections after 118 s; these are ours while open.
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(Int32.max))
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, me)
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_SOCKOPTDATA, transport)
+        _ = ps_curl_easy_setopt_sockopt_function(easy, transportNewSocket)
+        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_CLOSESOCKETDATA, transport)
+        _ = ps_curl_easy_setopt_closesocket_function(easy, transportCloseSocket)
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
+        _ = ps_curl_easy_setopt_string(easy, CURLOPT_PROXY, "")
+        _ = ps_curl_easy_setopt_long(
+            easy,
+            CURLOPT_CONNECTTIMEOUT_MS,
+            Int(configuration.connectTimeout.microseconds / 1000)
+        )
+        // ALPN offers http/1.1 only: this connection speaks nothing else.
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        if let caFile = configuration.caFile {
+            _ = caFile.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CAINFO, $0) }
+        }
+        _ = (pool.origin + "/").withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
+    }
+
+    deinit { curl_easy_cleanup(easy) }
+}
+
+/// The fast-path connections to one origin, capped at the configured count, and the requests
+/// waiting for one of them (FIFO).
+final class HTTP1Pool {
+    let origin: String
+    let isTLS: Bool
+    /// Every connection object made for this origin (at most the cap), open or not.
+    var all: [HTTP1Connection] = []
+    /// Open connections with nothing in flight (most recently used last).
+    var idle: [HTTP1Connection] = []
+    /// Closed connections whose handles can connect again.
+    var spare: [HTTP1Connection] = []
+    /// Connections open or connecting.
+    var open = 0
+    var connecting = 0
+    private var waiting: [HTTP1Pending?] = []
+    private var waitingHead = 0
+
+    init(origin: String, isTLS: Bool) {
+        self.origin = origin
+        self.isTLS = isTLS
+    }
+
+    var waitingCount: Int { waiting.count - waitingHead }
+
+    func enqueue(_ pending: HTTP1Pending) { waiting.append(pending) }
+
+    /// Puts a request back at the head (a retry goes first).
+    func requeue(_ pending: HTTP1Pending) {
+        if waitingHead > 0 {
+            waitingHead -= 1
+            waiting[waitingHead] = pending
+        } else {
+            waiting.insert(pending, at: 0)
+        }
+    }
+
+    func dequeue() -> HTTP1Pending? {
+        guard waitingHead < waiting.count else { return nil }
+        let next = waiting[waitingHead]
+        waiting[waitingHead] = nil
+        waitingHead += 1
+        if waitingHead == waiting.count {
+            waiting.removeAll(keepingCapacity: true)
+            waitingHead = 0
+        } else if waitingHead > 4096 && waitingHead * 2 > waiting.count {
+            waiting.removeFirst(waitingHead)
+            waitingHead = 0
+        }
+        return next
+    }
+}
+
+extension Transport {
+    /// Hands the fast path's results to the engine; only now do they stop counting in flight, so
+    /// the engine never sees nothing in flight while a result is on its way.
+    func drainFinished(into results: inout [LoadResult]) {
+        guard !finished.isEmpty else { return }
+        inFlight -= finished.count
+        results.append(contentsOf: finished)
+        finished.removeAll(keepingCapacity: true)
+    }
+
+    /// Takes a request for the fast path.
+    func submitHTTP1(_ request: LoadRequest, target: HTTP1Target, intended: Int64, sent: Int64) {
+        let pool: HTTP1Pool
+        if let last = lastPool, last.origin == target.origin {
+            pool = last
+        } else if let known = pools[String(target.origin)] {
+            pool = known
+        } else {
+            pool = HTTP1Pool(origin: String(target.origin), isTLS: target.isTLS)
+            pools[pool.origin] = pool
+        }
+        lastPool = pool
+        pool.enqueue(HTTP1Pending(request: request, target: target, intended: intended, sent: sent))
+        pump(pool)
+    }
+
+    /// Starts waiting requests on idle connections, and connects more while under the cap.
+    func pump(_ pool: HTTP1Pool) {
+        while pool.waitingCount > 0 {
+            if let connection = pool.idle.popLast() {
+                start(pool.dequeue()!, on: connection)
+            } else if pool.open < configuration.connectionsPerHost && pool.connecting < pool.waitingCount {
+                openConnection(pool)
+            } else {
+                return
+            }
+        }
+    }
+
+    private func openConnection(_ pool: HTTP1Pool) {
+        let connection: HTTP1Connection
+        if let spare = pool.spare.popLast() {
+            connection = spare
+        } else if let made = HTTP1Connection(
+            pool: pool,
+            configuration: configuration,
+            transport: Unmanaged.passUnretained(self).toOpaque()
+        ) {
+            connection = made
+            pool.all.append(made)
+        } else {
+            if let pending = pool.dequeue() {
+                fail(pending, error: .other, detail: "libcurl could not create a handle")
+            }
+            return
+        }
+        connection.state = .connecting
+        connection.served = 0
+        pool.open += 1
+        pool.connecting += 1
+        curl_multi_add_handle(multi, connection.easy)
+    }
+
+    /// libcurl finished connecting `connection` (or failed to).
+    func connected(_ connection: HTTP1Connection, code: CURLcode) {
+        let pool = connection.pool
+        pool.connecting -= 1
+        var socket: curl_socket_t = -1
+        if code == CURLE_OK {
+            _ = ps_curl_easy_getinfo_socket(connection.easy, CURLINFO_ACTIVESOCKET, &socket)
+        }
+        guard code == CURLE_OK, socket >= 0 else {
+            var osErrno = 0
+            _ = ps_curl_easy_getinfo_long(connection.easy, CURLINFO_OS_ERRNO, &osErrno)
+            closeConnection(connection)
+            if let pending = pool.dequeue() {
+                var detail = "curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))"
+                if osErrno != 0 { detail += " (\(String(cString: strerror(Int32(osErrno)))))" }
+                fail(pending, error: classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno), detail: detail)
+            }
+            pump(pool)
+            return
+        }
+        connection.socket = socket
+        adopt(socket: socket, for: connection)
+        connection.state = .idle
+        pool.idle.append(connection)
+        pump(pool)
+    }
+
+    private func start(_ pending: HTTP1Pending, on connection: HTTP1Connection) {
+        let now = monotonicNanoseconds()
+        HTTP1RequestWriter.write(pending.request, target: pending.target, into: &connection.out)
+        connection.current = pending
+        connection.outSent = 0
+        connection.parser.reset(expectsBody: pending.request.method != "HEAD")
+        connection.response.removeAll(keepingCapacity: connection.response.capacity <= 64 * 1024)
+        connection.responseBytes = 0
+        connection.wireStart = now
+        let timeout = pending.request.timeout?.nanoseconds ?? configuration.totalTimeout.nanoseconds
+        connection.deadline = now + max(timeout, 1_000_000)
+        if connection.deadline < nextHTTP1Deadline { nextHTTP1Deadline = connection.deadline }
+        connection.state = .sending
+        writeRequest(connection)
+    }
+
+    /// Writes what is left of the request; waits for writability when the socket is full.
+    private func writeRequest(_ connection: HTTP1Connection) {
+        while connection.outSent < connection.out.count {
+            var written = 0
+            var failure: (detail: String, retryable: Bool)?
+            connection.out.withUnsafeBytes { buffer in
+                let base = buffer.baseAddress! + connection.outSent
+                let count = buffer.count - connection.outSent
+                if connection.pool.isTLS {
+                    let code = curl_easy_send(connection.easy, base, count, &written)
+                    if code != CURLE_OK && code != CURLE_AGAIN {
+                        failure = ("curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))", true)
+                    }
+                } else {
+                    let result = Glibc.send(connection.socket, base, count, Int32(MSG_NOSIGNAL))
+                    if result >= 0 {
+                        written = result
+                    } else if errno != EAGAIN && errno != EINTR {
+                        failure = (String(cString: strerror(errno)), errno == ECONNRESET || errno == EPIPE)
+                    }
+                }
+            }
+            if let failure {
+                failConnection(connection, error: .reset, detail: failure.detail, retryable: failure.retryable)
+                return
+            }
+            if written == 0 {
+                watchWrites(connection, true)
+                return
+            }
+            connection.outSent += written
+        }
+        if connection.watchingWrites { watchWrites(connection, false) }
+        connection.state = .receiving
+    }
+
+    /// Handles epoll events on a fast-path socket.
+    func handle(_ connection: HTTP1Connection, events: UInt32) {
+        switch connection.state {
+        case .sending:
+            writeRequest(connection)
+            // A server may answer before reading the whole body (a 413, say): read that answer.
+            let readable = EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue
+            if connection.state != .closed && events & readable != 0 { readResponse(connection) }
+        case .receiving:
+            readResponse(connection)
+        case .idle:
+            checkIdle(connection)
+        case .closed, .connecting:
+            break
+        }
+    }
+
+    /// Reads and parses what arrived; completes or fails the request when the response ends.
+    private func readResponse(_ connection: HTTP1Connection) {
+        let buffer = readBuffer
+        while true {
+            var count = 0
+            var closedByPeer = false
+            if connection.pool.isTLS {
+                let code = curl_easy_recv(connection.easy, buffer.baseAddress, buffer.count, &count)
+                if code == CURLE_AGAIN { return }
+                if code != CURLE_OK {
+                    let reset = connection.parser.receivedBytes == 0
+                    failConnection(
+                        connection,
+                        error: .reset,
+                        detail: "curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))",
+                        retryable: reset
+                    )
+                    return
+                }
+                closedByPeer = count == 0
+            } else {
+                count = recv(connection.socket, buffer.baseAddress, buffer.count, 0)
+                if count < 0 {
+                    if errno == EAGAIN || errno == EINTR { return }
+                    let retryable = errno == ECONNRESET && connection.parser.receivedBytes == 0
+                    failConnection(
+                        connection,
+                        error: .reset,
+                        detail: String(cString: strerror(errno)),
+                        retryable: retryable
+                    )
+                    return
+                }
+                closedByPeer = count == 0
+            }
+            if closedByPeer {
+                if connection.parser.finishAtClose() {
+                    complete(connection)
+                } else if connection.parser.receivedBytes == 0 {
+                    failConnection(
+                        connection,
+                        error: .reset,
+                        detail: "the server closed the connection without answering",
+                        retryable: true
+                    )
+                } else {
+                    failConnection(
+                        connection,
+                        error: .reset,
+                        detail: "the server closed the connection in the middle of the response",
+                        retryable: false
+                    )
+                }
+                return
+            }
+            if connection.current?.request.hangUpOnResponse == true {
+                failConnection(
+                    connection,
+                    error: .hungUp,
+                    detail: "hung up when the response started (lost response)",
+                    retryable: false
+                )
+                return
+            }
+            let complete: Bool
+            do {
+                complete = try connection.parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { chunk in
+                    connection.responseBytes += chunk.count
+                    if configuration.captureBodies && connection.response.count < configuration.maxCapturedBodyBytes {
+                        let kept = min(chunk.count, configuration.maxCapturedBodyBytes - connection.response.count)
+                        connection.response.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<kept]))
+                    }
+                }
+            } catch {
+                failConnection(
+                    connection,
+                    error: .other,
+                    detail: "malformed HTTP response: \(error.message)",
+                    retryable: false
+                )
+                return
+            }
+            if complete {
+                self.complete(connection)
+                return
+            }
+            // A plain socket that did not fill the buffer is drained (level-triggered epoll says when
+            // more comes); TLS may hold decrypted bytes, so it is read until it would block.
+            if !connection.pool.isTLS && count < buffer.count { return }
+        }
+    }
+
+    /// An idle connection became readable: usually the server closing it (or a TLS session ticket).
+    private func checkIdle(_ connection: HTTP1Connection) {
+        var count = 0
+        if connection.pool.isTLS {
+            let code = curl_easy_recv(connection.easy, readBuffer.baseAddress, readBuffer.count, &count)
+            if code == CURLE_AGAIN { return }
+        } else {
+            count = recv(connection.socket, readBuffer.baseAddress, readBuffer.count, Int32(MSG_DONTWAIT))
+            if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
+        }
+        // Closed, failed, or bytes nobody asked for: the connection is not usable.
+        if let index = connection.pool.idle.firstIndex(where: { $0 === connection }) {
+            connection.pool.idle.remove(at: index)
+        }
+        closeConnection(connection)
+        pump(connection.pool)
+    }
+
+    private func complete(_ connection: HTTP1Connection) {
+        let pending = connection.current!
+        let now = monotonicNanoseconds()
+        let received = now - runStart
+        finished.append(
+            LoadResult(
+                id: pending.request.id,
+                kind: pending.request.kind,
+                intended: .nanoseconds(pending.intended),
+                sent: .nanoseconds(pending.sent),
+                wireStart: .nanoseconds(min(max(connection.wireStart - runStart, pending.sent), received)),
+                received: .nanoseconds(received),
+                status: connection.parser.status,
+                body: connection.response,
+                bodyBytes: connection.responseBytes
+            )
+        )
+        connection.current = nil
+        connection.served += 1
+        let pool = connection.pool
+        // Answered before the whole request was written: the rest would be taken for a new request.
+        if connection.parser.keepAlive && connection.outSent == connection.out.count {
+            connection.state = .idle
+            pool.idle.append(connection)
+        } else {
+            closeConnection(connection)
+        }
+        pump(pool)
+    }
+
+    /// Fails the request in flight on `connection` and closes it; a request that found a reused
+    /// connection dead before any answer is retried once on another (as libcurl does).
+    func failConnection(_ connection: HTTP1Connection, error: LoadErrorClass, detail: String, retryable: Bool) {
+        let pool = connection.pool
+        let pending = connection.current
+        let reused = connection.served > 0
+        connection.current = nil
+        closeConnection(connection)
+        if var pending {
+            if retryable && reused && !pending.retried {
+                pending.retried = true
+                pool.requeue(pending)
+            } else {
+                fail(pending, error: error, detail: detail, wireStart: connection.wireStart)
+            }
+        }
+        pump(pool)
+    }
+
+    /// Records a failed request.
+    private func fail(_ pending: HTTP1Pending, error: LoadErrorClass, detail: String, wireStart: Int64? = nil) {
+        let received = monotonicNanoseconds() - runStart
+        let wire = wireStart.map { min(max($0 - runStart, pending.sent), received) } ?? received
+        finished.append(
+            LoadResult(
+                id: pending.request.id,
+                kind: pending.request.kind,
+                intended: .nanoseconds(pending.intended),
+                sent: .nanoseconds(pending.sent),
+                wireStart: .nanoseconds(wire),
+                received: .nanoseconds(received),
+                status: 0,
+                error: error,
+                detail: detail
+            )
+        )
+    }
+
+    /// Closes a connection (libcurl closes the socket when its handle leaves the multi handle) and
+    /// keeps its handle for a later connect.
+    func closeConnection(_ connection: HTTP1Connection) {
+        guard connection.state != .closed else { return }
+        if connection.socket >= 0 && Int(connection.socket) < owners.count { owners[Int(connection.socket)] = nil }
+        connection.socket = -1
+        connection.state = .closed
+        connection.watchingWrites = false
+        connection.deadline = .max
+        curl_multi_remove_handle(multi, connection.easy)
+        connection.pool.open -= 1
+        connection.pool.spare.append(connection)
+    }
+
+    /// Fails requests past their deadline.
+    func expireHTTP1(now: Int64) {
+        guard now >= nextHTTP1Deadline else { return }
+        nextHTTP1Deadline = .max
+        for pool in pools.values {
+            for connection in pool.all where connection.state == .sending || connection.state == .receiving {
+                if connection.deadline <= now {
+                    let limit = (connection.current?.request.timeout ?? configuration.totalTimeout).microseconds / 1000
+                    failConnection(
+                        connection,
+                        error: .timeout,
+                        detail: "no complete response within \(limit) ms",
+                        retryable: false
+                    )
+                } else if connection.deadline < nextHTTP1Deadline {
+                    nextHTTP1Deadline = connection.deadline
+                }
+            }
+        }
+    }
+
+    /// Ends every fast-path request in flight or waiting, reporting each as stopped.
+    func cancelHTTP1() {
+        for pool in pools.values {
+            for connection in pool.all where connection.current != nil {
+                let pending = connection.current!
+                connection.current = nil
+                closeConnection(connection)
+                fail(pending, error: .other, detail: "run stopped", wireStart: connection.wireStart)
+            }
+            while let pending = pool.dequeue() { fail(pending, error: .other, detail: "run stopped") }
+        }
+    }
+
+    /// Closes every fast-path connection (the end of the run).
+    func closeHTTP1() {
+        for pool in pools.values {
+            for connection in pool.all { closeConnection(connection) }
+        }
+        pools.removeAll()
+        lastPool = nil
+    }
+}
+
+/// libcurl's close-socket callback: a socket libcurl closes on its own while PayStorm holds it
+/// (it should not happen) fails that connection first, so the descriptor number is never
+/// mistaken for the next socket that reuses it.
+let transportCloseSocket: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t) -> Int32 = { user, socket in
+    if let user { Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue().socketClosing(socket) }
+    return close(socket)
+}
