@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
 /// HTTP/1.1 framing for the transport's fast path: libcurl makes the connections (DNS, connect
 /// timeout, TLS with the configured CA), PayStorm writes requests and parses responses on them.
 ///
@@ -49,11 +53,11 @@ struct HTTP1Target: Equatable {
 
 /// Writes HTTP/1.1 requests into a reusable byte buffer.
 enum HTTP1RequestWriter {
-    /// Appends the request line, `Host` (unless given), the caller's headers and the body, with a
-    /// `Content-Length` of our own (a given one is dropped: two would be a protocol error).
-    static func write(_ request: LoadRequest, target: HTTP1Target, into out: inout [UInt8]) {
+    /// Writes the request line, `Host` (unless given), the caller's headers and a `Content-Length`
+    /// of our own (a given one is dropped: two would be a protocol error), then the body if `body`.
+    static func write(_ request: LoadRequest, target: HTTP1Target, into out: inout [UInt8], body: Bool = true) {
         out.removeAll(keepingCapacity: true)
-        out.reserveCapacity(request.body.count + 256)
+        out.reserveCapacity((body ? request.body.count : 0) + 256)
         out.append(contentsOf: request.method.utf8)
         out.append(UInt8(ascii: " "))
         out.append(contentsOf: target.path.utf8)
@@ -80,7 +84,7 @@ enum HTTP1RequestWriter {
             out.append(contentsOf: "\r\n".utf8)
         }
         out.append(contentsOf: "\r\n".utf8)
-        out.append(contentsOf: request.body)
+        if body { out.append(contentsOf: request.body) }
     }
 
     private static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
@@ -222,12 +226,12 @@ struct HTTP1ResponseParser {
 
     /// The index just past the blank line ending a head (CRLF CRLF, or bare LF LF), if present.
     private func headEnd(_ bytes: UnsafeRawBufferPointer, from start: Int, searchFrom: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
         var index = max(searchFrom, start)
-        while index < bytes.count {
-            if bytes[index] == 10 {
-                if index + 1 < bytes.count && bytes[index + 1] == 10 { return index + 2 }
-                if index + 2 < bytes.count && bytes[index + 1] == 13 && bytes[index + 2] == 10 { return index + 3 }
-            }
+        while index < bytes.count, let found = memchr(base + index, 10, bytes.count - index) {
+            index = base.distance(to: UnsafeRawPointer(found))
+            if index + 1 < bytes.count && bytes[index + 1] == 10 { return index + 2 }
+            if index + 2 < bytes.count && bytes[index + 1] == 13 && bytes[index + 2] == 10 { return index + 3 }
             index += 1
         }
         return nil
@@ -247,7 +251,11 @@ struct HTTP1ResponseParser {
         var contentLength: Int?
         var chunked = false
         while let line = lines.next() {
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            // Only three headers matter, all starting with c or t: skip the rest cheaply.
+            let first = lowercased(line[0])
+            guard first == UInt8(ascii: "c") || first == UInt8(ascii: "t"),
+                let colon = line.firstIndex(of: UInt8(ascii: ":"))
+            else { continue }
             let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
             let value = trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...]))
             if nameEquals(name, "content-length") {
@@ -317,8 +325,10 @@ private struct HeadLines {
     mutating func next() -> UnsafeRawBufferPointer? {
         guard position < bytes.count else { return nil }
         let start = position
-        var end = start
-        while end < bytes.count && bytes[end] != 10 { end += 1 }
+        var end = bytes.count
+        if let found = memchr(bytes.baseAddress! + start, 10, bytes.count - start) {
+            end = bytes.baseAddress!.distance(to: UnsafeRawPointer(found))
+        }
         position = end + 1
         let lineEnd = end > start && bytes[end - 1] == 13 ? end - 1 : end
         if lineEnd == start { return nil }  // the blank line

@@ -28,8 +28,12 @@ final class HTTP1Connection {
     /// Responses completed since it connected (a request that dies on a reused connection is retried once).
     var served = 0
     var current: HTTP1Pending?
+    /// The request head (and, over TLS, the body); a plain socket sends the body from the request.
     var out: [UInt8] = []
+    /// The body sent after `out`, kept alive until the request ends.
+    var body: [UInt8] = []
     var outSent = 0
+    var outTotal = 0
     var watchingWrites = false
     var parser = HTTP1ResponseParser()
     var response: [UInt8] = []
@@ -215,9 +219,12 @@ extension Transport {
 
     private func start(_ pending: HTTP1Pending, on connection: HTTP1Connection) {
         let now = monotonicNanoseconds()
-        HTTP1RequestWriter.write(pending.request, target: pending.target, into: &connection.out)
+        let isTLS = connection.pool.isTLS
+        HTTP1RequestWriter.write(pending.request, target: pending.target, into: &connection.out, body: isTLS)
+        connection.body = isTLS ? [] : pending.request.body
         connection.current = pending
         connection.outSent = 0
+        connection.outTotal = connection.out.count + connection.body.count
         connection.parser.reset(expectsBody: pending.request.method != "HEAD")
         connection.response.removeAll(keepingCapacity: connection.response.capacity <= 64 * 1024)
         connection.responseBytes = 0
@@ -231,24 +238,32 @@ extension Transport {
 
     /// Writes what is left of the request; waits for writability when the socket is full.
     private func writeRequest(_ connection: HTTP1Connection) {
-        while connection.outSent < connection.out.count {
+        while connection.outSent < connection.outTotal {
             var written = 0
             var failure: (detail: String, retryable: Bool)?
-            connection.out.withUnsafeBytes { buffer in
-                let base = buffer.baseAddress! + connection.outSent
-                let count = buffer.count - connection.outSent
-                if connection.pool.isTLS {
-                    let code = curl_easy_send(connection.easy, base, count, &written)
+            if connection.pool.isTLS {
+                connection.out.withUnsafeBytes { buffer in
+                    let code = curl_easy_send(
+                        connection.easy,
+                        buffer.baseAddress! + connection.outSent,
+                        buffer.count - connection.outSent,
+                        &written
+                    )
                     if code != CURLE_OK && code != CURLE_AGAIN {
                         failure = ("curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))", true)
                     }
-                } else {
-                    let result = Glibc.send(connection.socket, base, count, Int32(MSG_NOSIGNAL))
-                    if result >= 0 {
-                        written = result
-                    } else if errno != EAGAIN && errno != EINTR {
-                        failure = (String(cString: strerror(errno)), errno == ECONNRESET || errno == EPIPE)
+                }
+            } else {
+                // Head and body in one call, the body straight from the request (no copy).
+                let result = connection.out.withUnsafeBytes { head in
+                    connection.body.withUnsafeBytes { body in
+                        sendHeadAndBody(connection.socket, head: head, body: body, from: connection.outSent)
                     }
+                }
+                if result >= 0 {
+                    written = result
+                } else if errno != EAGAIN && errno != EINTR {
+                    failure = (String(cString: strerror(errno)), errno == ECONNRESET || errno == EPIPE)
                 }
             }
             if let failure {
@@ -413,7 +428,7 @@ extension Transport {
         connection.served += 1
         let pool = connection.pool
         // Answered before the whole request was written: the rest would be taken for a new request.
-        if connection.parser.keepAlive && connection.outSent == connection.out.count {
+        if connection.parser.keepAlive && connection.outSent == connection.outTotal {
             connection.state = .idle
             pool.idle.append(connection)
         } else {
@@ -515,6 +530,46 @@ extension Transport {
         }
         pools.removeAll()
         lastPool = nil
+    }
+}
+
+/// Sends `head` then `body`, skipping the first `offset` bytes of the two, in one `sendmsg`.
+private func sendHeadAndBody(
+    _ socket: Int32,
+    head: UnsafeRawBufferPointer,
+    body: UnsafeRawBufferPointer,
+    from offset: Int
+) -> Int {
+    var vectors = (iovec(), iovec())
+    var count = 0
+    withUnsafeMutableBytes(of: &vectors) { raw in
+        let vector = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
+        if offset < head.count {
+            vector[0] = iovec(
+                iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress! + offset),
+                iov_len: head.count - offset
+            )
+            count = 1
+            if body.count > 0 {
+                vector[1] = iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress!), iov_len: body.count)
+                count = 2
+            }
+        } else {
+            let skip = offset - head.count
+            vector[0] = iovec(
+                iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress! + skip),
+                iov_len: body.count - skip
+            )
+            count = 1
+        }
+    }
+    var message = msghdr()
+    return withUnsafeMutablePointer(to: &vectors) { pointer in
+        pointer.withMemoryRebound(to: iovec.self, capacity: 2) { vector in
+            message.msg_iov = vector
+            message.msg_iovlen = count
+            return sendmsg(socket, &message, Int32(MSG_NOSIGNAL))
+        }
     }
 }
 

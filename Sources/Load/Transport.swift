@@ -215,11 +215,13 @@ final class Transport {
     fileprivate var curlDeadline: Int64?
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
 
-    /// Whether HTTP/1.1 requests take the fast path (``HTTP1Transport``) instead of libcurl transfers.
+    /// Whether HTTP/1.1 requests take the fast path (HTTP1Transport.swift) instead of libcurl transfers.
     let framed: Bool
     /// Fast-path connection pools by origin, and the last one used (most runs have one origin).
     var pools: [String: HTTP1Pool] = [:]
     var lastPool: HTTP1Pool?
+    private var lastURL = ""
+    private var lastTarget: HTTP1Target?
     /// The fast-path connection owning each socket number, if any.
     var owners: [HTTP1Connection?] = []
     /// Fast-path connections whose socket libcurl closed on its own, to fail in `perform`.
@@ -367,9 +369,16 @@ final class Transport {
     func submit(_ request: LoadRequest, intended: Int64, sent: Int64, start: Int64) {
         inFlight += 1
         runStart = start
-        if framed, let target = HTTP1Target(request.url) {
-            submitHTTP1(request, target: target, intended: intended, sent: sent)
-            return
+        if framed {
+            // Runs send to few URLs: split each once.
+            if request.url != lastURL {
+                lastURL = request.url
+                lastTarget = HTTP1Target(request.url)
+            }
+            if let target = lastTarget {
+                submitHTTP1(request, target: target, intended: intended, sent: sent)
+                return
+            }
         }
         if active.count < activeCap && waitingHead == waiting.count {
             begin(request, intended: intended, sent: sent)

@@ -233,6 +233,21 @@ struct TransportTests {
     }
 
     @Test(arguments: paths)
+    func sendsBodiesLargerThanTheSocketBuffers(libcurlTransfers: Bool) throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let body = [UInt8](repeating: 7, count: 3 << 20)
+        let (results, _) = try run(
+            ["http://127.0.0.1:\(server.port)/status/200", "http://127.0.0.1:\(server.port)/status/201"],
+            configuration: LoadEngineConfiguration(connectionsPerHost: 1, totalTimeout: .seconds(20)),
+            libcurlTransfers: libcurlTransfers,
+            body: body
+        )
+        #expect(results[0]?.status == 200 && results[1]?.status == 201)
+        #expect(results.values.allSatisfy { String(decoding: $0.body, as: UTF8.self) == "echo \(3 << 20)" })
+    }
+
+    @Test(arguments: paths)
     func honoursPerRequestTimeoutsAndHangUps(libcurlTransfers: Bool) throws {
         let server = try FaultServer.start()
         defer { server.stop() }
