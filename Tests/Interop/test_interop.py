@@ -6,7 +6,7 @@ checks off); every forgery must be rejected with the status reference §8 predic
 verifier (`paystorm verify`) must give the same verdict as Apple's in every case; and once with online
 checks on against `paystorm pki ocsp`. Every verdict goes into matrix.md (or $INTEROP_MATRIX), which holds
 nothing that changes from run to run (no time), so a re-run with the same verdicts leaves it byte for
-byte the same; a filtered or stopped run (-k, -m, node ids, -x) leaves it alone, as its rows would be partial.
+byte the same; a filtered or stopped run (-k, -m, --deselect, -x) leaves it alone, as its rows would be partial.
 
 Run through run.sh, which makes the virtualenv and finds the paystorm binary.
 """
@@ -149,8 +149,9 @@ def check_nested(case, body_payload, pki, apple, expected_transaction=OK, expect
 def runs_whole_suite(session):
     """Whether this run covers every case: only then is the matrix complete enough to be written."""
     options = session.config.option
-    filtered = options.keyword or options.markexpr or any("::" in arg for arg in session.config.args)
-    return not filtered and not session.shouldstop
+    whole_file = any("::" not in arg for arg in session.config.args)  # run.sh always passes the file
+    filtered = options.keyword or options.markexpr or options.deselect or not whole_file
+    return not filtered and not session.shouldstop  # shouldstop: -x or --maxfail ended the run early
 
 
 @pytest.fixture(scope="session", autouse=True)
