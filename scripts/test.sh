@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every PayStorm test: format lint, build, Swift tests, then the interop suites
-# against Apple's own App Store Server Library and the PyPI hdrhistogram package.
+# Runs every PayStorm test: format lint, a build with warnings as errors, a DocC check, Swift tests,
+# then the interop suites against Apple's own App Store Server Library and the PyPI hdrhistogram package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --tests
@@ -8,9 +8,16 @@ scripts/install-deps.sh --tests
 echo "== swift format lint"
 swift format lint --strict --recursive --parallel Sources Tests Package.swift
 
-echo "== build"
-swift build --build-tests 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || { echo "build failed"; exit 1; }
+echo "== build (warnings are errors)"
+# Every compiler warning in our code fails CI: -warnings-as-errors for the Swift targets, -Xcc -Werror
+# for the C shim. System headers stay exempt (clang silences their warnings). The DocC step reuses this
+# build, so it gets the same flags (other flags would rebuild everything).
+build_flags=(-Xswiftc -warnings-as-errors -Xcc -Werror)
+swift build --build-tests "${build_flags[@]}" 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || { echo "build failed"; exit 1; }
 export PAYSTORM="$PWD/.build/debug/paystorm"
+
+echo "== docc (warnings are errors)"
+scripts/check-docs.sh "${build_flags[@]}" 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || { echo "docc check failed"; exit 1; }
 
 echo "== swift test"
 swift test --skip-build 2>&1 | tee .build/swift-test.log | grep -vE '^(◇|✔) ' || true

@@ -33,7 +33,7 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
 
     /// Wraps a clean action stream.
     /// - Parameters:
-    ///   - upstream: the clean, time-ordered actions (a ``World``).
+    ///   - upstream: the clean, time-ordered actions (a `World` from Simulation).
     ///   - profile: the profile whose faults and seed to use.
     public init(_ upstream: Upstream, profile: Profile) {
         self.upstream = upstream

@@ -222,7 +222,7 @@ public final class Checker: Sendable {
     /// Checks every invariant that applies to one probe result.
     /// - Parameters:
     ///   - account: the `appAccountToken` probed.
-    ///   - state: what the probe returned.
+    ///   - observed: what the probe returned.
     ///   - t: when the probe answered, seconds since the start of the run.
     ///   - final: true after the settle time (all six invariants); false during the run (safety invariants only).
     /// - Returns: one result per invariant checked.

@@ -379,7 +379,7 @@ public struct ActionMix: Sendable, Hashable, Decodable {
         deviceReport = try w("deviceReport")
     }
 
-    /// The weights in ``keys`` order.
+    /// The weights, in the order their fields are declared.
     public var weights: [Double] {
         [
             consumable, nonConsumable, subscribe, nonRenewing, cancel, resume, upgrade, downgrade, refund,

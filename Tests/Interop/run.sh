@@ -3,7 +3,9 @@
 #
 # Usage: Tests/Interop/run.sh [pytest options]
 # Needs a built paystorm: $PAYSTORM, or .build/debug/paystorm (build it first with `swift build`).
-# Creates Tests/Interop/.venv on first use and writes Tests/Interop/matrix.md.
+# Creates Tests/Interop/.venv on first use and writes Tests/Interop/matrix.md ($INTEROP_MATRIX to write
+# elsewhere). The matrix holds no time, so a re-run with the same verdicts leaves it unchanged; a run
+# filtered with -k, -m or --deselect, or stopped early by -x or --maxfail, does not write it.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
