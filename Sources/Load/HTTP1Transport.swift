@@ -238,7 +238,9 @@ extension Transport {
 
     /// Writes what is left of the request; waits for writability when the socket is full.
     private func writeRequest(_ connection: HTTP1Connection) {
-        while connection.outSent < connection.outTotal {
+        let limit = connection.current?.request.resetAfterBytes.map { min(max($0, 0), connection.outTotal) }
+        let end = limit ?? connection.outTotal
+        while connection.outSent < end {
             var written = 0
             var failure: (detail: String, retryable: Bool)?
             if connection.pool.isTLS {
@@ -246,7 +248,7 @@ extension Transport {
                     let code = curl_easy_send(
                         connection.easy,
                         buffer.baseAddress! + connection.outSent,
-                        buffer.count - connection.outSent,
+                        end - connection.outSent,
                         &written
                     )
                     if code != CURLE_OK && code != CURLE_AGAIN {
@@ -257,7 +259,7 @@ extension Transport {
                 // Head and body in one call, the body straight from the request (no copy).
                 let result = connection.out.withUnsafeBytes { head in
                     connection.body.withUnsafeBytes { body in
-                        sendHeadAndBody(connection.socket, head: head, body: body, from: connection.outSent)
+                        sendHeadAndBody(connection.socket, head: head, body: body, from: connection.outSent, to: end)
                     }
                 }
                 if result >= 0 {
@@ -276,8 +278,25 @@ extension Transport {
             }
             connection.outSent += written
         }
+        if let limit {
+            resetConnection(connection, after: limit)
+            return
+        }
         if connection.watchingWrites { watchWrites(connection, false) }
         connection.state = .receiving
+    }
+
+    /// Ends a network-reset fault: the connection is closed with a TCP RST (SO_LINGER 0) after
+    /// `bytes` bytes of the request, so the target sees it cut.
+    private func resetConnection(_ connection: HTTP1Connection, after bytes: Int) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(connection.socket, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        failConnection(
+            connection,
+            error: .reset,
+            detail: "reset after \(bytes) of \(connection.outTotal) request bytes (network-reset fault)",
+            retryable: false
+        )
     }
 
     /// Handles epoll events on a fast-path socket.
@@ -533,12 +552,13 @@ extension Transport {
     }
 }
 
-/// Sends `head` then `body`, skipping the first `offset` bytes of the two, in one `sendmsg`.
+/// Sends bytes `offset..<end` of `head` followed by `body` in one `sendmsg`.
 private func sendHeadAndBody(
     _ socket: Int32,
     head: UnsafeRawBufferPointer,
     body: UnsafeRawBufferPointer,
-    from offset: Int
+    from offset: Int,
+    to end: Int
 ) -> Int {
     var vectors = (iovec(), iovec())
     var count = 0
@@ -547,18 +567,21 @@ private func sendHeadAndBody(
         if offset < head.count {
             vector[0] = iovec(
                 iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress! + offset),
-                iov_len: head.count - offset
+                iov_len: min(end, head.count) - offset
             )
             count = 1
-            if body.count > 0 {
-                vector[1] = iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress!), iov_len: body.count)
+            if end > head.count {
+                vector[1] = iovec(
+                    iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress!),
+                    iov_len: end - head.count
+                )
                 count = 2
             }
         } else {
             let skip = offset - head.count
             vector[0] = iovec(
                 iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress! + skip),
-                iov_len: body.count - skip
+                iov_len: end - offset
             )
             count = 1
         }

@@ -19,6 +19,11 @@ public struct LoadRequest: Sendable, Equatable {
     /// Hang up as soon as the response starts: the target has processed the request, but the caller
     /// never sees its answer (a lost response). The result's error is ``LoadErrorClass/hungUp``.
     public var hangUpOnResponse = false
+    /// Reset the connection (a TCP RST) after writing this many bytes of the request, head and body
+    /// together: the target sees a cut request, never a whole one (a network-reset fault). The
+    /// result's error is ``LoadErrorClass/reset``. libcurl transfers (HTTP/2, `libcurlTransfers`)
+    /// cannot cut a request, so there the request times out after 200 µs instead.
+    public var resetAfterBytes: Int?
 
     /// Creates a request.
     public init(
@@ -41,6 +46,7 @@ public struct LoadRequest: Sendable, Equatable {
         lhs.id == rhs.id && lhs.kind == rhs.kind && lhs.method == rhs.method && lhs.url == rhs.url
             && lhs.body == rhs.body && lhs.headers.elementsEqual(rhs.headers, by: { $0 == $1 })
             && lhs.timeout == rhs.timeout && lhs.hangUpOnResponse == rhs.hangUpOnResponse
+            && lhs.resetAfterBytes == rhs.resetAfterBytes
     }
 }
 

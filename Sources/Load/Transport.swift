@@ -79,7 +79,9 @@ final class Transfer {
         response.removeAll(keepingCapacity: response.capacity <= 64 * 1024)
         responseBytes = 0
         wireStartAbsolute = 0
-        let timeout = request.timeout.map { max(1, Int($0.microseconds / 1000)) } ?? defaultTimeoutMilliseconds
+        var timeout = request.timeout.map { max(1, Int($0.microseconds / 1000)) } ?? defaultTimeoutMilliseconds
+        // A transfer cannot be cut mid-request: a reset fault becomes the shortest timeout instead.
+        if request.resetAfterBytes != nil { timeout = 1 }
         if timeout != timeoutMilliseconds {
             timeoutMilliseconds = timeout
             _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeout)

@@ -197,7 +197,7 @@ final class RunScheduler: TimedRequestSource {
         switch delivery.network {
         case .lostResponse?: request.hangUpOnResponse = true
         case .timeout?: request.timeout = .milliseconds(1)
-        case .reset?: request.timeout = .microseconds(200)
+        case .reset?: request.resetAfterBytes = body.count / 2  // a TCP RST partway through the request
         case nil: break
         }
         return request

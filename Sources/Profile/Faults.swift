@@ -19,7 +19,7 @@ public struct Faults: Sendable, Hashable, Decodable {
     public var forgery: Forgery?
     /// The request times out on the client side (an indeterminate outcome).
     public var networkTimeout: Probability?
-    /// The connection is reset before the response.
+    /// The connection is reset (a TCP RST) while the request is being written, before any response.
     public var networkReset: Probability?
     /// The target is killed and restarted by commands, `count` times at seeded instants.
     public var targetRestart: TargetRestart?

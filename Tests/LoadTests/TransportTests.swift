@@ -18,6 +18,8 @@ final class FaultServer: Sendable {
     private let stopped = Atomic<Bool>(false)
     /// Connections accepted so far.
     let accepted = Atomic<Int>(0)
+    /// Whole requests (head and body) read so far.
+    let requests = Atomic<Int>(0)
 
     private init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -85,6 +87,7 @@ final class FaultServer: Sendable {
                 pending += buffer[0..<count]
             }
             pending.removeFirst(headEnd! + 4 + contentLength)
+            requests.add(1, ordering: .relaxed)
             let path = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
             if path == "/reset" {
                 var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
@@ -245,6 +248,32 @@ struct TransportTests {
         )
         #expect(results[0]?.status == 200 && results[1]?.status == 201)
         #expect(results.values.allSatisfy { String(decoding: $0.body, as: UTF8.self) == "echo \(3 << 20)" })
+    }
+
+    @Test func resetsAConnectionPartwayThroughARequest() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let engine = try LoadEngine(LoadEngineConfiguration(connectionsPerHost: 1))
+        let url = "http://127.0.0.1:\(server.port)/status/200"
+        var cut = LoadRequest(id: 0, method: "POST", url: url, body: Array(repeating: 1, count: 3000))
+        cut.resetAfterBytes = 1500
+        let whole = LoadRequest(id: 1, method: "POST", url: url, body: Array(repeating: 1, count: 3000))
+        let requests = [whole, cut, whole]
+        var results: [LoadResult] = []
+        _ = engine.run(.open(.constant(50, for: .milliseconds(60)))) { index, _ in
+            guard index < requests.count else { return nil }
+            var request = requests[index]
+            request.id = index
+            return request
+        } sink: {
+            results.append($0)
+        }
+        results.sort { $0.id < $1.id }
+        #expect(results.map(\.status) == [200, 0, 200])
+        #expect(results[1].error == .reset && results[1].detail.contains("network-reset"))
+        // The server read the two whole requests only, and the cut one cost its connection.
+        #expect(server.requests.load(ordering: .relaxed) == 2)
+        #expect(server.accepted.load(ordering: .relaxed) == 2)
     }
 
     @Test(arguments: paths)
