@@ -166,26 +166,36 @@ struct HTTP1ResponseParser {
             case .head:
                 offset = try consumeHead(bytes, from: offset)
             case .fixed(let remaining):
-                let count = min(remaining, bytes.count - offset)
-                body(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]))
-                offset += count
-                state = remaining == count ? .done : .fixed(remaining: remaining - count)
+                let left = Self.pass(remaining, of: bytes, at: &offset, to: body)
+                state = left == 0 ? .done : .fixed(remaining: left)
             case .untilClose:
                 body(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
                 offset = bytes.count
             case .chunkSize, .chunkDataEnd, .trailers:
                 offset = try consumeChunkLine(bytes, from: offset)
             case .chunkData(let remaining):
-                let count = min(remaining, bytes.count - offset)
-                body(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]))
-                offset += count
-                state = remaining == count ? .chunkDataEnd : .chunkData(remaining: remaining - count)
+                let left = Self.pass(remaining, of: bytes, at: &offset, to: body)
+                state = left == 0 ? .chunkDataEnd : .chunkData(remaining: left)
             case .done:
                 keepAlive = false
                 return true
             }
         }
         return state == .done
+    }
+
+    /// Hands up to `remaining` body bytes from `bytes[offset...]` to `body`.
+    /// - Returns: how many of `remaining` are still to come.
+    private static func pass(
+        _ remaining: Int,
+        of bytes: UnsafeRawBufferPointer,
+        at offset: inout Int,
+        to body: (UnsafeRawBufferPointer) -> Void
+    ) -> Int {
+        let count = min(remaining, bytes.count - offset)
+        body(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]))
+        offset += count
+        return remaining - count
     }
 
     /// Called when the server closed the connection.

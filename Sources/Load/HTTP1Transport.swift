@@ -46,29 +46,18 @@ final class HTTP1Connection {
         guard let easy = curl_easy_init() else { return nil }
         self.pool = pool
         self.easy = easy
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        setCommonOptions(
+            easy,
+            owner: Unmanaged.passUnretained(self).toOpaque(),
+            configuration: configuration,
+            transport: transport
+        )
         _ = ps_curl_easy_setopt_long(easy, CURLOPT_CONNECT_ONLY, 1)
         _ = ps_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1)
         // libcurl prunes idle cached connections after 118 s; these are ours while open.
         _ = ps_curl_easy_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(Int32.max))
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, me)
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_SOCKOPTDATA, transport)
-        _ = ps_curl_easy_setopt_sockopt_function(easy, transportNewSocket)
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_CLOSESOCKETDATA, transport)
-        _ = ps_curl_easy_setopt_closesocket_function(easy, transportCloseSocket)
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
-        _ = ps_curl_easy_setopt_string(easy, CURLOPT_PROXY, "")
-        _ = ps_curl_easy_setopt_long(
-            easy,
-            CURLOPT_CONNECTTIMEOUT_MS,
-            Int(configuration.connectTimeout.microseconds / 1000)
-        )
         // ALPN offers http/1.1 only: this connection speaks nothing else.
         _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
-        if let caFile = configuration.caFile {
-            _ = caFile.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CAINFO, $0) }
-        }
         _ = (pool.origin + "/").withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
     }
 
@@ -427,22 +416,11 @@ extension Transport {
     }
 
     private func complete(_ connection: HTTP1Connection) {
-        let pending = connection.current!
-        let now = monotonicNanoseconds()
-        let received = now - runStart
-        finished.append(
-            LoadResult(
-                id: pending.request.id,
-                kind: pending.request.kind,
-                intended: .nanoseconds(pending.intended),
-                sent: .nanoseconds(pending.sent),
-                wireStart: .nanoseconds(min(max(connection.wireStart - runStart, pending.sent), received)),
-                received: .nanoseconds(received),
-                status: connection.parser.status,
-                body: connection.response,
-                bodyBytes: connection.responseBytes
-            )
-        )
+        var result = self.result(of: connection.current!, wireStart: connection.wireStart)
+        result.status = connection.parser.status
+        result.body = connection.response
+        result.bodyBytes = connection.responseBytes
+        finished.append(result)
         connection.current = nil
         connection.served += 1
         let pool = connection.pool
@@ -477,20 +455,24 @@ extension Transport {
 
     /// Records a failed request.
     private func fail(_ pending: HTTP1Pending, error: LoadErrorClass, detail: String, wireStart: Int64? = nil) {
+        var result = self.result(of: pending, wireStart: wireStart)
+        result.error = error
+        result.detail = detail
+        finished.append(result)
+    }
+
+    /// A result for `pending` received now, with no status yet; `wireStart` is when it went on a
+    /// connection (monotonic), nil when it never did.
+    private func result(of pending: HTTP1Pending, wireStart: Int64?) -> LoadResult {
         let received = monotonicNanoseconds() - runStart
-        let wire = wireStart.map { min(max($0 - runStart, pending.sent), received) } ?? received
-        finished.append(
-            LoadResult(
-                id: pending.request.id,
-                kind: pending.request.kind,
-                intended: .nanoseconds(pending.intended),
-                sent: .nanoseconds(pending.sent),
-                wireStart: .nanoseconds(wire),
-                received: .nanoseconds(received),
-                status: 0,
-                error: error,
-                detail: detail
-            )
+        return LoadResult(
+            id: pending.request.id,
+            kind: pending.request.kind,
+            intended: .nanoseconds(pending.intended),
+            sent: .nanoseconds(pending.sent),
+            wireStart: .nanoseconds(wireStart.map { min(max($0 - runStart, pending.sent), received) } ?? received),
+            received: .nanoseconds(received),
+            status: 0
         )
     }
 

@@ -38,23 +38,11 @@ final class Transfer {
         capture = configuration.captureBodies
         captureLimit = configuration.maxCapturedBodyBytes
         let me = Unmanaged.passUnretained(self).toOpaque()
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, me)
+        setCommonOptions(easy, owner: me, configuration: configuration, transport: transport)
         _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me)
         _ = ps_curl_easy_setopt_write_function(easy, transferWrite)
         _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, me)
         _ = ps_curl_easy_setopt_prereq_function(easy, transferPrerequest)
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_SOCKOPTDATA, transport)
-        _ = ps_curl_easy_setopt_sockopt_function(easy, transportNewSocket)
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
-        // Never through a proxy: traffic goes only where the URL says (and libcurl stops reading
-        // the proxy environment variables on every transfer).
-        _ = ps_curl_easy_setopt_string(easy, CURLOPT_PROXY, "")
-        _ = ps_curl_easy_setopt_long(
-            easy,
-            CURLOPT_CONNECTTIMEOUT_MS,
-            Int(configuration.connectTimeout.microseconds / 1000)
-        )
         defaultTimeoutMilliseconds = Int(configuration.totalTimeout.microseconds / 1000)
         timeoutMilliseconds = defaultTimeoutMilliseconds
         // No CURLOPT_HEADERDATA: with it set and no header function, libcurl writes headers into the body.
@@ -65,9 +53,6 @@ final class Transfer {
         case .http2:
             _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
             _ = ps_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
-        }
-        if let caFile = configuration.caFile {
-            _ = caFile.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CAINFO, $0) }
         }
     }
 
@@ -151,6 +136,30 @@ final class Transfer {
         curl_easy_cleanup(easy)
         curl_slist_free_all(headerList)
         bodyBuffer?.deallocate()
+    }
+}
+
+/// The options every easy handle of the transport shares: `owner` as its private pointer, the
+/// transport's socket callbacks, no signals, no proxy, TCP_NODELAY, the connect timeout, the CA file.
+func setCommonOptions(
+    _ easy: UnsafeMutableRawPointer,
+    owner: UnsafeMutableRawPointer,
+    configuration: LoadEngineConfiguration,
+    transport: UnsafeMutableRawPointer
+) {
+    _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+    _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, owner)
+    _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_SOCKOPTDATA, transport)
+    _ = ps_curl_easy_setopt_sockopt_function(easy, transportNewSocket)
+    _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_CLOSESOCKETDATA, transport)
+    _ = ps_curl_easy_setopt_closesocket_function(easy, transportCloseSocket)
+    _ = ps_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
+    // Never through a proxy: traffic goes only where the URL says (and libcurl stops reading
+    // the proxy environment variables on every transfer).
+    _ = ps_curl_easy_setopt_string(easy, CURLOPT_PROXY, "")
+    _ = ps_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout.microseconds / 1000))
+    if let caFile = configuration.caFile {
+        _ = caFile.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CAINFO, $0) }
     }
 }
 
