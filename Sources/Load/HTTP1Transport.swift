@@ -78,42 +78,21 @@ final class HTTP1Pool {
     /// Connections open or connecting.
     var open = 0
     var connecting = 0
-    private var waiting: [HTTP1Pending?] = []
-    private var waitingHead = 0
+    private var waiting = FIFOQueue<HTTP1Pending>()
 
     init(origin: String, isTLS: Bool) {
         self.origin = origin
         self.isTLS = isTLS
     }
 
-    var waitingCount: Int { waiting.count - waitingHead }
+    var waitingCount: Int { waiting.count }
 
     func enqueue(_ pending: HTTP1Pending) { waiting.append(pending) }
 
     /// Puts a request back at the head (a retry goes first).
-    func requeue(_ pending: HTTP1Pending) {
-        if waitingHead > 0 {
-            waitingHead -= 1
-            waiting[waitingHead] = pending
-        } else {
-            waiting.insert(pending, at: 0)
-        }
-    }
+    func requeue(_ pending: HTTP1Pending) { waiting.prepend(pending) }
 
-    func dequeue() -> HTTP1Pending? {
-        guard waitingHead < waiting.count else { return nil }
-        let next = waiting[waitingHead]
-        waiting[waitingHead] = nil
-        waitingHead += 1
-        if waitingHead == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            waitingHead = 0
-        } else if waitingHead > 4096 && waitingHead * 2 > waiting.count {
-            waiting.removeFirst(waitingHead)
-            waitingHead = 0
-        }
-        return next
-    }
+    func dequeue() -> HTTP1Pending? { waiting.popFirst() }
 }
 
 extension Transport {

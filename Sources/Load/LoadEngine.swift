@@ -284,8 +284,7 @@ struct EngineLoop {
     var timed: (any TimedRequestSource)?
     var isClosed: Bool { pacer == nil && timed == nil }
     /// Closed mode: intended times of users ready to send (FIFO; think time is constant).
-    var readyUsers: [Int64] = []
-    var readyHead = 0
+    var readyUsers = FIFOQueue<Int64>()
     var closedEnd: Int64 = 0
     var nextIndex = 0
 
@@ -303,7 +302,7 @@ struct EngineLoop {
         case .open(let schedule):
             pacer = Pacer(schedule: schedule)
         case .closed(let users, _, let duration):
-            readyUsers = [Int64](repeating: 0, count: max(users, 0))
+            for _ in 0..<max(users, 0) { readyUsers.append(0) }
             closedEnd = duration.nanoseconds
         }
     }
@@ -321,22 +320,15 @@ struct EngineLoop {
             if let next = pacer!.next() {
                 pendingDue = next.nanoseconds
             }
-        } else if readyHead < readyUsers.count {
-            let due = readyUsers[readyHead]
-            if due < closedEnd { pendingDue = due }
+        } else if let due = readyUsers.first, due < closedEnd {
+            pendingDue = due
         }
         return pendingDue
     }
 
     mutating func consumeDue() {
         pendingDue = nil
-        if isClosed {
-            readyHead += 1
-            if readyHead > 4096 && readyHead * 2 > readyUsers.count {
-                readyUsers.removeFirst(readyHead)
-                readyHead = 0
-            }
-        }
+        if isClosed { _ = readyUsers.popFirst() }
     }
 
     mutating func run(

@@ -367,8 +367,7 @@ final class Transport {
     }
 
     /// Requests waiting for a free connection, in arrival order (nil once started).
-    private var waiting: [(request: LoadRequest, intended: Int64, sent: Int64)?] = []
-    private var waitingHead = 0
+    private var waiting = FIFOQueue<(request: LoadRequest, intended: Int64, sent: Int64)>()
     /// Transfers handed to libcurl at most: one per connection for HTTP/1.1 (100 streams per
     /// connection for HTTP/2). Further requests wait in `waiting`, an O(1) queue, because
     /// libcurl re-examines its own pending transfers on every connection change, which collapses
@@ -391,7 +390,7 @@ final class Transport {
                 return
             }
         }
-        if active.count < activeCap && waitingHead == waiting.count {
+        if active.count < activeCap && waiting.isEmpty {
             begin(request, intended: intended, sent: sent)
         } else {
             waiting.append((request, intended, sent))
@@ -409,7 +408,7 @@ final class Transport {
             transfer = created
         } else {
             // Out of memory for a curl handle: retry when a transfer ends.
-            waiting.insert((request, intended, sent), at: waitingHead)
+            waiting.prepend((request, intended, sent))
             return
         }
         transfer.prepare(request, http2PriorKnowledge: configuration.httpVersion == .http2)
@@ -420,18 +419,8 @@ final class Transport {
     }
 
     private func beginWaiting() {
-        while active.count < activeCap, waitingHead < waiting.count {
-            let next = waiting[waitingHead]!
-            waiting[waitingHead] = nil
-            waitingHead += 1
+        while active.count < activeCap, let next = waiting.popFirst() {
             begin(next.request, intended: next.intended, sent: next.sent)
-        }
-        if waitingHead == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            waitingHead = 0
-        } else if waitingHead > 4096 && waitingHead * 2 > waiting.count {
-            waiting.removeFirst(waitingHead)
-            waitingHead = 0
         }
     }
 
@@ -447,9 +436,7 @@ final class Transport {
             result.detail = "run stopped"
             results.append(result)
         }
-        while waitingHead < waiting.count {
-            let next = waiting[waitingHead]!
-            waitingHead += 1
+        while let next = waiting.popFirst() {
             inFlight -= 1
             results.append(
                 LoadResult(
@@ -465,8 +452,6 @@ final class Transport {
                 )
             )
         }
-        waiting.removeAll()
-        waitingHead = 0
     }
 
     /// Runs libcurl's due timeouts and appends the results of finished transfers.

@@ -1,0 +1,39 @@
+/// A first-in, first-out queue with O(1) amortized push and pop: an array read from a moving head,
+/// compacted once the consumed part outweighs the rest.
+struct FIFOQueue<Element> {
+    private var storage: [Element?] = []
+    private var head = 0
+
+    /// The elements not yet popped.
+    var count: Int { storage.count - head }
+    var isEmpty: Bool { head == storage.count }
+    /// The next element to pop.
+    var first: Element? { isEmpty ? nil : storage[head] }
+
+    mutating func append(_ element: Element) { storage.append(element) }
+
+    /// Puts an element back at the front (it is popped next).
+    mutating func prepend(_ element: Element) {
+        if head > 0 {
+            head -= 1
+            storage[head] = element
+        } else {
+            storage.insert(element, at: 0)
+        }
+    }
+
+    mutating func popFirst() -> Element? {
+        guard head < storage.count else { return nil }
+        let next = storage[head]
+        storage[head] = nil
+        head += 1
+        if head == storage.count {
+            storage.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 4096 && head * 2 > storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+        return next
+    }
+}
