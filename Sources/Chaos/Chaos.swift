@@ -222,9 +222,14 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
     private mutating func planForgery(of delivery: PlannedDelivery) {
         guard let forgery = faults.forgery, delivery.action.truth.kind == .grant, rng.chance(forgery.probability)
         else { return }
-        // `forged-inner-transaction` only exists for notifications (the outer JWS stays genuine).
+        // `forged-inner-transaction` only exists for notifications (the outer JWS stays genuine), and
+        // `bare-product-id` (a claim without a JWS) only for device deliveries.
         var kinds = forgery.kinds
-        if case .device = delivery.action.delivery { kinds.removeAll { $0 == "forged-inner-transaction" } }
+        if case .device = delivery.action.delivery {
+            kinds.removeAll { $0 == "forged-inner-transaction" }
+        } else {
+            kinds.removeAll { $0 == "bare-product-id" }
+        }
         guard !kinds.isEmpty else { return }
         let kind = kinds[rng.below(kinds.count)]
         var forged = delivery

@@ -86,7 +86,8 @@ extension Command {
     static func expectedInvariants(_ flaw: LedgerFlaw) -> [String] {
         switch flaw {
         case .doubleGrant, .dualPathDoubleGrant: ["no-double-grant"]
-        case .trustUnverified, .ignoreBundleEnvironment, .unlockOnPending: ["no-unlock-without-verified-purchase"]
+        case .trustUnverified, .ignoreBundleEnvironment, .unlockOnPending, .trustClientClaims:
+            ["no-unlock-without-verified-purchase"]
         case .ignoreRefund, .resurrectAfterRefund: ["revocation-honored"]
         case .staleOverwrite: ["no-stale-regression", "revocation-honored", "no-lost-purchase"]
         case .ackBeforeCommit: ["no-lost-purchase"]

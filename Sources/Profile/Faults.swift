@@ -24,11 +24,13 @@ public struct Faults: Sendable, Hashable, Decodable {
     /// The target is killed and restarted by commands, `count` times at seeded instants.
     public var targetRestart: TargetRestart?
 
-    /// Every forgery the run can mint (the names of Minting's `Forgery`).
+    /// Every forgery the run can send: the names of Minting's `Forgery`, and `bare-product-id`, a
+    /// device's claim of a purchase with no signed transaction at all.
     public static let forgeryKinds = [
         "bad-signature", "alg-es384", "alg-none", "chain-2", "chain-4", "base64url-x5c", "missing-leaf-oid",
         "missing-intermediate-oid", "critical-oids", "untrusted-root", "wrong-bundle", "wrong-environment",
         "signed-date-before-chain", "dates-in-seconds", "tampered-payload", "forged-inner-transaction",
+        "bare-product-id",
     ]
 
     static let keys = [

@@ -10,6 +10,7 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
     case resurrectAfterRefund = "resurrect-after-refund"
     case unlockOnPending = "unlock-on-pending"
     case ackBeforeCommit = "ack-before-commit"
+    case trustClientClaims = "trust-client-claims"
 
     /// What the flawed ledger does wrong, in one line (used by `--help` and the README).
     public var summary: String {
@@ -32,6 +33,8 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
             "grants the product on a device report of a pending purchase"
         case .ackBeforeCommit:
             "answers 200 at once and commits in the background every 2 s, so a crash loses acknowledged grants"
+        case .trustClientClaims:
+            "grants what the app says it bought: a device report of a successful purchase, with no signed transaction"
         }
     }
 
@@ -39,7 +42,8 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
     public var invariant: String {
         switch self {
         case .doubleGrant, .dualPathDoubleGrant: "no double grant"
-        case .trustUnverified, .ignoreBundleEnvironment, .unlockOnPending: "no unlock without a verified purchase"
+        case .trustUnverified, .ignoreBundleEnvironment, .unlockOnPending, .trustClientClaims:
+            "no unlock without a verified purchase"
         case .ignoreRefund: "revocation honored"
         case .staleOverwrite: "no stale regression"
         case .resurrectAfterRefund: "revocation honored"

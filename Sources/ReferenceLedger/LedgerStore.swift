@@ -30,6 +30,8 @@ struct DeviceReport: Sendable {
     var purchaseResult: String
     var productId: String
     var appAccountToken: String
+    /// The transaction the app claims (reports of a successful purchase may carry one).
+    var transactionId: String?
 }
 
 /// What the probe returns for one account (the target contract's JSON).
@@ -97,7 +99,8 @@ final class LedgerStore: Sendable {
         }
     }
 
-    /// Records a device report; grants only with the `unlock-on-pending` flaw.
+    /// Records a device report; grants only with the `unlock-on-pending` flaw (a pending report) or
+    /// the `trust-client-claims` flaw (a report of a successful purchase, under the claimed ID).
     func record(_ report: DeviceReport, now: Int64) throws -> ApplyOutcome {
         try writer.withLock { database in
             try database.transaction {
@@ -108,10 +111,14 @@ final class LedgerStore: Sendable {
                         .integer(now),
                     ]
                 )
-                guard flaws.contains(.unlockOnPending), report.purchaseResult == "pending" else {
+                let claimed = flaws.contains(.trustClientClaims) && report.purchaseResult == "success"
+                guard claimed || (flaws.contains(.unlockOnPending) && report.purchaseResult == "pending") else {
                     return ApplyOutcome()
                 }
-                let transactionId = "report-\(UUID().uuidString.lowercased())"
+                let transactionId =
+                    claimed
+                    ? report.transactionId ?? "claim-\(UUID().uuidString.lowercased())"
+                    : "report-\(UUID().uuidString.lowercased())"
                 try database.query(
                     """
                     INSERT INTO transactions (transaction_id, original_transaction_id, app_account_token, product_id,

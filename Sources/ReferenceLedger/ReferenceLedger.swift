@@ -334,7 +334,12 @@ public final class ReferenceLedger: Sendable {
         guard let token = object["appAccountToken"] as? String, UUID(uuidString: token) != nil else {
             return badRequest("report appAccountToken is not a UUID")
         }
-        let report = DeviceReport(purchaseResult: result, productId: productId, appAccountToken: token.lowercased())
+        let report = DeviceReport(
+            purchaseResult: result,
+            productId: productId,
+            appAccountToken: token.lowercased(),
+            transactionId: object["transactionId"] as? String
+        )
         do {
             let outcome = try store.record(report, now: Self.nowMilliseconds())
             metrics.grants.add(Int64(outcome.granted), ordering: .relaxed)

@@ -92,7 +92,11 @@ struct ChaosTests {
             #expect(delivery.action.truth.kind == .none)
             #expect(Faults.forgeryKinds.contains(delivery.forgery ?? ""))
             #expect(!genuine.contains(delivery.action.transaction?.transactionId ?? ""))
-            if case .device = delivery.action.delivery { #expect(delivery.forgery != "forged-inner-transaction") }
+            if case .device = delivery.action.delivery {
+                #expect(delivery.forgery != "forged-inner-transaction")
+            } else {
+                #expect(delivery.forgery != "bare-product-id")
+            }
         }
     }
 

@@ -18,6 +18,7 @@ struct DetectionTests {
         ("resurrect-after-refund", ["revocation-honored"]),
         ("unlock-on-pending", ["no-unlock-without-verified-purchase"]),
         ("ack-before-commit", ["no-lost-purchase"]),
+        ("trust-client-claims", ["no-unlock-without-verified-purchase"]),
     ]
 
     @Test(arguments: cases)

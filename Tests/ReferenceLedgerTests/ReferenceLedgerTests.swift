@@ -444,10 +444,12 @@ struct ReferenceLedgerTests {
     @Test func neverGrantsOnADeviceReport() throws {
         let fixture = try LedgerFixture()
         let shop = Shop()
-        for result in ["pending", "userCancelled"] {
+        for result in ["pending", "userCancelled", "success"] {
             let response = try fixture.post(
                 "/transactions",
-                shop.body(["purchaseResult": result, "productId": "pro", "appAccountToken": shop.token])
+                shop.body([
+                    "purchaseResult": result, "productId": "pro", "appAccountToken": shop.token, "transactionId": "t9",
+                ])
             )
             #expect(response.status == 202)
         }
@@ -668,6 +670,24 @@ struct ReferenceLedgerTests {
         )
         #expect(response.status == 202)
         #expect(try fixture.account(shop.token).entitled("pro"))
+    }
+
+    @Test func trustClientClaimsFlawGrantsAClaimedPurchase() throws {
+        let fixture = try LedgerFixture(flaws: [.trustClientClaims])
+        let shop = Shop()
+        for result in ["pending", "success"] {
+            let response = try fixture.post(
+                "/transactions",
+                shop.body([
+                    "purchaseResult": result, "productId": "pro", "appAccountToken": shop.token, "transactionId": "t9",
+                ])
+            )
+            #expect(response.status == 202)
+        }
+        let state = try fixture.account(shop.token)
+        #expect(state.entitled("pro"))
+        #expect(state.count("t9") == 1)
+        #expect(state.grants.count == 1)
     }
 
     @Test func ackBeforeCommitFlawAnswersBeforeTheGrantIsStored() throws {
