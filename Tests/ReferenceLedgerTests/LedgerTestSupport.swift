@@ -177,6 +177,11 @@ struct Shop {
 
     func device(_ transaction: String) -> [UInt8] { body(["signedTransaction": transaction]) }
 
+    /// A device report of a purchase outcome for `pro`, claiming transaction `t9`.
+    func report(_ result: String) -> [UInt8] {
+        body(["purchaseResult": result, "productId": "pro", "appAccountToken": token, "transactionId": "t9"])
+    }
+
     func body(_ object: [String: Any]) -> [UInt8] {
         Array(try! JSONSerialization.data(withJSONObject: object))
     }

@@ -445,13 +445,7 @@ struct ReferenceLedgerTests {
         let fixture = try LedgerFixture()
         let shop = Shop()
         for result in ["pending", "userCancelled", "success"] {
-            let response = try fixture.post(
-                "/transactions",
-                shop.body([
-                    "purchaseResult": result, "productId": "pro", "appAccountToken": shop.token, "transactionId": "t9",
-                ])
-            )
-            #expect(response.status == 202)
+            #expect(try fixture.post("/transactions", shop.report(result)).status == 202)
         }
         let state = try fixture.account(shop.token)
         #expect(state.entitlements.isEmpty)
@@ -664,11 +658,7 @@ struct ReferenceLedgerTests {
     @Test func unlockOnPendingFlawGrantsOnAReport() throws {
         let fixture = try LedgerFixture(flaws: [.unlockOnPending])
         let shop = Shop()
-        let response = try fixture.post(
-            "/transactions",
-            shop.body(["purchaseResult": "pending", "productId": "pro", "appAccountToken": shop.token])
-        )
-        #expect(response.status == 202)
+        #expect(try fixture.post("/transactions", shop.report("pending")).status == 202)
         #expect(try fixture.account(shop.token).entitled("pro"))
     }
 
@@ -676,13 +666,7 @@ struct ReferenceLedgerTests {
         let fixture = try LedgerFixture(flaws: [.trustClientClaims])
         let shop = Shop()
         for result in ["pending", "success"] {
-            let response = try fixture.post(
-                "/transactions",
-                shop.body([
-                    "purchaseResult": result, "productId": "pro", "appAccountToken": shop.token, "transactionId": "t9",
-                ])
-            )
-            #expect(response.status == 202)
+            #expect(try fixture.post("/transactions", shop.report(result)).status == 202)
         }
         let state = try fixture.account(shop.token)
         #expect(state.entitled("pro"))
