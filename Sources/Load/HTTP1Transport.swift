@@ -387,9 +387,6 @@ extension Transport {
             if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
         }
         // Closed, failed, or bytes nobody asked for: the connection is not usable.
-        if let index = connection.pool.idle.firstIndex(where: { $0 === connection }) {
-            connection.pool.idle.remove(at: index)
-        }
         closeConnection(connection)
         pump(connection.pool)
     }
@@ -459,6 +456,9 @@ extension Transport {
     /// keeps its handle for a later connect.
     func closeConnection(_ connection: HTTP1Connection) {
         guard connection.state != .closed else { return }
+        if connection.state == .idle, let index = connection.pool.idle.firstIndex(where: { $0 === connection }) {
+            connection.pool.idle.remove(at: index)
+        }
         if connection.socket >= 0 && Int(connection.socket) < owners.count { owners[Int(connection.socket)] = nil }
         connection.socket = -1
         connection.state = .closed
