@@ -228,7 +228,7 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         if case .device = delivery.action.delivery {
             kinds.removeAll { $0 == "forged-inner-transaction" }
         } else {
-            kinds.removeAll { $0 == "bare-product-id" }
+            kinds.removeAll { $0 == Faults.bareProductIDForgery }
         }
         guard !kinds.isEmpty else { return }
         let kind = kinds[rng.below(kinds.count)]

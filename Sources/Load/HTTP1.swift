@@ -64,10 +64,11 @@ enum HTTP1RequestWriter {
         out.append(contentsOf: " HTTP/1.1\r\n".utf8)
         var hasHost = false
         for header in request.headers {
-            if equalsIgnoringCase(header.name, "content-length") || equalsIgnoringCase(header.name, "expect") {
+            let name = header.name.utf8
+            if equalsIgnoringCase(name, "content-length") || equalsIgnoringCase(name, "expect") {
                 continue
             }
-            if !hasHost && equalsIgnoringCase(header.name, "host") { hasHost = true }
+            if !hasHost && equalsIgnoringCase(name, "host") { hasHost = true }
             out.append(contentsOf: header.name.utf8)
             out.append(contentsOf: ": ".utf8)
             out.append(contentsOf: header.value.utf8)
@@ -95,12 +96,13 @@ enum HTTP1RequestWriter {
             divisor /= 10
         } while divisor > 0
     }
+}
 
-    private static func equalsIgnoringCase(_ name: String, _ lowercase: StaticString) -> Bool {
-        let expected = UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        guard name.utf8.count == expected.count else { return false }
-        return zip(name.utf8, expected).allSatisfy { lowercased($0) == $1 }
-    }
+/// Whether `bytes` spell `lowercase` in any case (header names and tokens are ASCII).
+private func equalsIgnoringCase(_ bytes: some Collection<UInt8>, _ lowercase: StaticString) -> Bool {
+    let expected = UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+    guard bytes.count == expected.count else { return false }
+    return zip(bytes, expected).allSatisfy { lowercased($0) == $1 }
 }
 
 @inline(__always)
@@ -366,11 +368,7 @@ private func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer 
 }
 
 private func nameEquals(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
-    let expected = UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-    let name = trimmed(name)
-    guard name.count == expected.count else { return false }
-    for index in 0..<name.count where lowercased(name[index]) != expected[index] { return false }
-    return true
+    equalsIgnoringCase(trimmed(name), lowercase)
 }
 
 /// Whether a comma-separated header value lists `token` (case-insensitive).

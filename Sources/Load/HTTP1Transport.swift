@@ -171,9 +171,8 @@ extension Transport {
             _ = ps_curl_easy_getinfo_long(connection.easy, CURLINFO_OS_ERRNO, &osErrno)
             closeConnection(connection)
             if let pending = pool.dequeue() {
-                var detail = "curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))"
-                if osErrno != 0 { detail += " (\(String(cString: strerror(Int32(osErrno)))))" }
-                fail(pending, error: classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno), detail: detail)
+                let error = classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno)
+                fail(pending, error: error, detail: curlFailureDetail(code, osErrno: osErrno))
             }
             pump(pool)
             return
@@ -219,9 +218,7 @@ extension Transport {
                         end - connection.outSent,
                         &written
                     )
-                    if code != CURLE_OK && code != CURLE_AGAIN {
-                        failure = ("curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))", true)
-                    }
+                    if code != CURLE_OK && code != CURLE_AGAIN { failure = (curlFailureDetail(code), true) }
                 }
             } else {
                 // Head and body in one call, the body straight from the request (no copy).
@@ -294,13 +291,8 @@ extension Transport {
                 let code = curl_easy_recv(connection.easy, buffer.baseAddress, buffer.count, &count)
                 if code == CURLE_AGAIN { return }
                 if code != CURLE_OK {
-                    let reset = connection.parser.receivedBytes == 0
-                    failConnection(
-                        connection,
-                        error: .reset,
-                        detail: "curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))",
-                        retryable: reset
-                    )
+                    let retryable = connection.parser.receivedBytes == 0
+                    failConnection(connection, error: .reset, detail: curlFailureDetail(code), retryable: retryable)
                     return
                 }
                 closedByPeer = count == 0
@@ -493,8 +485,8 @@ extension Transport {
     /// Ends every fast-path request in flight or waiting, reporting each as stopped.
     func cancelHTTP1() {
         for pool in pools.values {
-            for connection in pool.all where connection.current != nil {
-                let pending = connection.current!
+            for connection in pool.all {
+                guard let pending = connection.current else { continue }
                 connection.current = nil
                 closeConnection(connection)
                 fail(pending, error: .other, detail: "run stopped", wireStart: connection.wireStart)

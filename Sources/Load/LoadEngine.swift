@@ -337,6 +337,7 @@ struct EngineLoop {
         tick: (LoadEngineStats) -> Void
     ) -> LoadEngineStats {
         let start = monotonicNanoseconds()
+        transport.runStart = start
         let tickNanos = max(configuration.tickInterval.microseconds * 1000, 1_000_000)
         var nextTick = tickNanos
         let lateNanos = configuration.lateAfter.microseconds * 1000
@@ -388,14 +389,14 @@ struct EngineLoop {
                     continue
                 }
                 if now - due > lateNanos { stats.late += 1 }
-                transport.submit(request, intended: due, sent: now, start: start)
+                transport.submit(request, intended: due, sent: now)
                 stats.sent += 1
                 if released % 64 == 0 { now = monotonicNanoseconds() - start }
             }
             // Open loop ends with the schedule; closed loop when no user is due and none is waiting.
             if releasing && nextDue() == nil && (pacer != nil || transport.inFlight == 0) { releasing = false }
 
-            transport.perform(start: start, into: &completions)
+            transport.perform(into: &completions)
             for result in completions {
                 stats.completed += 1
                 if isClosed {
@@ -415,7 +416,7 @@ struct EngineLoop {
             }
             if !releasing && transport.inFlight == 0 { break }
             if stopRequested() && !releasing {
-                transport.cancelAll(start: start, into: &completions)
+                transport.cancelAll(into: &completions)
                 for result in completions {
                     stats.completed += 1
                     sink(result)

@@ -243,7 +243,7 @@ final class Transport {
     var nextHTTP1Deadline = Int64.max
     /// One receive buffer for every fast-path connection (they are read one at a time).
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-    /// The run's start on the monotonic clock.
+    /// The run's start on the monotonic clock (results are offsets from it); set by the engine.
     var runStart: Int64 = 0
 
     init?(_ configuration: LoadEngineConfiguration) {
@@ -318,23 +318,14 @@ final class Transport {
         if index >= owners.count { owners.append(contentsOf: repeatElement(nil, count: index + 1 - owners.count)) }
         owners[index] = connection
         idle.remove(socket)
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
-        event.data.fd = socket
         let known = registered.removeValue(forKey: socket) != nil
-        if !known || epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 {
-            if epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) != 0 && errno == EEXIST {
-                epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event)
-            }
-        }
+        setInterest(socket, EPOLLIN.rawValue | EPOLLRDHUP.rawValue, known: known)
     }
 
     /// Adds or removes writability from what is watched on a fast-path socket.
     func watchWrites(_ connection: HTTP1Connection, _ on: Bool) {
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (on ? EPOLLOUT.rawValue : 0)
-        event.data.fd = connection.socket
-        epoll_ctl(epoll, EPOLL_CTL_MOD, connection.socket, &event)
+        let events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (on ? EPOLLOUT.rawValue : 0)
+        setInterest(connection.socket, events, known: true)
         connection.watchingWrites = on
     }
 
@@ -354,16 +345,21 @@ final class Transport {
         if !idle.isEmpty { idle.remove(socket) }
         let current = registered[socket]
         guard current != wanted else { return }
+        setInterest(socket, wanted, known: current != nil)
+        registered[socket] = wanted
+    }
+
+    /// Sets the epoll events watched on `socket`: a change when `known`, else (or when the kernel
+    /// has forgotten a closed and reused descriptor) a registration.
+    private func setInterest(_ socket: Int32, _ events: UInt32, known: Bool) {
         var event = epoll_event()
-        event.events = wanted
+        event.events = events
         event.data.fd = socket
-        if current == nil || epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 {
-            // Unknown here, or closed and reused by the kernel since: (re)register.
+        if !known || epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 {
             if epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) != 0 && errno == EEXIST {
                 epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event)
             }
         }
-        registered[socket] = wanted
     }
 
     /// Requests waiting for a free connection, in arrival order (nil once started).
@@ -376,9 +372,8 @@ final class Transport {
         configuration.httpVersion == .http2 ? configuration.connectionsPerHost * 100 : configuration.connectionsPerHost
 
     /// Takes a request: starts it when a connection is free, else queues it (both count in flight).
-    func submit(_ request: LoadRequest, intended: Int64, sent: Int64, start: Int64) {
+    func submit(_ request: LoadRequest, intended: Int64, sent: Int64) {
         inFlight += 1
-        runStart = start
         if framed {
             // Runs send to few URLs: split each once.
             if request.url != lastURL {
@@ -425,13 +420,12 @@ final class Transport {
     }
 
     /// Ends every request in flight or waiting, reporting each as stopped.
-    func cancelAll(start: Int64, into results: inout [LoadResult]) {
-        runStart = start
+    func cancelAll(into results: inout [LoadResult]) {
         cancelHTTP1()
         drainFinished(into: &results)
-        let now = monotonicNanoseconds() - start
+        let now = monotonicNanoseconds() - runStart
         for transfer in Array(active.values) {
-            var result = finish(easy: transfer.easy, code: CURLE_ABORTED_BY_CALLBACK, received: now, start: start)
+            var result = finish(easy: transfer.easy, code: CURLE_ABORTED_BY_CALLBACK, received: now)
             result.error = .other
             result.detail = "run stopped"
             results.append(result)
@@ -455,8 +449,7 @@ final class Transport {
     }
 
     /// Runs libcurl's due timeouts and appends the results of finished transfers.
-    func perform(start: Int64, into results: inout [LoadResult]) {
-        runStart = start
+    func perform(into results: inout [LoadResult]) {
         var running: Int32 = 0
         let now = monotonicNanoseconds()
         if let deadline = curlDeadline, deadline <= now {
@@ -473,7 +466,7 @@ final class Transport {
                 connected(connection, code: code)
                 continue
             }
-            results.append(finish(easy: easy, code: code, received: monotonicNanoseconds() - start, start: start))
+            results.append(finish(easy: easy, code: code, received: monotonicNanoseconds() - runStart))
         }
         while let connection = orphans.popLast() {
             guard connection.state != .closed else { continue }
@@ -484,7 +477,7 @@ final class Transport {
         beginWaiting()
     }
 
-    private func finish(easy: UnsafeMutableRawPointer, code: CURLcode, received: Int64, start: Int64) -> LoadResult {
+    private func finish(easy: UnsafeMutableRawPointer, code: CURLcode, received: Int64) -> LoadResult {
         var pointer: UnsafeMutableRawPointer?
         _ = ps_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer)
         let transfer = Unmanaged<Transfer>.fromOpaque(pointer!).takeUnretainedValue()
@@ -494,14 +487,13 @@ final class Transport {
         _ = ps_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
         let wireStart =
             transfer.wireStartAbsolute == 0
-            ? received : min(max(transfer.wireStartAbsolute - start, transfer.sent), received)
+            ? received : min(max(transfer.wireStartAbsolute - runStart, transfer.sent), received)
         var error: LoadErrorClass?
         var detail = ""
         if code != CURLE_OK {
             error = classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno)
             if transfer.hangUp && code == CURLE_WRITE_ERROR { error = .hungUp }
-            detail = "curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))"
-            if osErrno != 0 { detail += " (\(String(cString: strerror(Int32(osErrno)))))" }
+            detail = curlFailureDetail(code, osErrno: osErrno)
             status = 0
         }
         let result = LoadResult(
@@ -528,8 +520,8 @@ final class Transport {
     /// via the timerfd), and hands ready sockets to libcurl.
     func wait(nanoseconds: Int64) {
         var wait = nanoseconds
-        if let deadline = curlDeadline { wait = min(wait, max(deadline - monotonicNanoseconds(), 0)) }
-        if nextHTTP1Deadline != .max { wait = min(wait, max(nextHTTP1Deadline - monotonicNanoseconds(), 0)) }
+        let deadline = min(curlDeadline ?? .max, nextHTTP1Deadline)
+        if deadline != .max { wait = min(wait, max(deadline - monotonicNanoseconds(), 0)) }
         var timeoutMilliseconds: Int32 = 0
         if wait >= 5_000_000 {
             // Far enough that waking up to a millisecond early costs nothing: the caller re-checks.
@@ -607,6 +599,13 @@ private let transportTimer: @convention(c) (UnsafeMutableRawPointer?, Int, Unsaf
     let transport = Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue()
     transport.curlDeadline = milliseconds < 0 ? nil : monotonicNanoseconds() + Int64(milliseconds) * 1_000_000
     return 0
+}
+
+/// libcurl's message for a failure, with the system's when there is an errno: what results show.
+func curlFailureDetail(_ code: CURLcode, osErrno: Int = 0) -> String {
+    var detail = "curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))"
+    if osErrno != 0 { detail += " (\(String(cString: strerror(Int32(osErrno)))))" }
+    return detail
 }
 
 /// Maps a libcurl failure to a PayStorm error class (pure, tested by table).

@@ -2,6 +2,7 @@ import AppStoreModel
 import Chaos
 import Foundation
 import Minting
+import Profile
 import Simulation
 
 /// Turns planned deliveries into request bodies: signs the simulation's payloads with the run's
@@ -11,35 +12,25 @@ import Simulation
 struct DeliveryBodies: Sendable {
     let minter: Minter
 
-    /// The forgery that sends no JWS: a device report claiming a successful purchase.
-    static let bareProductID = "bare-product-id"
-
-    /// The device report body of a `bare-product-id` forgery.
-    private struct BareClaim: Encodable {
-        var purchaseResult: String
-        var productId: String
-        var appAccountToken: String
-        var transactionId: String
-    }
-
     /// The body of a delivery, or nil for a marker (which sends nothing).
     /// - Throws: a minting error (a bug in the plan, such as a forgery that does not apply).
     func body(for delivery: PlannedDelivery) throws -> [UInt8]? {
-        let forgery = delivery.forgery.flatMap { $0 == Self.bareProductID ? nil : Forgery(rawValue: $0) }
+        let forgery = delivery.forgery.flatMap { $0 == Faults.bareProductIDForgery ? nil : Forgery(rawValue: $0) }
         switch delivery.action.delivery {
         case .marker:
             return nil
         case .report(let report):
             return report.body
-        case .device(let device) where delivery.forgery == Self.bareProductID:
+        case .device(let device) where delivery.forgery == Faults.bareProductIDForgery:
             // A client's word for it: "I bought this", with no signed transaction at all.
-            let claim = BareClaim(
+            let claim = DeviceReport(
+                device: device.device,
                 purchaseResult: "success",
                 productId: device.transaction.productId,
                 appAccountToken: delivery.action.appAccountToken,
                 transactionId: device.transaction.transactionId
             )
-            return Array(try JSONEncoder().encode(claim))
+            return claim.body
         case .device(let device):
             let jws = try minter.signTransaction(device.transaction.payload, forgery: forgery)
             return Array("{\"signedTransaction\":\"\(jws)\"}".utf8)

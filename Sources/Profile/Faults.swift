@@ -30,8 +30,11 @@ public struct Faults: Sendable, Hashable, Decodable {
         "bad-signature", "alg-es384", "alg-none", "chain-2", "chain-4", "base64url-x5c", "missing-leaf-oid",
         "missing-intermediate-oid", "critical-oids", "untrusted-root", "wrong-bundle", "wrong-environment",
         "signed-date-before-chain", "dates-in-seconds", "tampered-payload", "forged-inner-transaction",
-        "bare-product-id",
+        bareProductIDForgery,
     ]
+
+    /// The forgery that is no JWS at all: a device report claiming a purchase (`success`).
+    public static let bareProductIDForgery = "bare-product-id"
 
     static let keys = [
         "crashBeforeFinish", "duplicate", "lostResponse", "lateListener", "refundMidStream", "reorder", "askToBuy",

@@ -82,12 +82,29 @@ public struct DeviceDelivery: Sendable, Hashable {
 public struct DeviceReport: Sendable, Hashable, Codable {
     /// The device index within the account.
     public var device: Int
-    /// `pending` or `userCancelled`.
+    /// `pending` or `userCancelled` (a forged claim says `success`).
     public var purchaseResult: String
     /// The product the customer tried to buy.
     public var productId: String
     /// The account.
     public var appAccountToken: String
+    /// The transaction a report claims; only the `bare-product-id` forgery names one.
+    public var transactionId: String?
+
+    /// Creates a report.
+    public init(
+        device: Int,
+        purchaseResult: String,
+        productId: String,
+        appAccountToken: String,
+        transactionId: String? = nil
+    ) {
+        self.device = device
+        self.purchaseResult = purchaseResult
+        self.productId = productId
+        self.appAccountToken = appAccountToken
+        self.transactionId = transactionId
+    }
 }
 
 /// The fields of a `JWSTransactionDecodedPayload` the world fills, named exactly like Apple's JSON keys.
