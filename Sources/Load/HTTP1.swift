@@ -5,7 +5,7 @@ internal import Glibc
 /// HTTP/1.1 framing for the transport's fast path: libcurl makes the connections (DNS, connect
 /// timeout, TLS with the configured CA), PayStorm writes requests and parses responses on them.
 ///
-/// libcurl 7.88 spends about 12 µs of setup and bookkeeping on every transfer, more than the
+/// libcurl 7.88 spends about 10 µs of setup and bookkeeping on every transfer, more than the
 /// kernel's loopback TCP costs; over a kept-alive connection a request is one `send` and a response
 /// one `recv`, so the framing is done here, small and tested, and libcurl does what it is best at.
 

@@ -60,7 +60,7 @@ public struct LoadEngineConfiguration: Sendable, Equatable {
     /// How often `tick` is called during a run.
     public var tickInterval: Duration
     /// Send HTTP/1.1 as libcurl transfers instead of PayStorm's own framing over connections that
-    /// libcurl makes (slower: libcurl 7.88 spends ~12 µs on each transfer; for comparison, or for
+    /// libcurl makes (slower: libcurl 7.88 spends ~10 µs on each transfer; for comparison, or for
     /// a server the framing does not suit). HTTP/2 always uses libcurl transfers.
     public var libcurlTransfers: Bool
 
