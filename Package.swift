@@ -42,7 +42,7 @@ let package = Package(
             name: "PayStorm",
             dependencies: [
                 "AppStoreModel", "Profile", "Signing", "Minting", "Simulation", "Chaos", "Load",
-                "Checking", "Reporting", "ReferenceLedger", "HTTPServer",
+                "Checking", "Reporting", "ReferenceLedger", "HTTPServer", "CPayStormShims",
             ]
         ),
         .target(

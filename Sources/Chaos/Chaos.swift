@@ -50,7 +50,8 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
                         at: restartRNG.between(0.1, 0.9) * profile.durationSeconds,
                         downSeconds: restart.downSeconds,
                         killCommand: restart.killCommand,
-                        startCommand: restart.startCommand
+                        startCommand: restart.startCommand,
+                        startTimeoutSeconds: restart.startTimeoutSeconds
                     )
                 )
             }

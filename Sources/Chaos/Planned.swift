@@ -101,4 +101,6 @@ public struct TargetRestartEvent: Sendable, Hashable {
     public var killCommand: [String]
     /// The start argument vector.
     public var startCommand: [String]
+    /// Longest wait for the start command to exit, then for the target to accept connections.
+    public var startTimeoutSeconds: Double = 60
 }

@@ -213,7 +213,15 @@ public enum PayStormRun {
         current.withLock { $0 = engine }
         defer { current.withLock { $0 = nil } }
 
-        let restartThread = RestartPlayer(events: restarts, ledger: target.ledger, startMillis: startMillis, log: log)
+        let webhook = target.endpoints.webhook
+        let restartThread = RestartPlayer(
+            events: restarts,
+            ledger: target.ledger,
+            startMillis: startMillis,
+            logPath: folder.file("restart.log").path,
+            reachable: { engine.probe(url: webhook).map { "\($0.error): \($0.detail)" } },
+            log: log
+        )
         restartThread.start()
         defer { restartThread.cancel() }
 
@@ -256,6 +264,8 @@ public enum PayStormRun {
             notes += final.notes
         }
         let wasInterrupted = interrupted.load(ordering: .relaxed)
+        restartThread.finish()
+        notes += restartThread.notes
         let summary = recorder.finish(stats, thresholds: thresholds, settings: ["seed": String(profile.seed)])
         history.close()
 
@@ -309,75 +319,6 @@ extension RateSegment {
                 .sine(mean: mean * factor, amplitude: amplitude * factor, periodSeconds: period),
                 seconds: seconds
             )
-        }
-    }
-}
-
-/// Plays the profile's target restarts at their instants: kill, wait, start.
-final class RestartPlayer: @unchecked Sendable {
-    // @unchecked: `cancelled` is atomic; the rest is immutable.
-    private let events: [TargetRestartEvent]
-    private let ledger: LedgerProcess?
-    private let startMillis: Int64
-    private let log: @Sendable (String) -> Void
-    private let cancelled = Atomic<Bool>(false)
-
-    init(
-        events: [TargetRestartEvent],
-        ledger: LedgerProcess?,
-        startMillis: Int64,
-        log: @escaping @Sendable (String) -> Void
-    ) {
-        self.events = events
-        self.ledger = ledger
-        self.startMillis = startMillis
-        self.log = log
-    }
-
-    func start() {
-        guard !events.isEmpty else { return }
-        Thread.detachNewThread { [self] in
-            for event in events {
-                guard sleep(until: event.at) else { return }
-                log(String(format: "t=%.1fs restarting the target (down %.1f s)", event.at, event.downSeconds))
-                if let ledger, event.killCommand.isEmpty {
-                    ledger.kill()
-                    guard sleep(until: event.at + event.downSeconds) else { return }
-                    do { try ledger.start() } catch { log("the embedded ledger did not restart: \(error)") }
-                } else {
-                    Self.runCommand(event.killCommand, log: log)
-                    guard sleep(until: event.at + event.downSeconds) else { return }
-                    Self.runCommand(event.startCommand, log: log)
-                }
-            }
-        }
-    }
-
-    func cancel() { cancelled.store(true, ordering: .relaxed) }
-
-    /// Sleeps until `t` seconds into the run; false when cancelled meanwhile.
-    private func sleep(until t: Double) -> Bool {
-        while !cancelled.load(ordering: .relaxed) {
-            let remaining = Double(startMillis) / 1000 + t - Date().timeIntervalSince1970
-            if remaining <= 0 { return true }
-            Thread.sleep(forTimeInterval: min(remaining, 0.1))
-        }
-        return false
-    }
-
-    private static func runCommand(_ arguments: [String], log: @Sendable (String) -> Void) {
-        guard let first = arguments.first else { return }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: first.hasPrefix("/") ? first : "/usr/bin/env")
-        process.arguments = first.hasPrefix("/") ? Array(arguments.dropFirst()) : arguments
-        do {
-            try process.run()
-            process.waitUntilExit()
-            if process.terminationStatus != 0 {
-                log("'\(arguments.joined(separator: " "))' exited \(process.terminationStatus)")
-            }
-        } catch {
-            log("cannot run '\(arguments.joined(separator: " "))': \(error)")
         }
     }
 }

@@ -210,13 +210,20 @@ public struct Faults: Sendable, Hashable, Decodable {
         public var startCommand: [String]
         /// Seconds between kill and start.
         public var downSeconds: Double
+        /// Longest wait for the start command to exit and then for the target to accept connections; past it the
+        /// restart is reported as failed.
+        public var startTimeoutSeconds: Double
         /// Strict decoding.
         public init(from decoder: any Decoder) throws {
-            let f = try Fields(decoder, allowed: ["count", "killCommand", "startCommand", "downSeconds"])
+            let f = try Fields(
+                decoder,
+                allowed: ["count", "killCommand", "startCommand", "downSeconds", "startTimeoutSeconds"]
+            )
             count = Int(try f.integer("count", in: 0...1000, default: 1))
             killCommand = try f.value("killCommand", default: [])
             startCommand = try f.value("startCommand", default: [])
             downSeconds = try f.number("downSeconds", in: 0...3600, default: 1)
+            startTimeoutSeconds = try f.number("startTimeoutSeconds", in: 1...3600, default: 60)
             if killCommand.isEmpty != startCommand.isEmpty {
                 throw ProfileIssue(
                     path: f.at(killCommand.isEmpty ? "killCommand" : "startCommand"),

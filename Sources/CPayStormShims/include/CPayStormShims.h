@@ -6,4 +6,5 @@
 #include "ps_openssl.h"
 #include "ps_microhttpd.h"
 #include "ps_sqlite.h"
+#include "ps_process.h"
 #endif

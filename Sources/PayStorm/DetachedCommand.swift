@@ -1,0 +1,100 @@
+internal import CPayStormShims
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A profile's command (a target's kill or start script), run the way a service manager runs one: in a session
+/// of its own, with standard input from `/dev/null`, standard output and error appended to a log, and no other
+/// descriptor of PayStorm's. A daemon it leaves behind therefore holds nothing of the run's (no pipe, no socket)
+/// and is never waited for: only the command itself is.
+enum DetachedCommand {
+    /// How a command ended.
+    enum Outcome: Equatable {
+        /// It exited with this status (or `128 + signal` when a signal ended it).
+        case exited(Int32)
+        /// It was still running at the deadline; it was left running, in its own session.
+        case timedOut
+        /// It could not be started (not found, not executable...).
+        case cannotStart(String)
+    }
+
+    /// Runs `arguments` (no shell; a bare name is searched in `PATH`) and waits at most `timeout` seconds for
+    /// it to exit.
+    /// - Parameters:
+    ///   - arguments: the argument vector; the first element is the program.
+    ///   - logPath: the file its standard output and error are appended to (created when missing).
+    ///   - timeout: seconds to wait for the command itself (not for what it leaves running).
+    ///   - cancelled: polled while waiting; true stops the wait early with ``Outcome/timedOut``.
+    static func run(
+        _ arguments: [String],
+        logPath: String,
+        timeout: Double,
+        cancelled: () -> Bool = { false }
+    ) -> Outcome {
+        guard let program = arguments.first else { return .cannotStart("the command is empty") }
+        let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard log >= 0 else { return .cannotStart("cannot open \(logPath): \(String(cString: strerror(errno)))") }
+        defer { close(log) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Every setup call is checked: a half-configured spawn could leak PayStorm's descriptors to a daemon.
+        let setup = [
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0),
+            posix_spawn_file_actions_adddup2(&actions, log, 1),
+            posix_spawn_file_actions_adddup2(&actions, log, 2),
+            ps_posix_spawn_file_actions_addclosefrom(&actions, 3),
+            posix_spawnattr_setflags(&attributes, ps_posix_spawn_setsid()),
+        ]
+        if let failure = setup.first(where: { $0 != 0 }) {
+            return .cannotStart("cannot prepare the command: \(String(cString: strerror(failure)))")
+        }
+
+        var pid: pid_t = 0
+        let status = withCStrings(arguments) { argv in
+            posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
+        }
+        guard status == 0 else { return .cannotStart("\(program): \(String(cString: strerror(status)))") }
+
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            var waitStatus: Int32 = 0
+            let reaped = waitpid(pid, &waitStatus, WNOHANG)
+            if reaped == pid { return .exited(Self.exitStatus(waitStatus)) }
+            if reaped < 0 && errno != EINTR { return .exited(-1) }
+            if Date() >= deadline || cancelled() {
+                // Reap it later so it does not stay a zombie; it keeps running in its own session.
+                let child = pid
+                Thread.detachNewThread {
+                    var ignored: Int32 = 0
+                    _ = waitpid(child, &ignored, 0)
+                }
+                return .timedOut
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// WEXITSTATUS, or 128 + the signal for a command a signal ended (the shell's convention).
+    private static func exitStatus(_ status: Int32) -> Int32 {
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+
+    /// Lends `strings` as a NULL-terminated `char *[]`.
+    private static func withCStrings<R>(
+        _ strings: [String],
+        _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R
+    ) -> R {
+        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+        pointers.append(nil)
+        defer { for pointer in pointers { free(pointer) } }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}
