@@ -44,17 +44,38 @@ public struct Profile: Sendable, Hashable {
     ]
 
     /// Reads and validates a JSON5 profile file.
-    /// - Throws: ``ProfileError`` naming the file, the path and the expectation (also for a missing file).
+    /// - Throws: ``ProfileUnreadable`` when the file is missing, is a directory or cannot be read;
+    ///   ``ProfileError`` naming the file, the path and the expectation when it is not a valid profile.
     public static func load(path: String) throws -> Profile {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ProfileUnreadable(file: path, reason: "no such file")
+        }
+        guard !isDirectory.boolValue else {
+            throw ProfileUnreadable(file: path, reason: "it is a directory, not a profile file")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ProfileError(file: path, path: "", expected: "a readable profile file (cannot read it)")
+            throw ProfileUnreadable(file: path, reason: "permission denied or not a regular file")
         }
         return try decode(data, file: path)
     }
 
     /// Decodes and validates JSON5 text; `file` is only used in error messages.
+    ///
+    /// A key given twice in one object is an error (a decoder alone would keep one of the two silently),
+    /// and syntax errors name their line and column.
     /// - Throws: ``ProfileError``.
     public static func decode(_ data: Data, file: String) throws -> Profile {
+        let scanned = JSON5Scan.firstProblem(in: Array(data))
+        if let scanned, scanned.kind == .duplicateKey {
+            throw ProfileError(
+                file: file,
+                path: scanned.path,
+                expected: scanned.message,
+                line: scanned.line,
+                column: scanned.column
+            )
+        }
         let decoder = JSONDecoder()
         decoder.allowsJSON5 = true
         do {
@@ -62,6 +83,16 @@ public struct Profile: Sendable, Hashable {
         } catch let issue as ProfileIssue {
             throw ProfileError(file: file, path: issue.path, expected: issue.expected)
         } catch DecodingError.dataCorrupted(let context) {
+            // The decoder refused the text: the scan says where, in the words of this project.
+            if let scanned {
+                throw ProfileError(
+                    file: file,
+                    path: scanned.path,
+                    expected: "valid JSON5: \(scanned.message)",
+                    line: scanned.line,
+                    column: scanned.column
+                )
+            }
             let detail = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
             throw ProfileError(
                 file: file,
@@ -104,6 +135,24 @@ extension Profile: Decodable {
             )
         }
     }
+}
+
+/// A profile file that is missing or cannot be read (a directory, no permission): not a malformed profile,
+/// so a command line can tell the two apart (the README's exit 66 rather than 65).
+public struct ProfileUnreadable: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The path as given.
+    public var file: String
+    /// Why it cannot be read.
+    public var reason: String
+
+    /// Creates an error.
+    public init(file: String, reason: String) {
+        self.file = file
+        self.reason = reason
+    }
+
+    /// `cannot read profile PATH: REASON`, on one line.
+    public var description: String { "cannot read profile \(file): \(reason)" }
 }
 
 // MARK: - Target
