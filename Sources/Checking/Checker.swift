@@ -209,10 +209,12 @@ public final class Checker: Sendable {
     public func probeFailed(account: String, error: any Error, at t: Double, final: Bool) {
         let invariants =
             final ? Invariant.allCases : [.noDoubleGrant, .noUnlockWithoutVerifiedPurchase, .noStaleRegression]
+        // A ProbeError already says it is a probe's ("probe failed: …"); other errors get that said once here.
+        let reason = error is ProbeError ? "\(error)" : "probe failed: \(error)"
         state.withLock { state in
             for invariant in invariants {
                 state.tallies[invariant, default: Tally()].unknown += 1
-                state.sampleUnknown("\(invariant.rawValue) \(account): probe failed: \(error)")
+                state.sampleUnknown("\(invariant.rawValue) \(account): \(reason)")
             }
         }
     }

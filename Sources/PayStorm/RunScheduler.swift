@@ -247,7 +247,7 @@ final class RunScheduler: TimedRequestSource {
     private func handleProbe(_ account: String, result: LoadResult, at now: Double) {
         guard result.isSuccess else {
             let reason =
-                result.error.map { "probe failed: \($0) \(result.detail)" } ?? "probe answered \(result.status)"
+                result.error.map { "\($0) \(result.detail)" } ?? "probe answered \(result.status)"
             checker.probeFailed(account: account, error: ProbeFailure(reason), at: now, final: false)
             return
         }
