@@ -16,7 +16,7 @@ final class HistoryLog {
             return
         }
         guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw RunError.cannotWrite(path)
+            throw RunError.cannotWrite("cannot write \(path)")
         }
         handle = FileHandle(forWritingAtPath: path)
         buffer.reserveCapacity(1 << 16)

@@ -85,21 +85,29 @@ public enum PayStormRun {
     }
 
     /// Loads and validates a profile (and its thresholds) without running it.
-    /// - Returns: one line describing the profile.
+    /// - Returns: one line describing the profile, and a second line when an option will be ignored.
     /// - Throws: ``RunError/badProfile(_:)`` naming the file, the JSON path and what was expected.
     public static func check(_ options: RunOptions) throws(RunError) -> String {
         let (profile, thresholds) = try load(options)
         let target = profile.target.embeddedLedger ? "the embedded ledger" : (profile.target.webhookURL ?? "")
+        let notice = TargetSetup.ignoredPKINotice(profile: profile, options: options).map { "\n" + $0 } ?? ""
         return
             "\(options.profilePath): profile \(profile.name), seed \(profile.seed), \(profile.population.accounts) accounts, "
             + "\(format(profile.durationSeconds)) s of traffic + \(format(profile.settleSeconds)) s settle against \(target), "
-            + "\(thresholds.count) threshold\(thresholds.count == 1 ? "" : "s")"
+            + "\(thresholds.count) threshold\(thresholds.count == 1 ? "" : "s")" + notice
     }
+
+    /// The kinds a run records its traffic under (see `RunScheduler` and `FinalProbe`), which thresholds may
+    /// name: genuine webhook and device deliveries, probes, deliberate forgeries and network faults, and the
+    /// deliveries refused while the target is down for a planned restart.
+    public static let thresholdKinds = ["webhook", "device", "probe", "forged", "network-fault", "restart"]
 
     private static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Load.Threshold]) {
         var profile: Profile
         do {
             profile = try Profile.load(path: options.profilePath)
+        } catch let error as ProfileUnreadable {
+            throw .noInput(error.description)
         } catch {
             throw .badProfile("\(error)")
         }
@@ -110,7 +118,7 @@ public enum PayStormRun {
         var thresholds: [Load.Threshold] = []
         for (index, threshold) in profile.thresholds.enumerated() {
             do {
-                thresholds.append(try Load.Threshold.parse(threshold.text))
+                thresholds.append(try Load.Threshold.parse(threshold.text, kinds: thresholdKinds))
             } catch {
                 throw .badProfile("\(options.profilePath): thresholds[\(index)]: \(error)")
             }
@@ -195,8 +203,12 @@ public enum PayStormRun {
                 plannedDuration: .milliseconds(Int64(profile.durationSeconds * 1000))
             )
             history = try HistoryLog(path: options.history ? folder.file("history.jsonl").path : nil)
+        } catch let error as RunError {
+            throw error
+        } catch let error as OutputFileError {
+            throw .cannotWrite(error.description)
         } catch {
-            throw .cannotWrite("\(folder.url.path): \(error)")
+            throw .cannotWrite("cannot write \(folder.url.path): \(error.localizedDescription)")
         }
         let scheduler = RunScheduler(
             pipeline: pipeline,

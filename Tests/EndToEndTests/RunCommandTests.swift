@@ -51,7 +51,13 @@ struct RunCommandTests {
     }
 
     @Test func externalTargetWithoutPKIIsExit66() throws {
-        let (code, output) = try PayStormRunner.exec(["run", "Profiles/nightly-chaos.json5", "--quiet"])
+        // A temporary reports folder: a run writes there before it finds the PKI missing, and a test must
+        // not leave folders (or a moved Reports/latest) in the repository.
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let (code, output) = try PayStormRunner.exec([
+            "run", "Profiles/nightly-chaos.json5", "--quiet", "--reports", reports.path,
+        ])
         #expect(code == 66, "\(output)")
         #expect(output.contains("--pki"))
     }
