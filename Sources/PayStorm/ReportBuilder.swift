@@ -89,7 +89,7 @@ enum ReportBuilder {
                 account: witness.account,
                 summary: witness.summary,
                 witness: witness.entries.map { String(format: "t=%.3fs ", $0.at) + $0.sentence }
-                    + ["the probe at t=\(String(format: "%.3f", witness.at))s answered: \(describe(witness.observed))"],
+                    + [witness.proof],
                 detectedAfterSeconds: witness.at,
                 replay: replayBase + " --account \(witness.account)"
             )
@@ -132,21 +132,6 @@ enum ReportBuilder {
             timeline: timeline,
             notes: allNotes
         )
-    }
-
-    /// The probe's answer in one short phrase.
-    static func describe(_ state: AccountState) -> String {
-        var parts: [String] = []
-        let entitled = state.entitlements.map { e in e.productId + (e.transactionId.map { " (\($0))" } ?? "") }
-        parts.append(entitled.isEmpty ? "no entitlements" : "entitlements " + entitled.joined(separator: ", "))
-        let balances = state.balances.filter { $0.value != 0 }.sorted { $0.key < $1.key }
-        if !balances.isEmpty {
-            parts.append("balances " + balances.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
-        }
-        if let grants = state.grants?.filter({ $0.count > 1 }), !grants.isEmpty {
-            parts.append("grant counts " + grants.map { "\($0.transactionId)×\($0.count)" }.joined(separator: ", "))
-        }
-        return parts.joined(separator: "; ")
     }
 }
 
