@@ -74,6 +74,10 @@ let package = Package(
             dependencies: ["PayStormCLI", "AppStoreModel", "Minting", "Signing"],
             exclude: ["Snapshots"]
         ),
+        .testTarget(
+            name: "PayStormTests",
+            dependencies: ["PayStorm", "Profile", "Simulation", "Chaos", "Minting", "Signing", "AppStoreModel"]
+        ),
         .testTarget(name: "EndToEndTests", dependencies: ["paystorm"]),
     ]
 )

@@ -126,7 +126,9 @@ public struct Target: Sendable, Hashable, Decodable {
     public var allowedHosts: [String]
     /// The bundle identifier minted into every payload.
     public var bundleId: String
-    /// The app's Apple ID, required when ``environment`` is `Production`.
+    /// The app's Apple ID, written into every notification's `data` as Apple always does; required when
+    /// ``environment`` is `Production` (the target checks it there), `1234567890` otherwise, the same
+    /// default as `paystorm mint`.
     public var appAppleId: Int64?
     /// The environment minted into every payload: `Sandbox`, `Production`, `Xcode` or `LocalTesting`.
     public var environment: String
@@ -151,7 +153,7 @@ public struct Target: Sendable, Hashable, Decodable {
             ["Sandbox", "Production", "Xcode", "LocalTesting"],
             default: "Sandbox"
         )
-        appAppleId = try f.optional("appAppleId")
+        let appAppleId: Int64? = try f.optional("appAppleId")
         requestTimeoutSeconds = try f.number("requestTimeoutSeconds", in: 0.001...600, default: 5)
         if environment == "Production" && appAppleId == nil {
             throw ProfileIssue(
@@ -159,6 +161,8 @@ public struct Target: Sendable, Hashable, Decodable {
                 expected: "an integer app Apple ID when environment is Production"
             )
         }
+        // Outside Production nobody checks it, but backends store it: a placeholder beats a missing key.
+        self.appAppleId = appAppleId ?? 1_234_567_890
         webhookURL = try Self.url(f, "webhookURL", allowedHosts: allowedHosts)
         deviceURL = try Self.url(f, "deviceURL", allowedHosts: allowedHosts)
         probe = try f.optional("probe")

@@ -44,6 +44,8 @@ struct ProfileTests {
         #expect(profile.seed == 1)
         #expect(profile.settleSeconds == 10)
         #expect(profile.target.environment == "Sandbox")
+        // Apple always sends data.appAppleId; outside Production the run writes `paystorm mint`'s default.
+        #expect(profile.target.appAppleId == 1_234_567_890)
         #expect(profile.catalog.subscriptions(in: "g").map(\.id) == ["s"])
         #expect(profile.schedule.rate(at: 3) == 5)
         #expect(profile.schedule.rate(at: 11) == 0)
