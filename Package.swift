@@ -59,7 +59,10 @@ let package = Package(
         .testTarget(name: "ProfileTests", dependencies: ["Profile"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel", "HTTPServer"]),
-        .testTarget(name: "MintingTests", dependencies: ["Minting", "Signing", "AppStoreModel"]),
+        .testTarget(
+            name: "MintingTests",
+            dependencies: ["Minting", "Signing", "AppStoreModel", "Profile", "HTTPServer"]
+        ),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),
         .testTarget(name: "LoadTests", dependencies: ["Load"], exclude: ["Interop"]),

@@ -97,6 +97,13 @@ extension Profile: Decodable {
             throw ProfileIssue(path: f.at("actionMix"), expected: "at least one weight above 0")
         }
         try catalog.checkMix(actionMix, path: f.at("actionMix"))
+        if let forgery = faults.forgery, forgery.kinds(onlineChecks: target.verifierOnlineChecks).isEmpty {
+            throw ProfileIssue(
+                path: f.at("faults") + ".forgery.kinds",
+                expected: "a forgery a verifier with online checks rejects (target.verifierOnlineChecks is true; "
+                    + "it accepts \(Faults.forgeriesAcceptedWithOnlineChecks.sorted().joined(separator: " and ")))"
+            )
+        }
         if let restart = faults.targetRestart, restart.killCommand.isEmpty, !target.embeddedLedger {
             throw ProfileIssue(
                 path: f.at("faults") + ".targetRestart.killCommand",
@@ -134,10 +141,15 @@ public struct Target: Sendable, Hashable, Decodable {
     public var environment: String
     /// Seconds before a request counts as timed out (an indeterminate outcome).
     public var requestTimeoutSeconds: Double
+    /// Whether the target verifies with online checks on (Apple's `SignedDataVerifier` with
+    /// `enable_online_checks=True`): it then validates the chain at the current time instead of at the
+    /// payload's `signedDate`, so it accepts the forgeries in ``Faults/forgeriesAcceptedWithOnlineChecks``,
+    /// which the run therefore does not send.
+    public var verifierOnlineChecks: Bool
 
     static let keys = [
         "embeddedLedger", "webhookURL", "deviceURL", "probe", "headers", "tlsCAFile", "allowedHosts", "bundleId",
-        "appAppleId", "environment", "requestTimeoutSeconds",
+        "appAppleId", "environment", "requestTimeoutSeconds", "verifierOnlineChecks",
     ]
 
     /// Strict decoding.
@@ -155,6 +167,7 @@ public struct Target: Sendable, Hashable, Decodable {
         )
         let appAppleId: Int64? = try f.optional("appAppleId")
         requestTimeoutSeconds = try f.number("requestTimeoutSeconds", in: 0.001...600, default: 5)
+        verifierOnlineChecks = try f.value("verifierOnlineChecks", default: false)
         if environment == "Production" && appAppleId == nil {
             throw ProfileIssue(
                 path: f.at("appAppleId"),
