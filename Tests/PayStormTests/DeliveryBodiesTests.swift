@@ -74,6 +74,18 @@ struct DeliveryBodiesTests {
         "gracePeriodExpiresDate", "renewalDate",
     ]
 
+    /// Optional keys a notification's kind implies, so both paths must carry them whatever the history.
+    static func impliedKeys(type: String, subtype: String?) -> [String: Set<String>] {
+        let revocation: Set = ["revocationDate", "revocationReason", "revocationType", "revocationPercentage"]
+        switch (type, subtype) {
+        case ("REFUND", _), ("REVOKE", _): return ["transaction": revocation]
+        case ("EXPIRED", _): return ["renewal": ["expirationIntent"]]
+        case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"): return ["renewal": ["gracePeriodExpiresDate"]]
+        case ("PRICE_INCREASE", _): return ["renewal": ["priceIncreaseStatus"]]
+        default: return [:]
+        }
+    }
+
     // MARK: - Decoding
 
     /// The JSON object in a JWS's payload segment.
@@ -184,7 +196,8 @@ struct DeliveryBodiesTests {
                     "transaction": isSubscription ? Self.subscriptionTransactionKeys : Self.transactionKeys,
                     "renewal": isSubscription ? Self.renewalKeys : [],
                 ]
-                for (path, keys) in always {
+                let implied = Self.impliedKeys(type: facts.notificationType, subtype: facts.subtype)
+                for (path, keys) in always.merging(implied, uniquingKeysWith: { $0.union($1) }) {
                     problems.formUnion(
                         Self.compare(run[path] ?? [:], minted[path] ?? [:], always: keys, what: "\(what) \(path)")
                     )
@@ -206,7 +219,12 @@ struct DeliveryBodiesTests {
                 let minted = try Self.claims(
                     minter.transaction(purchase, kind: kind, signedDate: device.transaction.signedDate).jws
                 )
-                let always = isSubscription ? Self.subscriptionTransactionKeys : Self.transactionKeys
+                var always = isSubscription ? Self.subscriptionTransactionKeys : Self.transactionKeys
+                if let kind {
+                    always.formUnion(
+                        Self.impliedKeys(type: kind.notificationType.rawValue, subtype: nil)["transaction"] ?? []
+                    )
+                }
                 problems.formUnion(Self.compare(run, minted, always: always, what: what))
             case .report, .marker:
                 break
