@@ -128,6 +128,13 @@ extension Profile: Decodable {
             throw ProfileIssue(path: f.at("actionMix"), expected: "at least one weight above 0")
         }
         try catalog.checkMix(actionMix, path: f.at("actionMix"))
+        if let forgery = faults.forgery, forgery.kinds(onlineChecks: target.verifierOnlineChecks).isEmpty {
+            throw ProfileIssue(
+                path: f.at("faults") + ".forgery.kinds",
+                expected: "a forgery a verifier with online checks rejects (target.verifierOnlineChecks is true; "
+                    + "it accepts \(Faults.forgeriesAcceptedWithOnlineChecks.sorted().joined(separator: " and ")))"
+            )
+        }
         if let restart = faults.targetRestart, restart.killCommand.isEmpty, !target.embeddedLedger {
             throw ProfileIssue(
                 path: f.at("faults") + ".targetRestart.killCommand",
@@ -175,16 +182,23 @@ public struct Target: Sendable, Hashable, Decodable {
     public var allowedHosts: [String]
     /// The bundle identifier minted into every payload.
     public var bundleId: String
-    /// The app's Apple ID, required when ``environment`` is `Production`.
+    /// The app's Apple ID, written into every notification's `data` as Apple always does; required when
+    /// ``environment`` is `Production` (the target checks it there), `1234567890` otherwise, the same
+    /// default as `paystorm mint`.
     public var appAppleId: Int64?
     /// The environment minted into every payload: `Sandbox`, `Production`, `Xcode` or `LocalTesting`.
     public var environment: String
     /// Seconds before a request counts as timed out (an indeterminate outcome).
     public var requestTimeoutSeconds: Double
+    /// Whether the target verifies with online checks on (Apple's `SignedDataVerifier` with
+    /// `enable_online_checks=True`): it then validates the chain at the current time instead of at the
+    /// payload's `signedDate`, so it accepts the forgeries in ``Faults/forgeriesAcceptedWithOnlineChecks``,
+    /// which the run therefore does not send.
+    public var verifierOnlineChecks: Bool
 
     static let keys = [
         "embeddedLedger", "webhookURL", "deviceURL", "probe", "headers", "tlsCAFile", "allowedHosts", "bundleId",
-        "appAppleId", "environment", "requestTimeoutSeconds",
+        "appAppleId", "environment", "requestTimeoutSeconds", "verifierOnlineChecks",
     ]
 
     /// Strict decoding.
@@ -200,14 +214,17 @@ public struct Target: Sendable, Hashable, Decodable {
             ["Sandbox", "Production", "Xcode", "LocalTesting"],
             default: "Sandbox"
         )
-        appAppleId = try f.optional("appAppleId")
+        let appAppleId: Int64? = try f.optional("appAppleId")
         requestTimeoutSeconds = try f.number("requestTimeoutSeconds", in: 0.001...600, default: 5)
+        verifierOnlineChecks = try f.value("verifierOnlineChecks", default: false)
         if environment == "Production" && appAppleId == nil {
             throw ProfileIssue(
                 path: f.at("appAppleId"),
                 expected: "an integer app Apple ID when environment is Production"
             )
         }
+        // Outside Production nobody checks it, but backends store it: a placeholder beats a missing key.
+        self.appAppleId = appAppleId ?? 1_234_567_890
         webhookURL = try Self.url(f, "webhookURL", allowedHosts: allowedHosts)
         deviceURL = try Self.url(f, "deviceURL", allowedHosts: allowedHosts)
         probe = try f.optional("probe")

@@ -44,6 +44,9 @@ struct ProfileTests {
         #expect(profile.seed == 1)
         #expect(profile.settleSeconds == 10)
         #expect(profile.target.environment == "Sandbox")
+        #expect(profile.target.verifierOnlineChecks == false)
+        // Apple always sends data.appAppleId; outside Production the run writes `paystorm mint`'s default.
+        #expect(profile.target.appAppleId == 1_234_567_890)
         #expect(profile.catalog.subscriptions(in: "g").map(\.id) == ["s"])
         #expect(profile.schedule.rate(at: 3) == 5)
         #expect(profile.schedule.rate(at: 11) == 0)
@@ -146,6 +149,17 @@ struct ProfileTests {
             ),
             path: "catalog.products[0].periodSeconds",
             expectation: "no periodSeconds"
+        ),
+        BadCase(
+            faults: "{ forgery: { probability: 0.1, kinds: [\"dates-in-seconds\", \"signed-date-before-chain\"] } }",
+            replacing: ("embeddedLedger: true", "embeddedLedger: true, verifierOnlineChecks: true"),
+            path: "faults.forgery.kinds",
+            expectation: "a forgery a verifier with online checks rejects"
+        ),
+        BadCase(
+            replacing: ("embeddedLedger: true", "embeddedLedger: true, verifierOnlineChecks: \"yes\""),
+            path: "target.verifierOnlineChecks",
+            expectation: "true or false"
         ),
     ]
 
