@@ -142,6 +142,10 @@ public enum PayStormRun {
         } catch {
             throw .cannotWrite("\(error)")
         }
+        // A run that fails before it can send (unreachable target, missing PKI, a ledger that does not
+        // start) leaves no folder behind; `latest` moves only once the run starts.
+        var started = false
+        defer { if !started { folder.remove() } }
 
         let target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
         defer { target.ledger?.stop() }
@@ -212,6 +216,8 @@ public enum PayStormRun {
         )
         current.withLock { $0 = engine }
         defer { current.withLock { $0 = nil } }
+        folder.linkAsLatest()
+        started = true
 
         let restartThread = RestartPlayer(events: restarts, ledger: target.ledger, startMillis: startMillis, log: log)
         restartThread.start()

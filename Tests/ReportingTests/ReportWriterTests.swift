@@ -119,6 +119,7 @@ struct ReportWriterTests {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-report-\(UUID())")
         defer { try? FileManager.default.removeItem(at: root) }
         let folder = try ReportFolder(root: root, profile: "smoke", seed: 42)
+        folder.linkAsLatest()
         try ReportWriter.writeAll(Self.sampleReport(), to: folder)
         for name in ReportWriter.fileNames {
             #expect(FileManager.default.fileExists(atPath: folder.file(name).path))
@@ -229,6 +230,34 @@ struct ReportWriterTests {
         #expect(reasons.isEmpty == (verdict == .pass))
         #expect(reasons.contains { $0.hasPrefix("threshold breached: missed == 0") } == breached)
         #expect(reasons.contains { $0.hasPrefix("interrupted") } == interrupted)
+    }
+
+    @Test func twoRunsOfTheSameProfileSeedAndSecondGetTheirOwnFolders() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-report-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let date = Date(timeIntervalSince1970: 1_790_000_000)
+        let folders = try (0..<3).map { _ in try ReportFolder(root: root, profile: "smoke", seed: 42, date: date) }
+        #expect(Set(folders.map(\.url.path)).count == 3)
+        #expect(
+            folders.map(\.url.lastPathComponent).map { $0.replacingOccurrences(of: "20260921T141320Z-", with: "") }
+                == ["smoke-42", "smoke-42-2", "smoke-42-3"]
+        )
+    }
+
+    @Test func latestMovesOnlyWhenTheRunStartsAndARemovedFolderIsGone() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-report-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let first = try ReportFolder(root: root, profile: "smoke", seed: 1)
+        first.linkAsLatest()
+        let failed = try ReportFolder(root: root, profile: "smoke", seed: 2)
+        failed.remove()
+        let latest = root.appendingPathComponent("latest").path
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: latest) == first.url.lastPathComponent)
+        #expect(!FileManager.default.fileExists(atPath: failed.url.path))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: root.path).sorted()
+                == ["latest", first.url.lastPathComponent].sorted()
+        )
     }
 
     @Test func unwritableFolderIsAClearError() {
