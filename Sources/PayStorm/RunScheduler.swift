@@ -52,6 +52,7 @@ final class RunScheduler: TimedRequestSource {
     private let history: HistoryLog
     private let recorder: LoadRecorder
     private let only: String?
+    private let restartWindows: RestartWindows
     private let requestTimeout: Duration
 
     private var followUps = TimeHeap<PlannedDelivery>()
@@ -81,6 +82,7 @@ final class RunScheduler: TimedRequestSource {
         history: HistoryLog,
         recorder: LoadRecorder,
         only: String?,
+        restartWindows: RestartWindows,
         requestTimeout: Duration
     ) {
         self.pipeline = pipeline
@@ -92,6 +94,7 @@ final class RunScheduler: TimedRequestSource {
         self.history = history
         self.recorder = recorder
         self.only = only
+        self.restartWindows = restartWindows
         self.requestTimeout = requestTimeout
     }
 
@@ -174,12 +177,15 @@ final class RunScheduler: TimedRequestSource {
         case .marker:
             return nil
         }
-        // Deliveries meant to fail (forgeries, network faults) get their own kind, so the genuine
-        // traffic's error rate and latency stay readable and thresholds can target either.
+        // Deliveries meant to fail (forgeries, network faults, sends into a planned restart) get their
+        // own kind, so the genuine traffic's error rate and latency stay readable and thresholds can
+        // target either.
         if delivery.forgery != nil {
             kind = "forged"
         } else if delivery.network != nil {
             kind = "network-fault"
+        } else if restartWindows.contains(now) {
+            kind = "restart"
         }
         countIntended(at: now)
         let id = nextRequestID
