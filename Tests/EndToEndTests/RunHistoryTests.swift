@@ -59,4 +59,36 @@ struct RunHistoryTests {
             #expect(threshold["passed"] as? Bool == true, "\(threshold)")
         }
     }
+
+    @Test func historySaysSendOnlyForWhatWasSentAndNamesEveryRole() throws {
+        let run = try Self.run.get()
+        let roles: Set<String> = ["webhook", "device", "report", "probe", "marker"]
+        let withoutRole = run.history.filter { !roles.contains($0["role"] as? String ?? "") }
+        #expect(
+            withoutRole.isEmpty,
+            "\(withoutRole.count) lines without a known role, such as \(withoutRole.prefix(2))"
+        )
+        let deliveryLines = run.history.filter { $0["delivery"] != nil }
+        // A result whose error says the request never left (missed, refused, dns) was not sent.
+        let neverLeft: Set<String> = ["missed", "refused", "dns"]
+        let unsentResults = deliveryLines.filter {
+            $0["event"] as? String == "result"
+                && ($0["sent"] as? Bool == false || neverLeft.contains($0["error"] as? String ?? ""))
+        }
+        #expect(unsentResults.allSatisfy { $0["sent"] as? Bool == false })
+        let notSent = Set(unsentResults.compactMap { $0["delivery"] as? Int })
+        let sent = Set(
+            deliveryLines.filter { $0["event"] as? String == "send" }.compactMap { $0["delivery"] as? Int }
+        )
+        // The restart refuses connections: the run must have unsent deliveries for this test to mean anything.
+        #expect(!notSent.isEmpty, "no delivery went unsent; the restart did not refuse anything")
+        #expect(notSent.isDisjoint(with: sent), "'send' written for unsent deliveries \(notSent.intersection(sent))")
+        #expect(!sent.isEmpty)
+        let webhooks = deliveryLines.filter { $0["role"] as? String == "webhook" }
+        #expect(!webhooks.isEmpty)
+        for line in webhooks {
+            #expect(line["notificationType"] is String, "\(line)")
+            #expect(line["originalTransactionId"] is String || line["transactionId"] == nil, "\(line)")
+        }
+    }
 }
