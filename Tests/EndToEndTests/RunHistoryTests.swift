@@ -33,7 +33,7 @@ struct RunHistoryTests {
           schedule: [{ kind: "constant", rate: 20, seconds: 8 }],
           faults: { targetRestart: { count: 1, downSeconds: 1 } },
           settleSeconds: 2,
-          thresholds: ["restart.requests > 0", "webhook.errorRate < 5%"] }
+          thresholds: ["restart.requests > 0", "webhook.errorRate < 5%", "requests < 1"] }
         """
 
     static let run: Result<ShortRun, any Error> = Result {
@@ -52,12 +52,22 @@ struct RunHistoryTests {
 
     @Test func refusedSendsDuringAPlannedRestartHaveTheirOwnKind() throws {
         let run = try Self.run.get()
-        #expect(run.exitCode == 0 || run.exitCode == 2, "\(run.output)")
         let thresholds = run.summary["thresholds"] as? [[String: Any]] ?? []
-        #expect(thresholds.count == 2)
-        for threshold in thresholds {
-            #expect(threshold["passed"] as? Bool == true, "\(threshold)")
-        }
+        let held = thresholds.filter { $0["passed"] as? Bool == true }.compactMap { $0["expression"] as? String }
+        #expect(held.sorted() == ["restart.requests > 0", "webhook.errorRate < 5%"], "\(thresholds)")
+    }
+
+    @Test func aBreachedThresholdFailsTheVerdictInWordsToo() throws {
+        let run = try Self.run.get()
+        // `requests < 1` cannot hold: the run's only failure, so exit 3 and a failing verdict everywhere.
+        #expect(run.exitCode == 3, "\(run.output)")
+        #expect(run.summary["verdict"] as? String == "fail")
+        #expect(run.summary["exitCode"] as? Int == 3)
+        #expect(["pass", "unknown"].contains(run.summary["invariantVerdict"] as? String ?? ""))
+        let reasons = run.summary["reasons"] as? [String] ?? []
+        #expect(reasons.contains { $0.hasPrefix("threshold breached: requests < 1") }, "\(reasons)")
+        #expect(run.output.contains("verdict: FAIL"), "\(run.output)")
+        #expect(!run.output.contains("verdict: PASS"))
     }
 
     @Test func historySaysSendOnlyForWhatWasSentAndNamesEveryRole() throws {
