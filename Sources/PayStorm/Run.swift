@@ -150,6 +150,10 @@ public enum PayStormRun {
         } catch {
             throw .cannotWrite("\(error)")
         }
+        // A run that fails before it can send (unreachable target, missing PKI, a ledger that does not
+        // start) leaves no folder behind; `latest` moves only once the run starts.
+        var started = false
+        defer { if !started { folder.remove() } }
 
         let target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
         defer { target.ledger?.stop() }
@@ -210,6 +214,7 @@ public enum PayStormRun {
         } catch {
             throw .cannotWrite("cannot write \(folder.url.path): \(error.localizedDescription)")
         }
+        let restartWindows = RestartWindows(restarts)
         let scheduler = RunScheduler(
             pipeline: pipeline,
             cache: cache,
@@ -220,12 +225,23 @@ public enum PayStormRun {
             history: history,
             recorder: recorder,
             only: options.account,
+            restartWindows: restartWindows,
             requestTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000))
         )
         current.withLock { $0 = engine }
         defer { current.withLock { $0 = nil } }
+        folder.linkAsLatest()
+        started = true
 
-        let restartThread = RestartPlayer(events: restarts, ledger: target.ledger, startMillis: startMillis, log: log)
+        let webhook = target.endpoints.webhook
+        let restartThread = RestartPlayer(
+            events: restarts,
+            ledger: target.ledger,
+            startMillis: startMillis,
+            windows: restartWindows,
+            isReachable: { engine.probe(url: webhook) == nil },
+            log: log
+        )
         restartThread.start()
         defer { restartThread.cancel() }
 
@@ -331,6 +347,8 @@ final class RestartPlayer: @unchecked Sendable {
     private let events: [TargetRestartEvent]
     private let ledger: LedgerProcess?
     private let startMillis: Int64
+    private let windows: RestartWindows
+    private let isReachable: @Sendable () -> Bool
     private let log: @Sendable (String) -> Void
     private let cancelled = Atomic<Bool>(false)
 
@@ -338,34 +356,63 @@ final class RestartPlayer: @unchecked Sendable {
         events: [TargetRestartEvent],
         ledger: LedgerProcess?,
         startMillis: Int64,
+        windows: RestartWindows,
+        isReachable: @escaping @Sendable () -> Bool,
         log: @escaping @Sendable (String) -> Void
     ) {
         self.events = events
         self.ledger = ledger
         self.startMillis = startMillis
+        self.windows = windows
+        self.isReachable = isReachable
         self.log = log
     }
 
     func start() {
         guard !events.isEmpty else { return }
         Thread.detachNewThread { [self] in
-            for event in events {
+            for (index, event) in events.enumerated() {
                 guard sleep(until: event.at) else { return }
                 log(String(format: "t=%.1fs restarting the target (down %.1f s)", event.at, event.downSeconds))
                 if let ledger, event.killCommand.isEmpty {
                     ledger.kill()
                     guard sleep(until: event.at + event.downSeconds) else { return }
-                    do { try ledger.start() } catch { log("the embedded ledger did not restart: \(error)") }
+                    do {
+                        // The ledger is listening once it has printed its address.
+                        try ledger.start()
+                        windows.targetBack(index, at: elapsed())
+                    } catch {
+                        log("the embedded ledger did not restart: \(error)")
+                        // Past its planned down time, a dead target's failures are its own, not the plan's.
+                        windows.targetBack(index, at: event.at + event.downSeconds)
+                    }
                 } else {
                     Self.runCommand(event.killCommand, log: log)
                     guard sleep(until: event.at + event.downSeconds) else { return }
                     Self.runCommand(event.startCommand, log: log)
+                    windows.targetBack(index, at: waitUntilReachable(since: event.at + event.downSeconds))
                 }
             }
         }
     }
 
     func cancel() { cancelled.store(true, ordering: .relaxed) }
+
+    /// Seconds since the start of the run.
+    private func elapsed() -> Double { Date().timeIntervalSince1970 - Double(startMillis) / 1000 }
+
+    /// Polls the target until it accepts a connection (at most 30 s, so a target that never comes back
+    /// does not keep its traffic out of the genuine kinds forever).
+    /// - Returns: when it answered, or `since` when it did not.
+    private func waitUntilReachable(since: Double) -> Double {
+        let deadline = elapsed() + 30
+        while !cancelled.load(ordering: .relaxed) && elapsed() < deadline {
+            if isReachable() { return elapsed() }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        log("the target was not reachable within 30 s of its start command")
+        return since
+    }
 
     /// Sleeps until `t` seconds into the run; false when cancelled meanwhile.
     private func sleep(until t: Double) -> Bool {

@@ -164,6 +164,10 @@ extension Command {
             text += " (\(report.violations.count) violation\(report.violations.count == 1 ? "" : "s"))"
         }
         text += ", seed \(report.seed), exit \(report.exitCode)\n"
+        for reason in report.reasons { text += "  because: \(reason)\n" }
+        if report.invariantVerdict != report.verdict {
+            text += "  invariants alone: \(report.invariantVerdict.rawValue.uppercased())\n"
+        }
         let width = report.invariants.map(\.name.count).max() ?? 0
         for invariant in report.invariants {
             let pad = String(repeating: " ", count: width - invariant.name.count)
