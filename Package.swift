@@ -59,7 +59,10 @@ let package = Package(
         .testTarget(name: "ProfileTests", dependencies: ["Profile"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel", "HTTPServer"]),
-        .testTarget(name: "MintingTests", dependencies: ["Minting", "Signing", "AppStoreModel"]),
+        .testTarget(
+            name: "MintingTests",
+            dependencies: ["Minting", "Signing", "AppStoreModel", "Profile", "HTTPServer"]
+        ),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),
         .testTarget(name: "LoadTests", dependencies: ["Load"], exclude: ["Interop"]),
@@ -73,6 +76,10 @@ let package = Package(
             name: "PayStormCLITests",
             dependencies: ["PayStormCLI", "AppStoreModel", "Minting", "Signing"],
             exclude: ["Snapshots"]
+        ),
+        .testTarget(
+            name: "PayStormTests",
+            dependencies: ["PayStorm", "Profile", "Simulation", "Chaos", "Minting", "Signing", "AppStoreModel"]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["paystorm"]),
     ]

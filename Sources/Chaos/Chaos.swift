@@ -27,6 +27,10 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
     private let backward: Double
     private var listenerStarts: [Int: Double] = [:]
     private let devices: Int
+    /// The forgeries to draw from, per delivery kind, fixed at the start: only those the target's verifier
+    /// rejects, without the one that does not apply to the kind.
+    private let notificationForgeries: [String]
+    private let deviceForgeries: [String]
 
     /// The target restarts of the run, drawn from the seed (empty without `faults.targetRestart`).
     public let restarts: [TargetRestartEvent]
@@ -39,6 +43,11 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         self.upstream = upstream
         faults = profile.faults
         devices = profile.population.devicesPerAccount
+        // `forged-inner-transaction` only exists for notifications (the outer JWS stays genuine), and
+        // `bare-product-id` (a claim without a JWS) only for device deliveries.
+        let forgeries = profile.faults.forgery?.kinds(onlineChecks: profile.target.verifierOnlineChecks) ?? []
+        notificationForgeries = forgeries.filter { $0 != Faults.bareProductIDForgery }
+        deviceForgeries = forgeries.filter { $0 != "forged-inner-transaction" }
         rng = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0xC4A0_5C4A_05C4_A05C))
         backward = faults.reorder?.windowSeconds ?? 0
         var restartRNG = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0x0005_7A27))
@@ -223,14 +232,8 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
     private mutating func planForgery(of delivery: PlannedDelivery) {
         guard let forgery = faults.forgery, delivery.action.truth.kind == .grant, rng.chance(forgery.probability)
         else { return }
-        // `forged-inner-transaction` only exists for notifications (the outer JWS stays genuine), and
-        // `bare-product-id` (a claim without a JWS) only for device deliveries.
-        var kinds = forgery.kinds
-        if case .device = delivery.action.delivery {
-            kinds.removeAll { $0 == "forged-inner-transaction" }
-        } else {
-            kinds.removeAll { $0 == Faults.bareProductIDForgery }
-        }
+        let kinds: [String]
+        if case .device = delivery.action.delivery { kinds = deviceForgeries } else { kinds = notificationForgeries }
         guard !kinds.isEmpty else { return }
         let kind = kinds[rng.below(kinds.count)]
         var forged = delivery

@@ -10,8 +10,11 @@ import Synchronization
 /// Then ask for the ``verdict(unchecked:)``. Thread-safe: every method takes a short lock.
 ///
 /// A delivery without an answer is indeterminate (Jepsen's `:info`): the checker accepts either outcome for it
-/// but never a second grant. "No lost purchase" is only required of acknowledged (2xx) purchases. Results near
-/// an expiry or a state change (within ``Options/boundarySeconds``) are unknown, never pass or fail.
+/// but never a second grant. "No lost purchase" is required of acknowledged (2xx) purchases, and of genuine
+/// purchases whose every attempt (retries and redeliveries included) the target answered with a rejection.
+/// Results near an expiry or a state change (within ``Options/boundarySeconds``) are unknown, never pass or fail.
+/// A non-renewing subscription must be entitled for its catalog period after purchase; after that the target
+/// decides when it ends (Apple's transaction carries no expiry), so either answer is accepted.
 ///
 /// ```swift
 /// let checker = Checker(profile: profile, startMillis: start)
@@ -31,11 +34,14 @@ public final class Checker: Sendable {
         public var maxWitnesses = 1000
         /// The verdict is unknown when more than this fraction of decided-or-not checks is unknown.
         public var maxUnknownFraction = 0.2
-        /// History entries kept per transaction for witnesses.
+        /// Recent history entries kept per transaction for witnesses, besides the decisive ones (the purchase,
+        /// the first two and the latest acknowledgments, the first and the latest rejection, the refund).
         public var entriesPerTransaction = 3
         /// When an account holds more transactions than this, the oldest settled ones (consumables, past
-        /// subscription periods, ended non-renewing subscriptions) fold into per-product counts, so memory grows
-        /// with accounts rather than with actions. Folding only loosens bounds; it never creates a violation.
+        /// subscription periods, ended non-renewing subscriptions, purchases whose every attempt was rejected)
+        /// fold into per-product counts, so memory grows with accounts rather than with actions. A folded
+        /// purchase still counts as bought and as unrefunded; folding only loosens bounds and never creates a
+        /// violation.
         public var foldAbove = 16
 
         /// The defaults.
@@ -48,6 +54,11 @@ public final class Checker: Sendable {
     private let seed: UInt64
     private let groupOf: [String: String]
     private let typeOf: [String: ProductKind]
+    /// Decides whether a rejected attempt will be retried or redelivered, so that "every attempt was rejected"
+    /// is known only once the last one was answered (the same pure policy the run uses).
+    private let policy: ChaosPolicy
+    /// Whether device deliveries reach the target at all: without a device endpoint they are never attempted.
+    private let devicesReachable: Bool
 
     /// Creates the checker of a run.
     /// - Parameters:
@@ -66,19 +77,25 @@ public final class Checker: Sendable {
         }
         self.groupOf = groupOf
         self.typeOf = typeOf
+        self.policy = ChaosPolicy(profile: profile)
+        self.devicesReachable = profile.target.embeddedLedger || profile.target.deviceURL != nil
         state = Mutex(State())
     }
 
     // MARK: - Feeding
 
     /// Records that a delivery is dispatched (call it before sending, and also for markers that send nothing):
-    /// applies its truth to the oracle.
+    /// applies its truth to the oracle. Its history entry says "was dispatched": whether it was sent is known
+    /// only from its outcome (``record(_:outcome:at:)``).
     public func sent(_ delivery: PlannedDelivery, at t: Double) {
         let action = delivery.action
         let truth = action.truth
-        let phrase = describe(delivery) + (delivery.sends ? " was sent" : " happened")
+        let phrase = describe(delivery) + (delivery.sends ? " was dispatched" : " happened")
         let limit = options.entriesPerTransaction
         let foldAbove = options.foldAbove
+        // Retries and redeliveries continue the attempt chain of the delivery they follow; any other copy starts
+        // its own chain (see `Tx.chains`).
+        let startsChain = delivery.sends && delivery.copy != .retry && delivery.copy != .redelivery
         state.withLock { state in
             var book = state.books[action.appAccountToken] ?? Book()
             let entry = LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
@@ -91,7 +108,7 @@ public final class Checker: Sendable {
                 if let id = truth.transactionId {
                     var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
                     tx.forged = true
-                    tx.note(entry, limit: limit)
+                    tx.trail.note(entry, as: .purchase, limit: limit)
                     book.txs[id] = tx
                 }
                 state.mark(action.appAccountToken)
@@ -100,11 +117,16 @@ public final class Checker: Sendable {
             switch truth.kind {
             case .grant, .reinstate:
                 guard let id = truth.transactionId, let product = truth.productId else { return }
-                // A late copy of a transaction already folded into the counts: counted once, ignore it.
-                if book.txs[id] == nil, let number = UInt64(id), book.foldedIDs.contains(number) { return }
+                // A late copy of a transaction already folded into the counts: counted once, ignore it. If every
+                // earlier attempt was rejected, this copy may still be accepted: it is no longer known as lost.
+                if book.txs[id] == nil, let number = UInt64(id), book.foldedIDs.contains(number) {
+                    book.accepted(number)
+                    return
+                }
                 var tx = book.txs[id] ?? book.newTx(id, product: product, type: truth.productType)
                 tx.genuine = true
                 tx.sent = tx.sent || delivery.sends
+                if truth.kind == .grant && startsChain { tx.chains += 1 }
                 tx.quantity = truth.quantity
                 tx.group = truth.groupId
                 tx.original = truth.originalTransactionId
@@ -119,35 +141,41 @@ public final class Checker: Sendable {
                     book.gone.remove(id)
                     book.gone.remove("product:" + product)
                 }
-                tx.note(entry, limit: limit)
+                tx.trail.note(entry, as: .purchase, limit: limit)
                 book.txs[id] = tx
                 if let old = truth.supersedes { book.txs[old]?.superseded = true }
                 if truth.productType == .autoRenewable { book.apply(truth) }
             case .revoke:
                 guard let id = truth.transactionId else { return }
                 if book.txs[id] == nil, let product = truth.productId, var folded = book.folded[product] {
-                    // A refund of a transaction folded away: its units may have been counted as owed.
+                    // A refund of a transaction folded away: its units may have been counted as owed. Refunded
+                    // entitlements are never folded, so a folded one was unrefunded until now.
                     folded.acked = max(0, folded.acked - truth.quantity)
+                    if truth.productType != .consumable, let number = UInt64(id), book.foldedIDs.contains(number) {
+                        folded.unrefunded = max(0, folded.unrefunded - 1)
+                    }
                     book.folded[product] = folded
                 }
+                // A refunded purchase is not lost, whatever its deliveries got.
+                if let number = UInt64(id) { book.accepted(number) }
                 var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
                 tx.genuine = true
                 if truth.effectiveDate < tx.reinstatedDate {
                     // A refund older than a reversal already seen (a reordered delivery): the reversal stands.
-                    tx.note(entry, limit: limit)
+                    tx.trail.note(entry, as: .refund, limit: limit)
                     book.txs[id] = tx
                     state.mark(action.appAccountToken)
                     return
                 }
                 if !tx.revoked { tx.revokedDate = truth.effectiveDate }
                 tx.revoked = true
-                tx.note(entry, limit: limit)
+                tx.trail.note(entry, as: .refund, limit: limit)
                 book.txs[id] = tx
                 if truth.productType == .autoRenewable { book.apply(truth) }
                 state.mark(action.appAccountToken)
             case .subscriptionStatus:
                 book.apply(truth)
-                if let id = truth.transactionId { book.txs[id]?.note(entry, limit: limit) }
+                if let id = truth.transactionId { book.txs[id]?.trail.note(entry, as: .recent, limit: limit) }
             case .pending:
                 if let product = truth.productId {
                     book.pending[product] = WitnessEntry(
@@ -159,34 +187,87 @@ public final class Checker: Sendable {
                     state.mark(action.appAccountToken)
                 }
             case .none:
-                if let id = truth.transactionId { book.txs[id]?.note(entry, limit: limit) }
+                if let id = truth.transactionId { book.txs[id]?.trail.note(entry, as: .recent, limit: limit) }
             }
         }
     }
 
-    /// Records what happened to a sent delivery.
+    /// Records what happened to a dispatched delivery.
     public func record(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at t: Double) {
         let truth = delivery.action.truth
         let phrase = describe(delivery) + " " + describe(outcome)
         let limit = options.entriesPerTransaction
+        var isDevice = false
+        switch delivery.action.delivery {
+        case .device, .report: isDevice = true
+        case .notification, .marker: break
+        }
+        // Whether the App Store or the device will try this delivery again: until the last attempt is answered,
+        // a rejection is not final.
+        var continues = false
+        if !delivery.isForged && truth.kind == .grant {
+            if case .notSent = outcome {
+            } else {
+                continues = policy.followUps(after: delivery, outcome: outcome, at: t).contains {
+                    $0.copy == .retry || $0.copy == .redelivery
+                }
+            }
+        }
+        let neverAttempted = isDevice && !devicesReachable
         state.withLock { state in
+            if !delivery.isForged, truth.kind != .pending, truth.kind != .none, !neverAttempted {
+                state.genuineDispatched += 1
+                switch outcome {
+                case .acknowledged: state.genuineAcknowledged += 1
+                case .rejected: state.genuineRejected += 1
+                case .indeterminate, .notSent: break
+                }
+            }
             guard var book = state.books[delivery.action.appAccountToken] else { return }
             let entry = LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
             defer { state.books[delivery.action.appAccountToken] = book }
-            if let id = truth.transactionId { book.txs[id]?.note(entry, limit: limit) }
+            guard let id = truth.transactionId else { return }
+            guard var tx = book.txs[id] else {
+                // A folded transaction: an acknowledged late copy means it was accepted after all.
+                if outcome.isAcknowledged, let number = UInt64(id) { book.accepted(number) }
+                return
+            }
+            defer { book.txs[id] = tx }
+            // Answers to a purchase (or to a forged copy) are the decisive ones; keep them apart from the rest.
+            var part = Part.recent
+            if truth.kind == .revoke && !delivery.isForged {
+                part = .refund
+            } else if truth.kind == .grant || truth.kind == .reinstate || delivery.isForged {
+                switch outcome {
+                case .acknowledged: part = .acks
+                case .rejected: part = .rejections
+                case .indeterminate, .notSent: part = .recent
+                }
+            }
+            tx.trail.note(entry, as: part, limit: limit)
             guard !delivery.isForged else { return }
             let acked = outcome.isAcknowledged
-            var indeterminate = false
-            if case .indeterminate = outcome { indeterminate = true }
             switch truth.kind {
             case .grant, .reinstate:
-                guard let id = truth.transactionId else { return }
-                if acked { book.txs[id]?.acked = true }
-                if indeterminate { book.txs[id]?.indeterminate = true }
+                if acked {
+                    tx.acked = true
+                    tx.accepted = true
+                }
+                switch outcome {
+                case .acknowledged: break
+                case .rejected(let status):
+                    if truth.kind == .grant {
+                        tx.rejected += 1
+                        tx.lastRejection = status
+                    }
+                case .indeterminate: tx.indeterminate = true
+                case .notSent: if !neverAttempted && truth.kind == .grant { tx.unsent = true }
+                }
+                // Each chain ends once: at the answer of its last attempt.
+                if truth.kind == .grant && !continues { tx.chains = max(0, tx.chains - 1) }
             case .revoke:
-                guard let id = truth.transactionId else { return }
-                if acked { book.txs[id]?.revocationAcked = true }
-                if indeterminate { book.txs[id]?.revocationIndeterminate = true }
+                if acked { tx.revocationAcked = true }
+                if case .indeterminate = outcome { tx.revocationIndeterminate = true }
             case .subscriptionStatus, .pending, .none:
                 break
             }
@@ -209,10 +290,12 @@ public final class Checker: Sendable {
     public func probeFailed(account: String, error: any Error, at t: Double, final: Bool) {
         let invariants =
             final ? Invariant.allCases : [.noDoubleGrant, .noUnlockWithoutVerifiedPurchase, .noStaleRegression]
+        // A ProbeError already says it is a probe's ("probe failed: …"); other errors get that said once here.
+        let reason = error is ProbeError ? "\(error)" : "probe failed: \(error)"
         state.withLock { state in
             for invariant in invariants {
                 state.tallies[invariant, default: Tally()].unknown += 1
-                state.sampleUnknown("\(invariant.rawValue) \(account): probe failed: \(error)")
+                state.sampleUnknown("\(invariant.rawValue) \(account): \(reason)")
             }
         }
     }
@@ -260,13 +343,14 @@ public final class Checker: Sendable {
                     outcome = .unknown(reason)
                     state.tallies[invariant, default: Tally()].unknown += 1
                     state.sampleUnknown("\(invariant.rawValue) \(account) at \(format(t))s: \(reason)")
-                case .fail(let summary, let entries):
+                case .fail(let summary, let entries, let shows):
                     let witness = Witness(
                         invariant: invariant,
                         account: account,
                         at: t,
                         summary: summary,
                         entries: entries.sorted { $0.at < $1.at },
+                        proof: "the probe at t=\(format(t))s " + shows,
                         observed: observed,
                         seed: seed
                     )
@@ -323,19 +407,33 @@ public final class Checker: Sendable {
             }
             let all = totals.passed + totals.failed + totals.unknown
             let outcome: Verdict.Outcome
+            var reason: String?
             if state.violationCount > 0 {
                 outcome = .fail
+            } else if state.genuineDispatched > 0 && state.genuineAcknowledged == 0 {
+                // Invariants "hold" trivially on a target that accepted nothing: such a run proves nothing.
+                outcome = .unknown
+                reason =
+                    state.genuineRejected > 0
+                    ? "the target acknowledged none of the \(state.genuineDispatched) genuine deliveries "
+                        + "(\(state.genuineRejected) rejected, the rest unanswered or not sent), so the invariants held only on an empty state"
+                    : "none of the \(state.genuineDispatched) genuine deliveries got a 2xx answer, so nothing was checked"
             } else if totals.passed == 0 || Double(totals.unknown) > options.maxUnknownFraction * Double(all) {
                 outcome = .unknown
+                reason =
+                    totals.passed == 0
+                    ? "no check could decide"
+                    : "\(totals.unknown) of \(all) checks could not decide (more than \(Int(options.maxUnknownFraction * 100))%)"
             } else {
                 outcome = .pass
             }
             return Verdict(
                 outcome: outcome,
+                reason: reason,
                 violations: state.witnesses,
                 violationCount: state.violationCount,
                 tallies: state.tallies,
-                unknownSamples: state.unknownSamples,
+                unknownSamples: (reason.map { [$0] } ?? []) + state.unknownSamples,
                 unchecked: unchecked,
                 seed: seed
             )
@@ -362,20 +460,37 @@ public final class Checker: Sendable {
             book.folded[product] != nil || !genuine(product).isEmpty
         }
 
-        func evidence(_ txs: [Tx], pending: WitnessEntry? = nil) -> [WitnessEntry] {
-            var entries = txs.flatMap { tx in
-                tx.log.map { entry in
+        /// Whether a sent purchase of the product other than `id` is unrefunded, kept or folded.
+        func unrefundedPurchase(of product: String, besides id: String) -> Bool {
+            if (book.folded[product]?.unrefunded ?? 0) > 0 { return true }
+            return book.txs.values.contains {
+                $0.id != id && $0.product == product && $0.genuine && $0.sent && !$0.revoked && !$0.forged
+            }
+        }
+
+        /// The chosen parts of each transaction's trail, as witness entries, oldest first.
+        func evidence(_ parts: [(Tx, Part)], pending: WitnessEntry? = nil) -> [WitnessEntry] {
+            var seen: Set<[UInt64]> = []
+            var entries: [WitnessEntry] = []
+            for (tx, part) in parts {
+                for entry in tx.trail.entries(part) where seen.insert([entry.delivery, UInt64(entry.phrase)]).inserted {
                     let phrase = Int(entry.phrase) < phrases.count ? phrases[Int(entry.phrase)] : "…"
-                    return WitnessEntry(
-                        at: entry.at,
-                        delivery: entry.delivery,
-                        transactionId: tx.id,
-                        sentence: "delivery \(entry.delivery) (transaction \(tx.id)): \(phrase)"
+                    entries.append(
+                        WitnessEntry(
+                            at: entry.at,
+                            delivery: entry.delivery,
+                            transactionId: tx.id,
+                            sentence: "delivery \(entry.delivery) (transaction \(tx.id)): \(phrase)"
+                        )
                     )
                 }
             }
             if let pending { entries.append(pending) }
-            return Array(entries.sorted { $0.at < $1.at }.suffix(8))
+            return Array(entries.sorted { $0.at < $1.at }.suffix(10))
+        }
+
+        func evidence(_ txs: [Tx], _ part: Part, pending: WitnessEntry? = nil) -> [WitnessEntry] {
+            evidence(txs.map { ($0, part) }, pending: pending)
         }
     }
 
@@ -384,7 +499,8 @@ public final class Checker: Sendable {
             if let id = entitlement.transactionId, let tx = c.book.txs[id], tx.forged && !tx.genuine {
                 return .fail(
                     "the target entitles \(entitlement.productId) through transaction \(id), which exists only in a forged delivery",
-                    c.evidence([tx])
+                    c.evidence([tx], .all),
+                    showing(entitlement)
                 )
             }
             if !c.bought(entitlement.productId) {
@@ -392,12 +508,17 @@ public final class Checker: Sendable {
                 if let pending = c.book.pending[entitlement.productId] {
                     return .fail(
                         "the target entitles \(entitlement.productId), whose only purchase was pending (Ask to Buy) or declined",
-                        c.evidence(forged, pending: pending)
+                        c.evidence(forged, .all, pending: pending),
+                        showing(entitlement)
                     )
                 }
                 let how =
                     forged.isEmpty ? "no purchase of it was ever sent" : "only forged transactions of it were sent"
-                return .fail("the target entitles \(entitlement.productId) but \(how)", c.evidence(forged))
+                return .fail(
+                    "the target entitles \(entitlement.productId) but \(how)",
+                    c.evidence(forged, .all),
+                    showing(entitlement)
+                )
             }
         }
         for (product, balance) in c.observed.balances where balance > 0 && !c.bought(product) {
@@ -405,7 +526,8 @@ public final class Checker: Sendable {
             let pending = c.book.pending[product]
             return .fail(
                 "the target shows a balance of \(balance) \(product) but no verified purchase of it was sent",
-                c.evidence(forged, pending: pending)
+                c.evidence(forged, .all, pending: pending),
+                "showed a balance of \(balance) \(product)"
             )
         }
         for grant in c.observed.grants ?? [] where grant.count > 0 {
@@ -413,13 +535,15 @@ public final class Checker: Sendable {
                 if let number = UInt64(grant.transactionId), c.book.foldedIDs.contains(number) { continue }
                 return .fail(
                     "the target granted transaction \(grant.transactionId), which the App Store never issued",
-                    []
+                    [],
+                    showing(grant)
                 )
             }
             if tx.forged && !tx.genuine {
                 return .fail(
                     "the target granted transaction \(grant.transactionId), which exists only in a forged delivery",
-                    c.evidence([tx])
+                    c.evidence([tx], .all),
+                    showing(grant)
                 )
             }
         }
@@ -429,9 +553,11 @@ public final class Checker: Sendable {
     private func doubleGrantFinding(_ c: Context) -> Finding {
         for grant in c.observed.grants ?? [] where grant.count > 1 {
             let tx = c.book.txs[grant.transactionId]
+            // The decisive events: the copies the target acknowledged (each one a grant).
             return .fail(
                 "the target granted transaction \(grant.transactionId) \(grant.count) times",
-                c.evidence(tx.map { [$0] } ?? [])
+                c.evidence(tx.map { [$0] } ?? [], [.purchase, .acks, .recent]),
+                showing(grant)
             )
         }
         for (product, balance) in c.observed.balances where balance > 0 {
@@ -441,7 +567,8 @@ public final class Checker: Sendable {
             if balance > upper {
                 return .fail(
                     "the target shows \(balance) \(product) but the distinct purchases sent add up to \(upper)",
-                    c.evidence(sent.map(\.1))
+                    c.evidence(sent.map(\.1), .acks),
+                    "showed a balance of \(balance) \(product)"
                 )
             }
         }
@@ -460,12 +587,16 @@ public final class Checker: Sendable {
                 let truth = book.subs.values.first(where: { $0.group == group }), truth.expires >= previous,
                 truth.status != .revoked
             {
-                let txs = book.txs.values.filter { $0.group == group && $0.acked }
+                // The stale delivery that set the older expiry, and the newer one it overrode.
+                let stale = book.txs.values.filter { $0.group == group && $0.acked && $0.expires == seen }
+                let newer = book.txs.values.filter { $0.group == group && $0.acked && $0.expires == previous }
+                let txs = stale.isEmpty ? book.txs.values.filter { $0.group == group && $0.acked } : stale + newer
                 failure =
                     failure
                     ?? .fail(
                         "the target moved the expiry of group \(group) back from \(previous) to \(seen) ms although no newer data shortened it",
-                        c.evidence(Array(txs))
+                        c.evidence(Array(txs), .acks),
+                        "showed group \(group) expiring at \(seen) ms, after \(previous) ms earlier"
                     )
             }
             book.maxSeenExpiry[group] = max(book.maxSeenExpiry[group] ?? .min, seen)
@@ -479,17 +610,14 @@ public final class Checker: Sendable {
                         failure
                         ?? .fail(
                             "transaction \(id) of \(tx.product) was revoked, disappeared, then came back without a refund reversal",
-                            c.evidence([tx])
+                            c.evidence([tx], [.refund, .acks]),
+                            "showed entitlement \(tx.product) (transaction \(id)) again"
                         )
                 }
             } else {
                 book.gone.insert(id)
             }
-            guard tx.type == .nonConsumable else { continue }
-            let others = book.txs.values.contains {
-                $0.product == tx.product && $0.genuine && !$0.revoked && !$0.forged
-            }
-            guard !others else { continue }
+            guard tx.type == .nonConsumable, !c.unrefundedPurchase(of: tx.product, besides: id) else { continue }
             let key = "product:" + tx.product
             if entitledProducts.contains(tx.product) {
                 if book.gone.contains(key) {
@@ -497,7 +625,8 @@ public final class Checker: Sendable {
                         failure
                         ?? .fail(
                             "\(tx.product) was revoked, disappeared, then came back without a refund reversal",
-                            c.evidence([tx])
+                            c.evidence([tx], [.refund, .acks]),
+                            "showed entitlement \(tx.product) again"
                         )
                 }
             } else {
@@ -509,37 +638,47 @@ public final class Checker: Sendable {
 
     private func revocationFinding(_ c: Context) -> Finding {
         var unknown: String?
-        let entitledIDs = Set(c.observed.entitlements.compactMap(\.transactionId))
         let entitledProducts = Set(c.observed.entitlements.map(\.productId))
-        for (id, tx) in c.book.txs where tx.revoked && tx.genuine {
+        for (id, tx) in c.book.txs.sorted(by: { $0.value.sequence < $1.value.sequence })
+        where tx.revoked && tx.genuine {
             guard tx.revocationAcked else {
                 if tx.revocationIndeterminate { unknown = "the refund of \(id) got no answer" }
                 continue
             }
-            if entitledIDs.contains(id) {
+            if let entitlement = c.observed.entitlements.first(where: { $0.transactionId == id }) {
                 return .fail(
                     "the target still entitles \(tx.product) through refunded transaction \(id)",
-                    c.evidence([tx])
+                    c.evidence([tx], [.purchase, .refund, .acks]),
+                    showing(entitlement)
                 )
             }
             switch tx.type {
             case .nonConsumable, .nonRenewing:
-                let others = c.book.txs.values.contains {
-                    $0.product == tx.product && $0.genuine && $0.sent && !$0.revoked && !$0.forged
-                }
-                if !others && entitledProducts.contains(tx.product) {
+                // Another unrefunded purchase of the product, kept or folded, may be what the target entitles.
+                if entitledProducts.contains(tx.product) && !c.unrefundedPurchase(of: tx.product, besides: id) {
+                    let entitlement = c.observed.entitlements.first { $0.productId == tx.product }
                     return .fail(
                         "the target still entitles \(tx.product) although its only purchase \(id) was refunded",
-                        c.evidence([tx])
+                        c.evidence([tx], [.purchase, .refund, .acks]),
+                        entitlement.map(showing) ?? "showed entitlement \(tx.product)"
+                    )
+                }
+                // Revoked too much: the refund of this transaction also took away another, unrefunded one.
+                if !entitledProducts.contains(tx.product), let victim = overRevoked(by: tx, c) {
+                    return .fail(
+                        "the target revoked too much: the refund of transaction \(id) also removed unrefunded transaction \(victim.id) of \(tx.product)",
+                        c.evidence([(tx, .refund), (victim, [.purchase, .acks])]),
+                        "showed no entitlement to \(tx.product)"
                     )
                 }
             case .autoRenewable:
                 if let group = tx.group, let sub = c.book.subs[tx.original ?? ""], sub.status == .revoked,
-                    c.observed.entitlements.contains(where: { groupOf[$0.productId] == group })
+                    let entitlement = c.observed.entitlements.first(where: { groupOf[$0.productId] == group })
                 {
                     return .fail(
                         "the target still entitles subscription group \(group) although transaction \(id) was refunded",
-                        c.evidence([tx])
+                        c.evidence([tx], [.purchase, .refund]),
+                        showing(entitlement)
                     )
                 }
             case .consumable, nil:
@@ -556,11 +695,25 @@ public final class Checker: Sendable {
             if balance > allowed {
                 return .fail(
                     "the target shows \(balance) \(product) but only \(allowed) remain once refunds are taken back",
-                    c.evidence(refunded.map(\.1))
+                    c.evidence(refunded.map(\.1), .refund),
+                    "showed a balance of \(balance) \(product)"
                 )
             }
         }
         return unknown.map { .unknown($0) } ?? .pass
+    }
+
+    /// An acknowledged, unrefunded purchase of the same product that the target no longer entitles after
+    /// `refunded`'s refund, if one is owed now (a non-renewing one only within its period, away from its end).
+    private func overRevoked(by refunded: Tx, _ c: Context) -> Tx? {
+        c.book.txs.values.filter { tx in
+            guard tx.id != refunded.id, tx.product == refunded.product, tx.genuine, tx.acked, !tx.revoked,
+                !tx.forged
+            else { return false }
+            guard tx.type == .nonRenewing else { return true }
+            guard let expires = tx.expires else { return false }
+            return c.now + c.boundary < expires
+        }.min { $0.sequence < $1.sequence }
     }
 
     private func lostFinding(_ c: Context) -> Finding {
@@ -568,23 +721,34 @@ public final class Checker: Sendable {
         let entitledProducts = Set(c.observed.entitlements.map(\.productId))
         var owed: [String: Int] = [:]
         var owedTxs: [String: [Tx]] = [:]
-        for (id, tx) in c.book.txs where tx.genuine && tx.acked && !tx.revoked {
+        for (id, tx) in c.book.txs.sorted(by: { $0.value.sequence < $1.value.sequence })
+        where tx.genuine && !tx.revoked {
+            if tx.neverAccepted {
+                return neverAcceptedFailure(tx, c)
+            }
+            if tx.awaitingRetry {
+                unknown = "every attempt of purchase \(id) so far was rejected, and another is still to come"
+            }
+            guard tx.acked else { continue }
             switch tx.type {
             case .nonConsumable:
                 if !entitledProducts.contains(tx.product) {
                     return .fail(
                         "the target acknowledged purchase \(id) of \(tx.product) but does not entitle it",
-                        c.evidence([tx])
+                        c.evidence([tx], [.purchase, .acks, .refund]),
+                        "showed no entitlement to \(tx.product)"
                     )
                 }
             case .nonRenewing:
+                // Owed for its catalog period after purchase; after that the target decides when it ends.
                 guard let expires = tx.expires else { continue }
                 if abs(c.now - expires) < c.boundary {
                     unknown = "\(tx.product) ends within the boundary"
                 } else if c.now < expires && !entitledProducts.contains(tx.product) {
                     return .fail(
-                        "the target acknowledged purchase \(id) of \(tx.product), valid until \(expires), but does not entitle it",
-                        c.evidence([tx])
+                        "the target acknowledged purchase \(id) of \(tx.product), owed until at least \(expires), but does not entitle it",
+                        c.evidence([tx], [.purchase, .acks, .refund]),
+                        "showed no entitlement to \(tx.product)"
                     )
                 }
             case .consumable:
@@ -594,23 +758,49 @@ public final class Checker: Sendable {
                 break
             }
         }
+        if let sample = c.book.neverAcceptedSample {
+            return neverAcceptedFailure(sample, c, more: c.book.neverAccepted.count)
+        } else if let number = c.book.neverAccepted.min() {
+            return .fail(
+                "genuine delivery never accepted: the target answered every attempt to deliver purchase \(number) with a rejection (\(c.book.neverAccepted.count) such purchases)",
+                [],
+                "was not needed: the target's own rejections prove it (history.jsonl lists them)"
+            )
+        }
         for (product, folded) in c.book.folded where folded.acked > 0 { owed[product, default: 0] += folded.acked }
-        for (product, lower) in owed {
+        for (product, lower) in owed.sorted(by: { $0.key < $1.key }) {
             let balance = c.observed.balances[product] ?? 0
             if balance < lower {
                 return .fail(
                     "the target shows \(balance) \(product) but acknowledged purchases of \(lower)",
-                    c.evidence(owedTxs[product] ?? [])
+                    c.evidence(owedTxs[product] ?? [], .acks),
+                    "showed a balance of \(balance) \(product)"
                 )
             }
         }
         return unknown.map { .unknown($0) } ?? .pass
     }
 
+    private func neverAcceptedFailure(_ tx: Tx, _ c: Context, more: Int = 0) -> Finding {
+        let others = more > 1 ? " (and \(more - 1) other purchases of this account)" : ""
+        let owned =
+            c.observed.entitlements.contains { $0.productId == tx.product }
+            ? "showed \(tx.product) entitled, though the target rejected every delivery of this purchase"
+            : (c.observed.balances[tx.product] ?? 0) > 0
+                ? "showed a balance of \(c.observed.balances[tx.product] ?? 0) \(tx.product); the purchase itself was rejected every time"
+                : "showed nothing granted for \(tx.product)"
+        return .fail(
+            "genuine delivery never accepted: the target answered all \(tx.rejected) attempts to deliver purchase \(tx.id) of \(tx.product) with a rejection (last \(tx.lastRejection))\(others)",
+            c.evidence([tx], [.purchase, .rejections]),
+            owned
+        )
+    }
+
     private func subscriptionFinding(_ c: Context) -> Finding {
         var unknown: String?
         for (original, sub) in c.book.subs where sub.status != .revoked {
-            let entitled = c.observed.entitlements.contains { groupOf[$0.productId] == sub.group }
+            let entitlement = c.observed.entitlements.first { groupOf[$0.productId] == sub.group }
+            let entitled = entitlement != nil
             let end = sub.status == .gracePeriod ? (sub.grace ?? sub.expires) : sub.expires
             let nearBoundary =
                 abs(c.now - sub.expires) < c.boundary || abs(c.now - end) < c.boundary
@@ -620,11 +810,13 @@ public final class Checker: Sendable {
                 unknown = "subscription \(original) is within \(c.boundary) ms of an expiry or a change"
                 continue
             }
+            let shows = entitlement.map(showing) ?? "showed no entitlement in group \(sub.group)"
             if sub.status == .billingRetry {
                 guard let rule = options.billingRetryEntitled, entitled != rule else { continue }
                 return .fail(
                     "subscription \(original) is in billing retry, where the profile wants entitled = \(rule)",
-                    c.evidence(Array(series))
+                    c.evidence(Array(series), [.purchase, .acks]),
+                    shows
                 )
             }
             let truthEntitled = (sub.status == .active || sub.status == .gracePeriod) && c.now < end
@@ -633,7 +825,8 @@ public final class Checker: Sendable {
                 if covering.contains(where: \.acked) {
                     return .fail(
                         "subscription \(original) (\(sub.product)) is active until \(end) and the target acknowledged it, but does not entitle it",
-                        c.evidence(covering)
+                        c.evidence(covering, [.purchase, .acks]),
+                        shows
                     )
                 }
                 if covering.contains(where: \.indeterminate) {
@@ -642,11 +835,23 @@ public final class Checker: Sendable {
             } else if !truthEntitled && entitled {
                 return .fail(
                     "subscription \(original) (\(sub.product)) ended at \(end) (status \(sub.status)) but the target still entitles group \(sub.group)",
-                    c.evidence(Array(series))
+                    c.evidence(Array(series), [.acks, .refund, .recent]),
+                    shows
                 )
             }
         }
         return unknown.map { .unknown($0) } ?? .pass
+    }
+
+    private func showing(_ entitlement: AccountState.Entitlement) -> String {
+        var text = "showed entitlement \(entitlement.productId)"
+        if let id = entitlement.transactionId { text += " (transaction \(id))" }
+        if let expires = entitlement.expiresDate { text += " until \(expires)" }
+        return text
+    }
+
+    private func showing(_ grant: AccountState.Grant) -> String {
+        "showed transaction \(grant.transactionId) granted \(grant.count) time\(grant.count == 1 ? "" : "s")"
     }
 
     // MARK: - Sentences
@@ -685,7 +890,8 @@ public final class Checker: Sendable {
 private enum Finding {
     case pass
     case unknown(String)
-    case fail(String, [WitnessEntry])
+    /// The summary, the witness entries, and what the probe showed (a phrase after "the probe at t=…s").
+    case fail(String, [WitnessEntry], String)
 }
 
 /// One line of a transaction's history, compact: the sentence is interned in the checker's phrase table.
@@ -693,6 +899,59 @@ private struct LogEntry: Sendable {
     var at: Double
     var delivery: UInt64
     var phrase: UInt32
+}
+
+/// Which parts of a transaction's trail a witness cites.
+private struct Part: OptionSet, Sendable {
+    let rawValue: UInt8
+    /// The first dispatch of the transaction (its purchase).
+    static let purchase = Part(rawValue: 1)
+    /// Acknowledged deliveries: the first two (a double grant's two copies) and the latest (a replay).
+    static let acks = Part(rawValue: 2)
+    /// Rejected deliveries: the first and the latest.
+    static let rejections = Part(rawValue: 4)
+    /// The refund's dispatch and answers.
+    static let refund = Part(rawValue: 8)
+    /// The latest other entries.
+    static let recent = Part(rawValue: 16)
+    static let all: Part = [.purchase, .acks, .rejections, .refund, .recent]
+}
+
+/// A transaction's evidence, bounded: a witness needs the decisive events, not the whole history.
+private struct Trail: Sendable {
+    var first: LogEntry?
+    var acks: [LogEntry] = []
+    var rejections: [LogEntry] = []
+    var refund: [LogEntry] = []
+    var recent: [LogEntry] = []
+
+    mutating func note(_ entry: LogEntry, as part: Part, limit: Int) {
+        /// Keeps the first `count - 1` entries and the latest one.
+        func keep(_ list: inout [LogEntry], _ count: Int) {
+            if list.count < count { list.append(entry) } else { list[count - 1] = entry }
+        }
+        switch part {
+        case .purchase:
+            if first == nil { first = entry } else { note(entry, as: .recent, limit: limit) }
+        case .acks: keep(&acks, 3)
+        case .rejections: keep(&rejections, 2)
+        case .refund: keep(&refund, 3)
+        default:
+            guard limit > 0 else { return }
+            if recent.count >= limit { recent.removeFirst() }
+            recent.append(entry)
+        }
+    }
+
+    func entries(_ parts: Part) -> [LogEntry] {
+        var list: [LogEntry] = []
+        if parts.contains(.purchase), let first { list.append(first) }
+        if parts.contains(.acks) { list += acks }
+        if parts.contains(.rejections) { list += rejections }
+        if parts.contains(.refund) { list += refund }
+        if parts.contains(.recent) { list += recent }
+        return list
+    }
 }
 
 /// Quantities of transactions folded away (see `Checker.Options.foldAbove`).
@@ -703,6 +962,9 @@ private struct Folded: Sendable {
     var acked = 0
     /// Units sent and not refunded with an acknowledged refund.
     var sentNotRefunded = 0
+    /// Non-consumable and non-renewing purchases sent and not refunded: a refund of another purchase of the
+    /// product does not end the entitlement while one remains.
+    var unrefunded = 0
 }
 
 private struct Tx: Sendable {
@@ -718,7 +980,18 @@ private struct Tx: Sendable {
     var genuine = false
     var sent = false
     var acked = false
+    /// Some delivery of the purchase was acknowledged, ever (a refund reversal does not clear it).
+    var accepted = false
     var indeterminate = false
+    /// Some attempt to deliver the purchase never left the harness (missed slot, refused connection).
+    var unsent = false
+    /// Attempts of the purchase answered with a rejection.
+    var rejected = 0
+    var lastRejection = 0
+    /// Attempt chains still open: each copy of a purchase delivery starts one, and it ends with the answer to
+    /// its last retry or redelivery. Apple's retries, device redeliveries and any later retry policy all
+    /// continue a chain, so "every attempt was rejected" includes them.
+    var chains = 0
     var revoked = false
     var revokedDate: Int64 = 0
     /// The signedDate of the latest refund reversal seen.
@@ -726,7 +999,7 @@ private struct Tx: Sendable {
     var revocationAcked = false
     var revocationIndeterminate = false
     var superseded = false
-    var log: [LogEntry] = []
+    var trail = Trail()
 
     init(id: String, sequence: UInt64, product: String, type: ProductKind?) {
         self.id = id
@@ -735,11 +1008,15 @@ private struct Tx: Sendable {
         self.type = type
     }
 
-    mutating func note(_ entry: LogEntry, limit: Int) {
-        guard limit > 0 else { return }
-        // Keep the first entry (the purchase) and the most recent ones.
-        if log.count >= limit { log.remove(at: min(1, log.count - 1)) }
-        log.append(entry)
+    /// Answered, and only with rejections, with no attempt left: the target said no to a genuine purchase.
+    /// Timeouts, resets and unsent attempts leave it unknown.
+    var neverAccepted: Bool {
+        genuine && !forged && rejected > 0 && !accepted && chains == 0 && !indeterminate && !unsent && !revoked
+    }
+
+    /// Rejected so far, with a retry or redelivery still to come.
+    var awaitingRetry: Bool {
+        genuine && !forged && rejected > 0 && !accepted && chains > 0 && !indeterminate && !unsent && !revoked
     }
 }
 
@@ -762,8 +1039,18 @@ private struct Book: Sendable {
     var folded: [String: Folded] = [:]
     /// IDs of folded transactions (8 bytes each), so late copies are not counted twice.
     var foldedIDs: Set<UInt64> = []
+    /// IDs of folded purchases whose every attempt was rejected, and the first of them, kept for its witness.
+    var neverAccepted: Set<UInt64> = []
+    var neverAcceptedSample: Tx?
     var sequence: UInt64 = 0
     var latest: Int64 = 0
+
+    /// Forgets that a folded purchase had every attempt rejected (a later copy may be accepted, or it was
+    /// refunded).
+    mutating func accepted(_ number: UInt64) {
+        guard neverAccepted.remove(number) != nil else { return }
+        if neverAcceptedSample.flatMap({ UInt64($0.id) }) == number { neverAcceptedSample = nil }
+    }
 
     mutating func newTx(_ id: String, product: String, type: ProductKind?) -> Tx {
         sequence += 1
@@ -772,27 +1059,42 @@ private struct Book: Sendable {
 
     /// Folds the oldest settled transactions into per-product counts until at most `keep` remain (or none is
     /// settled). Settled: a verified consumable whose refund, if any, was answered; a subscription period that
-    /// is no longer current; a non-renewing subscription that ended a minute ago.
+    /// is no longer current; an unrefunded non-renewing subscription a minute past its catalog period; a purchase
+    /// whose every attempt was rejected. Refunded non-consumables and non-renewing subscriptions stay, so a
+    /// folded one is known to be unrefunded.
     mutating func fold(keep: Int) {
         let settled = txs.values.filter { tx in
-            guard tx.genuine, !tx.forged, !(tx.revoked && !tx.revocationAcked), !tx.indeterminate else { return false }
+            guard tx.genuine, !tx.forged, tx.chains == 0 else { return false }
+            if tx.neverAccepted { return true }
+            guard !(tx.revoked && !tx.revocationAcked), !tx.indeterminate else { return false }
             switch tx.type {
             case .consumable: return tx.sent
             case .autoRenewable:
                 guard let original = tx.original, let sub = subs[original] else { return false }
                 return sub.transactionId != tx.id && (tx.expires ?? .max) <= sub.expires
-            case .nonRenewing: return tx.expires.map { $0 + 60_000 < latest } ?? false
+            case .nonRenewing: return !tx.revoked && tx.expires.map { $0 + 60_000 < latest } ?? false
             case .nonConsumable, nil: return false
             }
         }.sorted { $0.sequence < $1.sequence }
         for tx in settled.prefix(max(0, txs.count - keep)) {
             txs[tx.id] = nil
-            if let number = UInt64(tx.id) { foldedIDs.insert(number) }
+            if let number = UInt64(tx.id) {
+                foldedIDs.insert(number)
+                if tx.neverAccepted {
+                    neverAccepted.insert(number)
+                    if neverAcceptedSample == nil { neverAcceptedSample = tx }
+                }
+            }
             var folded = self.folded[tx.product] ?? Folded()
-            if tx.type == .consumable {
+            switch tx.type {
+            case .consumable:
                 folded.sent += tx.quantity
                 if tx.acked && !tx.revoked { folded.acked += tx.quantity }
                 if !(tx.revoked && tx.revocationAcked) { folded.sentNotRefunded += tx.quantity }
+            case .nonConsumable, .nonRenewing:
+                if tx.sent && !tx.revoked { folded.unrefunded += 1 }
+            case .autoRenewable, nil:
+                break
             }
             self.folded[tx.product] = folded
         }
@@ -823,6 +1125,11 @@ private struct State: Sendable {
     var violationCount = 0
     var unknownSamples: [String] = []
     var interesting: Set<String> = []
+    /// Genuine deliveries (purchases, refunds, reversals, renewals) whose outcome came in, and how many of them
+    /// the target acknowledged or rejected: a run that acknowledged none cannot pass.
+    var genuineDispatched = 0
+    var genuineAcknowledged = 0
+    var genuineRejected = 0
     var phrases: [String] = []
     var phraseIndex: [String: UInt32] = [:]
 

@@ -4,9 +4,10 @@ public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable, Coding
     case noDoubleGrant = "no-double-grant"
     /// Nothing is granted for pending, declined, forged or unverified input.
     case noUnlockWithoutVerifiedPurchase = "no-unlock-without-verified-purchase"
-    /// Refunded or revoked transactions grant nothing at settle.
+    /// Refunded or revoked transactions grant nothing at settle, and a refund revokes nothing else.
     case revocationHonored = "revocation-honored"
-    /// Every verified purchase the target acknowledged is granted at settle.
+    /// Every verified purchase the target acknowledged is granted at settle, and no genuine purchase has every
+    /// attempt rejected.
     case noLostPurchase = "no-lost-purchase"
     /// Older data never overrides newer (expiry never moves back; a refund is not undone by a replay).
     case noStaleRegression = "no-stale-regression"
@@ -18,8 +19,9 @@ public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable, Coding
         switch self {
         case .noDoubleGrant: "each transaction is granted at most once"
         case .noUnlockWithoutVerifiedPurchase: "nothing unlocks without a verified purchase"
-        case .revocationHonored: "refunded or revoked transactions grant nothing at settle"
-        case .noLostPurchase: "every acknowledged verified purchase is granted at settle"
+        case .revocationHonored: "refunded or revoked transactions grant nothing at settle, and nothing else is revoked"
+        case .noLostPurchase:
+            "every acknowledged verified purchase is granted at settle, and no genuine purchase is rejected for good"
         case .noStaleRegression: "older data never overrides newer"
         case .subscriptionState: "active or grace means entitled; expired or revoked means not"
         }
@@ -48,8 +50,13 @@ public struct Witness: Sendable, Hashable, Codable {
     public var at: Double
     /// What was wrong, in one sentence.
     public var summary: String
-    /// The few history entries that prove it, oldest first.
+    /// The few history entries that prove it, oldest first: every one a real event (a dispatch, an answer, a
+    /// refund), chosen per invariant (both acknowledged copies of a double grant, the refund that revoked too
+    /// much, the stale delivery that regressed the state).
     public var entries: [WitnessEntry]
+    /// What the probe showed that proves the violation, in one sentence (the entitlement, balance or grant that
+    /// should not be there, or the one missing).
+    public var proof: String
     /// What the probe returned.
     public var observed: AccountState
     /// The run's seed (`paystorm replay --seed`).
@@ -59,6 +66,7 @@ public struct Witness: Sendable, Hashable, Codable {
     public var prose: String {
         var lines = ["\(invariant.rawValue): \(invariant.rule).", "Account \(account): \(summary)"]
         for entry in entries { lines.append("  t=\(format(entry.at))s \(entry.sentence)") }
+        lines.append("  " + proof)
         lines.append("Replay with seed \(seed).")
         return lines.joined(separator: "\n")
     }
@@ -120,6 +128,9 @@ public struct Verdict: Sendable, Hashable, Codable {
     }
     /// The outcome.
     public var outcome: Outcome
+    /// Why the outcome is not pass when no invariant failed (nothing acknowledged, too much undecided); nil
+    /// otherwise.
+    public var reason: String?
     /// The first violations (up to the checker's limit), each with its witness.
     public var violations: [Witness]
     /// All violations found, including those past the limit.

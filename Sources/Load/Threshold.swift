@@ -71,8 +71,13 @@ public struct Threshold: Sendable, Hashable {
     public var bound: Double
 
     /// Parses one threshold.
+    /// - Parameters:
+    ///   - text: the threshold as written.
+    ///   - kinds: the kinds the command records (`all`, every kind merged, is always known); nil accepts any
+    ///     kind. Give it whenever the kinds are known: a threshold on a kind that never records anything is
+    ///     evaluated on empty figures and always holds, so a misspelled kind would hide a failure.
     /// - Throws: ``LoadConfigurationError`` naming what is wrong.
-    public static func parse(_ text: String) throws(LoadConfigurationError) -> Threshold {
+    public static func parse(_ text: String, kinds: [String]? = nil) throws(LoadConfigurationError) -> Threshold {
         let trimmed = text.trimmingWhitespace()
         let operators = ["<=", ">=", "==", "!=", "<", ">"]
         guard let (op, range) = operators.lazy.compactMap({ op in trimmed.range(of: op).map { (op, $0) } }).first
@@ -96,6 +101,16 @@ public struct Threshold: Sendable, Hashable {
             throw LoadConfigurationError(
                 "threshold '\(text)': unknown metric '\(name)' (pN, min, mean, max, errorRate, errors, missed, late, requests, rate)"
             )
+        }
+        if let kind, let kinds, kind != "all", !kinds.contains(kind) {
+            let known = kinds.isEmpty ? "none" : kinds.joined(separator: ", ")
+            throw LoadConfigurationError(
+                "threshold '\(text)': unknown kind '\(kind)' (known kinds: \(known); or no kind for all traffic)"
+            )
+        }
+        if kind != nil && kind != "all" && metric == .late {
+            // Late sends are counted for the whole run only; per kind the figure would always be 0.
+            throw LoadConfigurationError("threshold '\(text)': 'late' is counted for all traffic only; drop the kind")
         }
         if service && !metric.isLatency {
             throw LoadConfigurationError("threshold '\(text)': 'service.' applies only to latency metrics")

@@ -25,6 +25,9 @@ extension Minter {
     }
 
     /// Signs a notification whose nested transaction and renewal info are given as payloads.
+    ///
+    /// The app's identity in `data` is completed from ``app`` where the payload leaves it out, as Apple
+    /// always sends it: `appAppleId`, and `bundleVersion` when the notification carries a transaction.
     /// - Parameters:
     ///   - payload: the notification; its `data.signedTransactionInfo` and `data.signedRenewalInfo` are
     ///     replaced by the signed `transaction` and `renewal`.
@@ -41,7 +44,9 @@ extension Minter {
     ) throws -> String {
         var outer = payload
         var data = outer.data ?? NotificationData()
+        data.appAppleId = data.appAppleId ?? app.appAppleId
         if var transaction {
+            data.bundleVersion = data.bundleVersion ?? app.bundleVersion
             rewrite(&transaction, forgery: forgery)
             data.signedTransactionInfo = try signNested(transaction, forgery: forgery)
         }

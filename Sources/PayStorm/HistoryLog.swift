@@ -3,8 +3,25 @@ import Foundation
 import Load
 import Simulation
 
-/// `history.jsonl`: one line per send, result, probe and fault, streamed as the run goes so an
-/// interrupted run still has it. Writes go through one buffered file owned by the engine's thread.
+/// `history.jsonl`: one JSON object a line for every delivery, probe and fault of the run, streamed as
+/// the run goes so an interrupted run still has it. Writes go through one buffered file owned by the
+/// engine's thread.
+///
+/// Every line has `t` (seconds since the start of the run), `event` and `role` (`webhook`, `device`,
+/// `report`, `probe`, or `marker` for a lifecycle fact that sends nothing). Events:
+///
+/// - `dispatch`: the delivery was handed to the load engine at its intended time `t`, under `kind`
+///   (`webhook`, `device`, `forged`, `network-fault`, `restart`); the engine may still miss it.
+/// - `send`: the engine really sent it (written with the result; `t` is when it went on the wire).
+/// - `result`: its outcome at `t`: `sent` (false when it never left: missed, refused), `status`,
+///   `latencyMicros` from the intended time, `error`.
+/// - `happen`: a lifecycle fact that sends nothing (an Ask to Buy decline).
+/// - `skip`: a delivery the run could not send (`detail` says why, such as no device endpoint).
+/// - `error`: a delivery that could not be minted.
+///
+/// Delivery lines also carry `delivery`, `account`, `lifecycle`, `copy`, `attempt`, the transaction's
+/// `transactionId` and `originalTransactionId`, for notifications `notificationType` and `subtype`, and
+/// any `forgery`, `network` and `faults`. Probe lines carry `account`.
 final class HistoryLog {
     private let handle: FileHandle?
     private var buffer: [UInt8] = []
@@ -16,38 +33,78 @@ final class HistoryLog {
             return
         }
         guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw RunError.cannotWrite(path)
+            throw RunError.cannotWrite("cannot write \(path)")
         }
         handle = FileHandle(forWritingAtPath: path)
         buffer.reserveCapacity(1 << 16)
     }
 
-    /// Appends one entry.
+    /// The role a delivery plays in the target contract.
+    static func role(of delivery: PlannedDelivery) -> String {
+        switch delivery.action.delivery {
+        case .notification: "webhook"
+        case .device: "device"
+        case .report: "report"
+        case .marker: "marker"
+        }
+    }
+
+    /// Appends one delivery entry.
     func write(
         event: String,
         at t: Double,
         delivery: PlannedDelivery,
+        kind: String? = nil,
         result: LoadResult? = nil,
+        sent: Bool? = nil,
         detail: String? = nil
     ) {
         guard handle != nil else { return }
-        var line = "{\"t\":\(String(format: "%.6f", t)),\"event\":\"\(event)\",\"delivery\":\(delivery.id)"
+        var line = "{\"t\":\(String(format: "%.6f", t)),\"event\":\"\(event)\",\"role\":\"\(Self.role(of: delivery))\""
+        line += ",\"delivery\":\(delivery.id)"
         line +=
             ",\"account\":\"\(delivery.action.appAccountToken)\",\"lifecycle\":\"\(delivery.action.lifecycle.rawValue)\""
         line += ",\"copy\":\"\(delivery.copy.rawValue)\",\"attempt\":\(delivery.attempt)"
+        if let kind { line += ",\"kind\":\"\(kind)\"" }
+        if case .notification(let facts) = delivery.action.delivery {
+            line += ",\"notificationType\":\"\(Self.escape(facts.notificationType))\""
+            if let subtype = facts.subtype { line += ",\"subtype\":\"\(Self.escape(subtype))\"" }
+        }
         if let id = delivery.action.truth.transactionId { line += ",\"transactionId\":\"\(id)\"" }
+        if let original = delivery.action.transaction?.originalTransactionId {
+            line += ",\"originalTransactionId\":\"\(original)\""
+        }
         if let forgery = delivery.forgery { line += ",\"forgery\":\"\(forgery)\"" }
         if let network = delivery.network { line += ",\"network\":\"\(network.rawValue)\"" }
-        if !delivery.faults.isEmpty && event != "result" {
+        if !delivery.faults.isEmpty && event != "result" && event != "send" {
             line +=
                 ",\"faults\":[" + delivery.faults.map { "\"\(Self.escape($0.fault))\"" }.joined(separator: ",") + "]"
         }
+        line += Self.outcomeFields(result: result, sent: sent, detail: detail)
+        append(line + "}\n")
+    }
+
+    /// Appends one probe entry (a safety probe during the run).
+    func writeProbe(event: String, at t: Double, account: String, result: LoadResult? = nil, sent: Bool? = nil) {
+        guard handle != nil else { return }
+        var line = "{\"t\":\(String(format: "%.6f", t)),\"event\":\"\(event)\",\"role\":\"probe\""
+        line += ",\"account\":\"\(Self.escape(account))\""
+        line += Self.outcomeFields(result: result, sent: sent, detail: nil)
+        append(line + "}\n")
+    }
+
+    private static func outcomeFields(result: LoadResult?, sent: Bool?, detail: String?) -> String {
+        var fields = ""
+        if let sent { fields += ",\"sent\":\(sent)" }
         if let result {
-            line += ",\"status\":\(result.status),\"latencyMicros\":\(result.latency.microseconds)"
-            if let error = result.error { line += ",\"error\":\"\(error.rawValue)\"" }
+            fields += ",\"status\":\(result.status),\"latencyMicros\":\(result.latency.microseconds)"
+            if let error = result.error { fields += ",\"error\":\"\(error.rawValue)\"" }
         }
-        if let detail { line += ",\"detail\":\"\(Self.escape(detail))\"" }
-        line += "}\n"
+        if let detail { fields += ",\"detail\":\"\(escape(detail))\"" }
+        return fields
+    }
+
+    private func append(_ line: String) {
         buffer.append(contentsOf: line.utf8)
         if buffer.count >= 1 << 16 { flush() }
     }

@@ -19,21 +19,6 @@ enum ReportBuilder {
         interrupted: Bool,
         notes: [String]
     ) -> RunReport {
-        let breached = summary.thresholds.contains { !$0.passed }
-        let outcome: Reporting.Verdict =
-            switch verdict.outcome {
-            case .pass: .pass
-            case .fail: .fail
-            case .unknown: .unknown
-            }
-        let exitCode: Int32 =
-            interrupted
-            ? PayStormRun.exitInterrupted
-            : outcome == .fail
-                ? PayStormRun.exitViolation
-                : breached
-                    ? PayStormRun.exitThreshold : outcome == .unknown ? PayStormRun.exitUnknown : PayStormRun.exitPass
-
         var errors = summary.totals.errors
         for (status, count) in summary.totals.statusClasses where status != "2xx" { errors["http" + status] = count }
         errors["missed"] = nil
@@ -51,35 +36,31 @@ enum ReportBuilder {
         let thresholds = summary.thresholds.map {
             ThresholdResult(expression: $0.expression, observed: $0.observed, passed: $0.passed)
         }
-        var invariants: [InvariantResult] = []
-        for invariant in Invariant.allCases {
-            if let unchecked = verdict.unchecked.first(where: { $0.invariant == invariant }) {
-                invariants.append(
-                    InvariantResult(name: invariant.rawValue, status: .unchecked, reason: unchecked.reason)
-                )
-                continue
+        let invariants = Invariant.allCases.map { invariantResult($0, verdict: verdict) }
+        let invariantVerdict: Reporting.Verdict =
+            switch verdict.outcome {
+            case .pass: .pass
+            case .fail: .fail
+            case .unknown: .unknown
             }
-            let tally = verdict.tallies[invariant]
-            let (passed, failed, unknown) = (tally?.passed ?? 0, tally?.failed ?? 0, tally?.unknown ?? 0)
-            if failed > 0 {
-                invariants.append(InvariantResult(name: invariant.rawValue, status: .failed, violations: failed))
-            } else if passed > 0 {
-                let note = unknown > 0 ? "\(passed) checks held, \(unknown) undecided" : "\(passed) checks held"
-                invariants.append(InvariantResult(name: invariant.rawValue, status: .passed, reason: note))
-            } else if unknown > 0 {
-                invariants.append(
-                    InvariantResult(name: invariant.rawValue, status: .unknown, reason: "\(unknown) checks undecided")
-                )
+        let (runVerdict, reasons) = Reporting.Verdict.ofRun(
+            invariants: (invariantVerdict, invariants),
+            thresholds: thresholds,
+            interrupted: interrupted
+        )
+        // The exit code ranks what happened (README): interrupted, violation, breach, unknown, pass.
+        let exitCode: Int32 =
+            if interrupted {
+                PayStormRun.exitInterrupted
+            } else if invariantVerdict == .fail {
+                PayStormRun.exitViolation
+            } else if thresholds.contains(where: { !$0.passed }) {
+                PayStormRun.exitThreshold
+            } else if runVerdict == .unknown {
+                PayStormRun.exitUnknown
             } else {
-                invariants.append(
-                    InvariantResult(
-                        name: invariant.rawValue,
-                        status: .unchecked,
-                        reason: "nothing in this run to check it on"
-                    )
-                )
+                PayStormRun.exitPass
             }
-        }
         let replayBase =
             "paystorm replay \(options.profilePath) --seed \(profile.seed)"
             + options.flaws.map { " --flaw \($0)" }.joined()
@@ -89,7 +70,7 @@ enum ReportBuilder {
                 account: witness.account,
                 summary: witness.summary,
                 witness: witness.entries.map { String(format: "t=%.3fs ", $0.at) + $0.sentence }
-                    + ["the probe at t=\(String(format: "%.3f", witness.at))s answered: \(describe(witness.observed))"],
+                    + [witness.proof],
                 detectedAfterSeconds: witness.at,
                 replay: replayBase + " --account \(witness.account)"
             )
@@ -121,7 +102,10 @@ enum ReportBuilder {
             startedAt: startedAt,
             endedAt: Date(),
             target: target,
-            verdict: outcome,
+            verdict: runVerdict,
+            reasons: reasons,
+            invariantVerdict: invariantVerdict,
+            interrupted: interrupted,
             exitCode: exitCode,
             requests: requests,
             latency: latency,
@@ -134,19 +118,20 @@ enum ReportBuilder {
         )
     }
 
-    /// The probe's answer in one short phrase.
-    static func describe(_ state: AccountState) -> String {
-        var parts: [String] = []
-        let entitled = state.entitlements.map { e in e.productId + (e.transactionId.map { " (\($0))" } ?? "") }
-        parts.append(entitled.isEmpty ? "no entitlements" : "entitlements " + entitled.joined(separator: ", "))
-        let balances = state.balances.filter { $0.value != 0 }.sorted { $0.key < $1.key }
-        if !balances.isEmpty {
-            parts.append("balances " + balances.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
+    /// One invariant's outcome from its tally and what the run could not check.
+    static func invariantResult(_ invariant: Invariant, verdict: Checking.Verdict) -> InvariantResult {
+        let tally = verdict.tallies[invariant]
+        // The checker words a limitation that leaves part of the invariant checkable "partly: ...".
+        let unchecked = verdict.unchecked.first { $0.invariant == invariant }.map {
+            (reason: $0.reason, partly: $0.reason.hasPrefix("partly"))
         }
-        if let grants = state.grants?.filter({ $0.count > 1 }), !grants.isEmpty {
-            parts.append("grant counts " + grants.map { "\($0.transactionId)×\($0.count)" }.joined(separator: ", "))
-        }
-        return parts.joined(separator: "; ")
+        return InvariantResult(
+            name: invariant.rawValue,
+            passed: tally?.passed ?? 0,
+            failed: tally?.failed ?? 0,
+            unknown: tally?.unknown ?? 0,
+            unchecked: unchecked
+        )
     }
 }
 

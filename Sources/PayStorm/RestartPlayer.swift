@@ -24,6 +24,7 @@ final class RestartPlayer: Sendable {
     private let ledger: LedgerProcess?
     private let startMillis: Int64
     private let logPath: String
+    private let windows: RestartWindows
     private let reachable: @Sendable () -> String?
     private let log: @Sendable (String) -> Void
     private let cancelled = Atomic<Bool>(false)
@@ -35,6 +36,7 @@ final class RestartPlayer: Sendable {
     ///   - ledger: the embedded ledger, when the run started one (restarted with SIGKILL and a relaunch).
     ///   - startMillis: the run's t = 0 in wall-clock milliseconds.
     ///   - logPath: where the commands' output goes.
+    ///   - windows: the restart windows this player closes when the target answers again.
     ///   - reachable: connects to the target without sending; nil when it accepts, else the failure.
     ///   - log: progress lines.
     init(
@@ -42,6 +44,7 @@ final class RestartPlayer: Sendable {
         ledger: LedgerProcess?,
         startMillis: Int64,
         logPath: String,
+        windows: RestartWindows,
         reachable: @escaping @Sendable () -> String?,
         log: @escaping @Sendable (String) -> Void
     ) {
@@ -49,6 +52,7 @@ final class RestartPlayer: Sendable {
         self.ledger = ledger
         self.startMillis = startMillis
         self.logPath = logPath
+        self.windows = windows
         self.reachable = reachable
         self.log = log
     }
@@ -61,10 +65,12 @@ final class RestartPlayer: Sendable {
         }
         Thread.detachNewThread { [self] in
             defer { done.signal() }
-            for event in events {
+            for (index, event) in events.enumerated() {
                 guard sleep(until: event.at) else { return }
                 let record = play(event)
                 records.withLock { $0.append(record) }
+                // Past its planned down time, a target that did not come back fails on its own account.
+                windows.targetBack(index, at: record.readyAfter.map { _ in elapsed() } ?? event.at + event.downSeconds)
                 if let failure = record.failure {
                     log(String(format: "t=%.1fs the target restart failed: %@", event.at, failure))
                 }
@@ -175,6 +181,9 @@ final class RestartPlayer: Sendable {
             return "cannot run the \(role) command \(text): \(reason)"
         }
     }
+
+    /// Seconds since the start of the run.
+    private func elapsed() -> Double { Date().timeIntervalSince1970 - Double(startMillis) / 1000 }
 
     private var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
 

@@ -85,21 +85,29 @@ public enum PayStormRun {
     }
 
     /// Loads and validates a profile (and its thresholds) without running it.
-    /// - Returns: one line describing the profile.
+    /// - Returns: one line describing the profile, and a second line when an option will be ignored.
     /// - Throws: ``RunError/badProfile(_:)`` naming the file, the JSON path and what was expected.
     public static func check(_ options: RunOptions) throws(RunError) -> String {
         let (profile, thresholds) = try load(options)
         let target = profile.target.embeddedLedger ? "the embedded ledger" : (profile.target.webhookURL ?? "")
+        let notice = TargetSetup.ignoredPKINotice(profile: profile, options: options).map { "\n" + $0 } ?? ""
         return
             "\(options.profilePath): profile \(profile.name), seed \(profile.seed), \(profile.population.accounts) accounts, "
             + "\(format(profile.durationSeconds)) s of traffic + \(format(profile.settleSeconds)) s settle against \(target), "
-            + "\(thresholds.count) threshold\(thresholds.count == 1 ? "" : "s")"
+            + "\(thresholds.count) threshold\(thresholds.count == 1 ? "" : "s")" + notice
     }
+
+    /// The kinds a run records its traffic under (see `RunScheduler` and `FinalProbe`), which thresholds may
+    /// name: genuine webhook and device deliveries, probes, deliberate forgeries and network faults, and the
+    /// deliveries refused while the target is down for a planned restart.
+    public static let thresholdKinds = ["webhook", "device", "probe", "forged", "network-fault", "restart"]
 
     private static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Load.Threshold]) {
         var profile: Profile
         do {
             profile = try Profile.load(path: options.profilePath)
+        } catch let error as ProfileUnreadable {
+            throw .noInput(error.description)
         } catch {
             throw .badProfile("\(error)")
         }
@@ -110,7 +118,7 @@ public enum PayStormRun {
         var thresholds: [Load.Threshold] = []
         for (index, threshold) in profile.thresholds.enumerated() {
             do {
-                thresholds.append(try Load.Threshold.parse(threshold.text))
+                thresholds.append(try Load.Threshold.parse(threshold.text, kinds: thresholdKinds))
             } catch {
                 throw .badProfile("\(options.profilePath): thresholds[\(index)]: \(error)")
             }
@@ -142,6 +150,10 @@ public enum PayStormRun {
         } catch {
             throw .cannotWrite("\(error)")
         }
+        // A run that fails before it can send (unreachable target, missing PKI, a ledger that does not
+        // start) leaves no folder behind; `latest` moves only once the run starts.
+        var started = false
+        defer { if !started { folder.remove() } }
 
         let target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
         defer { target.ledger?.stop() }
@@ -195,9 +207,14 @@ public enum PayStormRun {
                 plannedDuration: .milliseconds(Int64(profile.durationSeconds * 1000))
             )
             history = try HistoryLog(path: options.history ? folder.file("history.jsonl").path : nil)
+        } catch let error as RunError {
+            throw error
+        } catch let error as OutputFileError {
+            throw .cannotWrite(error.description)
         } catch {
-            throw .cannotWrite("\(folder.url.path): \(error)")
+            throw .cannotWrite("cannot write \(folder.url.path): \(error.localizedDescription)")
         }
+        let restartWindows = RestartWindows(restarts)
         let scheduler = RunScheduler(
             pipeline: pipeline,
             cache: cache,
@@ -208,10 +225,13 @@ public enum PayStormRun {
             history: history,
             recorder: recorder,
             only: options.account,
+            restartWindows: restartWindows,
             requestTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000))
         )
         current.withLock { $0 = engine }
         defer { current.withLock { $0 = nil } }
+        folder.linkAsLatest()
+        started = true
 
         let webhook = target.endpoints.webhook
         let restartThread = RestartPlayer(
@@ -219,6 +239,7 @@ public enum PayStormRun {
             ledger: target.ledger,
             startMillis: startMillis,
             logPath: folder.file("restart.log").path,
+            windows: restartWindows,
             reachable: { engine.probe(url: webhook).map { "\($0.error): \($0.detail)" } },
             log: log
         )

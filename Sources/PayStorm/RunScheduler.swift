@@ -52,6 +52,7 @@ final class RunScheduler: TimedRequestSource {
     private let history: HistoryLog
     private let recorder: LoadRecorder
     private let only: String?
+    private let restartWindows: RestartWindows
     private let requestTimeout: Duration
 
     private var followUps = TimeHeap<PlannedDelivery>()
@@ -81,6 +82,7 @@ final class RunScheduler: TimedRequestSource {
         history: HistoryLog,
         recorder: LoadRecorder,
         only: String?,
+        restartWindows: RestartWindows,
         requestTimeout: Duration
     ) {
         self.pipeline = pipeline
@@ -92,6 +94,7 @@ final class RunScheduler: TimedRequestSource {
         self.history = history
         self.recorder = recorder
         self.only = only
+        self.restartWindows = restartWindows
         self.requestTimeout = requestTimeout
     }
 
@@ -156,8 +159,16 @@ final class RunScheduler: TimedRequestSource {
             return nil
         }
         checker.sent(delivery, at: now)
-        history.write(event: delivery.sends ? "send" : "happen", at: now, delivery: delivery)
-        guard let body else { return nil }
+        // The history says `send` only for what the engine really sent (see `handle`): here it says
+        // what was handed to the engine, what happened without a request, and what could not be sent.
+        guard delivery.sends else {
+            history.write(event: "happen", at: now, delivery: delivery)
+            return nil
+        }
+        guard let body else {
+            history.write(event: "skip", at: now, delivery: delivery, detail: "nothing to send")
+            return nil
+        }
         let url: String
         var kind: String
         switch delivery.action.delivery {
@@ -167,6 +178,7 @@ final class RunScheduler: TimedRequestSource {
         case .device, .report:
             guard let device = endpoints.device else {
                 checker.record(delivery, outcome: .notSent(reason: "no device endpoint"), at: now)
+                history.write(event: "skip", at: now, delivery: delivery, detail: "no device endpoint")
                 return nil
             }
             url = device
@@ -174,13 +186,17 @@ final class RunScheduler: TimedRequestSource {
         case .marker:
             return nil
         }
-        // Deliveries meant to fail (forgeries, network faults) get their own kind, so the genuine
-        // traffic's error rate and latency stay readable and thresholds can target either.
+        // Deliveries meant to fail (forgeries, network faults, sends into a planned restart) get their
+        // own kind, so the genuine traffic's error rate and latency stay readable and thresholds can
+        // target either.
         if delivery.forgery != nil {
             kind = "forged"
         } else if delivery.network != nil {
             kind = "network-fault"
+        } else if restartWindows.contains(now) {
+            kind = "restart"
         }
+        history.write(event: "dispatch", at: now, delivery: delivery, kind: kind)
         countIntended(at: now)
         let id = nextRequestID
         nextRequestID += 1
@@ -209,6 +225,7 @@ final class RunScheduler: TimedRequestSource {
         let id = nextRequestID
         nextRequestID += 1
         sent[id] = Sent(probeAccount: account)
+        history.writeProbe(event: "dispatch", at: now, account: account)
         return LoadRequest(id: id, kind: "probe", method: "GET", url: url, headers: endpoints.headers)
     }
 
@@ -228,15 +245,19 @@ final class RunScheduler: TimedRequestSource {
     func handle(_ result: LoadResult) {
         guard let what = sent.removeValue(forKey: result.id) else { return }
         let now = result.received.seconds
+        let outcome = Self.outcome(of: result)
+        let wasSent: Bool = if case .notSent = outcome { false } else { true }
         if let account = what.probeAccount {
+            if wasSent { history.writeProbe(event: "send", at: result.wireStart.seconds, account: account) }
+            history.writeProbe(event: "result", at: now, account: account, result: result, sent: wasSent)
             handleProbe(account, result: result, at: now)
             return
         }
         guard let delivery = what.delivery else { return }
         recorder.record(result)
-        let outcome = Self.outcome(of: result)
         checker.record(delivery, outcome: outcome, at: now)
-        history.write(event: "result", at: now, delivery: delivery, result: result)
+        if wasSent { history.write(event: "send", at: result.wireStart.seconds, delivery: delivery) }
+        history.write(event: "result", at: now, delivery: delivery, result: result, sent: wasSent)
         let next = policy.followUps(after: delivery, outcome: outcome, at: now)
         for follow in next { followUps.push(follow, at: follow.at) }
         if next.isEmpty && delivery.afterSuccessDelays.isEmpty {
@@ -247,7 +268,7 @@ final class RunScheduler: TimedRequestSource {
     private func handleProbe(_ account: String, result: LoadResult, at now: Double) {
         guard result.isSuccess else {
             let reason =
-                result.error.map { "probe failed: \($0) \(result.detail)" } ?? "probe answered \(result.status)"
+                result.error.map { "\($0) \(result.detail)" } ?? "probe answered \(result.status)"
             checker.probeFailed(account: account, error: ProbeFailure(reason), at: now, final: false)
             return
         }

@@ -36,6 +36,9 @@ enum TargetSetup {
         let pki: TestPKI
         do {
             pki = try TestPKI.load(from: directory)
+        } catch let error as PKIError {
+            // As `paystorm pki show`: a PKI that is there but broken is malformed input (65), not missing (66).
+            throw error.kind == .malformed ? .badInput(error.message) : .noInput(error.message)
         } catch {
             throw .noInput("cannot load the test PKI from \(directory): \(error)")
         }
@@ -57,6 +60,7 @@ enum TargetSetup {
         headers: [(name: String, value: String)],
         log: @Sendable (String) -> Void
     ) throws(RunError) -> PreparedTarget {
+        if let notice = ignoredPKINotice(profile: profile, options: options) { log(notice) }
         let pki: TestPKI
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-\(UUID().uuidString)")
         let rootPath = work.appendingPathComponent("root.der").path
@@ -94,6 +98,13 @@ enum TargetSetup {
             ledger: ledger,
             description: "embedded reference ledger at \(address) (\(flawText))"
         )
+    }
+
+    /// The line that says `--pki` has no effect, when it was given for the embedded ledger (which trusts a
+    /// fresh PKI made for each run), so the flag is never silently ignored.
+    static func ignoredPKINotice(profile: Profile, options: RunOptions) -> String? {
+        guard profile.target.embeddedLedger, let given = options.pkiDirectory else { return nil }
+        return "note: --pki \(given) is ignored: the embedded ledger trusts a fresh test PKI made for this run"
     }
 
     /// Connects to the webhook's host (with the TLS handshake for `https://`) without sending anything.

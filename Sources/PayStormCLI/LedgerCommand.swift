@@ -70,14 +70,7 @@ extension Command {
         let maxBody = try arguments.int("--max-body-bytes") ?? 1 << 20
         guard threads > 0, threads <= 256 else { throw CLIError(.usage, "--threads must be 1…256") }
         guard maxBody > 0 else { throw CLIError(.usage, "--max-body-bytes must be positive") }
-        var flaws: Set<LedgerFlaw> = []
-        for name in try arguments.options("--flaw") {
-            guard let flaw = LedgerFlaw(rawValue: name) else {
-                let known = LedgerFlaw.allCases.map(\.rawValue).joined(separator: ", ")
-                throw CLIError(.usage, "unknown flaw '\(name)'; known: \(known)")
-            }
-            flaws.insert(flaw)
-        }
+        let flaws = Set(try LedgerFlaw.parse(try arguments.options("--flaw")))
         let allowNonLoopback = arguments.flag("--allow-non-loopback")
         try arguments.finish()
 
@@ -133,5 +126,19 @@ extension Command {
             throw CLIError(.badInput, "trust root \(path) is not valid PEM")
         }
         return Array(data)
+    }
+}
+
+extension LedgerFlaw {
+    /// Parses `--flaw` values, as `ledger serve` and `run` both take them.
+    /// - Throws: `CLIError` with `.usage` naming the unknown flaw and listing the known ones.
+    static func parse(_ names: [String]) throws -> [LedgerFlaw] {
+        try names.map { name in
+            guard let flaw = LedgerFlaw(rawValue: name) else {
+                let known = LedgerFlaw.allCases.map(\.rawValue).joined(separator: ", ")
+                throw CLIError(.usage, "unknown flaw '\(name)'; known: \(known)")
+            }
+            return flaw
+        }
     }
 }

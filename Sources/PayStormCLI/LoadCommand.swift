@@ -152,7 +152,11 @@ enum LoadCLI {
                 body = Array(data)
                 if method == nil { method = "POST" }
             }
-            let thresholds = try thresholdTexts.map { text throws(LoadConfigurationError) in try Threshold.parse(text) }
+            // Every request of this command carries the one --kind label, so that is the only kind a threshold
+            // may name.
+            let thresholds = try thresholdTexts.map { text throws(LoadConfigurationError) in
+                try Threshold.parse(text, kinds: [kind])
+            }
 
             let configuration = LoadEngineConfiguration(
                 connectionsPerHost: connections,

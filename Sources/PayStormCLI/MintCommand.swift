@@ -27,7 +27,8 @@ enum MintCommand {
               paystorm mint --pki DIR --renewal-info [--type TYPE [--subtype SUBTYPE]] [OPTIONS]
 
             A notification is printed as the webhook body {"signedPayload":"..."}, so that
-              paystorm mint --pki pki --type DID_RENEW | curl --data-binary @- http://127.0.0.1:8080/notifications
+              paystorm mint --pki pki --type DID_RENEW |
+                curl -H 'Content-Type: application/json' --data-binary @- http://127.0.0.1:8080/notifications
             works; a transaction or renewal info is printed as the bare JWS. Nested JWS (signedTransactionInfo,
             signedRenewalInfo, signedAppTransactionInfo) describe the same purchase as the notification.
 
@@ -47,6 +48,11 @@ enum MintCommand {
               --app-apple-id N       appAppleId (default 1234567890)
               --signed-date MS       signedDate in UNIX milliseconds (default now)
               --notification-uuid U  notificationUUID (default a fresh one; reuse one to mint a retry)
+              --transaction-id N     transactionId (decimal digits; default a fresh one), e.g. to mint the
+                                     refund of a purchase the backend already has
+              --original-transaction-id N
+                                     originalTransactionId (decimal digits; default: the transaction's own
+                                     ID for a first purchase, a fresh one for a renewal)
               --forge NAME           a forged variant (below)
               --jws                  print a notification's signedPayload instead of the webhook body
               --allow-unknown-type   mint a TYPE/SUBTYPE pair outside the matrix (as a subscription event)
@@ -65,8 +71,9 @@ enum MintCommand {
         }
         text += """
 
-            Exit codes: 0 minted; 64 bad option (unknown type, subtype, forgery, product type, invalid UUID);
-            65 malformed PKI; 66 missing or unreadable PKI; 70 internal error.
+            Exit codes: 0 minted; 64 bad option (unknown type, subtype, forgery, product type, invalid UUID or
+            transaction ID); 65 malformed PKI (also a certificate its issuer did not sign); 66 missing or
+            unreadable PKI; 70 internal error.
 
             """
         return text
@@ -89,6 +96,8 @@ enum MintCommand {
         let appAppleIdOption = try args.option("--app-apple-id")
         let signedDateOption = try args.option("--signed-date")
         let notificationUUID = try args.option("--notification-uuid")
+        let transactionId = try args.option("--transaction-id")
+        let originalTransactionId = try args.option("--original-transaction-id")
         let forgeOption = try args.option("--forge")
         let printJWS = args.flag("--jws")
         let allowUnknown = args.flag("--allow-unknown-type")
@@ -131,6 +140,33 @@ enum MintCommand {
         if let notificationUUID, !AppStoreJSON.isValidUUID(notificationUUID) {
             throw CLIError(.usage, "--notification-uuid '\(notificationUUID)' is not a UUID")
         }
+        for (flag, value) in [
+            ("--transaction-id", transactionId), ("--original-transaction-id", originalTransactionId),
+        ] {
+            // Apple's transaction identifiers are decimal strings; a backend may well parse them as integers.
+            if let value, value.isEmpty || value.count > 20 || !value.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                throw CLIError(.usage, "\(flag) expects 1 to 20 decimal digits, got '\(value)'")
+            }
+        }
+        /// The purchase the kind implies, with the identifiers the user gave.
+        func purchase(_ kind: NotificationKind?, _ productType: ProductType?) -> Purchase {
+            var purchase = Purchase(
+                kind: kind,
+                productId: productId,
+                productType: productType,
+                appAccountToken: accountToken,
+                signedDate: signedDate
+            )
+            if let transactionId {
+                // A first purchase is its own original; keep it so unless the original is given too.
+                if purchase.originalTransactionId == purchase.transactionId {
+                    purchase.originalTransactionId = transactionId
+                }
+                purchase.transactionId = transactionId
+            }
+            if let originalTransactionId { purchase.originalTransactionId = originalTransactionId }
+            return purchase
+        }
         let forgery = try forgeOption.map { name in
             let forgery = Forgery(rawValue: name)
             guard forgery.isKnown else {
@@ -147,14 +183,13 @@ enum MintCommand {
         let minter = Minter(pki: pki, app: app)
         do {
             if bareTransaction {
-                let purchase = Purchase(
+                return try minter.transaction(
+                    purchase(kind, productType),
                     kind: kind,
-                    productId: productId,
-                    productType: productType,
-                    appAccountToken: accountToken,
-                    signedDate: signedDate
+                    signedDate: signedDate,
+                    forgery: forgery
                 )
-                return try minter.transaction(purchase, kind: kind, signedDate: signedDate, forgery: forgery).jws
+                .jws
             }
             if bareRenewal {
                 if let productType, productType != .autoRenewableSubscription {
@@ -163,26 +198,18 @@ enum MintCommand {
                         "a renewal info describes an auto-renewable subscription, not '\(productType)'"
                     )
                 }
-                let purchase = Purchase(
+                return try minter.renewalInfo(
+                    purchase(kind, .autoRenewableSubscription),
                     kind: kind,
-                    productId: productId,
-                    productType: .autoRenewableSubscription,
-                    appAccountToken: accountToken,
-                    signedDate: signedDate
+                    signedDate: signedDate,
+                    forgery: forgery
                 )
-                return try minter.renewalInfo(purchase, kind: kind, signedDate: signedDate, forgery: forgery).jws
+                .jws
             }
             guard let kind else { throw CLIError(.internalError, "no kind to mint") }
-            let purchase = Purchase(
-                kind: kind,
-                productId: productId,
-                productType: productType,
-                appAccountToken: accountToken,
-                signedDate: signedDate
-            )
             let minted = try minter.notification(
                 kind,
-                purchase: purchase,
+                purchase: purchase(kind, productType),
                 signedDate: signedDate,
                 notificationUUID: notificationUUID,
                 forgery: forgery

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Load
 import PayStorm
+import ReferenceLedger
 import Reporting
 
 #if canImport(Glibc)
@@ -62,7 +63,7 @@ extension Command {
               --flaw NAME         switch on a flaw of the embedded ledger; repeatable (see 'paystorm ledger --help')
               --pki DIR           the test PKI an external target trusts (from 'paystorm pki init DIR')
               --reports DIR       where report folders go (default Reports)
-              --rate-scale X      multiply every rate of the schedule by X
+              --rate-scale X      multiply every rate of the schedule by X (0.01 to 1000)
               --no-history        do not write history.jsonl\(replay ? "" : "\n  --check             validate the profile and its thresholds, then exit")
               --quiet             no progress output, only the verdict
               --plain             periodic progress lines even on a terminal
@@ -73,6 +74,12 @@ extension Command {
             """
     }
 
+    /// The `--rate-scale` factors a run accepts: above 1000 a profile's rates are beyond what one machine sends
+    /// or what its timeouts can describe; below 0.01 a schedule sends next to nothing.
+    static let rateScaleBounds = 0.01...1000.0
+
+    private static func format(_ number: Double) -> String { String(format: "%g", number) }
+
     static func runOptions(_ arguments: inout Arguments, replay: Bool) throws -> RunOptions {
         var status: StatusMode = isatty(STDERR_FILENO) == 1 ? .live : .plain(every: 5)
         if arguments.flag("--quiet") { status = .quiet }
@@ -80,7 +87,9 @@ extension Command {
         let noHistory = arguments.flag("--no-history")
         let seedText = try arguments.option("--seed")
         let account = try arguments.option("--account")
-        let flaws = try arguments.options("--flaw")
+        // Checked here, before the profile is read, so a misspelled flaw is a usage error at once (also with
+        // --check) instead of an embedded ledger that fails to start.
+        let flaws = try LedgerFlaw.parse(try arguments.options("--flaw")).map(\.rawValue)
         let pki = try arguments.option("--pki")
         let reports = try arguments.option("--reports")
         let scale = try arguments.double("--rate-scale")
@@ -106,7 +115,12 @@ extension Command {
             options.account = account.uppercased()
         }
         if let scale {
-            guard scale > 0 else { throw CLIError(.usage, "--rate-scale must be positive, got \(scale)") }
+            guard rateScaleBounds.contains(scale) else {
+                throw CLIError(
+                    .usage,
+                    "--rate-scale must be from \(format(rateScaleBounds.lowerBound)) to \(format(rateScaleBounds.upperBound)), got \(format(scale))"
+                )
+            }
             options.rateScale = scale
         }
         options.flaws = flaws
@@ -150,6 +164,10 @@ extension Command {
             text += " (\(report.violations.count) violation\(report.violations.count == 1 ? "" : "s"))"
         }
         text += ", seed \(report.seed), exit \(report.exitCode)\n"
+        for reason in report.reasons { text += "  because: \(reason)\n" }
+        if report.invariantVerdict != report.verdict {
+            text += "  invariants alone: \(report.invariantVerdict.rawValue.uppercased())\n"
+        }
         let width = report.invariants.map(\.name.count).max() ?? 0
         for invariant in report.invariants {
             let pad = String(repeating: " ", count: width - invariant.name.count)
@@ -180,7 +198,7 @@ enum RunCommandSupport {
     /// The exit code of a run that could not start.
     static func exitCode(for error: RunError) -> ExitCode {
         switch error {
-        case .badProfile: .badInput
+        case .badProfile, .badInput: .badInput
         case .noInput: .noInput
         case .unreachable: .unreachable
         case .cannotWrite: .cannotWrite

@@ -36,6 +36,13 @@ public struct Faults: Sendable, Hashable, Decodable {
     /// The forgery that is no JWS at all: a device report claiming a purchase (`success`).
     public static let bareProductIDForgery = "bare-product-id"
 
+    /// The forgeries a verifier with online checks on accepts, so that a run against such a target
+    /// (``Target/verifierOnlineChecks``) does not send them: both are wrong only about *when* the chain
+    /// was valid, and with online checks Apple's verifier validates the chain at the current time instead
+    /// of at the payload's `signedDate` (reference §2.1 step 3c). Every other forgery is rejected either
+    /// way. MintingTests checks this table against PayStorm's verifier run both ways.
+    public static let forgeriesAcceptedWithOnlineChecks: Set<String> = ["signed-date-before-chain", "dates-in-seconds"]
+
     static let keys = [
         "crashBeforeFinish", "duplicate", "lostResponse", "lateListener", "refundMidStream", "reorder", "askToBuy",
         "forgery", "networkTimeout", "networkReset", "targetRestart",
@@ -184,6 +191,12 @@ public struct Faults: Sendable, Hashable, Decodable {
         public var probability: Double
         /// Which forgeries, by Minting's names; all of ``Faults/forgeryKinds`` when absent.
         public var kinds: [String]
+
+        /// The kinds a run sends to a target that verifies as `onlineChecks` says: without the forgeries
+        /// such a verifier accepts, which would otherwise be counted as unlocks without a verified purchase.
+        public func kinds(onlineChecks: Bool) -> [String] {
+            onlineChecks ? kinds.filter { !Faults.forgeriesAcceptedWithOnlineChecks.contains($0) } : kinds
+        }
         /// Strict decoding.
         public init(from decoder: any Decoder) throws {
             let f = try Fields(decoder, allowed: ["probability", "kinds"])

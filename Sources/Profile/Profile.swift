@@ -44,17 +44,38 @@ public struct Profile: Sendable, Hashable {
     ]
 
     /// Reads and validates a JSON5 profile file.
-    /// - Throws: ``ProfileError`` naming the file, the path and the expectation (also for a missing file).
+    /// - Throws: ``ProfileUnreadable`` when the file is missing, is a directory or cannot be read;
+    ///   ``ProfileError`` naming the file, the path and the expectation when it is not a valid profile.
     public static func load(path: String) throws -> Profile {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ProfileUnreadable(file: path, reason: "no such file")
+        }
+        guard !isDirectory.boolValue else {
+            throw ProfileUnreadable(file: path, reason: "it is a directory, not a profile file")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ProfileError(file: path, path: "", expected: "a readable profile file (cannot read it)")
+            throw ProfileUnreadable(file: path, reason: "permission denied or not a regular file")
         }
         return try decode(data, file: path)
     }
 
     /// Decodes and validates JSON5 text; `file` is only used in error messages.
+    ///
+    /// A key given twice in one object is an error (a decoder alone would keep one of the two silently),
+    /// and syntax errors name their line and column.
     /// - Throws: ``ProfileError``.
     public static func decode(_ data: Data, file: String) throws -> Profile {
+        let scanned = JSON5Scan.firstProblem(in: Array(data))
+        if let scanned, scanned.kind == .duplicateKey {
+            throw ProfileError(
+                file: file,
+                path: scanned.path,
+                expected: scanned.message,
+                line: scanned.line,
+                column: scanned.column
+            )
+        }
         let decoder = JSONDecoder()
         decoder.allowsJSON5 = true
         do {
@@ -62,6 +83,16 @@ public struct Profile: Sendable, Hashable {
         } catch let issue as ProfileIssue {
             throw ProfileError(file: file, path: issue.path, expected: issue.expected)
         } catch DecodingError.dataCorrupted(let context) {
+            // The decoder refused the text: the scan says where, in the words of this project.
+            if let scanned {
+                throw ProfileError(
+                    file: file,
+                    path: scanned.path,
+                    expected: "valid JSON5: \(scanned.message)",
+                    line: scanned.line,
+                    column: scanned.column
+                )
+            }
             let detail = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
             throw ProfileError(
                 file: file,
@@ -97,6 +128,13 @@ extension Profile: Decodable {
             throw ProfileIssue(path: f.at("actionMix"), expected: "at least one weight above 0")
         }
         try catalog.checkMix(actionMix, path: f.at("actionMix"))
+        if let forgery = faults.forgery, forgery.kinds(onlineChecks: target.verifierOnlineChecks).isEmpty {
+            throw ProfileIssue(
+                path: f.at("faults") + ".forgery.kinds",
+                expected: "a forgery a verifier with online checks rejects (target.verifierOnlineChecks is true; "
+                    + "it accepts \(Faults.forgeriesAcceptedWithOnlineChecks.sorted().joined(separator: " and ")))"
+            )
+        }
         if let restart = faults.targetRestart, restart.killCommand.isEmpty, !target.embeddedLedger {
             throw ProfileIssue(
                 path: f.at("faults") + ".targetRestart.killCommand",
@@ -104,6 +142,24 @@ extension Profile: Decodable {
             )
         }
     }
+}
+
+/// A profile file that is missing or cannot be read (a directory, no permission): not a malformed profile,
+/// so a command line can tell the two apart (the README's exit 66 rather than 65).
+public struct ProfileUnreadable: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The path as given.
+    public var file: String
+    /// Why it cannot be read.
+    public var reason: String
+
+    /// Creates an error.
+    public init(file: String, reason: String) {
+        self.file = file
+        self.reason = reason
+    }
+
+    /// `cannot read profile PATH: REASON`, on one line.
+    public var description: String { "cannot read profile \(file): \(reason)" }
 }
 
 // MARK: - Target
@@ -126,16 +182,23 @@ public struct Target: Sendable, Hashable, Decodable {
     public var allowedHosts: [String]
     /// The bundle identifier minted into every payload.
     public var bundleId: String
-    /// The app's Apple ID, required when ``environment`` is `Production`.
+    /// The app's Apple ID, written into every notification's `data` as Apple always does; required when
+    /// ``environment`` is `Production` (the target checks it there), `1234567890` otherwise, the same
+    /// default as `paystorm mint`.
     public var appAppleId: Int64?
     /// The environment minted into every payload: `Sandbox`, `Production`, `Xcode` or `LocalTesting`.
     public var environment: String
     /// Seconds before a request counts as timed out (an indeterminate outcome).
     public var requestTimeoutSeconds: Double
+    /// Whether the target verifies with online checks on (Apple's `SignedDataVerifier` with
+    /// `enable_online_checks=True`): it then validates the chain at the current time instead of at the
+    /// payload's `signedDate`, so it accepts the forgeries in ``Faults/forgeriesAcceptedWithOnlineChecks``,
+    /// which the run therefore does not send.
+    public var verifierOnlineChecks: Bool
 
     static let keys = [
         "embeddedLedger", "webhookURL", "deviceURL", "probe", "headers", "tlsCAFile", "allowedHosts", "bundleId",
-        "appAppleId", "environment", "requestTimeoutSeconds",
+        "appAppleId", "environment", "requestTimeoutSeconds", "verifierOnlineChecks",
     ]
 
     /// Strict decoding.
@@ -151,14 +214,17 @@ public struct Target: Sendable, Hashable, Decodable {
             ["Sandbox", "Production", "Xcode", "LocalTesting"],
             default: "Sandbox"
         )
-        appAppleId = try f.optional("appAppleId")
+        let appAppleId: Int64? = try f.optional("appAppleId")
         requestTimeoutSeconds = try f.number("requestTimeoutSeconds", in: 0.001...600, default: 5)
+        verifierOnlineChecks = try f.value("verifierOnlineChecks", default: false)
         if environment == "Production" && appAppleId == nil {
             throw ProfileIssue(
                 path: f.at("appAppleId"),
                 expected: "an integer app Apple ID when environment is Production"
             )
         }
+        // Outside Production nobody checks it, but backends store it: a placeholder beats a missing key.
+        self.appAppleId = appAppleId ?? 1_234_567_890
         webhookURL = try Self.url(f, "webhookURL", allowedHosts: allowedHosts)
         deviceURL = try Self.url(f, "deviceURL", allowedHosts: allowedHosts)
         probe = try f.optional("probe")

@@ -24,10 +24,14 @@ public enum HTMLReport {
             <tr><th>target</th><td>\(e(report.target))</td><th>exit code</th><td>\(report.exitCode)</td></tr>
             <tr><th>started</th><td>\(e(iso(report.startedAt)))</td><th>duration</th><td>\(String(format: "%.1f s", report.endedAt.timeIntervalSince(report.startedAt)))</td></tr>
             <tr><th>sent / intended</th><td>\(report.requests.sent) / \(report.requests.intended)</td><th>ok / errors / missed / late</th><td>\(report.requests.ok) / \(report.requests.errorCount) / \(report.requests.missed) / \(report.requests.late)</td></tr>
+            <tr><th>invariants</th><td>\(report.invariantVerdict.rawValue)</td><th>interrupted</th><td>\(report.interrupted ? "yes" : "no")</td></tr>
             <tr><th>PayStorm</th><td colspan="3">\(e(report.toolVersion))</td></tr>
             </table>
 
             """
+        if !report.reasons.isEmpty {
+            html += "<ul class=\"reasons\">" + report.reasons.map { "<li>\(e($0))</li>" }.joined() + "</ul>\n"
+        }
         html +=
             "<h2>Throughput</h2>\n"
             + chart(

@@ -1,7 +1,12 @@
 import Foundation
 
-/// `junit.xml`: one test case per invariant and per threshold, so CI systems
-/// show which rule broke. Unchecked invariants are reported as skipped.
+/// `junit.xml`: one test case per invariant and per threshold, plus `run completed`, so CI systems
+/// show which rule broke.
+///
+/// A failed invariant is always a `<failure>` carrying its first witnesses, even when part of it could
+/// not be checked (that limitation goes into the message). Invariants that were not checked at all, or
+/// could not decide, are skipped. The `run completed` case fails when the run was interrupted, so a
+/// partial run never reads as green; the `interrupted` property says the same.
 public enum JUnitReport {
     /// Renders the JUnit XML document for a report.
     public static func render(_ report: RunReport) -> String {
@@ -22,7 +27,11 @@ public enum JUnitReport {
                     "account \(v.account): \(v.summary)\n" + v.witness.map { "  - \($0)" }.joined(separator: "\n")
                         + "\n  replay: \(v.replay)"
                 }.joined(separator: "\n\n")
-                body = "<failure message=\"\(invariant.violations) violation(s)\">\(Markup.escape(text))</failure>"
+                var message = "\(invariant.violations) violation(s)"
+                if let first = witnesses.first { message += ": account \(first.account): \(first.summary)" }
+                if witnesses.isEmpty { message += " (no witness kept; see violations.jsonl)" }
+                if let reason = invariant.reason { message += " [\(reason)]" }
+                body = "<failure message=\"\(Markup.escape(message))\">\(Markup.escape(text))</failure>"
             case .unknown:
                 skipped += 1
                 body = "<skipped message=\"unknown: \(Markup.escape(invariant.reason ?? "ambiguous probes"))\"/>"
@@ -41,6 +50,13 @@ public enum JUnitReport {
             }
             cases.append("    <testcase classname=\"thresholds\" name=\"\(name)\">\(body)</testcase>")
         }
+        var completed = ""
+        if report.interrupted {
+            failures += 1
+            completed =
+                "<failure message=\"interrupted: the run stopped before it finished; its figures are partial\"/>"
+        }
+        cases.append("    <testcase classname=\"run\" name=\"run completed\">\(completed)</testcase>")
         let suiteName = Markup.escape("paystorm.\(report.profile)")
         return """
             <?xml version="1.0" encoding="UTF-8"?>
@@ -49,6 +65,9 @@ public enum JUnitReport {
                 <properties>
                   <property name="seed" value="\(report.seed)"/>
                   <property name="verdict" value="\(report.verdict.rawValue)"/>
+                  <property name="invariantVerdict" value="\(report.invariantVerdict.rawValue)"/>
+                  <property name="interrupted" value="\(report.interrupted)"/>
+                  <property name="exitCode" value="\(report.exitCode)"/>
                   <property name="target" value="\(Markup.escape(report.target))"/>
                 </properties>
             \(cases.joined(separator: "\n"))

@@ -1,12 +1,21 @@
 public import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The folder one run writes into: `Reports/<UTC time>-<profile>-<seed>/`, plus a
-/// `latest` link beside it that always names the newest run.
+/// `latest` link beside it that names the newest run that started.
+///
+/// The folder is made exclusively: two runs of the same profile and seed started in the same second
+/// get `…-42` and `…-42-2`, never one shared folder (an embedded ledger keeps its database in it).
+/// Creating the folder does not move `latest`; ``linkAsLatest()`` does, once the run can start.
 public struct ReportFolder: Sendable {
     /// The run's own folder.
     public let url: URL
+    private let root: URL
 
-    /// Creates the run folder under `root` and points `root/latest` at it.
+    /// Creates a new run folder under `root`, with a `-2`, `-3`… suffix when the name is taken.
     /// - Parameters:
     ///   - root: the reports directory, for example `Reports`.
     ///   - profile: the profile name, used in the folder name.
@@ -16,16 +25,48 @@ public struct ReportFolder: Sendable {
     public init(root: URL, profile: String, seed: UInt64, date: Date = Date()) throws(ReportError) {
         let stamp = Self.stamp(date)
         let safeProfile = profile.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" }
-        url = root.appendingPathComponent("\(stamp)-\(String(safeProfile))-\(seed)", isDirectory: true)
+        let base = "\(stamp)-\(String(safeProfile))-\(seed)"
         do {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         } catch {
-            throw .cannotWrite(url.path, error.localizedDescription)
+            throw .cannotWrite(root.path, error.localizedDescription)
         }
+        self.root = root
+        var attempt = 1
+        while true {
+            let candidate = root.appendingPathComponent(attempt == 1 ? base : "\(base)-\(attempt)", isDirectory: true)
+            // mkdir(2) fails with EEXIST when another run holds the name: the one atomic claim on a folder.
+            if mkdir(candidate.path, 0o755) == 0 {
+                url = candidate
+                return
+            }
+            let code = errno
+            guard code == EEXIST, attempt < 1000 else {
+                throw .cannotWrite(candidate.path, String(cString: strerror(code)))
+            }
+            attempt += 1
+        }
+    }
+
+    /// Points `root/latest` at this folder (a relative link, so the reports folder stays movable).
+    /// Call it once the run can start, so a run that never sends leaves `latest` where it was.
+    public func linkAsLatest() {
         let latest = root.appendingPathComponent("latest")
-        try? FileManager.default.removeItem(at: latest)
-        // A relative link keeps the reports folder movable.
-        try? FileManager.default.createSymbolicLink(atPath: latest.path, withDestinationPath: url.lastPathComponent)
+        // Replace the link atomically: a link under a temporary name, renamed over the old one.
+        let temporary = root.appendingPathComponent(".latest-\(getpid())-\(url.lastPathComponent)")
+        try? FileManager.default.removeItem(at: temporary)
+        guard
+            (try? FileManager.default.createSymbolicLink(
+                atPath: temporary.path,
+                withDestinationPath: url.lastPathComponent
+            )) != nil
+        else { return }
+        if rename(temporary.path, latest.path) != 0 { try? FileManager.default.removeItem(at: temporary) }
+    }
+
+    /// Removes the folder and everything in it: for a run that failed before it sent anything.
+    public func remove() {
+        try? FileManager.default.removeItem(at: url)
     }
 
     /// The path of one file in the run folder.

@@ -56,6 +56,9 @@ public enum ReportWriter {
             ("max_us", all.flatMap { $0.micros["max"] }.map(String.init) ?? ""),
             ("violations", String(report.violations.count)),
             ("thresholds_failed", String(report.thresholds.filter { !$0.passed }.count)),
+            ("invariant_verdict", report.invariantVerdict.rawValue),
+            ("interrupted", String(report.interrupted)),
+            ("reasons", report.reasons.joined(separator: "; ")),
         ]
         return columns.map(\.0).joined(separator: ",") + "\n"
             + columns.map { CSV.field($0.1) }.joined(separator: ",") + "\n"

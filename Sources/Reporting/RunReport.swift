@@ -7,7 +7,11 @@ public import Foundation
 /// shape is versioned by ``schemaVersion``.
 public struct RunReport: Codable, Sendable, Hashable {
     /// The version of the `summary.json` schema; bumped on any incompatible change.
-    public static let currentSchemaVersion = 1
+    ///
+    /// Version 2: `verdict` is the run's verdict (a breached threshold or an interruption also fails it or
+    /// leaves it unknown), with `reasons`; the invariants' own verdict moved to `invariantVerdict`, and
+    /// `interrupted` says whether the run finished.
+    public static let currentSchemaVersion = 2
 
     /// The schema version this report was written with.
     public var schemaVersion: Int = RunReport.currentSchemaVersion
@@ -23,8 +27,16 @@ public struct RunReport: Codable, Sendable, Hashable {
     public var endedAt: Date
     /// What was tested, for example `embedded reference ledger at 127.0.0.1:41234`.
     public var target: String
-    /// The overall verdict.
+    /// The run's verdict: `fail` when an invariant was violated or a threshold breached, `unknown` when
+    /// nothing failed but the run was interrupted or its invariants could not decide, else `pass`.
+    /// It agrees with ``exitCode``: only a `pass` exits 0.
     public var verdict: Verdict
+    /// Why the verdict is not a pass, one line each (empty on a pass).
+    public var reasons: [String]
+    /// The invariants' own verdict, Jepsen style: thresholds and interruptions do not change it.
+    public var invariantVerdict: Verdict
+    /// Whether the run was interrupted (SIGINT/SIGTERM) before it finished; its figures are partial.
+    public var interrupted: Bool
     /// The process exit code that goes with the verdict and thresholds.
     public var exitCode: Int32
     /// Request counters over the whole run.
@@ -53,6 +65,9 @@ public struct RunReport: Codable, Sendable, Hashable {
         endedAt: Date,
         target: String,
         verdict: Verdict,
+        reasons: [String] = [],
+        invariantVerdict: Verdict? = nil,
+        interrupted: Bool = false,
         exitCode: Int32,
         requests: RequestTotals,
         latency: [LatencySummary] = [],
@@ -70,6 +85,9 @@ public struct RunReport: Codable, Sendable, Hashable {
         self.endedAt = endedAt
         self.target = target
         self.verdict = verdict
+        self.reasons = reasons
+        self.invariantVerdict = invariantVerdict ?? verdict
+        self.interrupted = interrupted
         self.exitCode = exitCode
         self.requests = requests
         self.latency = latency
@@ -82,14 +100,49 @@ public struct RunReport: Codable, Sendable, Hashable {
     }
 }
 
-/// The overall result of a run, Jepsen style.
+/// A verdict, Jepsen style: of the invariants alone, or of the whole run (``RunReport/verdict``).
 public enum Verdict: String, Codable, Sendable, Hashable {
-    /// Every checked invariant held.
+    /// Every checked invariant held (and, for a run, every threshold held and the run finished).
     case pass
-    /// At least one invariant was violated.
+    /// At least one invariant was violated (or, for a run, a threshold was breached).
     case fail
-    /// Nothing was violated, but some check could not decide.
+    /// Nothing failed, but some check could not decide (or, for a run, it was interrupted).
     case unknown
+
+    /// The run's verdict from its parts, with the reasons it is not a pass.
+    ///
+    /// A violation or a breached threshold fails the run; an interruption or undecided invariants leave
+    /// it unknown; only a finished run whose invariants passed and whose thresholds held passes. The
+    /// invariants' own verdict is kept beside it, so a breached threshold never reads as a pass.
+    /// - Parameters:
+    ///   - invariants: the invariants' verdict and their results.
+    ///   - thresholds: the profile's thresholds as evaluated.
+    ///   - interrupted: whether the run stopped before it finished.
+    /// - Returns: the verdict and one line per reason (empty on a pass).
+    public static func ofRun(
+        invariants: (verdict: Verdict, results: [InvariantResult]),
+        thresholds: [ThresholdResult],
+        interrupted: Bool
+    ) -> (verdict: Verdict, reasons: [String]) {
+        var reasons: [String] = []
+        for result in invariants.results where result.status == .failed {
+            let count = result.violations == 1 ? "1 violation" : "\(result.violations) violations"
+            reasons.append("invariant violated: \(result.name) (\(count))")
+        }
+        if invariants.verdict == .fail && reasons.isEmpty { reasons.append("an invariant was violated") }
+        for threshold in thresholds where !threshold.passed {
+            reasons.append("threshold breached: \(threshold.expression) (observed \(threshold.observed))")
+        }
+        let failed = !reasons.isEmpty
+        if interrupted {
+            reasons.append("interrupted: the run did not finish, so what it did not reach was not checked")
+        }
+        if invariants.verdict == .unknown {
+            reasons.append("undecided: too few invariant checks could decide")
+        }
+        if failed { return (.fail, reasons) }
+        return (reasons.isEmpty ? .pass : .unknown, reasons)
+    }
 }
 
 /// Request counters over a run.
@@ -187,6 +240,40 @@ public struct InvariantResult: Codable, Sendable, Hashable {
         self.status = status
         self.violations = violations
         self.reason = reason
+    }
+}
+
+extension InvariantResult {
+    /// One invariant's outcome from its check counts and what the run could not check of it.
+    ///
+    /// An invariant the run could check only in part keeps the status its checks earned, with the
+    /// limitation as a note: a failure stays a failure whatever else went unchecked.
+    /// - Parameters:
+    ///   - name: the invariant's name.
+    ///   - passed: checks that held.
+    ///   - failed: checks that failed (violations).
+    ///   - unknown: checks that could not decide.
+    ///   - unchecked: why (part of) the invariant could not be checked; `partly` when the rest was.
+    public init(name: String, passed: Int, failed: Int, unknown: Int, unchecked: (reason: String, partly: Bool)?) {
+        if let unchecked, !unchecked.partly {
+            self.init(name: name, status: .unchecked, reason: unchecked.reason)
+            return
+        }
+        let partly = unchecked?.reason
+        func note(_ text: String?) -> String? {
+            let parts = [text, partly].compactMap { $0 }
+            return parts.isEmpty ? nil : parts.joined(separator: "; ")
+        }
+        if failed > 0 {
+            self.init(name: name, status: .failed, violations: failed, reason: note(nil))
+        } else if passed > 0 {
+            let held = unknown > 0 ? "\(passed) checks held, \(unknown) undecided" : "\(passed) checks held"
+            self.init(name: name, status: .passed, reason: note(held))
+        } else if unknown > 0 {
+            self.init(name: name, status: .unknown, reason: note("\(unknown) checks undecided"))
+        } else {
+            self.init(name: name, status: .unchecked, reason: partly ?? "nothing in this run to check it on")
+        }
     }
 }
 

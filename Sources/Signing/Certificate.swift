@@ -102,6 +102,18 @@ public final class Certificate: @unchecked Sendable {
         .joined(separator: ":")
     }
 
+    /// Whether this certificate's signature verifies under `issuer`'s public key (the signature only:
+    /// names, dates and extensions are the chain verifier's business).
+    public func isSigned(by issuer: Certificate) -> Bool {
+        guard let key = X509_get0_pubkey(issuer.pointer) else {
+            clearOpenSSLErrors()
+            return false
+        }
+        let result = X509_verify(pointer, key) == 1
+        clearOpenSSLErrors()
+        return result
+    }
+
     /// Whether the private key is the one this certificate certifies.
     public func matches(_ key: SigningKey) -> Bool {
         let result = X509_check_private_key(pointer, key.pointer) == 1

@@ -198,9 +198,10 @@ public struct TestPKI: Sendable {
         }
     }
 
-    /// Loads a PKI written by `write(to:)` and checks that every key matches its certificate.
+    /// Loads a PKI written by `write(to:)` and checks that every key matches its certificate and that the
+    /// leaf verifies under the intermediate and the intermediate under the root.
     /// - Throws: `PKIError`: `.missing` for an absent directory or file, `.malformed` for a file
-    ///   that does not parse or a key that does not match.
+    ///   that does not parse, a key that does not match or a certificate that does not verify.
     public static func load(from directory: String) throws -> TestPKI {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
@@ -254,6 +255,16 @@ public struct TestPKI: Sendable {
         }
         guard pki.leafKey.curve == .p256 else {
             throw PKIError(.malformed, "PKI in \(directory): leaf.key is not a P-256 key (ES256 needs P-256)")
+        }
+        // A chain that does not verify would be minted into every x5c and rejected by every correct target,
+        // so the whole run would read as "the target rejects genuine purchases".
+        for (name, cert, issuerName, issuer) in [
+            ("intermediate", pki.intermediate, "root", pki.root), ("leaf", pki.leaf, "intermediate", pki.intermediate),
+        ] where !cert.isSigned(by: issuer) {
+            throw PKIError(
+                .malformed,
+                "PKI in \(directory): \(name).pem does not verify under \(issuerName).pem (it was not signed by \(issuerName).key)"
+            )
         }
         return pki
     }

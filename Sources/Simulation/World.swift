@@ -1140,7 +1140,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             facts.isInBillingRetryPeriod = false
             facts.expirationIntent = sub.expirationIntent
         case .active, .revoked:
-            break
+            // Apple says so outright rather than leaving the key out, as `paystorm mint` does.
+            facts.isInBillingRetryPeriod = false
         }
         if sub.priceIncrease != 0 { facts.priceIncreaseStatus = sub.priceIncrease == 2 ? 1 : 0 }
         if sub.pendingOffer >= 0, sub.position == sub.autoRenewPosition, Int(sub.pendingOffer) < current.offers.count {

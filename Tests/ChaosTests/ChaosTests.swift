@@ -4,11 +4,19 @@ import Profile
 import Simulation
 import Testing
 
-func chaosProfile(faults: String, seed: UInt64 = 3, environment: String = "Sandbox") throws -> Profile {
+func chaosProfile(
+    faults: String,
+    seed: UInt64 = 3,
+    environment: String = "Sandbox",
+    verifierOnlineChecks: Bool = false
+) throws -> Profile {
     let text = """
         {
           name: "chaos", seed: \(seed),
-          target: { embeddedLedger: true, environment: "\(environment)", appAppleId: 1 },
+          target: {
+            embeddedLedger: true, environment: "\(environment)", appAppleId: 1,
+            verifierOnlineChecks: \(verifierOnlineChecks),
+          },
           catalog: {
             groups: [{ id: "g", gracePeriodSeconds: 1, billingRetrySeconds: 3 }],
             products: [
@@ -41,6 +49,17 @@ struct ChaosTests {
           targetRestart: { count: 2, killCommand: ["kill"], startCommand: ["start"] },
         }
         """
+
+    @Test func targetVerifyingWithOnlineChecksGetsOnlyForgeriesItRejects() throws {
+        // With online checks the chain is validated now, not at signedDate: these two would be accepted.
+        let acceptedOnline: Set = ["signed-date-before-chain", "dates-in-seconds"]
+        func sent(online: Bool) throws -> Set<String> {
+            let profile = try chaosProfile(faults: "{ forgery: { probability: 1 } }", verifierOnlineChecks: online)
+            return Set(deliveries(profile).compactMap(\.forgery))
+        }
+        #expect(try sent(online: false) == Set(Faults.forgeryKinds))
+        #expect(try sent(online: true) == Set(Faults.forgeryKinds).subtracting(acceptedOnline))
+    }
 
     @Test func sameSeedGivesSameHostileStream() throws {
         let profile = try chaosProfile(faults: Self.all)

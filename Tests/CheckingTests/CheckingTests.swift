@@ -337,6 +337,22 @@ struct CheckingTests {
         #expect(verdict.tallies[.noLostPurchase]?.unknown == 1)
     }
 
+    @Test func probeFailureSaysProbeFailedOnce() throws {
+        // A ProbeError describes itself as a probe's; other errors are named a probe failure here, once.
+        let checker = Checker(profile: try checkingProfile(), startMillis: start)
+        checker.probeFailed(account: "A", error: ProbeError.transport("refused"), at: 1, final: false)
+        checker.probeFailed(account: "B", error: OtherProbeError(), at: 1, final: false)
+        let samples = checker.verdict(unchecked: []).unknownSamples
+        #expect(samples.count == 6)
+        for sample in samples {
+            #expect(sample.components(separatedBy: "probe failed").count == 2, "\(sample)")
+        }
+    }
+
+    private struct OtherProbeError: Error, CustomStringConvertible {
+        var description: String { "connection refused" }
+    }
+
     @Test(arguments: [
         ("{ embeddedLedger: false, webhookURL: \"http://127.0.0.1:1/n\" }", 6),
         (

@@ -43,15 +43,37 @@ struct RunCommandTests {
         try Data(text.utf8).write(to: file)
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID())")
         defer { try? FileManager.default.removeItem(at: reports) }
+        // A previous run's folder and `latest` link: the failed run must leave both as they were.
+        try FileManager.default.createDirectory(
+            at: reports.appendingPathComponent("previous-run"),
+            withIntermediateDirectories: true
+        )
+        try FileManager.default.createSymbolicLink(
+            atPath: reports.appendingPathComponent("latest").path,
+            withDestinationPath: "previous-run"
+        )
         let (code, output) = try PayStormRunner.exec([
             "run", file.path, "--quiet", "--pki", pki.path, "--reports", reports.path,
         ])
         #expect(code == 69, "\(output)")
         #expect(output.contains("unreachable"))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: reports.path).sorted() == ["latest", "previous-run"]
+        )
+        #expect(
+            try FileManager.default.destinationOfSymbolicLink(atPath: reports.appendingPathComponent("latest").path)
+                == "previous-run"
+        )
     }
 
     @Test func externalTargetWithoutPKIIsExit66() throws {
-        let (code, output) = try PayStormRunner.exec(["run", "Profiles/nightly-chaos.json5", "--quiet"])
+        // A temporary reports folder: a run writes there before it finds the PKI missing, and a test must
+        // not leave folders (or a moved Reports/latest) in the repository.
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let (code, output) = try PayStormRunner.exec([
+            "run", "Profiles/nightly-chaos.json5", "--quiet", "--reports", reports.path,
+        ])
         #expect(code == 66, "\(output)")
         #expect(output.contains("--pki"))
     }

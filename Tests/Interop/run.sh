@@ -15,14 +15,7 @@ if [[ ! -x "$PAYSTORM" ]]; then
     echo "run.sh: no paystorm binary at $PAYSTORM (run 'swift build' or set PAYSTORM)" >&2
     exit 66
 fi
-python="${PYTHON:-python3}"
-venv="$here/.venv"
-if [[ ! -x "$venv/bin/python" ]]; then
-    "$python" -m venv "$venv"
-fi
-if ! "$venv/bin/python" -c "import appstoreserverlibrary, pytest" 2>/dev/null; then
-    "$venv/bin/pip" install --quiet --disable-pip-version-check app-store-server-library pytest
-fi
+python="$("$root/scripts/python-venv.sh" "$here/.venv" "appstoreserverlibrary, pytest" app-store-server-library pytest)"
 export INTEROP_MATRIX="${INTEROP_MATRIX:-$here/matrix.md}"
 cd "$here"
-exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@" test_interop.py
+exec "$python" -m pytest -q -p no:cacheprovider "$@" test_interop.py

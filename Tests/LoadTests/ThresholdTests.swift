@@ -37,6 +37,27 @@ struct ThresholdTests {
         #expect(throws: LoadConfigurationError.self) { try Threshold.parse(text) }
     }
 
+    @Test(arguments: ["webhok.p99 < 1us", "refund.p99 < 1us", "refund.errorRate < 1%"])
+    func rejectsAKindTheCommandDoesNotRecord(text: String) {
+        // Before kinds were checked these parsed, were evaluated on empty figures and always held.
+        let error = #expect(throws: LoadConfigurationError.self) {
+            try Threshold.parse(text, kinds: ["webhook", "device"])
+        }
+        #expect(error?.message.contains("unknown kind") == true)
+        #expect(error?.message.contains("webhook, device") == true, "\(String(describing: error))")
+    }
+
+    @Test(arguments: ["webhook.p99 < 1s", "device.service.max < 3s", "all.errorRate < 1%", "p99 < 1s"])
+    func acceptsTheKindsTheCommandRecords(text: String) throws {
+        _ = try Threshold.parse(text, kinds: ["webhook", "device"])
+    }
+
+    @Test func refusesLatePerKind() {
+        // `late` is counted for the whole run only, so a per-kind bound would always compare 0.
+        #expect(throws: LoadConfigurationError.self) { try Threshold.parse("webhook.late == 0") }
+        #expect(throws: Never.self) { try Threshold.parse("late == 0") }
+    }
+
     @Test func evaluatesOnFigures() throws {
         var latency = Histogram()
         for value in Int64(1)...1000 { latency.record(value * 1000) }  // 1 ms … 1 s

@@ -335,6 +335,28 @@ struct MintingVerificationTests {
         #expect(verdict(verifier.verifyAndDecodeRenewalInfo(renewal.jws)) == forgery.expectedStatus(for: .renewalInfo))
     }
 
+    @Test func completesTheAppIdentityOfPayloadsBuiltElsewhere() throws {
+        // A Django backend's model requires data.bundleVersion, which Apple always sends.
+        let kind = NotificationKind(.oneTimeCharge, nil, .oneTimeTransaction)
+        let signedDate = Minter.nowMilliseconds()
+        let purchase = Purchase(kind: kind, signedDate: signedDate)
+        let outer = ResponseBodyV2DecodedPayload(
+            notificationType: kind.notificationType,
+            notificationUUID: Minter.randomUUID(),
+            data: NotificationData(bundleId: "com.example.paystorm", environment: .sandbox),
+            version: "2.0",
+            signedDate: signedDate
+        )
+        let signed = try minter.signNotification(
+            outer,
+            transaction: minter.transactionPayload(purchase, kind: kind, signedDate: signedDate),
+            renewal: nil
+        )
+        let decoded = try verifier.verifyAndDecodeNotification(signed).get()
+        #expect(decoded.data?.bundleVersion == minter.app.bundleVersion)
+        #expect(decoded.data?.appAppleId == minter.app.appAppleId)
+    }
+
     @Test(arguments: [nil] + Forgery.allCases.map(Optional.some))
     func signsPayloadsBuiltElsewhere(forgery: Forgery?) throws {
         let kind = NotificationKind(.didRenew, nil, .subscription)

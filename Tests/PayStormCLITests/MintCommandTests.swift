@@ -87,6 +87,45 @@ struct MintCommandTests {
         #expect(renewal.expirationIntent == .customerCancelled)
     }
 
+    @Test func mintsTheTransactionIdsItIsGiven() throws {
+        // The refund of a purchase the backend already has: its own transaction ID, in the nested transaction.
+        let refund = try payload(
+            ResponseBodyV2DecodedPayload.self,
+            try mint(["--type", "REFUND", "--transaction-id", "2000000000000123", "--jws"])
+        )
+        let refunded = try payload(
+            JWSTransactionDecodedPayload.self,
+            try #require(refund.data?.signedTransactionInfo)
+        )
+        #expect(refunded.transactionId == "2000000000000123")
+        // A renewal of a subscription the backend knows: a new transaction ID under the known original one.
+        let renewal = try payload(
+            ResponseBodyV2DecodedPayload.self,
+            try mint([
+                "--type", "DID_RENEW", "--transaction-id", "2000000000000200", "--original-transaction-id",
+                "2000000000000100", "--jws",
+            ])
+        )
+        let renewed = try payload(
+            JWSTransactionDecodedPayload.self,
+            try #require(renewal.data?.signedTransactionInfo)
+        )
+        #expect(renewed.transactionId == "2000000000000200")
+        #expect(renewed.originalTransactionId == "2000000000000100")
+        let renewalInfo = try payload(
+            JWSRenewalInfoDecodedPayload.self,
+            try #require(renewal.data?.signedRenewalInfo)
+        )
+        #expect(renewalInfo.originalTransactionId == "2000000000000100")
+        // A first purchase is its own original, so one ID sets both.
+        let first = try payload(
+            JWSTransactionDecodedPayload.self,
+            try mint(["--transaction", "--product-type", "consumable", "--transaction-id", "77"])
+        )
+        #expect(first.transactionId == "77")
+        #expect(first.originalTransactionId == "77")
+    }
+
     @Test func mintsUnknownTypesOnlyWhenAllowed() throws {
         let jws = try mint(["--type", "FUTURE_EVENT", "--subtype", "NEW", "--allow-unknown-type", "--jws"])
         let outer = try payload(ResponseBodyV2DecodedPayload.self, jws)
@@ -115,6 +154,11 @@ struct MintCommandTests {
         (["--type", "DID_RENEW", "--app-apple-id", "x"], "x"),
         (["--type", "DID_RENEW", "--signed-date", "yesterday"], "yesterday"),
         (["--type", "DID_RENEW", "--bogus"], "--bogus"),
+        (["--type", "REFUND", "--transaction-id", "12a"], "12a"),
+        (["--type", "REFUND", "--transaction-id=", "--original-transaction-id", "1"], "--transaction-id"),
+        (["--transaction", "--original-transaction-id", "-5"], "-5"),
+        (["--type", "REFUND", "--transaction-id", "１２"], "１２"),
+        (["--type", "REFUND", "--transaction-id", String(repeating: "9", count: 21)], "--transaction-id"),
     ])
     func rejectsBadOptionsNamingTheValue(arguments: [String], named: String) {
         do {

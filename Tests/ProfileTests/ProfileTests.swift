@@ -44,6 +44,9 @@ struct ProfileTests {
         #expect(profile.seed == 1)
         #expect(profile.settleSeconds == 10)
         #expect(profile.target.environment == "Sandbox")
+        #expect(profile.target.verifierOnlineChecks == false)
+        // Apple always sends data.appAppleId; outside Production the run writes `paystorm mint`'s default.
+        #expect(profile.target.appAppleId == 1_234_567_890)
         #expect(profile.catalog.subscriptions(in: "g").map(\.id) == ["s"])
         #expect(profile.schedule.rate(at: 3) == 5)
         #expect(profile.schedule.rate(at: 11) == 0)
@@ -147,6 +150,17 @@ struct ProfileTests {
             path: "catalog.products[0].periodSeconds",
             expectation: "no periodSeconds"
         ),
+        BadCase(
+            faults: "{ forgery: { probability: 0.1, kinds: [\"dates-in-seconds\", \"signed-date-before-chain\"] } }",
+            replacing: ("embeddedLedger: true", "embeddedLedger: true, verifierOnlineChecks: true"),
+            path: "faults.forgery.kinds",
+            expectation: "a forgery a verifier with online checks rejects"
+        ),
+        BadCase(
+            replacing: ("embeddedLedger: true", "embeddedLedger: true, verifierOnlineChecks: \"yes\""),
+            path: "target.verifierOnlineChecks",
+            expectation: "true or false"
+        ),
     ]
 
     @Test(arguments: badCases)
@@ -171,8 +185,77 @@ struct ProfileTests {
         #expect(throws: ProfileError.self) { try Profile.decode(Data("{ name: ".utf8), file: "x.json5") }
     }
 
+    @Test(arguments: [
+        // (text, line, column, words the message must hold)
+        ("{\n  name: \"t\",\n  seed: 1 2,\n}", 3, 11, "',' or '}'"),
+        ("{\n  name: \"t\"\n  seed: 1,\n}", 3, 3, "',' or '}'"),
+        ("{ name: \"t\", /* never closed", 1, 14, "'*/'"),
+        ("{ name: \"unterminated\n}", 1, 22, "closing quote"),
+        ("[1, 2,, 3]", 1, 7, "a value"),
+        ("{ name: 'é', x: @ }", 1, 17, "'@'"),
+    ])
+    func namesLineAndColumnOfASyntaxError(text: String, line: Int, column: Int, words: String) {
+        let error = #expect(throws: ProfileError.self) { try Profile.decode(Data(text.utf8), file: "x.json5") }
+        #expect(error?.line == line, "\(String(describing: error))")
+        #expect(error?.column == column, "\(String(describing: error))")
+        #expect(error?.expected.contains(words) == true, "\(String(describing: error))")
+        #expect(error?.description.hasPrefix("x.json5:\(line):\(column): ") == true)
+    }
+
+    @Test(arguments: [
+        ("name: \"t\", seed: 1,", "name: \"t\", seed: 1, name: \"u\",", "name", 2),
+        (
+            "target: { embeddedLedger: true }", "target: { embeddedLedger: true, 'embeddedLedger': false }",
+            "target.embeddedLedger", 3
+        ),
+        (
+            "{ id: \"c\", type: \"consumable\", priceMilli: 990 }",
+            "{ id: \"c\", type: \"consumable\", priceMilli: 990, \"priceMilli\": 1 }", "catalog.products[0].priceMilli",
+            7
+        ),
+    ])
+    func refusesADuplicatedKeyNamingItsPathAndLine(old: String, new: String, path: String, line: Int) {
+        // Before: the decoder kept one of the two values silently.
+        let text = Self.text(replacing: (old, new))
+        #expect(text != Self.text())
+        let error = #expect(throws: ProfileError.self) { try Profile.decode(Data(text.utf8), file: "dup.json5") }
+        #expect(error?.path == path, "\(String(describing: error))")
+        #expect(error?.line == line, "\(String(describing: error))")
+        #expect(error?.description.hasPrefix("dup.json5:\(line):") == true)
+        #expect(error?.expected.contains("found '\(path.split(separator: ".").last ?? "")' again") == true)
+    }
+
+    @Test func scanAcceptsJSON5Features() {
+        let text = """
+            // a comment
+            { unquoted: 1, 'single': 'it\\'s', "double": "a\\u00e9\\x41", trailing: [1, 2,], hex: 0xFF,
+              /* block */ fraction: .5, point: 5., exponent: -1e+3, plus: +1, inf: -Infinity, nan: NaN,
+              continued: "one \\
+            two", $dollar_1: null, yes: true, no: false, nested: { a: { b: [] } }, }
+            """
+        #expect(JSON5Scan.firstProblem(in: Array(text.utf8)) == nil)
+        // The decoder agrees that it is JSON5, so the scan refuses nothing the decoder accepts here.
+        let decoder = JSONDecoder()
+        decoder.allowsJSON5 = true
+        #expect(throws: Never.self) { try decoder.decode(JSONValueProbe.self, from: Data(text.utf8)) }
+    }
+
+    @Test(arguments: ["smoke", "detect", "nightly-chaos", "soak", "capacity", "forgery"])
+    func scanFindsNoProblemInShippedProfile(name: String) throws {
+        let url = Self.repository.appendingPathComponent("Profiles/\(name).json5")
+        #expect(JSON5Scan.firstProblem(in: Array(try Data(contentsOf: url))) == nil)
+    }
+
     @Test func reportsMissingFile() {
-        #expect(throws: ProfileError.self) { try Profile.load(path: "/nonexistent/profile.json5") }
+        let error = #expect(throws: ProfileUnreadable.self) { try Profile.load(path: "/nonexistent/profile.json5") }
+        #expect(error?.description == "cannot read profile /nonexistent/profile.json5: no such file")
+    }
+
+    @Test func reportsADirectoryAsUnreadableNotMalformed() {
+        let error = #expect(throws: ProfileUnreadable.self) {
+            try Profile.load(path: Self.repository.appendingPathComponent("Profiles").path)
+        }
+        #expect(error?.reason.contains("directory") == true)
     }
 
     @Test func keepsThresholdTextForTheEngineToParse() throws {
@@ -206,4 +289,9 @@ struct ProfileTests {
         #expect(Set(properties.keys) == Set(keys))
         #expect(node["additionalProperties"] as? Bool == false)
     }
+}
+
+/// Accepts any JSON value, to ask the decoder whether a text is JSON5 at all.
+private struct JSONValueProbe: Decodable {
+    init(from decoder: any Decoder) throws {}
 }

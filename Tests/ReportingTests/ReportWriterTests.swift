@@ -15,6 +15,8 @@ struct ReportWriterTests {
             endedAt: start.addingTimeInterval(61.5),
             target: "embedded reference ledger at 127.0.0.1:40000 (flaw: double-grant)",
             verdict: .fail,
+            reasons: ["invariant violated: no-double-grant (1 violation)"],
+            invariantVerdict: .fail,
             exitCode: 1,
             requests: RequestTotals(intended: 1000, sent: 998, ok: 990, errors: ["http4xx": 8], missed: 2, late: 5),
             latency: [
@@ -82,6 +84,31 @@ struct ReportWriterTests {
         #expect(back.violations == Self.sampleReport().violations)
     }
 
+    @Test func summaryJSONSaysTheRunFailedWhenOnlyAThresholdBreached() throws {
+        var report = Self.sampleReport()
+        report.invariants = [InvariantResult(name: "no-double-grant", status: .passed, reason: "9 checks held")]
+        report.violations = []
+        report.thresholds = [ThresholdResult(expression: "p99 < 1ms", observed: "9.000 ms", passed: false)]
+        let (verdict, reasons) = Verdict.ofRun(
+            invariants: (.pass, report.invariants),
+            thresholds: report.thresholds,
+            interrupted: false
+        )
+        report.verdict = verdict
+        report.reasons = reasons
+        report.invariantVerdict = .pass
+        report.exitCode = 3
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(ReportWriter.summaryJSON(report).utf8)) as? [String: Any]
+        )
+        #expect(json["verdict"] as? String == "fail")
+        #expect(json["invariantVerdict"] as? String == "pass")
+        #expect(json["reasons"] as? [String] == ["threshold breached: p99 < 1ms (observed 9.000 ms)"])
+        #expect(ReportWriter.summaryCSV(report).contains(",fail,3,"))
+        #expect(HTMLReport.render(report).contains(#"<span class="fail">FAIL</span>"#))
+        #expect(JUnitReport.render(report).contains(#"<property name="verdict" value="fail"/>"#))
+    }
+
     @Test func csvFieldsAreQuotedOnlyWhenNeeded() {
         #expect(CSV.field("plain") == "plain")
         #expect(CSV.field("a,b") == "\"a,b\"")
@@ -92,12 +119,145 @@ struct ReportWriterTests {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-report-\(UUID())")
         defer { try? FileManager.default.removeItem(at: root) }
         let folder = try ReportFolder(root: root, profile: "smoke", seed: 42)
+        folder.linkAsLatest()
         try ReportWriter.writeAll(Self.sampleReport(), to: folder)
         for name in ReportWriter.fileNames {
             #expect(FileManager.default.fileExists(atPath: folder.file(name).path))
         }
         let link = try FileManager.default.destinationOfSymbolicLink(atPath: root.appendingPathComponent("latest").path)
         #expect(link == folder.url.lastPathComponent)
+    }
+
+    @Test func failingInvariantIsAJUnitFailureWithItsFirstWitnessEvenWhenPartlyUnchecked() {
+        var report = Self.sampleReport()
+        report.invariants = [
+            InvariantResult(
+                name: "no-lost-purchase",
+                passed: 40,
+                failed: 1,
+                unknown: 0,
+                unchecked: (reason: "partly: no device endpoint (target.deviceURL)", partly: true)
+            )
+        ]
+        report.violations = [
+            Violation(
+                invariant: "no-lost-purchase",
+                account: "acct-1",
+                summary: "purchase 2000000000000009 was acknowledged but is not granted",
+                witness: ["t=1.000s the target answered 200"],
+                replay: "paystorm replay --seed 42"
+            )
+        ]
+        report.thresholds = []
+        let xml = JUnitReport.render(report)
+        #expect(xml.contains(#"failures="1""#))
+        #expect(!xml.contains("<skipped"))
+        #expect(xml.contains("1 violation(s): account acct-1: purchase 2000000000000009 was acknowledged"))
+        #expect(xml.contains("t=1.000s the target answered 200"))
+    }
+
+    @Test func interruptedRunFailsTheRunCompletedCase() {
+        var report = Self.sampleReport()
+        report.invariants = [InvariantResult(name: "no-double-grant", status: .passed)]
+        report.violations = []
+        report.interrupted = true
+        let xml = JUnitReport.render(report)
+        #expect(xml.contains(#"<property name="interrupted" value="true"/>"#))
+        #expect(xml.contains(#"failures="1""#))
+        #expect(xml.contains(#"<testcase classname="run" name="run completed"><failure message="interrupted"#))
+        report.interrupted = false
+        #expect(JUnitReport.render(report).contains(#"failures="0""#))
+    }
+
+    @Test(
+        arguments: [
+            // (checks passed, failed, unknown, unchecked reason, partly) → status, violations
+            (40, 1, 0, "partly: no device endpoint", true, InvariantResult.Status.failed, 1),
+            (40, 0, 0, "partly: no device endpoint", true, .passed, 0),
+            (0, 0, 3, "partly: no device endpoint", true, .unknown, 0),
+            (0, 0, 0, "partly: no device endpoint", true, .unchecked, 0),
+            (0, 0, 0, "no probe (target.probe)", false, .unchecked, 0),
+            (5, 2, 0, nil, false, .failed, 2),
+            (5, 0, 1, nil, false, .passed, 0),
+            (0, 0, 0, nil, false, .unchecked, 0),
+        ] as [(Int, Int, Int, String?, Bool, InvariantResult.Status, Int)]
+    )
+    func partlyUncheckedInvariantKeepsTheStatusItsChecksEarned(
+        passed: Int,
+        failed: Int,
+        unknown: Int,
+        reason: String?,
+        partly: Bool,
+        status: InvariantResult.Status,
+        violations: Int
+    ) {
+        let result = InvariantResult(
+            name: "no-lost-purchase",
+            passed: passed,
+            failed: failed,
+            unknown: unknown,
+            unchecked: reason.map { (reason: $0, partly: partly) }
+        )
+        #expect(result.status == status)
+        #expect(result.violations == violations)
+        if let reason { #expect(result.reason?.contains(reason) == true) }
+    }
+
+    @Test(
+        arguments: [
+            // (invariants, a threshold breached, interrupted) → run verdict
+            (Verdict.pass, false, false, Verdict.pass),
+            (.pass, true, false, .fail),
+            (.unknown, true, false, .fail),
+            (.fail, false, false, .fail),
+            (.pass, false, true, .unknown),
+            (.fail, false, true, .fail),
+            (.unknown, false, false, .unknown),
+        ]
+    )
+    func runVerdictAgreesWithThresholdsAndInterruptions(
+        invariants: Verdict,
+        breached: Bool,
+        interrupted: Bool,
+        expected: Verdict
+    ) {
+        let (verdict, reasons) = Verdict.ofRun(
+            invariants: (invariants, []),
+            thresholds: [ThresholdResult(expression: "missed == 0", observed: "3", passed: !breached)],
+            interrupted: interrupted
+        )
+        #expect(verdict == expected)
+        #expect(reasons.isEmpty == (verdict == .pass))
+        #expect(reasons.contains { $0.hasPrefix("threshold breached: missed == 0") } == breached)
+        #expect(reasons.contains { $0.hasPrefix("interrupted") } == interrupted)
+    }
+
+    @Test func twoRunsOfTheSameProfileSeedAndSecondGetTheirOwnFolders() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-report-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let date = Date(timeIntervalSince1970: 1_790_000_000)
+        let folders = try (0..<3).map { _ in try ReportFolder(root: root, profile: "smoke", seed: 42, date: date) }
+        #expect(Set(folders.map(\.url.path)).count == 3)
+        #expect(
+            folders.map(\.url.lastPathComponent).map { $0.replacingOccurrences(of: "20260921T141320Z-", with: "") }
+                == ["smoke-42", "smoke-42-2", "smoke-42-3"]
+        )
+    }
+
+    @Test func latestMovesOnlyWhenTheRunStartsAndARemovedFolderIsGone() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-report-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let first = try ReportFolder(root: root, profile: "smoke", seed: 1)
+        first.linkAsLatest()
+        let failed = try ReportFolder(root: root, profile: "smoke", seed: 2)
+        failed.remove()
+        let latest = root.appendingPathComponent("latest").path
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: latest) == first.url.lastPathComponent)
+        #expect(!FileManager.default.fileExists(atPath: failed.url.path))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: root.path).sorted()
+                == ["latest", first.url.lastPathComponent].sorted()
+        )
     }
 
     @Test func unwritableFolderIsAClearError() {

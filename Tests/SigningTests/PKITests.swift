@@ -90,6 +90,25 @@ import Testing
         #expect(error?.kind == kind)
     }
 
+    @Test(arguments: [("leaf", "intermediate"), ("intermediate", "root")])
+    func loadRefusesACertificateItsIssuerDidNotSign(_ name: String, _ issuer: String) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try sharedPKI.write(to: directory)
+        // Another chain's certificate with its own key: the two match, but the issuer here did not sign it.
+        let other = try TestPKI.generate()
+        let (certificate, key) =
+            name == "leaf" ? (other.leaf, other.leafKey) : (other.intermediate, other.intermediateKey)
+        try Data(certificate.pem().utf8).write(to: URL(fileURLWithPath: "\(directory)/\(name).pem"))
+        try Data(try key.pem().utf8).write(to: URL(fileURLWithPath: "\(directory)/\(name).key"))
+        let error = #expect(throws: PKIError.self) { try TestPKI.load(from: directory) }
+        #expect(error?.kind == .malformed)
+        #expect(
+            error?.message.contains("\(name).pem does not verify under \(issuer).pem") == true,
+            "\(String(describing: error))"
+        )
+    }
+
     @Test func variantKeepsTheRoot() throws {
         let variant = try sharedPKI.variant(
             PKIOptions(ocspURL: "http://127.0.0.1:9/ocsp", leafAppleOID: false, appleOIDsCritical: true)

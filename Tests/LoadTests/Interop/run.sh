@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # HdrHistogram interop: runs a short `paystorm load` against a loopback Python server and checks
-# its latency.hlog with the PyPI `hdrhistogram` package (pip install hdrhistogram).
+# its latency.hlog with the PyPI `hdrhistogram` package, installed into Tests/LoadTests/Interop/.venv on
+# first use (scripts/python-venv.sh), so no global Python package is needed.
 # Usage: Tests/LoadTests/Interop/run.sh   (uses $PAYSTORM, else builds .build/debug/paystorm)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
+checker_python="$(scripts/python-venv.sh Tests/LoadTests/Interop/.venv hdrh hdrhistogram)"
 if [[ -z "${PAYSTORM:-}" ]]; then
     swift build --product paystorm >/dev/null
     PAYSTORM="$PWD/.build/debug/paystorm"
@@ -18,5 +20,5 @@ for _ in $(seq 50); do [[ -s "$work/port" ]] && break; sleep 0.1; done
 port="$(cat "$work/port")"
 "$PAYSTORM" load --url "http://127.0.0.1:$port/" --rate 300 --duration 3s --kind webhook \
     --connections 8 --out "$work/run" --quiet
-python3 Tests/LoadTests/Interop/check_hlog.py "$work/run"
+"$checker_python" Tests/LoadTests/Interop/check_hlog.py "$work/run"
 echo "hdrhistogram interop passed"

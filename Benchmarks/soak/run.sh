@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Soak: runs every profile in Profiles/ that targets the embedded reference ledger, stretched to N times
+# its schedule, over several seeds, and fails on any invariant violation. PayStorm must never fail its own
+# correct ledger, however long it runs (folding, expiries, retries only show up in long runs).
+# Not run in CI: at the defaults it takes an hour or more.
+#
+# Usage: Benchmarks/soak/run.sh [--factor N] [--seeds S] [--profile NAME]... [--build release|debug]
+#   --factor N     stretch every schedule segment N times (default 5)
+#   --seeds S      seeds 1..S per profile (default 3)
+#   --profile NAME only this profile (smoke, detect...); repeatable
+#   --build B      the build to run (default release)
+# Exit status: 0 if no run had a violation, 1 if one did, 70 if a run could not be made.
+# Unknown verdicts and breached thresholds (a shared machine is slow) are listed but do not fail the soak.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+FACTOR=5; SEEDS=3; BUILD=release; ONLY=()
+while (( $# )); do
+    case "$1" in
+        --factor) FACTOR="$2"; shift 2 ;;
+        --seeds) SEEDS="$2"; shift 2 ;;
+        --profile) ONLY+=("$2"); shift 2 ;;
+        --build) BUILD="$2"; shift 2 ;;
+        *) echo "soak: unknown argument $1 (see the usage at the top of $0)" >&2; exit 64 ;;
+    esac
+done
+swift build -c "$BUILD" --product paystorm >/dev/null
+BIN="$(swift build -c "$BUILD" --show-bin-path)/paystorm"
+WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
+
+# A stretched copy of a profile: every `seconds` of its schedule multiplied (rates and faults unchanged).
+stretch() {
+    python3 - "$1" "$FACTOR" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+factor = float(sys.argv[2])
+start = text.index("schedule:")
+open_at = text.index("[", start)
+depth, end = 0, open_at
+for end in range(open_at, len(text)):
+    depth += {"[": 1, "]": -1}.get(text[end], 0)
+    if depth == 0:
+        break
+block = re.sub(r"\bseconds:\s*([0-9.]+)", lambda m: "seconds: %g" % (float(m.group(1)) * factor),
+               text[open_at:end + 1])
+sys.stdout.write(text[:open_at] + block + text[end + 1:])
+PY
+}
+
+violated=0; failed=0; lines=()
+for profile in Profiles/*.json5; do
+    name=$(basename "$profile" .json5)
+    if (( ${#ONLY[@]} )) && [[ ! " ${ONLY[*]} " == *" $name "* ]]; then continue; fi
+    grep -Eq 'embeddedLedger:[[:space:]]*true' "$profile" || continue
+    stretch "$profile" > "$WORK/$name.json5"
+    for seed in $(seq 1 "$SEEDS"); do
+        reports="$WORK/reports-$name-$seed"
+        started=$(date +%s)
+        set +e
+        "$BIN" run "$WORK/$name.json5" --seed "$seed" --reports "$reports" --quiet --no-history \
+            > "$WORK/out.txt" 2>&1
+        code=$?
+        set -e
+        summary=$(ls "$reports"/*/summary.json 2>/dev/null | head -1 || true)
+        detail="no summary"
+        if [[ -n "$summary" ]]; then
+            detail=$(python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+bad = [v for v in s.get("violations", [])]
+first = (bad[0]["invariant"] + ": " + bad[0]["summary"]) if bad else ""
+print("verdict %s, %d violations %s" % (s.get("verdict"), len(bad), first))' "$summary")
+        fi
+        line="$name x$FACTOR seed $seed: exit $code, $(( $(date +%s) - started )) s, $detail"
+        echo "$line"
+        lines+=("$line")
+        case "$code" in
+            0|2|3) ;;
+            1) violated=1; [[ -n "$summary" ]] && cp -r "$(dirname "$summary")" "Reports/soak-$name-$seed" 2>/dev/null || true ;;
+            *) failed=1; tail -5 "$WORK/out.txt" >&2 ;;
+        esac
+    done
+done
+echo "--"
+printf '%s\n' "${lines[@]}"
+if (( violated )); then echo "soak: FAIL (violations; reports copied to Reports/soak-*)" >&2; exit 1; fi
+if (( failed )); then echo "soak: a run could not be made" >&2; exit 70; fi
+echo "soak: no violation"

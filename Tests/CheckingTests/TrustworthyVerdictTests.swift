@@ -1,0 +1,379 @@
+import Chaos
+import Checking
+import Foundation
+import Profile
+import Simulation
+import Testing
+
+/// A profile with one product of each kind, and the target given as JSON5.
+func scriptProfile(target: String = "{ embeddedLedger: true }") throws -> Profile {
+    let text = """
+        {
+          name: "script", seed: 3,
+          target: \(target),
+          catalog: {
+            products: [
+              { id: "coins", type: "consumable", priceMilli: 990 },
+              { id: "pro", type: "nonConsumable", priceMilli: 4990 },
+              { id: "season.pass", type: "nonRenewing", priceMilli: 2990, periodSeconds: 100 },
+            ],
+          },
+          population: { accounts: 4 },
+          actionMix: { consumable: 1, nonConsumable: 1, nonRenewing: 1 },
+          schedule: [{ kind: "constant", rate: 4, seconds: 5 }],
+          faults: {},
+        }
+        """
+    return try Profile.decode(Data(text.utf8), file: "script.json5")
+}
+
+/// Hand-written deliveries for one account, made from a planned webhook and a planned device delivery, so
+/// that a test can play an exact sequence (buy, refund, buy again...) and its outcomes.
+struct Script {
+    let profile: Profile
+    let checker: Checker
+    let webhook: PlannedDelivery
+    let device: PlannedDelivery
+    let token = "6f1c2a44-0000-4000-8000-000000000001"
+    var nextID: UInt64 = 900_000
+
+    init(_ profile: Profile, foldAbove: Int = 16) throws {
+        self.profile = profile
+        var options = Checker.Options()
+        options.foldAbove = foldAbove
+        checker = Checker(profile: profile, startMillis: start, options: options)
+        let planned = Array(ChaosStream(World(profile: profile, startMillis: start), profile: profile))
+        func clean(_ delivery: PlannedDelivery) -> PlannedDelivery {
+            var copy = delivery
+            copy.faults = []
+            copy.network = nil
+            copy.forgery = nil
+            copy.crashRelaunchSeconds = nil
+            copy.afterSuccessDelays = []
+            copy.copy = .original
+            copy.attempt = 0
+            return copy
+        }
+        webhook = clean(
+            try #require(
+                planned.first {
+                    if case .notification = $0.action.delivery { $0.action.truth.kind == .grant } else { false }
+                }
+            )
+        )
+        device = clean(
+            try #require(planned.first { if case .device = $0.action.delivery { true } else { false } })
+        )
+    }
+
+    /// Dispatches one delivery at `t` and records its outcome (nil: no outcome yet).
+    @discardableResult
+    mutating func play(
+        _ kind: Truth.Kind,
+        _ transaction: String,
+        _ product: String,
+        _ type: ProductKind,
+        at t: Double,
+        outcome: DeliveryOutcome? = .acknowledged(status: 200),
+        notification: String? = nil,
+        onDevice: Bool = false,
+        copy: Copy = .original,
+        attempt: Int = 0
+    ) -> PlannedDelivery {
+        var delivery = onDevice ? device : webhook
+        nextID += 1
+        delivery.id = nextID
+        delivery.at = t
+        delivery.copy = copy
+        delivery.attempt = attempt
+        delivery.action.appAccountToken = token
+        var truth = Truth(kind: kind, effectiveDate: start + Int64(t * 1000))
+        truth.productId = product
+        truth.productType = type
+        truth.transactionId = transaction
+        truth.originalTransactionId = transaction
+        if type == .nonRenewing && kind == .grant { truth.expiresDate = truth.effectiveDate + 100_000 }
+        delivery.action.truth = truth
+        if case .notification(var note) = delivery.action.delivery {
+            note.notificationType = notification ?? (kind == .revoke ? "REFUND" : "ONE_TIME_CHARGE")
+            delivery.action.delivery = .notification(note)
+        }
+        checker.sent(delivery, at: t)
+        if let outcome { checker.record(delivery, outcome: outcome, at: t + 0.01) }
+        return delivery
+    }
+
+    /// Buys `count` coins, each acknowledged, from `t` on: enough transactions to make the checker fold.
+    mutating func buyCoins(_ count: Int, from t: Double, first id: Int) {
+        for i in 0..<count { play(.grant, String(id + i), "coins", .consumable, at: t + Double(i) * 0.1) }
+    }
+
+    func check(_ state: AccountState, at t: Double, final: Bool = true) -> [CheckResult] {
+        checker.check(account: token, state: state, at: t, final: final)
+    }
+}
+
+func witness(_ results: [CheckResult], _ invariant: Invariant) -> Witness? {
+    for result in results where result.invariant == invariant {
+        if case .fail(let witness) = result.outcome { return witness }
+    }
+    return nil
+}
+
+struct TrustworthyVerdictTests {
+    // MARK: - Item 1: a folded purchase still counts; the non-renewing contract
+
+    /// The soak's false alarm: bought, refunded, bought again, then enough traffic that the second purchase
+    /// folds away; the probe shows the second purchase's entitlement, which is owed.
+    @Test func foldedRepurchaseStillCountsAfterARefund() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1108962000002477", "season.pass", .nonRenewing, at: 10)
+        script.play(.revoke, "1108962000002477", "season.pass", .nonRenewing, at: 60)
+        script.play(.grant, "1108962000018300", "season.pass", .nonRenewing, at: 127)
+        // 40 coin purchases, the last ones long after the pass's period, so the second pass folds.
+        script.buyCoins(20, from: 130, first: 1_108_962_000_020_000)
+        script.buyCoins(20, from: 300, first: 1_108_962_000_030_000)
+        let state = AccountState(
+            entitlements: [.init(productId: "season.pass", transactionId: "1108962000018300")],
+            balances: ["coins": 40]
+        )
+        let results = script.check(state, at: 321)
+        #expect(failures(results).isEmpty, "\(results)")
+        #expect(script.checker.verdict(unchecked: []).outcome == .pass)
+    }
+
+    /// A refunded only purchase still must not be entitled, folded neighbours or not.
+    @Test func refundedOnlyNonRenewingPurchaseIsStillCaughtAfterFolding() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "season.pass", .nonRenewing, at: 10)
+        script.play(.revoke, "1001", "season.pass", .nonRenewing, at: 20)
+        script.buyCoins(40, from: 200, first: 5000)
+        let state = AccountState(entitlements: [.init(productId: "season.pass")], balances: ["coins": 40])
+        let found = try #require(witness(script.check(state, at: 321), .revocationHonored))
+        #expect(found.summary.contains("its only purchase 1001 was refunded"))
+        #expect(found.entries.contains { $0.sentence.contains("REFUND") })
+    }
+
+    /// Entitled for at least its catalog period (lost if not); past it, either answer is accepted.
+    @Test(arguments: [
+        (50.0, false, Invariant.noLostPurchase), (50, true, nil), (200, false, nil), (200, true, nil),
+    ])
+    func nonRenewingIsOwedForItsPeriodThenEitherAnswerHolds(t: Double, entitled: Bool, fails: Invariant?) throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "season.pass", .nonRenewing, at: 10)
+        let state = AccountState(entitlements: entitled ? [.init(productId: "season.pass", transactionId: "1001")] : [])
+        #expect(failures(script.check(state, at: t)) == (fails.map { [$0] } ?? []))
+    }
+
+    // MARK: - Item 2: over-revocation
+
+    @Test func refundThatRevokesAnotherPurchaseBreaksRevocationHonored() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        script.play(.grant, "1002", "pro", .nonConsumable, at: 2)
+        script.play(.revoke, "1001", "pro", .nonConsumable, at: 3)
+        let results = script.check(AccountState(), at: 30)
+        #expect(failures(results).contains(.noLostPurchase))
+        let found = try #require(witness(results, .revocationHonored))
+        #expect(found.summary.contains("revoked too much"))
+        #expect(found.summary.contains("1001") && found.summary.contains("1002"))
+        // The refund of A and the acknowledged purchase of B are both in the witness.
+        #expect(found.entries.contains { $0.transactionId == "1001" && $0.sentence.contains("REFUND") })
+        #expect(
+            found.entries.contains { $0.transactionId == "1002" && $0.sentence.contains("was acknowledged with 200") }
+        )
+        // A correct target keeps B: nothing fails.
+        let kept = AccountState(entitlements: [.init(productId: "pro", transactionId: "1002")])
+        #expect(failures(script.check(kept, at: 31)).isEmpty)
+    }
+
+    // MARK: - Item 3: a genuine purchase never accepted
+
+    @Test func purchaseWhoseEveryAttemptWasRejectedIsLost() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: .rejected(status: 500))
+        // The device redelivers an unfinished transaction up to five times.
+        for attempt in 0..<5 {
+            script.play(
+                .grant,
+                "1001",
+                "pro",
+                .nonConsumable,
+                at: 1 + Double(attempt),
+                outcome: .rejected(status: 500),
+                onDevice: true,
+                copy: attempt == 0 ? .original : .redelivery,
+                attempt: attempt
+            )
+            if attempt < 4 { #expect(failures(script.check(AccountState(), at: 1.5 + Double(attempt))).isEmpty) }
+        }
+        let results = script.check(AccountState(), at: 30)
+        let found = try #require(witness(results, .noLostPurchase))
+        #expect(found.summary.contains("genuine delivery never accepted"))
+        #expect(found.summary.contains("all 6 attempts"))
+        #expect(found.entries.filter { $0.sentence.contains("was rejected with 500") }.count == 2)
+        #expect(found.proof.contains("showed nothing granted for pro"))
+        #expect(script.checker.verdict(unchecked: []).outcome == .fail)
+    }
+
+    /// Timeouts, unsent attempts (refused connections, restarts) and one accepted copy leave it not lost.
+    @Test(arguments: [
+        DeliveryOutcome.indeterminate(reason: "timeout"), .notSent(reason: "refused"), .acknowledged(status: 200),
+    ])
+    func rejectionBesideAnUndecidedOrAcceptedAttemptIsNotALoss(other: DeliveryOutcome) throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "coins", .consumable, at: 1, outcome: .rejected(status: 500))
+        script.play(.grant, "1001", "coins", .consumable, at: 2, outcome: other, copy: .delayedDuplicate)
+        let state = AccountState(balances: other.isAcknowledged ? ["coins": 1] : [:])
+        #expect(!failures(script.check(state, at: 30)).contains(.noLostPurchase))
+    }
+
+    /// Without a device endpoint, device deliveries are never attempted: the rejected webhook decides.
+    @Test func unattemptedDeviceDeliveryDoesNotHideARejectedPurchase() throws {
+        let target = "{ embeddedLedger: false, webhookURL: \"http://127.0.0.1:1/n\" }"
+        var script = try Script(try scriptProfile(target: target))
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: .rejected(status: 500))
+        let device = script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: nil, onDevice: true)
+        script.checker.record(device, outcome: .notSent(reason: "no device endpoint"), at: 1)
+        #expect(failures(script.check(AccountState(), at: 30)).contains(.noLostPurchase))
+    }
+
+    /// In Production Apple retries: a rejection is final only after the last retry, and retries count too.
+    @Test func appleRetriesAreAttemptsToo() throws {
+        let target = "{ embeddedLedger: true, environment: \"Production\", appAppleId: 1234567890 }"
+        var script = try Script(try scriptProfile(target: target))
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: .rejected(status: 500))
+        let pending = script.check(AccountState(), at: 2)
+        #expect(failures(pending).isEmpty)
+        #expect(pending.contains { if case .unknown = $0.outcome { $0.invariant == .noLostPurchase } else { false } })
+        for attempt in 1...5 {
+            script.play(
+                .grant,
+                "1001",
+                "pro",
+                .nonConsumable,
+                at: 2 + Double(attempt),
+                outcome: .rejected(status: 503),
+                copy: .retry,
+                attempt: attempt
+            )
+        }
+        let found = try #require(witness(script.check(AccountState(), at: 30), .noLostPurchase))
+        #expect(found.summary.contains("all 6 attempts"))
+    }
+
+    /// Folding keeps memory bounded; a folded purchase rejected every time is still reported.
+    @Test func rejectedPurchasesAreReportedAfterFolding() throws {
+        var script = try Script(try scriptProfile(), foldAbove: 4)
+        for i in 0..<12 {
+            script.play(.grant, String(2000 + i), "coins", .consumable, at: Double(i), outcome: .rejected(status: 500))
+        }
+        let found = try #require(witness(script.check(AccountState(), at: 30), .noLostPurchase))
+        #expect(found.summary.contains("never accepted"))
+    }
+
+    // MARK: - Item 4: nothing accepted never passes
+
+    @Test func runThatAcknowledgedNothingDoesNotPass() throws {
+        var script = try Script(try scriptProfile())
+        // A refund the target rejected, a purchase that timed out: nothing is decided as lost...
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: .indeterminate(reason: "timeout"))
+        script.play(.revoke, "1001", "pro", .nonConsumable, at: 2, outcome: .rejected(status: 500))
+        #expect(failures(script.check(AccountState(), at: 30)).isEmpty)
+        // ...and yet invariants that "held" on an empty state prove nothing.
+        let verdict = script.checker.verdict(unchecked: [])
+        #expect(verdict.outcome == .unknown)
+        let reason = try #require(verdict.reason)
+        #expect(reason.contains("acknowledged none of the 2 genuine deliveries"))
+        #expect(verdict.unknownSamples.first == reason)
+    }
+
+    @Test func playedRunWhoseEveryDeliveryWasRejectedFails() throws {
+        let profile = try checkingProfile()
+        let checker = Checker(profile: profile, startMillis: start)
+        let policy = ChaosPolicy(profile: profile)
+        // Every delivery, and every redelivery the policy asks for, is rejected.
+        var work = Array(ChaosStream(World(profile: profile, startMillis: start), profile: profile))
+        while let delivery = work.popLast() {
+            checker.sent(delivery, at: delivery.at)
+            guard delivery.sends else { continue }
+            checker.record(delivery, outcome: .rejected(status: 500), at: delivery.at)
+            work += policy.followUps(after: delivery, outcome: .rejected(status: 500), at: delivery.at)
+        }
+        let t = profile.durationSeconds + 7
+        for token in checker.knownAccounts() {
+            checker.check(account: token, state: AccountState(), at: t, final: true)
+        }
+        let verdict = checker.verdict(unchecked: [])
+        #expect(verdict.outcome == .fail)
+        #expect(verdict.violations.allSatisfy { $0.invariant == .noLostPurchase })
+    }
+
+    // MARK: - Item 5: truthful, decisive witnesses
+
+    @Test func doubleGrantWitnessShowsBothAcknowledgedCopies() throws {
+        var script = try Script(try scriptProfile())
+        let first = script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        let second = script.play(.grant, "1001", "pro", .nonConsumable, at: 1, copy: .concurrentDuplicate)
+        // Later traffic about the transaction must not push the decisive entries out.
+        for i in 0..<6 { script.play(.none, "1001", "pro", .nonConsumable, at: 2 + Double(i)) }
+        let state = AccountState(
+            entitlements: [.init(productId: "pro")],
+            grants: [.init(transactionId: "1001", count: 2)]
+        )
+        let found = try #require(witness(script.check(state, at: 20, final: false), .noDoubleGrant))
+        let acknowledged = found.entries.filter { $0.sentence.contains("was acknowledged") }.compactMap(\.delivery)
+        #expect(acknowledged.contains(first.id) && acknowledged.contains(second.id))
+        #expect(found.proof.contains("transaction 1001 granted 2 times"))
+    }
+
+    @Test func dispatchIsNotCalledSent() throws {
+        let target = "{ embeddedLedger: false, webhookURL: \"http://127.0.0.1:1/n\" }"
+        var script = try Script(try scriptProfile(target: target))
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: nil)
+        let device = script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: nil, onDevice: true)
+        script.checker.record(device, outcome: .notSent(reason: "no device endpoint"), at: 1)
+        let state = AccountState(
+            entitlements: [.init(productId: "pro")],
+            grants: [.init(transactionId: "1001", count: 2)]
+        )
+        let found = try #require(witness(script.check(state, at: 5, final: false), .noDoubleGrant))
+        #expect(!found.entries.contains { $0.sentence.contains("was sent") })
+        #expect(found.entries.contains { $0.sentence.contains("was dispatched") })
+        #expect(found.entries.contains { $0.sentence.contains("was not sent (no device endpoint)") })
+    }
+
+    @Test func staleRegressionWitnessCitesTheStaleDelivery() throws {
+        let profile = try checkingProfile()
+        let (checker, _, planned) = play(profile)
+        let grants = planned.filter { $0.action.truth.productType == .autoRenewable && $0.action.truth.kind == .grant }
+        let first = try #require(grants.first)
+        let last = try #require(
+            grants.last { $0.action.truth.originalTransactionId == first.action.truth.originalTransactionId }
+        )
+        let token = first.action.appAccountToken
+        let product = try #require(first.action.truth.productId)
+        let newer = AccountState(entitlements: [.init(productId: product, expiresDate: last.action.truth.expiresDate)])
+        checker.check(account: token, state: newer, at: 1, final: false)
+        let older = AccountState(entitlements: [.init(productId: product, expiresDate: first.action.truth.expiresDate)])
+        let found = try #require(
+            witness(checker.check(account: token, state: older, at: 2, final: false), .noStaleRegression)
+        )
+        #expect(found.entries.contains { $0.transactionId == first.action.truth.transactionId })
+        #expect(found.entries.contains { $0.transactionId == last.action.truth.transactionId })
+    }
+
+    // MARK: - Item 6: the probe line says what proves the violation
+
+    @Test func unlockWitnessNamesTheGrantThatShouldNotBeThere() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        let state = AccountState(
+            entitlements: [.init(productId: "pro", transactionId: "1001")],
+            grants: [.init(transactionId: "1001", count: 1), .init(transactionId: "4242", count: 1)]
+        )
+        let found = try #require(witness(script.check(state, at: 5, final: false), .noUnlockWithoutVerifiedPurchase))
+        #expect(found.proof == "the probe at t=5.000s showed transaction 4242 granted 1 time")
+        #expect(found.prose.contains(found.proof))
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+/// A short run against the embedded ledger with one planned restart: what it records about its traffic.
+/// One run (about 15 seconds) serves every test of the suite.
+@Suite(.serialized)
+struct RunHistoryTests {
+    /// What the run left, kept as text (JSON objects are not Sendable) and parsed by each test.
+    struct ShortRun: Sendable {
+        var exitCode: Int32
+        var output: String
+        var summaryJSON: Data
+        var historyJSONL: String
+
+        var summary: [String: Any] {
+            (try? JSONSerialization.jsonObject(with: summaryJSON)) as? [String: Any] ?? [:]
+        }
+        var history: [[String: Any]] {
+            historyJSONL.split(separator: "\n").map {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:]
+            }
+        }
+    }
+
+    static let profile = """
+        { name: "restart-history", seed: 5,
+          target: { embeddedLedger: true, bundleId: "com.example.paystorm", environment: "Sandbox" },
+          catalog: { products: [
+            { id: "coins.100", type: "consumable", priceMilli: 990 },
+            { id: "pro.unlock", type: "nonConsumable", priceMilli: 4990 } ] },
+          population: { accounts: 40, devicesPerAccount: 1 },
+          actionMix: { consumable: 2, nonConsumable: 1, deviceReport: 0.5 },
+          schedule: [{ kind: "constant", rate: 20, seconds: 8 }],
+          faults: { targetRestart: { count: 1, downSeconds: 1 } },
+          settleSeconds: 2,
+          thresholds: ["restart.requests > 0", "webhook.errorRate < 5%", "requests < 1"] }
+        """
+
+    static let run: Result<ShortRun, any Error> = Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-history-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("restart-history.json5")
+        try Data(profile.utf8).write(to: file)
+        let reports = directory.appendingPathComponent("reports")
+        let (code, output) = try PayStormRunner.exec(["run", file.path, "--quiet", "--reports", reports.path])
+        let latest = reports.appendingPathComponent("latest")
+        let summary = try Data(contentsOf: latest.appendingPathComponent("summary.json"))
+        let history = try String(contentsOf: latest.appendingPathComponent("history.jsonl"), encoding: .utf8)
+        return ShortRun(exitCode: code, output: output, summaryJSON: summary, historyJSONL: history)
+    }
+
+    @Test func refusedSendsDuringAPlannedRestartHaveTheirOwnKind() throws {
+        let run = try Self.run.get()
+        let thresholds = run.summary["thresholds"] as? [[String: Any]] ?? []
+        let held = thresholds.filter { $0["passed"] as? Bool == true }.compactMap { $0["expression"] as? String }
+        #expect(held.sorted() == ["restart.requests > 0", "webhook.errorRate < 5%"], "\(thresholds)")
+    }
+
+    @Test func aBreachedThresholdFailsTheVerdictInWordsToo() throws {
+        let run = try Self.run.get()
+        // `requests < 1` cannot hold: the run's only failure, so exit 3 and a failing verdict everywhere.
+        #expect(run.exitCode == 3, "\(run.output)")
+        #expect(run.summary["verdict"] as? String == "fail")
+        #expect(run.summary["exitCode"] as? Int == 3)
+        #expect(["pass", "unknown"].contains(run.summary["invariantVerdict"] as? String ?? ""))
+        let reasons = run.summary["reasons"] as? [String] ?? []
+        #expect(reasons.contains { $0.hasPrefix("threshold breached: requests < 1") }, "\(reasons)")
+        #expect(run.output.contains("verdict: FAIL"), "\(run.output)")
+        #expect(!run.output.contains("verdict: PASS"))
+    }
+
+    @Test func historySaysSendOnlyForWhatWasSentAndNamesEveryRole() throws {
+        let run = try Self.run.get()
+        let roles: Set<String> = ["webhook", "device", "report", "probe", "marker"]
+        let withoutRole = run.history.filter { !roles.contains($0["role"] as? String ?? "") }
+        #expect(
+            withoutRole.isEmpty,
+            "\(withoutRole.count) lines without a known role, such as \(withoutRole.prefix(2))"
+        )
+        let deliveryLines = run.history.filter { $0["delivery"] != nil }
+        // A result whose error says the request never left (missed, refused, dns) was not sent.
+        let neverLeft: Set<String> = ["missed", "refused", "dns"]
+        let unsentResults = deliveryLines.filter {
+            $0["event"] as? String == "result"
+                && ($0["sent"] as? Bool == false || neverLeft.contains($0["error"] as? String ?? ""))
+        }
+        #expect(unsentResults.allSatisfy { $0["sent"] as? Bool == false })
+        let notSent = Set(unsentResults.compactMap { $0["delivery"] as? Int })
+        let sent = Set(
+            deliveryLines.filter { $0["event"] as? String == "send" }.compactMap { $0["delivery"] as? Int }
+        )
+        // The restart refuses connections: the run must have unsent deliveries for this test to mean anything.
+        #expect(!notSent.isEmpty, "no delivery went unsent; the restart did not refuse anything")
+        #expect(notSent.isDisjoint(with: sent), "'send' written for unsent deliveries \(notSent.intersection(sent))")
+        #expect(!sent.isEmpty)
+        let webhooks = deliveryLines.filter { $0["role"] as? String == "webhook" }
+        #expect(!webhooks.isEmpty)
+        for line in webhooks {
+            #expect(line["notificationType"] is String, "\(line)")
+            #expect(line["originalTransactionId"] is String || line["transactionId"] == nil, "\(line)")
+        }
+    }
+}
