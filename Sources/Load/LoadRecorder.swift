@@ -95,7 +95,7 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     public var non2xx: Int
     /// Results without a response in the second, by error class (missed included).
     public var errors: [String: Int]
-    /// Sends released late in the second.
+    /// Requests that started late in the second.
     public var late: Int
     /// Requests in flight at the end of the second.
     public var inFlight: Int
@@ -356,8 +356,12 @@ public final class LoadRecorder {
             stats.late,
             stats.inFlight
         )
-        if let plannedDuration {
-            line += String(format: "  remaining %.0fs", max(plannedDuration.seconds - elapsed, 0))
+        if stats.draining {
+            // After the schedule only the requests in flight remain, each bounded by the timeout.
+            line += "  draining \(stats.inFlight) in flight"
+        } else if let plannedDuration {
+            let remaining = plannedDuration.seconds - elapsed
+            line += remaining >= 0.5 ? String(format: "  remaining %.0fs", remaining) : "  past the schedule"
         }
         if status == .live {
             printStatus("\r\u{1B}[2K" + line)
