@@ -110,6 +110,11 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     /// 99th percentile of service time, µs.
     public var serviceP99Micros: Int64
 
+    /// Results of the second that were sent and did not succeed: non-2xx statuses plus transport
+    /// errors (missed sends excluded). Counted from results, like ``ok``, and never as `sent - ok`:
+    /// sends and their results fall in different seconds, so that difference goes negative.
+    public var failed: Int { non2xx + errors.reduce(0) { $0 + ($1.key == "missed" ? 0 : $1.value) } }
+
     /// The CSV header, documented in the Load module's `Docs.docc` and ``csvLine``.
     public static let csvHeader =
         "second,intended_rate,scheduled,sent,ok,non_2xx,timeout,reset,refused,dns,tls,hung_up,other,missed,late,"

@@ -25,6 +25,28 @@ struct LoadRecorderTests {
         return stats
     }
 
+    @Test func perSecondFailuresCountResultsNotSendsMinusSuccesses() throws {
+        let recorder = try LoadRecorder(directory: nil)
+        // Second 1: 30 sends, no answer yet.
+        recorder.tick(stats(at: 1, sent: 30, scheduled: 30))
+        // Second 2: the 30 answers arrive (all 200) and nothing new is sent.
+        for id in 0..<30 { recorder.record(result(id, at: 1.5)) }
+        recorder.tick(stats(at: 2, sent: 30, scheduled: 30))
+        // Second 3: 4 sends, answered 500, a timeout, a reset and 200; one more send is missed.
+        recorder.record(result(30, at: 2.5, status: 500))
+        recorder.record(result(31, at: 2.5, error: .timeout))
+        recorder.record(result(32, at: 2.5, error: .reset))
+        recorder.record(result(33, at: 2.5))
+        recorder.record(result(34, at: 2.5, error: .missed))
+        recorder.tick(stats(at: 3, sent: 34, scheduled: 35))
+        let rows = recorder.timeseries
+        #expect(rows.map(\.second) == [1, 2, 3])
+        // Sends minus successes, as the run report used to chart it, goes negative in second 2.
+        #expect(rows[1].sent - rows[1].ok == -30)
+        #expect(rows.map(\.failed) == [0, 0, 3])
+        #expect(rows.allSatisfy { $0.failed >= 0 })
+    }
+
     @Test func statusLineSaysDrainingAfterTheSchedule() throws {
         var lines: [String] = []
         let recorder = try LoadRecorder(
