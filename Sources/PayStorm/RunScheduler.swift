@@ -52,7 +52,9 @@ final class RunScheduler: TimedRequestSource {
     private let history: HistoryLog
     private let recorder: LoadRecorder
     private let only: String?
-    private let requestTimeout: Duration
+    /// The end of the profile's traffic, in seconds: follow-ups and safety probes due later are not
+    /// sent, so the run ends by the last planned delivery plus the request timeout.
+    private let endOfSchedule: Double
 
     private var followUps = TimeHeap<PlannedDelivery>()
     private var probes = TimeHeap<String>()
@@ -70,6 +72,8 @@ final class RunScheduler: TimedRequestSource {
     private(set) var probeSawGrants = false
     /// The last time a delivery or probe was sent, in seconds.
     private(set) var lastSend = 0.0
+    /// Follow-ups (retries, redeliveries, duplicates) not sent because they fell after the schedule.
+    private(set) var followUpsAfterSchedule = 0
 
     init(
         pipeline: MintPipeline,
@@ -81,7 +85,7 @@ final class RunScheduler: TimedRequestSource {
         history: HistoryLog,
         recorder: LoadRecorder,
         only: String?,
-        requestTimeout: Duration
+        endOfSchedule: Double
     ) {
         self.pipeline = pipeline
         self.cache = cache
@@ -92,7 +96,7 @@ final class RunScheduler: TimedRequestSource {
         self.history = history
         self.recorder = recorder
         self.only = only
-        self.requestTimeout = requestTimeout
+        self.endOfSchedule = endOfSchedule
     }
 
     // MARK: TimedRequestSource
@@ -214,7 +218,8 @@ final class RunScheduler: TimedRequestSource {
 
     /// Schedules a safety probe of every account that just had an Ask to Buy, a forgery or a refund.
     func scheduleSafetyProbes(at now: Double, delay: Double) {
-        guard endpoints.probe != nil else { return }
+        // After the schedule the final probe reads every account anyway.
+        guard endpoints.probe != nil, now + delay <= endOfSchedule else { return }
         for account in checker.drainAccountsOfInterest() where only == nil || account == only {
             guard !probing.contains(account) else { continue }
             probing.insert(account)
@@ -237,7 +242,10 @@ final class RunScheduler: TimedRequestSource {
         let outcome = Self.outcome(of: result)
         checker.record(delivery, outcome: outcome, at: now)
         history.write(event: "result", at: now, delivery: delivery, result: result)
-        let next = policy.followUps(after: delivery, outcome: outcome, at: now)
+        var next = policy.followUps(after: delivery, outcome: outcome, at: now)
+        let due = next.count
+        next.removeAll { $0.at > endOfSchedule }
+        followUpsAfterSchedule += due - next.count
         for follow in next { followUps.push(follow, at: follow.at) }
         if next.isEmpty && delivery.afterSuccessDelays.isEmpty {
             cache.forget(delivery.id)
