@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "Minting", dependencies: ["AppStoreModel", "Signing"]),
         .target(name: "Simulation", dependencies: ["AppStoreModel", "Profile"]),
         .target(name: "Chaos", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
-        .target(name: "Load", dependencies: ["CCurl", "CZlib", "CPayStormShims"]),
+        .target(name: "Load", dependencies: ["Profile", "CCurl", "CZlib", "CPayStormShims"]),
         .target(name: "Checking", dependencies: ["Simulation", "Chaos", "Profile", "AppStoreModel"]),
         .target(name: "Reporting"),
         .target(

@@ -11,6 +11,8 @@ struct HTTP1Pending {
     var target: HTTP1Target
     var intended: Int64
     var sent: Int64
+    /// When it must be answered (monotonic): its intended time plus the request timeout.
+    var deadline: Int64
     /// Whether it was already sent once on a kept-alive connection that turned out dead.
     var retried = false
 }
@@ -87,6 +89,9 @@ final class HTTP1Pool {
 
     var waitingCount: Int { waiting.count }
 
+    /// The next request to start (the one waiting longest).
+    var firstWaiting: HTTP1Pending? { waiting.first }
+
     func enqueue(_ pending: HTTP1Pending) { waiting.append(pending) }
 
     /// Puts a request back at the head (a retry goes first).
@@ -117,14 +122,29 @@ extension Transport {
             pools[pool.origin] = pool
         }
         lastPool = pool
-        pool.enqueue(HTTP1Pending(request: request, target: target, intended: intended, sent: sent))
+        pool.enqueue(
+            HTTP1Pending(
+                request: request,
+                target: target,
+                intended: intended,
+                sent: sent,
+                deadline: deadline(intended: intended)
+            )
+        )
         pump(pool)
+        // Still waiting for a connection: its deadline must wake the loop even if no connection frees.
+        if let head = pool.firstWaiting, head.deadline < nextHTTP1Deadline { nextHTTP1Deadline = head.deadline }
     }
 
-    /// Starts waiting requests on idle connections, and connects more while under the cap.
+    /// Starts waiting requests on idle connections, and connects more while under the cap; a
+    /// request whose deadline came while it waited fails as a timeout, unsent.
     func pump(_ pool: HTTP1Pool) {
-        while pool.waitingCount > 0 {
-            if let connection = pool.idle.popLast() {
+        let now = monotonicNanoseconds()
+        while let head = pool.firstWaiting {
+            if head.deadline <= now {
+                _ = pool.dequeue()
+                finished.append(timedOutWaiting(head.request, intended: head.intended, sent: head.sent))
+            } else if let connection = pool.idle.popLast() {
                 start(pool.dequeue()!, on: connection)
             } else if pool.open < configuration.connectionsPerHost && pool.connecting < pool.waitingCount {
                 openConnection(pool)
@@ -196,8 +216,13 @@ extension Transport {
         connection.response.removeAll(keepingCapacity: connection.response.capacity <= 64 * 1024)
         connection.responseBytes = 0
         connection.wireStart = now
-        let timeout = pending.request.timeout?.nanoseconds ?? configuration.totalTimeout.nanoseconds
-        connection.deadline = now + max(timeout, 1_000_000)
+        // The request timeout runs from the intended time, so a late start gets only what is left;
+        // a request's own timeout (a network-timeout fault) runs from the wire and can only shorten it.
+        connection.deadline = pending.deadline
+        if let own = pending.request.timeout {
+            connection.deadline = min(connection.deadline, now + max(own.nanoseconds, 1_000_000))
+        }
+        if !pending.retried { noteStart(intended: pending.intended, at: now) }
         if connection.deadline < nextHTTP1Deadline { nextHTTP1Deadline = connection.deadline }
         connection.state = .sending
         writeRequest(connection)
@@ -461,24 +486,26 @@ extension Transport {
         connection.pool.spare.append(connection)
     }
 
-    /// Fails requests past their deadline.
+    /// Fails requests past their deadline, on a connection or still waiting for one.
     func expireHTTP1(now: Int64) {
         guard now >= nextHTTP1Deadline else { return }
         nextHTTP1Deadline = .max
         for pool in pools.values {
             for connection in pool.all where connection.state == .sending || connection.state == .receiving {
-                if connection.deadline <= now {
-                    let limit = (connection.current?.request.timeout ?? configuration.totalTimeout).microseconds / 1000
-                    failConnection(
-                        connection,
-                        error: .timeout,
-                        detail: "no complete response within \(limit) ms",
-                        retryable: false
-                    )
+                if connection.deadline <= now, let pending = connection.current {
+                    let detail =
+                        connection.deadline < pending.deadline
+                        ? "no complete response within its own \((pending.request.timeout ?? .zero).microseconds / 1000) ms timeout"
+                        : "no complete response within the \(timeoutNanos / 1_000_000) ms request timeout, "
+                            + "counted from its intended time"
+                    failConnection(connection, error: .timeout, detail: detail, retryable: false)
                 } else if connection.deadline < nextHTTP1Deadline {
                     nextHTTP1Deadline = connection.deadline
                 }
             }
+            // Waiting requests are in intended order: their deadlines grow along the queue.
+            pump(pool)
+            if let head = pool.firstWaiting, head.deadline < nextHTTP1Deadline { nextHTTP1Deadline = head.deadline }
         }
     }
 

@@ -45,7 +45,9 @@ public struct LoadEngineConfiguration: Sendable, Equatable {
     public var maxInFlight: Int
     /// Time allowed to connect (including TLS).
     public var connectTimeout: Duration
-    /// Time allowed for a whole transfer, counted from its hand-over to the transport.
+    /// Time allowed for a whole request, counted from its intended send time: a request still
+    /// waiting for a connection at that deadline fails as a timeout without being sent, and one that
+    /// starts late gets only what is left. So no request outlives its intended time plus this.
     public var totalTimeout: Duration
     /// HTTP/1.1 or HTTP/2.
     public var httpVersion: HTTPVersion
@@ -55,7 +57,8 @@ public struct LoadEngineConfiguration: Sendable, Equatable {
     public var captureBodies: Bool
     /// Bodies longer than this are truncated in results.
     public var maxCapturedBodyBytes: Int
-    /// A send released later than this after its intended time counts as late.
+    /// A request that starts (goes on a connection, or to libcurl) later than this after its
+    /// intended time counts as late, whether the engine or a wait for a connection delayed it.
     public var lateAfter: Duration
     /// How often `tick` is called during a run.
     public var tickInterval: Duration
@@ -117,7 +120,7 @@ public struct LoadEngineStats: Sendable, Equatable {
     public var sent = 0
     /// Requests not sent because the in-flight cap was reached.
     public var missed = 0
-    /// Requests sent later than `lateAfter` after their intended time.
+    /// Requests that started later than `lateAfter` after their intended time.
     public var late = 0
     /// Results delivered (including missed ones).
     public var completed = 0
@@ -127,6 +130,9 @@ public struct LoadEngineStats: Sendable, Equatable {
     public var sourceEnded = false
     /// Whether ``LoadEngine/stop()`` ended the run early.
     public var stopped = false
+    /// Whether nothing more will be released and the run only waits for the requests in flight
+    /// (each ends by its intended time plus the request timeout).
+    public var draining = false
 }
 
 /// Why the engine could not start.
@@ -204,7 +210,8 @@ public final class LoadEngine: Sendable {
     }
 
     /// Runs `mode` on the calling thread until the schedule ends, the source returns nil, or
-    /// ``stop()`` is called, then waits for the requests in flight.
+    /// ``stop()`` is called, then waits for the requests in flight: at most the request timeout
+    /// (``LoadEngineConfiguration/totalTimeout``) after the last intended time.
     /// - Parameters:
     ///   - mode: open-loop schedule or closed-loop users.
     ///   - source: gives the request for arrival `index` (from 0) due at `intended`; nil ends the run.
@@ -340,7 +347,6 @@ struct EngineLoop {
         transport.runStart = start
         let tickNanos = max(configuration.tickInterval.microseconds * 1000, 1_000_000)
         var nextTick = tickNanos
-        let lateNanos = configuration.lateAfter.microseconds * 1000
         var releasing = true
         let thinkNanos: Int64
         if case .closed(_, let think, _) = mode { thinkNanos = think.microseconds * 1000 } else { thinkNanos = 0 }
@@ -388,7 +394,6 @@ struct EngineLoop {
                     if isClosed { readyUsers.append(due + thinkNanos) }
                     continue
                 }
-                if now - due > lateNanos { stats.late += 1 }
                 transport.submit(request, intended: due, sent: now)
                 stats.sent += 1
                 if released % 64 == 0 { now = monotonicNanoseconds() - start }
@@ -406,6 +411,8 @@ struct EngineLoop {
             }
             completions.removeAll(keepingCapacity: true)
             stats.inFlight = transport.inFlight
+            stats.late = transport.lateStarts
+            stats.draining = !releasing
 
             now = monotonicNanoseconds() - start
             if now >= nextTick {

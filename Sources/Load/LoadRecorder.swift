@@ -95,7 +95,7 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     public var non2xx: Int
     /// Results without a response in the second, by error class (missed included).
     public var errors: [String: Int]
-    /// Sends released late in the second.
+    /// Requests that started late in the second.
     public var late: Int
     /// Requests in flight at the end of the second.
     public var inFlight: Int
@@ -109,6 +109,11 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     public var maxMicros: Int64
     /// 99th percentile of service time, µs.
     public var serviceP99Micros: Int64
+
+    /// Results of the second that were sent and did not succeed: non-2xx statuses plus transport
+    /// errors (missed sends excluded). Counted from results, like ``ok``, and never as `sent - ok`:
+    /// sends and their results fall in different seconds, so that difference goes negative.
+    public var failed: Int { non2xx + errors.reduce(0) { $0 + ($1.key == "missed" ? 0 : $1.value) } }
 
     /// The CSV header, documented in the Load module's `Docs.docc` and ``csvLine``.
     public static let csvHeader =
@@ -356,8 +361,12 @@ public final class LoadRecorder {
             stats.late,
             stats.inFlight
         )
-        if let plannedDuration {
-            line += String(format: "  remaining %.0fs", max(plannedDuration.seconds - elapsed, 0))
+        if stats.draining {
+            // After the schedule only the requests in flight remain, each bounded by the timeout.
+            line += "  draining \(stats.inFlight) in flight"
+        } else if let plannedDuration {
+            let remaining = plannedDuration.seconds - elapsed
+            line += remaining >= 0.5 ? String(format: "  remaining %.0fs", remaining) : "  past the schedule"
         }
         if status == .live {
             printStatus("\r\u{1B}[2K" + line)

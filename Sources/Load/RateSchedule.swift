@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Profile
 
 /// Why a schedule, duration or threshold text is invalid.
 public struct LoadConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -58,42 +59,27 @@ public struct RateSchedule: Sendable, Equatable {
             }
         }
 
-        /// The integral of the rate over the first `t` seconds.
-        func count(until t: Double) -> Double {
+        /// The same segment as a profile's, whose integral and its inverse the pacer uses: one
+        /// implementation of the schedule math for `paystorm load` and the simulated world.
+        private var profileSegment: RateSegment {
             switch self {
-            case .constant(let rate, _):
-                return rate * t
+            case .constant(let rate, let duration):
+                RateSegment(.constant(rate: rate), seconds: duration.seconds)
             case .ramp(let from, let to, let duration):
-                return from * t + (to - from) * t * t / (2 * duration.seconds)
-            case .sine(let mean, let amplitude, let period, _):
-                let omega = 2 * Double.pi / period.seconds
-                return mean * t + amplitude / omega * (1 - cos(omega * t))
+                RateSegment(.ramp(from: from, to: to), seconds: duration.seconds)
+            case .sine(let mean, let amplitude, let period, let duration):
+                RateSegment(
+                    .sine(mean: mean, amplitude: amplitude, periodSeconds: period.seconds),
+                    seconds: duration.seconds
+                )
             }
         }
 
+        /// The integral of the rate over the first `t` seconds.
+        func count(until t: Double) -> Double { profileSegment.count(until: t) }
+
         /// The time at which the integral reaches `target` (0 ≤ target ≤ count(until: duration)).
-        func time(forCount target: Double) -> Double {
-            let length = duration.seconds
-            switch self {
-            case .constant(let rate, _):
-                return rate > 0 ? min(target / rate, length) : length
-            case .ramp(let from, let to, _):
-                let slope = (to - from) / length
-                if abs(slope) < 1e-12 { return from > 0 ? min(target / from, length) : length }
-                // Solve slope/2 t² + from t − target = 0 for the root in [0, length].
-                let discriminant = max(from * from + 2 * slope * target, 0)
-                return min(max((-from + discriminant.squareRoot()) / slope, 0), length)
-            case .sine:
-                // Monotone (rates are validated ≥ 0): bisection to well below a microsecond.
-                var low = 0.0
-                var high = length
-                for _ in 0..<60 where high - low > 1e-9 {
-                    let middle = (low + high) / 2
-                    if count(until: middle) < target { low = middle } else { high = middle }
-                }
-                return high
-            }
-        }
+        func time(forCount target: Double) -> Double { profileSegment.time(forCount: target) }
 
         /// The largest rate in the segment.
         var peakRate: Double {

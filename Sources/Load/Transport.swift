@@ -26,8 +26,7 @@ final class Transfer {
     var sent: Int64 = 0
     /// Monotonic time when libcurl was about to write the request (0 if it never was).
     var wireStartAbsolute: Int64 = 0
-    /// The engine's total timeout in ms, restored after a request that set its own.
-    var defaultTimeoutMilliseconds = 0
+    /// The timeout set on the handle, in ms (set again only when a transfer needs another).
     var timeoutMilliseconds = 0
     /// Hang up when the response starts (a lost-response fault).
     var hangUp = false
@@ -43,10 +42,9 @@ final class Transfer {
         _ = ps_curl_easy_setopt_write_function(easy, transferWrite)
         _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, me)
         _ = ps_curl_easy_setopt_prereq_function(easy, transferPrerequest)
-        defaultTimeoutMilliseconds = Int(configuration.totalTimeout.microseconds / 1000)
-        timeoutMilliseconds = defaultTimeoutMilliseconds
+        timeoutMilliseconds = Int(configuration.totalTimeout.microseconds / 1000)
         // No CURLOPT_HEADERDATA: with it set and no header function, libcurl writes headers into the body.
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, defaultTimeoutMilliseconds)
+        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
         switch configuration.httpVersion {
         case .http1_1:
             _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
@@ -56,15 +54,15 @@ final class Transfer {
         }
     }
 
-    /// Sets up the handle for `request`; the body is copied into a buffer owned by this transfer,
-    /// so it outlives the caller's array until the transfer ends.
-    func prepare(_ request: LoadRequest, http2PriorKnowledge: Bool) {
+    /// Sets up the handle for `request`, allowed `timeout` milliseconds from now; the body is copied
+    /// into a buffer owned by this transfer, so it outlives the caller's array until the transfer ends.
+    func prepare(_ request: LoadRequest, timeout: Int, http2PriorKnowledge: Bool) {
         id = request.id
         kind = request.kind
         response.removeAll(keepingCapacity: response.capacity <= 64 * 1024)
         responseBytes = 0
         wireStartAbsolute = 0
-        var timeout = request.timeout.map { max(1, Int($0.microseconds / 1000)) } ?? defaultTimeoutMilliseconds
+        var timeout = timeout
         // A transfer cannot be cut mid-request: a reset fault becomes the shortest timeout instead.
         if request.resetAfterBytes != nil { timeout = 1 }
         if timeout != timeoutMilliseconds {
@@ -237,8 +235,16 @@ final class Transport {
     var owners: [HTTP1Connection?] = []
     /// Fast-path connections whose socket libcurl closed on its own, to fail in `perform`.
     var orphans: [HTTP1Connection] = []
-    /// Fast-path results not yet handed to the engine (still counted in flight until they are).
+    /// Results not yet handed to the engine (still counted in flight until they are): the fast
+    /// path's, and requests of either path that timed out before they were started.
     var finished: [LoadResult] = []
+    /// Requests started (put on a connection, or handed to libcurl) later than `lateAfter` after
+    /// their intended time: the engine's `late`.
+    var lateStarts = 0
+    /// The request timeout in ns, counted from each request's intended time.
+    let timeoutNanos: Int64
+    /// `lateAfter` in ns.
+    let lateNanos: Int64
     /// The earliest deadline of a fast-path request in flight (or later: it is recomputed lazily).
     var nextHTTP1Deadline = Int64.max
     /// One receive buffer for every fast-path connection (they are read one at a time).
@@ -250,6 +256,8 @@ final class Transport {
         guard let multi = curl_multi_init() else { return nil }
         self.multi = multi
         self.configuration = configuration
+        timeoutNanos = configuration.totalTimeout.nanoseconds
+        lateNanos = configuration.lateAfter.nanoseconds
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         timer = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
         guard epoll >= 0, timer >= 0 else {
@@ -392,7 +400,45 @@ final class Transport {
         }
     }
 
+    /// The monotonic time by which a request intended at `intended` (ns from the run's start) must
+    /// be answered: the request timeout bounds it from its intended time, queueing included.
+    @inline(__always)
+    func deadline(intended: Int64) -> Int64 { runStart + intended + timeoutNanos }
+
+    /// Counts a start as late when it comes more than `lateAfter` after the intended time.
+    @inline(__always)
+    func noteStart(intended: Int64, at now: Int64) {
+        if now - runStart - intended > lateNanos { lateStarts += 1 }
+    }
+
+    /// The result of a request whose deadline came while it still waited for a connection: a
+    /// timeout, never sent.
+    func timedOutWaiting(_ request: LoadRequest, intended: Int64, sent: Int64) -> LoadResult {
+        let received = monotonicNanoseconds() - runStart
+        return LoadResult(
+            id: request.id,
+            kind: request.kind,
+            intended: .nanoseconds(intended),
+            sent: .nanoseconds(sent),
+            wireStart: .nanoseconds(received),
+            received: .nanoseconds(received),
+            status: 0,
+            error: .timeout,
+            detail: "still waiting for a connection when the \(timeoutNanos / 1_000_000) ms request timeout, "
+                + "counted from its intended time, ran out; never sent"
+        )
+    }
+
     private func begin(_ request: LoadRequest, intended: Int64, sent: Int64) {
+        let now = monotonicNanoseconds()
+        let remaining = deadline(intended: intended) - now
+        guard remaining > 0 else {
+            finished.append(timedOutWaiting(request, intended: intended, sent: sent))
+            return
+        }
+        // What is left of the request timeout (rounded up), or the request's own timeout if shorter.
+        var timeout = Int((remaining + 999_999) / 1_000_000)
+        if let own = request.timeout { timeout = min(timeout, max(1, Int(own.microseconds / 1000))) }
         let transfer: Transfer
         if let reused = free.popLast() {
             transfer = reused
@@ -406,7 +452,8 @@ final class Transport {
             waiting.prepend((request, intended, sent))
             return
         }
-        transfer.prepare(request, http2PriorKnowledge: configuration.httpVersion == .http2)
+        transfer.prepare(request, timeout: timeout, http2PriorKnowledge: configuration.httpVersion == .http2)
+        noteStart(intended: intended, at: now)
         transfer.intended = intended
         transfer.sent = sent
         active[ObjectIdentifier(transfer)] = transfer
@@ -416,6 +463,15 @@ final class Transport {
     private func beginWaiting() {
         while active.count < activeCap, let next = waiting.popFirst() {
             begin(next.request, intended: next.intended, sent: next.sent)
+        }
+    }
+
+    /// Fails the waiting requests whose deadline has come. The queue is in intended order, so
+    /// deadlines only grow along it and the expired ones are at its head.
+    private func expireWaiting(now: Int64) {
+        while let head = waiting.first, deadline(intended: head.intended) <= now {
+            _ = waiting.popFirst()
+            finished.append(timedOutWaiting(head.request, intended: head.intended, sent: head.sent))
         }
     }
 
@@ -473,8 +529,9 @@ final class Transport {
             failConnection(connection, error: .reset, detail: "libcurl closed the connection", retryable: true)
         }
         expireHTTP1(now: now)
-        drainFinished(into: &results)
+        expireWaiting(now: now)
         beginWaiting()
+        drainFinished(into: &results)
     }
 
     private func finish(easy: UnsafeMutableRawPointer, code: CURLcode, received: Int64) -> LoadResult {
@@ -520,8 +577,9 @@ final class Transport {
     /// via the timerfd), and hands ready sockets to libcurl.
     func wait(nanoseconds: Int64) {
         var wait = nanoseconds
-        let deadline = min(curlDeadline ?? .max, nextHTTP1Deadline)
-        if deadline != .max { wait = min(wait, max(deadline - monotonicNanoseconds(), 0)) }
+        let queued = waiting.first.map { deadline(intended: $0.intended) } ?? .max
+        let wake = min(curlDeadline ?? .max, nextHTTP1Deadline, queued)
+        if wake != .max { wait = min(wait, max(wake - monotonicNanoseconds(), 0)) }
         var timeoutMilliseconds: Int32 = 0
         if wait >= 5_000_000 {
             // Far enough that waking up to a millisecond early costs nothing: the caller re-checks.

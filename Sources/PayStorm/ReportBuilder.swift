@@ -80,7 +80,7 @@ enum ReportBuilder {
                 second: row.second,
                 intended: row.scheduled,
                 ok: row.ok,
-                errors: row.sent - row.ok,
+                errors: row.failed,
                 p50Micros: row.p50Micros,
                 p99Micros: row.p99Micros
             )

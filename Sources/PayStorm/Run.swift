@@ -226,7 +226,7 @@ public enum PayStormRun {
             recorder: recorder,
             only: options.account,
             restartWindows: restartWindows,
-            requestTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000))
+            endOfSchedule: profile.durationSeconds
         )
         current.withLock { $0 = engine }
         defer { current.withLock { $0 = nil } }
@@ -293,6 +293,12 @@ public enum PayStormRun {
         let unchecked = Checker.unchecked(target: profile.target, probeReturnsGrants: probeSawGrants)
         let verdict = checker.verdict(unchecked: unchecked)
         notes += scheduler.mintFailures.prefix(20).map { "minting error: \($0)" }
+        if scheduler.followUpsAfterSchedule > 0 {
+            notes.append(
+                "\(scheduler.followUpsAfterSchedule) retries or redeliveries fell after the end of the schedule "
+                    + "and were not sent"
+            )
+        }
         if wasInterrupted { notes.append("the run was interrupted; figures cover what was sent until then") }
         let report = ReportBuilder.build(
             profile: profile,

@@ -53,7 +53,9 @@ final class RunScheduler: TimedRequestSource {
     private let recorder: LoadRecorder
     private let only: String?
     private let restartWindows: RestartWindows
-    private let requestTimeout: Duration
+    /// The end of the profile's traffic, in seconds: follow-ups and safety probes due later are not
+    /// sent, so the run ends by the last planned delivery plus the request timeout.
+    private let endOfSchedule: Double
 
     private var followUps = TimeHeap<PlannedDelivery>()
     private var probes = TimeHeap<String>()
@@ -71,6 +73,8 @@ final class RunScheduler: TimedRequestSource {
     private(set) var probeSawGrants = false
     /// The last time a delivery or probe was sent, in seconds.
     private(set) var lastSend = 0.0
+    /// Follow-ups (retries, redeliveries, duplicates) not sent because they fell after the schedule.
+    private(set) var followUpsAfterSchedule = 0
 
     init(
         pipeline: MintPipeline,
@@ -83,7 +87,7 @@ final class RunScheduler: TimedRequestSource {
         recorder: LoadRecorder,
         only: String?,
         restartWindows: RestartWindows,
-        requestTimeout: Duration
+        endOfSchedule: Double
     ) {
         self.pipeline = pipeline
         self.cache = cache
@@ -95,7 +99,7 @@ final class RunScheduler: TimedRequestSource {
         self.recorder = recorder
         self.only = only
         self.restartWindows = restartWindows
-        self.requestTimeout = requestTimeout
+        self.endOfSchedule = endOfSchedule
     }
 
     // MARK: TimedRequestSource
@@ -231,7 +235,8 @@ final class RunScheduler: TimedRequestSource {
 
     /// Schedules a safety probe of every account that just had an Ask to Buy, a forgery or a refund.
     func scheduleSafetyProbes(at now: Double, delay: Double) {
-        guard endpoints.probe != nil else { return }
+        // After the schedule the final probe reads every account anyway.
+        guard endpoints.probe != nil, now + delay <= endOfSchedule else { return }
         for account in checker.drainAccountsOfInterest() where only == nil || account == only {
             guard !probing.contains(account) else { continue }
             probing.insert(account)
@@ -258,7 +263,10 @@ final class RunScheduler: TimedRequestSource {
         checker.record(delivery, outcome: outcome, at: now)
         if wasSent { history.write(event: "send", at: result.wireStart.seconds, delivery: delivery) }
         history.write(event: "result", at: now, delivery: delivery, result: result, sent: wasSent)
-        let next = policy.followUps(after: delivery, outcome: outcome, at: now)
+        var next = policy.followUps(after: delivery, outcome: outcome, at: now)
+        let due = next.count
+        next.removeAll { $0.at > endOfSchedule }
+        followUpsAfterSchedule += due - next.count
         for follow in next { followUps.push(follow, at: follow.at) }
         if next.isEmpty && delivery.afterSuccessDelays.isEmpty {
             cache.forget(delivery.id)

@@ -188,7 +188,8 @@ public struct Target: Sendable, Hashable, Decodable {
     public var appAppleId: Int64?
     /// The environment minted into every payload: `Sandbox`, `Production`, `Xcode` or `LocalTesting`.
     public var environment: String
-    /// Seconds before a request counts as timed out (an indeterminate outcome).
+    /// Seconds after its intended send time (waiting for a connection included) before a request counts
+    /// as timed out (an indeterminate outcome).
     public var requestTimeoutSeconds: Double
     /// Whether the target verifies with online checks on (Apple's `SignedDataVerifier` with
     /// `enable_online_checks=True`): it then validates the chain at the current time instead of at the

@@ -101,6 +101,123 @@ public struct RateSegment: Sendable, Hashable, Decodable {
     }
 }
 
+extension RateSegment {
+    /// Actions the segment intends in its first `t` seconds: the integral of ``rate(at:)`` from 0 to `t`.
+    public func count(until t: Double) -> Double {
+        let t = min(max(t, 0), seconds)
+        switch shape {
+        case .constant(let rate):
+            return rate * t
+        case .ramp(let from, let to):
+            return from * t + (to - from) * t * t / (2 * seconds)
+        case .sine(let mean, let amplitude, let period):
+            // The rate is never clipped at 0: decoding keeps the amplitude at most the mean.
+            let omega = 2 * Double.pi / period
+            return mean * t + amplitude / omega * (1 - cos(omega * t))
+        case .steps, .spike:
+            var total = 0.0
+            var start = 0.0
+            for (length, rate) in pieces {
+                total += rate * min(max(t - start, 0), length)
+                start += length
+            }
+            return total
+        }
+    }
+
+    /// The time from which ``count(until:)`` grows past `target` (where it reaches `target` and the rate
+    /// is above 0), or ``seconds`` when it never does within the segment. Inverting the integral (rather
+    /// than stepping by `1 / rate`) is what keeps a rate of 0 silent and a ramp from 0 exact.
+    public func time(forCount target: Double) -> Double {
+        switch shape {
+        case .constant(let rate):
+            // No array of pieces on this path: the load engine's pacer calls it for every request.
+            return rate > 0 ? min(target / rate, seconds) : seconds
+        case .ramp(let from, let to):
+            let slope = (to - from) / seconds
+            if abs(slope) < 1e-12 { return from > 0 ? min(target / from, seconds) : seconds }
+            // slope/2 · t² + from · t = target, for the root in [0, seconds].
+            let discriminant = from * from + 2 * slope * target
+            guard discriminant >= 0 else { return seconds }
+            return min(max((-from + discriminant.squareRoot()) / slope, 0), seconds)
+        case .sine:
+            // Non-decreasing (the rate is ≥ 0): bisection to well below a microsecond.
+            var low = 0.0
+            var high = seconds
+            for _ in 0..<80 where high - low > 1e-10 {
+                let middle = (low + high) / 2
+                if count(until: middle) < target { low = middle } else { high = middle }
+            }
+            return high
+        case .steps, .spike:
+            var remaining = target
+            var start = 0.0
+            for (length, rate) in pieces {
+                let inPiece = rate * length
+                // Strictly inside: an arrival exactly at a piece's end belongs where the rate resumes.
+                if rate > 0 && remaining < inPiece { return min(start + max(remaining, 0) / rate, seconds) }
+                remaining -= inPiece
+                start += length
+            }
+            return seconds
+        }
+    }
+
+    /// A piecewise-constant shape as (length, rate) pieces covering the segment.
+    private var pieces: [(length: Double, rate: Double)] {
+        switch shape {
+        case .steps(let from, let to, let count):
+            guard count > 1 else { return [(seconds, from)] }
+            return (0..<count).map { step in
+                (seconds / Double(count), from + (to - from) * Double(step) / Double(count - 1))
+            }
+        case .spike(let base, let peak, let at, let length):
+            let end = min(at + length, seconds)
+            return [(at, base), (end - at, peak), (seconds - end, base)]
+        case .constant, .ramp, .sine:
+            return []
+        }
+    }
+}
+
+/// The intended times of a schedule's arrivals, evenly spread: the n-th arrival (from 0) is where the
+/// integrated rate reaches n, so a rate of 0 produces nothing and a ramp from 0 starts slowly, exactly.
+///
+/// ```swift
+/// var arrivals = ArrivalTimes(profile.schedule)
+/// while let t = arrivals.next() { arrive(at: t) }
+/// ```
+public struct ArrivalTimes: Sequence, IteratorProtocol, Sendable {
+    private let segments: [RateSegment]
+    private var index = 0
+    private var segmentStart = 0.0
+    private var countAtSegmentStart = 0.0
+    private var target = 0.0
+
+    /// Arrivals of `segments`, played in order.
+    public init(_ segments: [RateSegment]) {
+        self.segments = segments
+    }
+
+    /// The next arrival, in seconds since the start of the schedule, or nil after its end.
+    public mutating func next() -> Double? {
+        while index < segments.count {
+            let segment = segments[index]
+            let total = segment.count(until: segment.seconds)
+            let local = target - countAtSegmentStart
+            // The tolerance keeps rate × duration exact despite floating-point sums (10/s × 0.3 s).
+            if local < total - 1e-9 {
+                target += 1
+                return segmentStart + segment.time(forCount: local)
+            }
+            countAtSegmentStart += total
+            segmentStart += segment.seconds
+            index += 1
+        }
+        return nil
+    }
+}
+
 extension Array where Element == RateSegment {
     /// The rate at `t` seconds since the start of the schedule (0 after its end).
     public func rate(at t: Double) -> Double {

@@ -22,7 +22,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     private var rng: SplitMix64
     private var accounts: [AccountState]
     private var queue = Heap<Scheduled>()
-    private var nextArrival = 0.0
+    private var arrivals: ArrivalTimes
+    private var nextArrival: Double
     private var order: UInt64 = 0
     private var emitted: UInt64 = 0
     private var events: UInt64 = 0
@@ -44,6 +45,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         rng = SplitMix64(seed: profile.seed)
         accounts = Array(repeating: AccountState(), count: profile.population.accounts)
         duration = profile.durationSeconds
+        arrivals = ArrivalTimes(profile.schedule)
+        nextArrival = arrivals.next() ?? .infinity
         products = profile.catalog.products
         groupProducts = profile.catalog.groups.map { group in
             profile.catalog.products.indices.filter {
@@ -93,8 +96,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             }
             guard arrivalDue else { return nil }
             let t = nextArrival
-            let rate = profile.schedule.rate(at: t)
-            nextArrival = rate > 0 ? t + 1 / rate : t + 0.01
+            nextArrival = arrivals.next() ?? .infinity
             arrive(at: t)
         }
     }

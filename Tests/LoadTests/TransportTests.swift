@@ -11,7 +11,8 @@ import Glibc
 /// A loopback HTTP/1.1 server whose behaviour is scripted by the request path:
 /// `/status/N` answers N, `/slow` answers after 2 s, `/reset` resets the connection,
 /// `/close` closes it without answering, `/bye` answers 200 and closes, `/chunked` answers in
-/// chunks written apart. Bound to 127.0.0.1:0, one thread per connection.
+/// chunks written apart, `/never` reads the request and never answers (holding the connection until
+/// the client closes it or the server stops). Bound to 127.0.0.1:0, one thread per connection.
 final class FaultServer: Sendable {
     let port: UInt16
     private let listener: Int32
@@ -95,6 +96,15 @@ final class FaultServer: Sendable {
                 return
             }
             if path == "/close" { return }
+            if path == "/never" {
+                // Hold the connection unanswered; return once the client hangs up (or the server stops).
+                var probe: UInt8 = 0
+                while !stopped.load(ordering: .relaxed) {
+                    var poller = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+                    if poll(&poller, 1, 50) > 0 && recv(connection, &probe, 1, Int32(MSG_PEEK)) <= 0 { return }
+                }
+                return
+            }
             if path == "/bye" {
                 let response = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nbye"
                 _ = response.withCString { write(connection, $0, strlen($0)) }
@@ -296,6 +306,46 @@ struct TransportTests {
         #expect(results[0]?.error == .timeout)
         #expect(results[1]?.error == .hungUp)
         #expect(results[2]?.status == 200)
+    }
+
+    /// 40 requests at 20/s to a server that never answers, over 4 connections with a 1 s timeout:
+    /// 36 of them queue behind the connection cap. Each must fail as a timeout 1 s after its
+    /// intended time (not 1 s after a connection freed up), and the run must end 1 s after the
+    /// last intended time, not after ten rounds of four timeouts.
+    @Test(arguments: paths)
+    func timeoutsRunFromTheIntendedTimeQueueingIncluded(libcurlTransfers: Bool) throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let engine = try LoadEngine(
+            LoadEngineConfiguration(
+                connectionsPerHost: 4,
+                connectTimeout: .seconds(1),
+                totalTimeout: .seconds(1),
+                libcurlTransfers: libcurlTransfers
+            )
+        )
+        let url = "http://127.0.0.1:\(server.port)/never"
+        var results: [LoadResult] = []
+        let clock = ContinuousClock()
+        let started = clock.now
+        let stats = engine.run(.open(.constant(20, for: .seconds(2)))) { index, _ in
+            LoadRequest(id: index, url: url)
+        } sink: {
+            results.append($0)
+        }
+        let took = clock.now - started
+        #expect(results.count == 40 && stats.completed == 40 && stats.inFlight == 0)
+        // Slack for a busy machine; before the fix the last answers came about 8 s late.
+        let slack = Duration.milliseconds(400)
+        for result in results {
+            #expect(result.error == .timeout, "\(result.id): \(result.detail)")
+            #expect(result.latency >= .milliseconds(999), "\(result.id) timed out early: \(result.latency)")
+            #expect(result.latency <= .seconds(1) + slack, "\(result.id) timed out late: \(result.latency)")
+        }
+        // Requests that waited for a connection and then started count as late.
+        #expect(stats.late > 0)
+        // The last intended time is 1.95 s; the engine returns within the timeout after it.
+        #expect(took <= .milliseconds(2950) + slack, "the run took \(took)")
     }
 
     @Test(arguments: paths)

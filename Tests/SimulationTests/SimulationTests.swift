@@ -263,3 +263,62 @@ struct PayloadMappingTests {
         #expect(types.count > 8)
     }
 }
+
+/// Arrivals follow the profile's schedule exactly: a rate of 0 sends nothing new, and a ramp from 0
+/// integrates to what it promises.
+struct ScheduleArrivalTests {
+    /// A consumable-only profile, so that every purchase is one arrival and nothing else is scheduled.
+    func profile(_ schedule: String) throws -> Profile {
+        let text = """
+            {
+              name: "arrivals", seed: 5,
+              target: { embeddedLedger: true, bundleId: "com.example.test" },
+              catalog: { products: [{ id: "coins", type: "consumable", priceMilli: 990 }] },
+              population: { accounts: 50, devicesPerAccount: 1 },
+              actionMix: { consumable: 1 },
+              schedule: \(schedule),
+            }
+            """
+        return try Profile.decode(Data(text.utf8), file: "arrivals.json5")
+    }
+
+    /// The times of the purchases (one per arrival).
+    func purchaseTimes(_ profile: Profile) -> [Double] {
+        var seen = Set<UInt64>()
+        return run(profile).filter { $0.lifecycle == .purchase && seen.insert($0.event).inserted }.map(\.at)
+    }
+
+    @Test(arguments: [
+        #"[{ kind: "constant", rate: 10, seconds: 2 }, { kind: "constant", rate: 0, seconds: 3 }, { kind: "constant", rate: 10, seconds: 2 }]"#,
+        #"[{ kind: "constant", rate: 10, seconds: 2 }, { kind: "spike", base: 0, peak: 10, atSeconds: 3, spikeSeconds: 2, seconds: 5 }]"#,
+    ])
+    func aPauseSendsNothingNew(schedule: String) throws {
+        let times = purchaseTimes(try profile(schedule))
+        #expect(times.filter { $0 >= 2 && $0 < 5 }.isEmpty, "\(times.filter { $0 >= 2 && $0 < 5 })")
+        #expect(times.filter { $0 < 2 }.count == 20)
+        #expect(times.filter { $0 >= 5 }.count == 20)
+    }
+
+    @Test func aRampFromZeroIntegratesExactly() throws {
+        let times = purchaseTimes(try profile(#"[{ kind: "ramp", from: 0, to: 10, seconds: 10 }]"#))
+        // ∫ t dt over 10 s = 50; the n-th arrival is at √(2n/1) s.
+        #expect(times.count == 50)
+        #expect(times.filter { $0 < 5 }.count == 13)
+        #expect(abs((times.last ?? 0) - (98.0).squareRoot()) < 1e-6)
+    }
+
+    @Test(arguments: [
+        RateSegment(.constant(rate: 4), seconds: 2.5),
+        RateSegment(.ramp(from: 2, to: 0), seconds: 3),
+        RateSegment(.steps(from: 0, to: 6, count: 3), seconds: 3),
+        RateSegment(.spike(base: 1, peak: 9, atSeconds: 1, spikeSeconds: 0.5), seconds: 2),
+        RateSegment(.sine(mean: 3, amplitude: 3, periodSeconds: 2), seconds: 4),
+    ])
+    func timeForCountInvertsTheIntegral(segment: RateSegment) {
+        let total = segment.count(until: segment.seconds)
+        for step in 1..<10 {
+            let target = total * Double(step) / 10
+            #expect(abs(segment.count(until: segment.time(forCount: target)) - target) < 1e-6)
+        }
+    }
+}

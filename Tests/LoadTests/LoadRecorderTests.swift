@@ -1,0 +1,73 @@
+import Testing
+
+@testable import Load
+
+struct LoadRecorderTests {
+    func result(_ id: Int, at second: Double, status: Int = 200, error: LoadErrorClass? = nil) -> LoadResult {
+        let received = Duration.milliseconds(Int64(second * 1000))
+        return LoadResult(
+            id: id,
+            kind: "webhook",
+            intended: received - .milliseconds(900),
+            sent: received - .milliseconds(900),
+            wireStart: received - .milliseconds(900),
+            received: received,
+            status: error == nil ? status : 0,
+            error: error
+        )
+    }
+
+    func stats(at second: Int, sent: Int, scheduled: Int) -> LoadEngineStats {
+        var stats = LoadEngineStats()
+        stats.elapsed = .seconds(second)
+        stats.sent = sent
+        stats.scheduled = scheduled
+        return stats
+    }
+
+    @Test func perSecondFailuresCountResultsNotSendsMinusSuccesses() throws {
+        let recorder = try LoadRecorder(directory: nil)
+        // Second 1: 30 sends, no answer yet.
+        recorder.tick(stats(at: 1, sent: 30, scheduled: 30))
+        // Second 2: the 30 answers arrive (all 200) and nothing new is sent.
+        for id in 0..<30 { recorder.record(result(id, at: 1.5)) }
+        recorder.tick(stats(at: 2, sent: 30, scheduled: 30))
+        // Second 3: 4 sends, answered 500, a timeout, a reset and 200; one more send is missed.
+        recorder.record(result(30, at: 2.5, status: 500))
+        recorder.record(result(31, at: 2.5, error: .timeout))
+        recorder.record(result(32, at: 2.5, error: .reset))
+        recorder.record(result(33, at: 2.5))
+        recorder.record(result(34, at: 2.5, error: .missed))
+        recorder.tick(stats(at: 3, sent: 34, scheduled: 35))
+        let rows = recorder.timeseries
+        #expect(rows.map(\.second) == [1, 2, 3])
+        // Sends minus successes, as the run report used to chart it, goes negative in second 2.
+        #expect(rows[1].sent - rows[1].ok == -30)
+        #expect(rows.map(\.failed) == [0, 0, 3])
+        #expect(rows.allSatisfy { $0.failed >= 0 })
+    }
+
+    @Test func statusLineSaysDrainingAfterTheSchedule() throws {
+        var lines: [String] = []
+        let recorder = try LoadRecorder(
+            directory: nil,
+            status: .plain(every: 1),
+            plannedDuration: .seconds(6),
+            printStatus: { lines.append($0) }
+        )
+        var running = stats(at: 2, sent: 20, scheduled: 20)
+        running.inFlight = 5
+        recorder.tick(running)
+        var late = stats(at: 7, sent: 60, scheduled: 60)
+        late.inFlight = 9
+        recorder.tick(late)
+        var draining = stats(at: 8, sent: 60, scheduled: 60)
+        draining.inFlight = 4
+        draining.draining = true
+        recorder.tick(draining)
+        #expect(lines.count == 3)
+        #expect(lines[0].contains("remaining 4s"))
+        #expect(lines[1].contains("past the schedule") && !lines[1].contains("remaining"))
+        #expect(lines[2].contains("draining 4 in flight") && !lines[2].contains("remaining"))
+    }
+}
