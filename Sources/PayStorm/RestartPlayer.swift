@@ -95,7 +95,12 @@ final class RestartPlayer: Sendable {
         let played = records.withLock { $0 }
         var lines: [String] = []
         for (index, event) in events.enumerated() {
-            let label = String(format: "target restart %d of %d (planned at t=%.1f s)", index + 1, events.count, event.at)
+            let label = String(
+                format: "target restart %d of %d (planned at t=%.1f s)",
+                index + 1,
+                events.count,
+                event.at
+            )
             guard index < played.count else {
                 lines.append("\(label) did not happen: the run ended first")
                 continue
@@ -105,7 +110,12 @@ final class RestartPlayer: Sendable {
                 lines.append("\(label) failed: \(failure)")
             } else if let ready = record.readyAfter {
                 lines.append(
-                    String(format: "%@: down %.1f s, accepting connections %.2f s after its start", label, event.downSeconds, ready)
+                    String(
+                        format: "%@: down %.1f s, accepting connections %.2f s after its start",
+                        label,
+                        event.downSeconds,
+                        ready
+                    )
                 )
             }
         }
@@ -176,7 +186,8 @@ final class RestartPlayer: Sendable {
         case .timedOut where isCancelled:
             return "the run ended before the \(role) command \(text) exited"
         case .timedOut:
-            return "the \(role) command \(text) did not exit within \(Int(timeout)) s (left running; output in \(logPath))"
+            return
+                "the \(role) command \(text) did not exit within \(Int(timeout)) s (left running; output in \(logPath))"
         case .cannotStart(let reason):
             return "cannot run the \(role) command \(text): \(reason)"
         }

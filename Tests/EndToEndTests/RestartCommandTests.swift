@@ -68,11 +68,15 @@ struct RestartCommandTests {
         let port = try Self.freePort()
         let binary = try LedgerProcess.binary().path
         try """
-            "\(binary)" ledger serve --listen 127.0.0.1:\(port) --db "\(work)/ledger.db" \
-              --trust "\(work)/pki/root.der" --bundle-id com.example.paystorm >>"\(work)/ledger.out" 2>&1 &
-            echo $! >"\(work)/ledger.pid"
-            """.write(toFile: work + "/start.sh", atomically: true, encoding: .utf8)
-        try #"kill -9 "$(cat "\#(work)/ledger.pid")""#.write(toFile: work + "/kill.sh", atomically: true, encoding: .utf8)
+        "\(binary)" ledger serve --listen 127.0.0.1:\(port) --db "\(work)/ledger.db" \
+          --trust "\(work)/pki/root.der" --bundle-id com.example.paystorm >>"\(work)/ledger.out" 2>&1 &
+        echo $! >"\(work)/ledger.pid"
+        """.write(toFile: work + "/start.sh", atomically: true, encoding: .utf8)
+        try #"kill -9 "$(cat "\#(work)/ledger.pid")""#.write(
+            toFile: work + "/kill.sh",
+            atomically: true,
+            encoding: .utf8
+        )
         defer { _ = Self.shell(work + "/kill.sh") }
         #expect(Self.shell(work + "/start.sh") == 0)
         let profile = """
