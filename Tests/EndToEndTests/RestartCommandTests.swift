@@ -28,6 +28,7 @@ struct RestartCommandTests {
         try kill.write(toFile: work + "/kill.sh", atomically: true, encoding: .utf8)
         defer { _ = Self.shell(work + "/kill.sh") }
         #expect(Self.shell(work + "/start.sh") == 0)
+        #expect(Self.waitForListener(port: port, timeout: 20), "the ledger did not start")
 
         let profile = """
             { name: "restart-cmd", seed: 3,
@@ -79,6 +80,7 @@ struct RestartCommandTests {
         )
         defer { _ = Self.shell(work + "/kill.sh") }
         #expect(Self.shell(work + "/start.sh") == 0)
+        #expect(Self.waitForListener(port: port, timeout: 20), "the ledger did not start")
         let profile = """
             { name: "restart-fail", seed: 3,
               target: { webhookURL: "http://127.0.0.1:\(port)/notifications",
@@ -104,6 +106,27 @@ struct RestartCommandTests {
         #expect(restart?.contains("exited 7") == true, "\(notes)")
         let log = (try? String(contentsOfFile: work + "/reports/latest/restart.log", encoding: .utf8)) ?? ""
         #expect(log.contains("cannot start"))
+    }
+
+    /// Polls 127.0.0.1:`port` until it accepts a connection.
+    static func waitForListener(port: UInt16, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            close(fd)
+            if connected { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return false
     }
 
     /// A loopback port nothing listens on right now.

@@ -76,9 +76,11 @@ struct DeliveryBodiesTests {
 
     /// Optional keys a notification's kind implies, so both paths must carry them whatever the history.
     static func impliedKeys(type: String, subtype: String?) -> [String: Set<String>] {
-        let revocation: Set = ["revocationDate", "revocationReason", "revocationType", "revocationPercentage"]
+        let revocation: Set = ["revocationDate", "revocationReason", "revocationType"]
         switch (type, subtype) {
-        case ("REFUND", _), ("REVOKE", _): return ["transaction": revocation]
+        // A Family Sharing revoke refunds nothing, so it carries no revocationPercentage.
+        case ("REFUND", _): return ["transaction": revocation.union(["revocationPercentage"])]
+        case ("REVOKE", _): return ["transaction": revocation]
         case ("EXPIRED", _): return ["renewal": ["expirationIntent"]]
         case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"): return ["renewal": ["gracePeriodExpiresDate"]]
         case ("PRICE_INCREASE", _): return ["renewal": ["priceIncreaseStatus"]]
