@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A target that accepts connections and never answers: every delivery must time out within
+/// `requestTimeoutSeconds` of its intended send time, queueing behind the connection cap included, and the run
+/// must end by its schedule + timeout + settle (+ a little for probing and reports), not long after.
+struct SilentTargetTests {
+    @Test func aRunAgainstATargetThatNeverAnswersEndsOnTime() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("silent-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        #expect(try PayStormRunner.exec(["pki", "init", work + "/pki"]).0 == 0)
+        let server = try SilentServer()
+        defer { server.close() }
+        // 40 deliveries a second for 4 s over at most 32 connections: most wait for a connection.
+        let profile = """
+            { name: "silent", seed: 5,
+              target: { webhookURL: "http://127.0.0.1:\(server.port)/notifications", requestTimeoutSeconds: 2 },
+              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
+              population: { accounts: 200 }, actionMix: { consumable: 1 },
+              schedule: [{ kind: "constant", rate: 40, seconds: 4 }], settleSeconds: 0 }
+            """
+        try profile.write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
+        let began = Date()
+        let (code, output) = try PayStormRunner.exec([
+            "run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports",
+        ])
+        let took = Date().timeIntervalSince(began)
+        #expect(code != 70 && code != 69, "\(output)")
+        // Schedule 4 s + timeout 2 s + the minting lead and start-up; the bug took 5× the schedule.
+        #expect(took < 16, "the run took \(took) s")
+        let data = try Data(contentsOf: URL(fileURLWithPath: work + "/reports/latest/summary.json"))
+        let summary = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let latency = (summary["latency"] as? [[String: Any]]) ?? []
+        let intended = latency.filter { $0["measure"] as? String == "intended" }
+        #expect(!intended.isEmpty)
+        for entry in intended {
+            let max = ((entry["micros"] as? [String: Any])?["max"] as? Double) ?? 0
+            #expect(max <= 2_600_000, "latency from the intended time exceeded the 2 s timeout: \(entry)")
+        }
+    }
+}
+
+/// Listens on 127.0.0.1:0, accepts every connection, reads nothing back and never answers.
+final class SilentServer: @unchecked Sendable {
+    // @unchecked: the descriptors are touched by the accept thread and by close(), which ends it.
+    let port: UInt16
+    private let listener: Int32
+    private var accepted: [Int32] = []
+    private let lock = NSLock()
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 512) == 0
+                    && getsockname(listener, $0, &length) == 0
+            }
+        }
+        guard ok else { throw CocoaError(.fileWriteUnknown) }
+        port = UInt16(bigEndian: address.sin_port)
+        let fd = listener
+        Thread.detachNewThread { [self] in
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 { return }
+                lock.lock()
+                accepted.append(client)
+                lock.unlock()
+            }
+        }
+    }
+
+    func close() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        Glibc.close(listener)
+        lock.lock()
+        for fd in accepted { Glibc.close(fd) }
+        accepted.removeAll()
+        lock.unlock()
+    }
+}
