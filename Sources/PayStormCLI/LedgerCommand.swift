@@ -105,6 +105,7 @@ extension Command {
             threads: threads,
             maxBodyBytes: maxBody
         )
+        raiseOpenFileLimit()
         let ledger: ReferenceLedger
         do {
             ledger = try ReferenceLedger(configuration: configuration)
@@ -122,6 +123,18 @@ extension Command {
 
         // Wait for SIGTERM or SIGINT, then shut down cleanly (stop accepting, finish requests, commit).
         return TerminationSignal.wait { ledger.stop() }
+    }
+
+    /// Raises the soft open-file limit towards the hard one: the HTTP server's connection limit stays below
+    /// it, and a shell's usual 1,024 would let a few hundred stalled clients shut out everyone else.
+    private static func raiseOpenFileLimit() {
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return }
+        let wanted = min(limit.rlim_max, 65_536)
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = wanted
+        _ = setrlimit(resource, &limit)
     }
 
     /// Accepts DER, or PEM with one certificate.
