@@ -3,6 +3,7 @@
 struct MHD_Daemon *ps_mhd_start_daemon(unsigned int flags,
                                        const struct sockaddr *bind_address,
                                        unsigned int thread_pool_size,
+                                       unsigned int connection_limit,
                                        unsigned int connection_timeout,
                                        size_t connection_memory_limit,
                                        MHD_AccessHandlerCallback handler,
@@ -14,6 +15,7 @@ struct MHD_Daemon *ps_mhd_start_daemon(unsigned int flags,
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
                             MHD_OPTION_SOCK_ADDR, bind_address,
                             MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_URI_LOG_CALLBACK, uri_log, uri_log_cls,
@@ -24,4 +26,13 @@ struct MHD_Daemon *ps_mhd_start_daemon(unsigned int flags,
 uint16_t ps_mhd_daemon_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info == NULL ? 0 : info->port;
+}
+
+unsigned int ps_mhd_daemon_connections(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return info == NULL ? 0 : info->num_connections;
+}
+
+enum MHD_Result ps_mhd_set_connection_timeout(struct MHD_Connection *connection, unsigned int seconds) {
+    return MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ReferenceLedger
+import Signing
 
 #if canImport(Glibc)
 import Glibc
@@ -31,7 +32,7 @@ extension Command {
 
             Options:
               --listen HOST:PORT       address to listen on (default 127.0.0.1:0, any free port)
-              --db FILE                SQLite database (created and migrated if needed)
+              --db FILE                SQLite database (created and migrated if needed); locked while served
               --trust FILE             DER (or PEM) root certificate to trust; repeatable
               --bundle-id ID           the app's bundle ID
               --environment ENV        Sandbox (default), Production, Xcode or LocalTesting
@@ -55,6 +56,9 @@ extension Command {
     private static func serveLedger(_ arguments: inout Arguments) throws -> ExitCode {
         let listen = try arguments.option("--listen") ?? "127.0.0.1:0"
         guard let database = try arguments.option("--db") else { throw CLIError(.usage, "missing --db FILE") }
+        guard !database.isEmpty, database != ":memory:", !database.hasPrefix("file:") else {
+            throw CLIError(.usage, "--db '\(database)' would be a temporary database that keeps nothing; name a file")
+        }
         let trustPaths = try arguments.options("--trust")
         guard !trustPaths.isEmpty else { throw CLIError(.usage, "missing --trust ROOT.der") }
         guard let bundleId = try arguments.option("--bundle-id") else {
@@ -83,7 +87,11 @@ extension Command {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw CLIError(.noInput, "cannot read trust root \(path)")
             }
-            roots.append(try derFromFile(Array(data), path: path))
+            let der = try derFromFile(Array(data), path: path)
+            guard (try? Certificate(der: der)) != nil else {
+                throw CLIError(.badInput, "trust root \(path) is not an X.509 certificate (DER or PEM)")
+            }
+            roots.append(der)
         }
 
         let configuration = LedgerConfiguration(
@@ -98,12 +106,18 @@ extension Command {
             threads: threads,
             maxBodyBytes: maxBody
         )
+        raiseOpenFileLimit()
         let ledger: ReferenceLedger
         do {
             ledger = try ReferenceLedger(configuration: configuration)
+        } catch let error as LedgerError {
+            // Not writable or held by another ledger: the output cannot be written; anything else is a bad input.
+            let writable = error.kind != .databaseNotWritable && error.kind != .databaseInUse
+            throw CLIError(writable ? .badInput : .cannotWrite, "cannot open ledger: \(error)")
         } catch {
             throw CLIError(.badInput, "cannot open ledger: \(error)")
         }
+        let termination = TerminationSignal.listen()
         let address: String
         do {
             address = try ledger.start()
@@ -114,7 +128,19 @@ extension Command {
         FileHandle.standardOutput.write(Data((address + "\n").utf8))
 
         // Wait for SIGTERM or SIGINT, then shut down cleanly (stop accepting, finish requests, commit).
-        return TerminationSignal.wait { ledger.stop() }
+        return termination.wait { ledger.stop() }
+    }
+
+    /// Raises the soft open-file limit towards the hard one: the HTTP server's connection limit stays below
+    /// it, and a shell's usual 1,024 would let a few hundred stalled clients shut out everyone else.
+    private static func raiseOpenFileLimit() {
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return }
+        let wanted = min(limit.rlim_max, 65_536)
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = wanted
+        _ = setrlimit(resource, &limit)
     }
 
     /// Accepts DER, or PEM with one certificate.

@@ -7,6 +7,10 @@ struct AppleVerifier: PayloadVerifier {
     let verifier: SignedDataVerifier
 
     init(_ configuration: LedgerConfiguration) throws {
+        // The chain check would reject every payload against a root that does not parse (422 for all).
+        for (index, root) in configuration.trustedRoots.enumerated() where (try? Certificate(der: root)) == nil {
+            throw LedgerError(message: "trusted root \(index + 1) is not an X.509 certificate")
+        }
         do {
             verifier = try SignedDataVerifier(
                 rootCertificates: configuration.trustedRoots,

@@ -57,6 +57,7 @@ struct AccountState: Sendable, Codable, Equatable {
 final class LedgerStore: Sendable {
     private let writer: Mutex<Database>
     private let reader: Mutex<Database>
+    private let lock: DatabaseLock
     private let flaws: Set<LedgerFlaw>
 
     static let consumable = "Consumable"
@@ -73,14 +74,58 @@ final class LedgerStore: Sendable {
         static let revoked: Int32 = 5
     }
 
+    /// Takes the database's lock, opens it (creating and migrating as needed) and checks that it can be
+    /// written, so that a ledger which could not keep a grant refuses to start instead of answering 500.
+    /// - Throws: `LedgerError` naming the path: a path that keeps nothing (`""`, `:memory:`), a database that
+    ///   cannot be written or that another ledger holds, or one that is not a ledger database.
     init(path: String, flaws: Set<LedgerFlaw>) throws {
-        let writerDatabase = try Database(path: path)
-        try Schema.prepare(writerDatabase)
-        let readerDatabase = try Database(path: path)
-        try readerDatabase.execute("PRAGMA busy_timeout = 5000")
-        writer = Mutex(writerDatabase)
-        reader = Mutex(readerDatabase)
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else {
+            throw LedgerError(
+                message: "database path '\(path)' would be a temporary database that keeps nothing; name a file"
+            )
+        }
+        lock = try DatabaseLock(path: path)
+        do {
+            let writerDatabase = try Database(path: path)
+            try Schema.prepare(writerDatabase)
+            // Writes the schema version back: fails at once when SQLite opened the file read-only or cannot
+            // create the WAL beside it, which otherwise shows only as a 500 on every write.
+            try writerDatabase.transaction {
+                let version = try writerDatabase.query("PRAGMA user_version").first?.first?.int ?? 0
+                try writerDatabase.execute("PRAGMA user_version = \(version)")
+            }
+            let readerDatabase = try Database(path: path)
+            try readerDatabase.execute("PRAGMA busy_timeout = 5000")
+            writer = Mutex(writerDatabase)
+            reader = Mutex(readerDatabase)
+        } catch let error as SQLiteError {
+            lock.release()
+            throw LedgerError(Self.kind(of: error), message: "database \(path): \(error)")
+        } catch {
+            lock.release()
+            throw error
+        }
         self.flaws = flaws
+    }
+
+    /// Write and open failures mean the file cannot be written; anything else, that it is not a ledger
+    /// database.
+    private static func kind(of error: SQLiteError) -> LedgerError.Kind {
+        switch error.code & 0xff {
+        case 3, 8, 10, 13, 14: .databaseNotWritable  // SQLITE_PERM, READONLY, IOERR, FULL, CANTOPEN
+        default: .malformedDatabase
+        }
+    }
+
+    /// Checkpoints the WAL into the database file (TRUNCATE), closes both connections (the last close
+    /// removes the `-wal` and `-shm` files) and releases the lock. Safe to call twice.
+    func close() {
+        reader.withLock { $0.close() }
+        writer.withLock { database in
+            try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            database.close()
+        }
+        lock.release()
     }
 
     /// The schema version of the open database.

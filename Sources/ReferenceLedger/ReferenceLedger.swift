@@ -59,10 +59,36 @@ public struct LedgerConfiguration: Sendable {
     }
 }
 
-/// Why the ledger could not start.
+/// Why the ledger could not start (or could not go on).
 public struct LedgerError: Error, Sendable, CustomStringConvertible {
+    /// What kind of problem it is, so that a command can choose its exit code.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        /// The kind's name.
+        public var description: String
+
+        /// The configuration is wrong: an unusable trusted root, a database path that keeps nothing.
+        public static let invalidConfiguration = Kind(description: "invalid configuration")
+        /// The database file is not a database this ledger can read (corrupt, or another program's).
+        public static let malformedDatabase = Kind(description: "malformed database")
+        /// The database (or its directory, where SQLite keeps the WAL) cannot be written.
+        public static let databaseNotWritable = Kind(description: "database not writable")
+        /// Another ledger holds the database.
+        public static let databaseInUse = Kind(description: "database in use")
+    }
+
+    /// What kind of problem it is.
+    public var kind: Kind
     /// One line naming the problem.
     public var message: String
+
+    /// Creates an error.
+    /// - Parameters:
+    ///   - kind: What kind of problem it is.
+    ///   - message: One line naming the problem (the file, the field, the value).
+    public init(_ kind: Kind = .invalidConfiguration, message: String) {
+        self.kind = kind
+        self.message = message
+    }
 
     /// The line itself.
     public var description: String { message }
@@ -133,8 +159,10 @@ public final class ReferenceLedger: Sendable {
     /// The bound address, or nil before `start()`.
     public var address: String? { server.withLock { $0?.address } }
 
-    /// Stops listening, waits for running requests, and commits what is queued (a clean shutdown commits
-    /// even with `ack-before-commit`; only a crash loses it).
+    /// Stops listening, waits for running requests, commits what is queued (a clean shutdown commits
+    /// even with `ack-before-commit`; only a crash loses it), then checkpoints and closes the database
+    /// and releases its lock, so the database file is complete on its own (no `-wal` beside it).
+    /// Safe to call twice; requests handled in-process afterwards get 500.
     public func stop() {
         let running = server.withLock { server -> HTTPServer? in
             defer { server = nil }
@@ -142,10 +170,12 @@ public final class ReferenceLedger: Sendable {
         }
         running?.shutdown()
         committer.flush()
+        store.close()
     }
 
     deinit {
         committer.flush()
+        store.close()
     }
 
     // MARK: - Routing

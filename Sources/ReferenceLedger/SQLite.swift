@@ -23,7 +23,8 @@ enum SQLValue: Sendable, Equatable {
 
 /// One SQLite connection. Not thread-safe by itself: the ledger confines each connection to a `Mutex`.
 final class Database {
-    private let handle: OpaquePointer
+    /// Nil once closed; every later use throws.
+    private var handle: OpaquePointer?
     private var cache: [String: Statement] = [:]
 
     /// Opens (creating if needed) the database file.
@@ -38,16 +39,32 @@ final class Database {
             throw SQLiteError(code: result, operation: "open \(path)", message: message)
         }
         handle = pointer
-        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_extended_result_codes(pointer, 1)
     }
 
     deinit {
+        close()
+    }
+
+    /// Finalizes the cached statements and closes the connection; safe to call twice. Closing the last
+    /// connection to a WAL database checkpoints it and removes its `-wal` and `-shm` files.
+    func close() {
         cache.removeAll()
         sqlite3_close_v2(handle)
+        handle = nil
+    }
+
+    /// The open handle, or an error naming the operation once closed.
+    private func open(for operation: String) throws -> OpaquePointer {
+        guard let handle else {
+            throw SQLiteError(code: SQLITE_MISUSE, operation: operation, message: "the database is closed")
+        }
+        return handle
     }
 
     /// Runs one or more statements without results (pragmas, schema, BEGIN/COMMIT).
     func execute(_ sql: String) throws {
+        let handle = try open(for: "execute")
         var error: UnsafeMutablePointer<CChar>?
         let result = sqlite3_exec(handle, sql, nil, nil, &error)
         if result != SQLITE_OK {
@@ -63,7 +80,7 @@ final class Database {
             cached.reset()
             return cached
         }
-        let statement = try Statement(database: handle, sql: sql)
+        let statement = try Statement(database: open(for: "prepare"), sql: sql)
         cache[sql] = statement
         return statement
     }
@@ -82,7 +99,7 @@ final class Database {
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    var changes: Int { Int(sqlite3_changes(handle)) }
+    var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 
     /// Runs `body` inside `BEGIN IMMEDIATE` … `COMMIT`, rolling back when it throws.
     func transaction<T>(_ body: () throws -> T) throws -> T {

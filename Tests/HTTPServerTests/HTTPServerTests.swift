@@ -11,13 +11,13 @@ final class RawClient {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: UInt16) throws {
+    init(port: UInt16, timeoutSeconds: Int = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -31,7 +31,7 @@ final class RawClient {
 
     deinit { close(fd) }
 
-    enum ClientError: Error {
+    enum ClientError: Error, Equatable {
         case connectFailed(Int32)
         case closed, malformed
     }
@@ -284,11 +284,93 @@ struct HTTPServerTests {
         #expect(throws: (any Error).self) { _ = try RawClient(port: server.port).request("GET", "/") }
     }
 
+    @Test func answersAFreshClientWhileAndAfterThousandsOfStalledConnectionsAreHeld() throws {
+        // A slowloris burst: each connection sends part of its headers and stalls. The old default limit
+        // (about 1,000 connections) left the fresh client in the accept queue behind them.
+        try raiseOpenFileLimit(to: 8192)
+        let server = try echoServer(threads: 2)
+        defer { server.shutdown() }
+        var stalled = try openStalledConnections(1500, port: server.port)
+        let during = try RawClient(port: server.port, timeoutSeconds: 5).request("GET", "/health")
+        #expect(during.status == 200)
+        stalled.removeAll()
+        #expect(waitForOpenConnections(of: server, atMost: 0, seconds: 5))
+        let after = try RawClient(port: server.port, timeoutSeconds: 5).request("GET", "/health")
+        #expect(after.status == 200)
+    }
+
+    @Test func closesConnectionsAtOnceWhenClientsHangUpBeyondTheLimit() throws {
+        // Beyond the limit, connections wait in the accept queue; by the time they are accepted their
+        // clients have sent part of a request and hung up. Each must be closed when accepted, not held until
+        // the request timeout (10 s here), or they fill the limit again and shut out the next client.
+        let server = try HTTPServer(threads: 2, limits: HTTPServerLimits(maxConnections: 100)) { _ in
+            HTTPResponse(status: 200)
+        }
+        defer { server.shutdown() }
+        var stalled = try openStalledConnections(400, port: server.port)
+        stalled.removeAll()
+        #expect(waitForOpenConnections(of: server, atMost: 0, seconds: 5))
+        let after = try RawClient(port: server.port, timeoutSeconds: 5).request("GET", "/health")
+        #expect(after.status == 200)
+    }
+
+    @Test func closesAConnectionWhoseRequestStaysIncomplete() throws {
+        let limits = HTTPServerLimits(requestTimeoutSeconds: 1, idleTimeoutSeconds: 60)
+        let server = try HTTPServer(threads: 1, limits: limits) { _ in HTTPResponse(status: 200) }
+        defer { server.shutdown() }
+        let stalled = try RawClient(port: server.port, timeoutSeconds: 10)
+        stalled.send(Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8))
+        let started = ContinuousClock.now
+        #expect(throws: RawClient.ClientError.closed) { _ = try stalled.readResponse() }
+        // Closed by the request timeout, not by the 10 s receive timeout of the client.
+        #expect(ContinuousClock.now - started < .seconds(8))
+    }
+
+    @Test func keepsAnIdleKeepAliveConnectionPastTheRequestTimeout() throws {
+        // Between complete requests a keep-alive connection has the idle timeout, not the request timeout.
+        let limits = HTTPServerLimits(requestTimeoutSeconds: 1, idleTimeoutSeconds: 60)
+        let server = try HTTPServer(threads: 1, limits: limits) { _ in HTTPResponse(status: 200) }
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        #expect(try client.request("GET", "/first").status == 200)
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(try client.request("GET", "/second").status == 200)
+    }
+
     @Test func encodesJSONWithSortedKeys() {
         let response = HTTPResponse.json(201, ["b": 1, "a": 2])
         #expect(response.status == 201)
         #expect(String(decoding: response.body, as: UTF8.self) == #"{"a":2,"b":1}"#)
     }
+}
+
+/// Opens `count` connections that each send part of a request's headers and then wait.
+func openStalledConnections(_ count: Int, port: UInt16) throws -> [RawClient] {
+    try (0..<count).map { _ in
+        let client = try RawClient(port: port)
+        client.send(Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8))
+        return client
+    }
+}
+
+/// Polls the server's connection count (every 50 ms, at most `seconds`); true once it is at most `limit`.
+func waitForOpenConnections(of server: HTTPServer, atMost limit: Int, seconds: Int) -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while server.openConnections > limit {
+        guard ContinuousClock.now < deadline else { return false }
+        Thread.sleep(forTimeInterval: 0.05)
+    }
+    return true
+}
+
+/// Raises this process's soft open-file limit (within the hard limit), so a burst of sockets fits.
+func raiseOpenFileLimit(to wanted: Int) throws {
+    var limit = rlimit()
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    guard getrlimit(resource, &limit) == 0 else { throw RawClient.ClientError.malformed }
+    guard limit.rlim_cur < rlim_t(wanted) else { return }
+    limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+    _ = setrlimit(resource, &limit)
 }
 
 final class ConcurrentCounter: @unchecked Sendable {

@@ -530,6 +530,51 @@ struct ReferenceLedgerTests {
         #expect(try reopened.store.account(shop.token, now: shop.now).entitled("pro"))
     }
 
+    @Test func stopCheckpointsSoTheDatabaseFileIsCompleteOnItsOwn() throws {
+        let directory = NSTemporaryDirectory() + "ledger-stop-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/l.sqlite"
+        let shop = Shop()
+        let ledger = try ReferenceLedger(
+            configuration: LedgerConfiguration(databasePath: path, trustedRoots: [], bundleId: "com.paystorm.test"),
+            verifier: FakeVerifier()
+        )
+        let body = shop.device(shop.transaction("t1", product: "pro", type: nonConsumable))
+        #expect(ledger.handle(HTTPRequest(method: "POST", path: "/transactions", body: body)).status == 200)
+        ledger.stop()
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        #expect(!FileManager.default.fileExists(atPath: path + "-shm"))
+        // The file alone, where no WAL can follow it, holds the grant.
+        let copy = directory + "/copy.sqlite"
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let store = try LedgerStore(path: copy, flaws: [])
+        #expect(try store.account(shop.token, now: shop.now).entitled("pro"))
+        // Stopped means closed: in-process requests fail cleanly instead of writing behind its back.
+        #expect(ledger.handle(HTTPRequest(method: "GET", path: "/accounts/\(shop.token)")).status == 500)
+    }
+
+    @Test func refusesASecondLedgerOnTheSameDatabase() throws {
+        let directory = NSTemporaryDirectory() + "ledger-lock-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/l.sqlite"
+        let first = try LedgerStore(path: path, flaws: [])
+        #expect {
+            _ = try LedgerStore(path: path, flaws: [])
+        } throws: { error in
+            (error as? LedgerError)?.kind == .databaseInUse && "\(error)".contains(path)
+        }
+        first.close()
+        // Released at close: the next ledger opens it.
+        _ = try LedgerStore(path: path, flaws: [])
+    }
+
+    @Test(arguments: ["", ":memory:", "file:x?mode=memory"])
+    func refusesADatabasePathThatKeepsNothing(path: String) {
+        #expect(throws: LedgerError.self) { _ = try LedgerStore(path: path, flaws: []) }
+    }
+
     // MARK: Flaws
 
     @Test func doubleGrantFlawGrantsEveryRedelivery() throws {
