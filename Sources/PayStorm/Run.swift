@@ -37,6 +37,9 @@ public struct RunOptions: Sendable {
     public var executablePath: String?
     /// Multiplies every segment of the rate schedule (capacity planning without editing the profile).
     public var rateScale: Double = 1
+    /// Values of the profile's `${NAME}` variables given with `--set NAME=value`; they win over the
+    /// environment.
+    public var variables: [String: String] = [:]
 
     /// Creates options for a profile.
     public init(profilePath: String) {
@@ -102,10 +105,10 @@ public enum PayStormRun {
     /// deliveries refused while the target is down for a planned restart.
     public static let thresholdKinds = ["webhook", "device", "probe", "forged", "network-fault", "restart"]
 
-    private static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Load.Threshold]) {
+    static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Load.Threshold]) {
         var profile: Profile
         do {
-            profile = try Profile.load(path: options.profilePath)
+            profile = try Profile.load(path: options.profilePath, variables: ProfileVariables(set: options.variables))
         } catch let error as ProfileUnreadable {
             throw .noInput(error.description)
         } catch {
