@@ -13,6 +13,8 @@ final class FinalProbe {
     private let engine: LoadEngine
     /// What the reader should know about the probe phase.
     private(set) var notes: [String] = []
+    /// Sees each account's state as the probe read it, before it is checked (`paystorm target check` shows it).
+    var onState: (String, AccountState) -> Void = { _, _ in }
 
     init(endpoints: Endpoints, config: ProbeConfig?, engine: LoadEngine) {
         self.endpoints = endpoints
@@ -32,6 +34,7 @@ final class FinalProbe {
         var sawGrants = false
         func check(_ account: String, _ state: AccountState) {
             if state.grants != nil { sawGrants = true }
+            onState(account, state)
             let t = now()
             onResults(checker.check(account: account, state: state, at: t, final: true), t)
         }

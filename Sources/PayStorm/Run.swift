@@ -37,6 +37,9 @@ public struct RunOptions: Sendable {
     public var executablePath: String?
     /// Multiplies every segment of the rate schedule (capacity planning without editing the profile).
     public var rateScale: Double = 1
+    /// Values of the profile's `${NAME}` variables given with `--set NAME=value`; they win over the
+    /// environment.
+    public var variables: [String: String] = [:]
 
     /// Creates options for a profile.
     public init(profilePath: String) {
@@ -102,10 +105,10 @@ public enum PayStormRun {
     /// deliveries refused while the target is down for a planned restart.
     public static let thresholdKinds = ["webhook", "device", "probe", "forged", "network-fault", "restart"]
 
-    private static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Load.Threshold]) {
+    static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Load.Threshold]) {
         var profile: Profile
         do {
-            profile = try Profile.load(path: options.profilePath)
+            profile = try Profile.load(path: options.profilePath, variables: ProfileVariables(set: options.variables))
         } catch let error as ProfileUnreadable {
             throw .noInput(error.description)
         } catch {
@@ -157,34 +160,10 @@ public enum PayStormRun {
 
         let target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
         defer { target.ledger?.stop() }
-        let engine: LoadEngine
-        do {
-            engine = try LoadEngine(
-                LoadEngineConfiguration(
-                    connectionsPerHost: 32,
-                    maxInFlight: 4096,
-                    connectTimeout: .seconds(3),
-                    totalTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000)),
-                    caFile: profile.target.tlsCAFile,
-                    maxCapturedBodyBytes: 64 * 1024,
-                    lateAfter: .milliseconds(10),
-                    tickInterval: .seconds(1)
-                )
-            )
-        } catch {
-            throw .internalError("cannot start the load engine: \(error)")
-        }
+        let engine = try loadEngine(profile: profile)
         try TargetSetup.checkReachable(target.endpoints, with: engine)
 
-        let minter = Minter(
-            pki: target.pki,
-            app: AppIdentity(
-                bundleId: profile.target.bundleId,
-                appAppleId: profile.target.appAppleId,
-                environment: Environment(rawValue: profile.target.environment)
-            )
-        )
-        let bodies = DeliveryBodies(minter: minter)
+        let bodies = DeliveryBodies(minter: minter(profile: profile, pki: target.pki))
         // Minting starts before the clock does, so the first sends never wait on a signature.
         let lead = 1.5
         let startMillis = Int64((Date().timeIntervalSince1970 + lead) * 1000)
@@ -324,6 +303,38 @@ public enum PayStormRun {
     }
 
     static func format(_ seconds: Double) -> String { String(format: "%g", seconds) }
+
+    /// The load engine of a run: the profile's timeout and CA file, 32 connections per host.
+    static func loadEngine(profile: Profile) throws(RunError) -> LoadEngine {
+        do {
+            return try LoadEngine(
+                LoadEngineConfiguration(
+                    connectionsPerHost: 32,
+                    maxInFlight: 4096,
+                    connectTimeout: .seconds(3),
+                    totalTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000)),
+                    caFile: profile.target.tlsCAFile,
+                    maxCapturedBodyBytes: 64 * 1024,
+                    lateAfter: .milliseconds(10),
+                    tickInterval: .seconds(1)
+                )
+            )
+        } catch {
+            throw .internalError("cannot start the load engine: \(error)")
+        }
+    }
+
+    /// The minter of a run: the PKI the target trusts and the profile's app identity.
+    static func minter(profile: Profile, pki: TestPKI) -> Minter {
+        Minter(
+            pki: pki,
+            app: AppIdentity(
+                bundleId: profile.target.bundleId,
+                appAppleId: profile.target.appAppleId,
+                environment: Environment(rawValue: profile.target.environment)
+            )
+        )
+    }
 }
 
 extension RateSegment {

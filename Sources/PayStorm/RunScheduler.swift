@@ -19,6 +19,33 @@ struct Endpoints: Sendable {
     func probeURL(for account: String) -> String? {
         probe?.replacingOccurrences(of: "{appAccountToken}", with: account)
     }
+
+    /// The HTTP request that carries a delivery to the target, its kind being its role's (`webhook` or
+    /// `device`); nil when the target has no endpoint for that role (or for a marker, which sends nothing).
+    /// The run and `paystorm target check` both build their requests here.
+    func request(for delivery: PlannedDelivery, body: [UInt8], id: Int) -> LoadRequest? {
+        let url: String
+        let kind: String
+        switch delivery.action.delivery {
+        case .notification:
+            url = webhook
+            kind = "webhook"
+        case .device, .report:
+            guard let device else { return nil }
+            url = device
+            kind = "device"
+        case .marker:
+            return nil
+        }
+        return LoadRequest(
+            id: id,
+            kind: kind,
+            method: "POST",
+            url: url,
+            headers: [(name: "Content-Type", value: "application/json")] + headers,
+            body: body
+        )
+    }
 }
 
 /// Turns a probe answer into an account state (the contract's JSON, or a mapping of pointers).
@@ -173,47 +200,27 @@ final class RunScheduler: TimedRequestSource {
             history.write(event: "skip", at: now, delivery: delivery, detail: "nothing to send")
             return nil
         }
-        let url: String
-        var kind: String
-        switch delivery.action.delivery {
-        case .notification:
-            url = endpoints.webhook
-            kind = "webhook"
-        case .device, .report:
-            guard let device = endpoints.device else {
-                checker.record(delivery, outcome: .notSent(reason: "no device endpoint"), at: now)
-                history.write(event: "skip", at: now, delivery: delivery, detail: "no device endpoint")
-                return nil
-            }
-            url = device
-            kind = "device"
-        case .marker:
+        let id = nextRequestID
+        guard var request = endpoints.request(for: delivery, body: body, id: id) else {
+            checker.record(delivery, outcome: .notSent(reason: "no device endpoint"), at: now)
+            history.write(event: "skip", at: now, delivery: delivery, detail: "no device endpoint")
             return nil
         }
         // Deliveries meant to fail (forgeries, network faults, sends into a planned restart) get their
         // own kind, so the genuine traffic's error rate and latency stay readable and thresholds can
         // target either.
         if delivery.forgery != nil {
-            kind = "forged"
+            request.kind = "forged"
         } else if delivery.network != nil {
-            kind = "network-fault"
+            request.kind = "network-fault"
         } else if restartWindows.contains(now) {
-            kind = "restart"
+            request.kind = "restart"
         }
-        history.write(event: "dispatch", at: now, delivery: delivery, kind: kind)
+        history.write(event: "dispatch", at: now, delivery: delivery, kind: request.kind)
         countIntended(at: now)
-        let id = nextRequestID
         nextRequestID += 1
         sent[id] = Sent(delivery: delivery)
         lastSend = now
-        var request = LoadRequest(
-            id: id,
-            kind: kind,
-            method: "POST",
-            url: url,
-            headers: [(name: "Content-Type", value: "application/json")] + endpoints.headers,
-            body: body
-        )
         switch delivery.network {
         case .lostResponse?: request.hangUpOnResponse = true
         case .timeout?: request.timeout = .milliseconds(1)

@@ -12,13 +12,13 @@ extension Command {
         help: """
             paystorm detect: the detection matrix
 
-            Usage: paystorm detect [PROFILE] [--seeds N] [--flaw NAME]... [--reports DIR]
+            Usage: paystorm detect [PROFILE] [--seeds N] [--flaw NAME]... [--reports DIR] [--set NAME=VALUE]...
 
             Runs PROFILE (default Profiles/detect.json5) against the embedded reference ledger once per flaw
             (or only the --flaw ones), then against the correct ledger with N seeds (default 5), and prints
             a Markdown table: flaw, the invariant it should break, the invariants that failed, and the time
             to first detection. Exits 0 when every flaw is caught by its invariant and the correct ledger
-            shows no violation, 1 otherwise.
+            shows no violation, 1 otherwise. --set gives the value of ${NAME} in the profile (repeatable).
 
             """
     ) { arguments in
@@ -26,6 +26,7 @@ extension Command {
         let seeds = try arguments.int("--seeds") ?? 5
         let chosen = try arguments.options("--flaw")
         let reports = try arguments.option("--reports") ?? "Reports"
+        let variables = try profileVariables(&arguments)
         let profile = arguments.positional() ?? "Profiles/detect.json5"
         try arguments.finish()
         guard seeds >= 0 else { throw CLIError(.usage, "--seeds must be 0 or more") }
@@ -44,6 +45,7 @@ extension Command {
         func run(_ flaws: [String], seed: UInt64?) throws -> RunOutcome {
             var options = RunOptions(profilePath: profile)
             options.flaws = flaws
+            options.variables = variables
             options.seed = seed
             options.status = .quiet
             options.reportsDirectory = reports

@@ -9,8 +9,8 @@ public enum PayStormCLI {
     /// Every subcommand, in the order `paystorm --help` lists them.
     public static var commands: [Command] {
         [
-            Command.runProfile, Command.replay, Command.detect, Command.pki, Command.mint, Command.verify,
-            Command.ledger, Command.load,
+            Command.runProfile, Command.replay, Command.target, Command.detect, Command.pki, Command.mint,
+            Command.verify, Command.ledger, Command.load,
             Command.bench,
         ]
     }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Load
 import PayStorm
+import Profile
 import ReferenceLedger
 import Reporting
 
@@ -59,6 +60,7 @@ extension Command {
 
             Options:
               --seed N            replace the profile's seed\(replay ? " (required)" : "")
+              --set NAME=VALUE    the value of ${NAME} in the profile; repeatable, wins over the environment
               --account TOKEN     send and check only this appAccountToken
               --flaw NAME         switch on a flaw of the embedded ledger; repeatable (see 'paystorm ledger --help')
               --pki DIR           the test PKI an external target trusts (from 'paystorm pki init DIR')
@@ -93,6 +95,7 @@ extension Command {
         let pki = try arguments.option("--pki")
         let reports = try arguments.option("--reports")
         let scale = try arguments.double("--rate-scale")
+        let variables = try profileVariables(&arguments)
         let profile = arguments.positional() ?? (replay ? nil : "Profiles/smoke.json5")
         try arguments.finish()
         guard let profile else { throw CLIError(.usage, "missing PROFILE") }
@@ -124,11 +127,29 @@ extension Command {
             options.rateScale = scale
         }
         options.flaws = flaws
+        options.variables = variables
         options.pkiDirectory = pki
         if let reports { options.reportsDirectory = reports }
         options.status = status
         options.history = !noHistory
         return options
+    }
+
+    /// Removes every `--set NAME=VALUE` (the values of the profile's `${NAME}` variables); a later one for the
+    /// same name wins.
+    /// - Throws: `CLIError` with `.usage` naming a malformed assignment.
+    static func profileVariables(_ arguments: inout Arguments) throws -> [String: String] {
+        var variables: [String: String] = [:]
+        for text in try arguments.options("--set") {
+            guard let (name, value) = ProfileVariables.assignment(text) else {
+                throw CLIError(
+                    .usage,
+                    "--set expects NAME=VALUE with a NAME of letters, digits and _ (not starting with a digit), got '\(text)'"
+                )
+            }
+            variables[name] = value
+        }
+        return variables
     }
 
     /// Runs with signal handling and prints the verdict.

@@ -43,10 +43,13 @@ public struct Profile: Sendable, Hashable {
         "settleSeconds", "thresholds",
     ]
 
-    /// Reads and validates a JSON5 profile file.
+    /// Reads and validates a JSON5 profile file, with its `${NAME}` variables substituted.
+    /// - Parameters:
+    ///   - path: the profile file.
+    ///   - variables: the values of `${NAME}` references (`--set` values, then the process environment).
     /// - Throws: ``ProfileUnreadable`` when the file is missing, is a directory or cannot be read;
     ///   ``ProfileError`` naming the file, the path and the expectation when it is not a valid profile.
-    public static func load(path: String) throws -> Profile {
+    public static func load(path: String, variables: ProfileVariables = ProfileVariables()) throws -> Profile {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw ProfileUnreadable(file: path, reason: "no such file")
@@ -57,15 +60,20 @@ public struct Profile: Sendable, Hashable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ProfileUnreadable(file: path, reason: "permission denied or not a regular file")
         }
-        return try decode(data, file: path)
+        return try decode(data, file: path, variables: variables)
     }
 
     /// Decodes and validates JSON5 text; `file` is only used in error messages.
     ///
     /// A key given twice in one object is an error (a decoder alone would keep one of the two silently),
-    /// and syntax errors name their line and column.
+    /// and syntax errors name their line and column. `${NAME}` references in string values are substituted
+    /// from `variables` before validation (see ``ProfileVariables``).
     /// - Throws: ``ProfileError``.
-    public static func decode(_ data: Data, file: String) throws -> Profile {
+    public static func decode(
+        _ data: Data,
+        file: String,
+        variables: ProfileVariables = ProfileVariables()
+    ) throws -> Profile {
         let scanned = JSON5Scan.firstProblem(in: Array(data))
         if let scanned, scanned.kind == .duplicateKey {
             throw ProfileError(
@@ -79,7 +87,7 @@ public struct Profile: Sendable, Hashable {
         let decoder = JSONDecoder()
         decoder.allowsJSON5 = true
         do {
-            return try decoder.decode(Profile.self, from: data)
+            return try decoder.decode(Profile.self, from: try substituted(data, variables: variables, decoder: decoder))
         } catch let issue as ProfileIssue {
             throw ProfileError(file: file, path: issue.path, expected: issue.expected)
         } catch DecodingError.dataCorrupted(let context) {
@@ -102,6 +110,20 @@ public struct Profile: Sendable, Hashable {
         } catch {
             throw ProfileError(file: file, path: "", expected: "valid JSON5 (\(error))")
         }
+    }
+
+    /// The document with its variables substituted in string values, as JSON; the text itself when it has no
+    /// `${` (so a profile without variables decodes exactly as written) or does not parse (the decoder then
+    /// reports the syntax error on the original text).
+    private static func substituted(
+        _ data: Data,
+        variables: ProfileVariables,
+        decoder: JSONDecoder
+    ) throws(ProfileIssue) -> Data {
+        guard data.firstRange(of: Data("${".utf8)) != nil,
+            let tree = try? decoder.decode(ProfileTree.self, from: data)
+        else { return data }
+        return Data(try tree.substituting(variables).json.utf8)
     }
 }
 

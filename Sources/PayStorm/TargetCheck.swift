@@ -1,0 +1,481 @@
+import AppStoreModel
+import Chaos
+import Checking
+import Foundation
+import Load
+import Minting
+import Profile
+import Reporting
+import Signing
+import Simulation
+
+/// One line of `paystorm target check`'s table: what was sent through one role, how the target answered, how
+/// PayStorm classified the answer, what the probe then saw on the account, and a hint when it looks wrong.
+public struct TargetCheckRow: Sendable, Hashable {
+    /// The role: `webhook`, `deviceDelivery` or `deviceReport`.
+    public var role: String
+    /// What was sent: a genuine purchase, a duplicate, a forgery, a pending report.
+    public var sends: String
+    /// Method and URL, or why nothing was sent.
+    public var request: String
+    /// The HTTP status, or the transport error.
+    public var status: String
+    /// How the answer was classified (acknowledged, rejected, no answer, not sent).
+    public var classified: String
+    /// What the probe saw on the delivery's account afterwards.
+    public var probe: String
+    /// What to check when this row shows a problem.
+    public var hint: String?
+}
+
+/// What `paystorm target check` found.
+public struct TargetCheckOutcome: Sendable {
+    /// The table, one row per request.
+    public var rows: [TargetCheckRow]
+    /// The target, in words.
+    public var target: String
+    /// The product bought and the accounts used.
+    public var setup: String
+    /// Further facts (no probe configured, a probe that failed).
+    public var notes: [String]
+    /// Whether the mapping works: the genuine purchase acknowledged and visible in the probe, the duplicate
+    /// not granted twice, the forgery and the pending report not granted.
+    public var passed: Bool
+
+    /// The table and the result, as printed.
+    public var text: String {
+        let header = TargetCheckRow(
+            role: "role",
+            sends: "sends",
+            request: "request",
+            status: "status",
+            classified: "classified",
+            probe: "probe saw"
+        )
+        let all = [header] + rows
+        func width(_ column: (TargetCheckRow) -> String) -> Int { all.map { column($0).count }.max() ?? 0 }
+        let columns: [(TargetCheckRow) -> String] = [\.role, \.sends, \.request, \.status, \.classified]
+        let widths = columns.map(width)
+        var out = "target: \(target)\n\(setup)\n\n"
+        for row in all {
+            var line = ""
+            for (column, width) in zip(columns, widths) {
+                let cell = column(row)
+                line += cell + String(repeating: " ", count: width - cell.count + 2)
+            }
+            out += line + row.probe + "\n"
+            if let hint = row.hint { out += "  -> \(hint)\n" }
+        }
+        for note in notes { out += "note: \(note)\n" }
+        let problems = rows.filter { $0.hint != nil }.count
+        out +=
+            passed
+            ? "\nresult: PASS, the mapping works\n"
+            : "\nresult: FAIL, \(problems) problem\(problems == 1 ? "" : "s") (see the hints)\n"
+        return out
+    }
+}
+
+/// `paystorm target check PROFILE`: proves a profile's mapping of a target in seconds, before a long run.
+///
+/// It sends one genuine purchase through each configured role (the device's delivery first, then the App
+/// Store's webhook, as in a run), the webhook again with the same bytes, one forged notification and one
+/// pending device report (each on its own fresh account), probes the three accounts, and judges them with the
+/// run's own checker. Requests are built, classified and probed by the run's own functions, so the check
+/// always exercises what a run would send.
+///
+/// ```swift
+/// var options = RunOptions(profilePath: "Profiles/smoke.json5")
+/// let outcome = try TargetCheck.execute(options)
+/// print(outcome.text)  // the table; outcome.passed decides the exit code
+/// ```
+public enum TargetCheck {
+    /// The forgery sent: a broken signature, which every verifier rejects, online checks or not.
+    static let forgery = "bad-signature"
+
+    /// Runs the check.
+    /// - Parameters:
+    ///   - options: the profile, `--pki`, `--set` values and (for the embedded ledger) flaws; the rest is unused.
+    ///   - log: where progress lines go.
+    /// - Returns: the table and whether the mapping works.
+    /// - Throws: ``RunError`` when the check cannot start (bad profile, missing PKI, unreachable target).
+    public static func execute(
+        _ options: RunOptions,
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws(RunError) -> TargetCheckOutcome {
+        let (profile, _) = try PayStormRun.load(options)
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-check-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let folder: ReportFolder
+        do {
+            folder = try ReportFolder(root: work, profile: profile.name, seed: profile.seed)
+        } catch {
+            throw .cannotWrite("\(error)")
+        }
+        let target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
+        defer { target.ledger?.stop() }
+        // The run's engine: the check sends one request at a time, so its connection limits never matter.
+        let engine = try PayStormRun.loadEngine(profile: profile)
+        try TargetSetup.checkReachable(target.endpoints, with: engine)
+
+        let plan = try Plan(profile: profile)
+        // Every date of the plan must lie in the past when it is sent: a target may refuse what is signed
+        // in the future, and no App Store sends it.
+        let wait = Double(plan.startMillis) / 1000 + plan.latest + 0.05 - Date().timeIntervalSince1970
+        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+
+        let bodies = DeliveryBodies(minter: PayStormRun.minter(profile: profile, pki: target.pki))
+        var checkerOptions = Checker.Options()
+        // The probe follows the deliveries within a second, by design; nothing in the plan expires soon.
+        checkerOptions.boundarySeconds = 0.2
+        let checker = Checker(profile: plan.profile, startMillis: plan.startMillis, options: checkerOptions)
+        func now() -> Double { Date().timeIntervalSince1970 - Double(plan.startMillis) / 1000 }
+
+        var rows: [TargetCheckRow] = []
+        var sentSteps: [(step: Step, row: Int, outcome: DeliveryOutcome)] = []
+        var bytes: [UInt64: [UInt8]] = [:]
+        for step in plan.steps {
+            let body: [UInt8]
+            do {
+                if let same = step.delivery.sameBytesAs, let earlier = bytes[same] {
+                    body = earlier
+                } else {
+                    guard let minted = try bodies.body(for: step.delivery) else { continue }
+                    body = minted
+                }
+            } catch {
+                throw .internalError("cannot mint the \(step.sends) for \(step.role): \(error)")
+            }
+            bytes[step.delivery.id] = body
+            guard let request = target.endpoints.request(for: step.delivery, body: body, id: rows.count) else {
+                rows.append(
+                    TargetCheckRow(
+                        role: step.role,
+                        sends: step.sends,
+                        request: "not configured",
+                        status: "-",
+                        classified: "-",
+                        probe: "-"
+                    )
+                )
+                continue
+            }
+            checker.sent(step.delivery, at: now())
+            var result: LoadResult?
+            _ = engine.run(.closed(users: 1, thinkTime: .zero, duration: .seconds(600))) { index, _ in
+                index == 0 ? request : nil
+            } sink: {
+                result = $0
+            }
+            let outcome =
+                result.map(RunScheduler.outcome(of:)) ?? .notSent(reason: "the load engine did not send it")
+            checker.record(step.delivery, outcome: outcome, at: now())
+            sentSteps.append((step, rows.count, outcome))
+            rows.append(
+                TargetCheckRow(
+                    role: step.role,
+                    sends: step.sends,
+                    request: "\(request.method) \(request.url)",
+                    status: result.map(Self.status) ?? "not sent",
+                    classified: Self.describe(outcome),
+                    probe: "-"
+                )
+            )
+        }
+
+        // A moment for a target that commits just after answering, then the run's own final probe.
+        Thread.sleep(forTimeInterval: min(profile.settleSeconds, 1))
+        let accounts = Array(Set(sentSteps.map(\.step.delivery.action.appAccountToken))).sorted()
+        var states: [String: AccountState] = [:]
+        var results: [String: [Invariant: CheckResult.Outcome]] = [:]
+        let final = FinalProbe(endpoints: target.endpoints, config: profile.target.probe, engine: engine)
+        final.onState = { account, state in states[account] = state }
+        let hasProbe = target.endpoints.probe != nil || profile.target.probe != nil
+        if hasProbe {
+            _ = final.run(accounts: accounts, checker: checker, startMillis: plan.startMillis) { checked, _ in
+                for result in checked { results[result.account, default: [:]][result.invariant] = result.outcome }
+            }
+        }
+        let unknowns = checker.verdict(unchecked: []).unknownSamples
+
+        var notes: [String] = []
+        if !hasProbe {
+            notes.append("no probe (target.probe): what the target granted was not checked")
+        }
+        for (step, index, outcome) in sentSteps {
+            let account = step.delivery.action.appAccountToken
+            let found = results[account] ?? [:]
+            if hasProbe {
+                if let state = states[account] {
+                    rows[index].probe = Self.describe(state, product: plan.product.id)
+                } else {
+                    rows[index].probe = "probe failed"
+                }
+            }
+            rows[index].hint = hint(
+                for: step,
+                outcome: outcome,
+                probed: !hasProbe || states[account] != nil,
+                found: found,
+                probeFailure: (target.endpoints.probeURL(for: account).map { "GET \($0)" } ?? "the probe command")
+                    + ": " + (unknowns.first { $0.contains(account) } ?? "no answer")
+            )
+        }
+        notes += final.notes
+        let products = "\(plan.product.id) (\(plan.product.type.rawValue))"
+        return TargetCheckOutcome(
+            rows: rows,
+            target: target.description,
+            setup: "product \(products); accounts: purchase \(plan.accounts.purchase), forgery "
+                + "\(plan.accounts.forgery), pending report \(plan.accounts.pending)",
+            notes: notes,
+            passed: !rows.contains { $0.hint != nil }
+        )
+    }
+
+    /// What went wrong on one row, in a sentence that says where to look; nil when the row is as it should be.
+    static func hint(
+        for step: Step,
+        outcome: DeliveryOutcome,
+        probed: Bool,
+        found: [Invariant: CheckResult.Outcome],
+        probeFailure: String
+    ) -> String? {
+        let role = step.roleWords
+        switch step.kind {
+        case .genuine:
+            switch outcome {
+            case .acknowledged: break
+            case .rejected(let status):
+                switch status {
+                case 401, 403: return "\(role) got \(status): check the credentials in target.headers"
+                case 404, 405: return "\(role) got \(status): check the URL and the method"
+                case 400..<500:
+                    return "\(role) got \(status): does the body template match the API "
+                        + "(and does the target trust the test root given with --pki)?"
+                default: return "\(role) got \(status): the target failed on a genuine purchase; see its log"
+                }
+            case .indeterminate(let reason), .notSent(let reason):
+                return "\(role) got no answer (\(reason)): check the URL and that the target is up"
+            }
+            guard probed else {
+                return "the probe failed (\(probeFailure)): check the probe URL or mapping"
+            }
+            if case .fail? = found[.noLostPurchase] {
+                return "probe shows nothing after an acknowledged purchase: check the probe URL or mapping"
+            }
+            if case .unknown(let reason)? = found[.noLostPurchase] {
+                return "the probe could not decide whether the purchase was granted: \(reason)"
+            }
+        case .duplicate:
+            if case .fail? = found[.noDoubleGrant] {
+                return "the purchase was granted more than once (the duplicate, or the device delivery and the "
+                    + "webhook each): the backend does not deduplicate on notificationUUID or transactionId"
+            }
+        case .forgery:
+            if case .fail? = found[.noUnlockWithoutVerifiedPurchase] {
+                return outcome.isAcknowledged
+                    ? "forgery was acknowledged and granted: the backend trusts unverified input"
+                    : "forgery was granted although rejected: the backend trusts unverified input"
+            }
+        case .pending:
+            if case .fail? = found[.noUnlockWithoutVerifiedPurchase] {
+                return "a pending purchase report was granted: the backend unlocks without a verified transaction"
+            }
+        }
+        return nil
+    }
+
+    static func status(_ result: LoadResult) -> String {
+        if let error = result.error { return "\(error)" }
+        return String(result.status)
+    }
+
+    static func describe(_ outcome: DeliveryOutcome) -> String {
+        switch outcome {
+        case .acknowledged: "acknowledged"
+        case .rejected: "rejected"
+        case .indeterminate: "no answer"
+        case .notSent: "not sent"
+        }
+    }
+
+    /// What an account's state shows for the product: entitled, a balance, grant counts, or nothing.
+    static func describe(_ state: AccountState, product: String) -> String {
+        var parts: [String] = []
+        let entitled = state.entitlements.filter { $0.productId == product }.count
+        if entitled > 0 { parts.append("\(product) entitled" + (entitled > 1 ? " x\(entitled)" : "")) }
+        if let balance = state.balances[product], balance != 0 { parts.append("\(product) balance \(balance)") }
+        if let grants = state.grants, !grants.isEmpty {
+            parts.append("grants " + grants.map { "\($0.transactionId) x\($0.count)" }.joined(separator: ", "))
+        }
+        let others = Set(state.entitlements.map(\.productId)).subtracting([product]).sorted()
+        if !others.isEmpty { parts.append("also " + others.joined(separator: ", ")) }
+        return parts.isEmpty ? "nothing" : parts.joined(separator: "; ")
+    }
+}
+
+extension TargetCheck {
+    /// One request of the check.
+    struct Step {
+        enum Kind { case genuine, duplicate, forgery, pending }
+        var kind: Kind
+        var delivery: PlannedDelivery
+
+        var role: String {
+            switch delivery.action.delivery {
+            case .notification: "webhook"
+            case .device: "deviceDelivery"
+            case .report: "deviceReport"
+            case .marker: "marker"
+            }
+        }
+
+        /// The role as a sentence says it.
+        var roleWords: String {
+            switch delivery.action.delivery {
+            case .notification: "webhook"
+            case .device: "device delivery"
+            case .report: "device report"
+            case .marker: "marker"
+            }
+        }
+
+        var sends: String {
+            switch kind {
+            case .genuine: "genuine purchase"
+            case .duplicate: "duplicate (same bytes)"
+            case .forgery: "forgery (\(TargetCheck.forgery))"
+            case .pending: "pending report"
+            }
+        }
+    }
+
+    /// The check's requests, taken from the run's own world: one account buys one product (a non-consumable
+    /// when the catalog has one, else its first product) on one device, and the check derives the duplicate,
+    /// the forgery and the pending report from that purchase the way Chaos derives its faults.
+    struct Plan {
+        var profile: Profile
+        var startMillis: Int64
+        var product: Product
+        var steps: [Step]
+        var accounts: (purchase: String, forgery: String, pending: String)
+        /// The latest intended time of the plan, in seconds from `startMillis`.
+        var latest: Double
+
+        init(profile original: Profile) throws(RunError) {
+            var profile = original
+            // A fresh seed each time, so the accounts and transactions are new to a target that keeps its data.
+            profile.seed = UInt64.random(in: 1...UInt64(Int64.max))
+            let product = original.catalog.products.first { $0.type == .nonConsumable } ?? original.catalog.products[0]
+            profile.catalog.products = [product]
+            // An empty object is the mix in which every action weighs 0 (see ActionMix's decoding).
+            var mix: ActionMix
+            do {
+                mix = try JSONDecoder().decode(ActionMix.self, from: Data("{}".utf8))
+            } catch {
+                throw .internalError("cannot make an empty action mix: \(error)")
+            }
+            switch product.type {
+            case .consumable: mix.consumable = 1
+            case .nonConsumable: mix.nonConsumable = 1
+            case .autoRenewable: mix.subscribe = 1
+            case .nonRenewing: mix.nonRenewing = 1
+            }
+            profile.actionMix = mix
+            profile.population = Population(accounts: 3, devicesPerAccount: 1, familySharingFraction: 0)
+            profile.faults = Faults()
+            // Real time: nothing renews or expires while the check runs.
+            profile.timeCompression.secondsPerMonth = 2_592_000
+            profile.schedule = [RateSegment(.constant(rate: 1), seconds: 1)]
+            self.profile = profile
+            self.product = product
+            startMillis = Int64(Date().timeIntervalSince1970 * 1000)
+
+            let world = World(profile: profile, startMillis: startMillis)
+            let planned = Array(ChaosStream(world, profile: profile).prefix(16))
+            guard
+                let webhook = planned.first(where: {
+                    if case .notification = $0.action.delivery { true } else { false }
+                })
+            else { throw .internalError("the check's world made no purchase of \(product.id)") }
+            let device = planned.first { if case .device = $0.action.delivery { true } else { false } }
+            // The world's other two accounts: fresh, and never the buyer's.
+            let buyer = webhook.action.account
+            accounts = (
+                webhook.action.appAccountToken,
+                World.appAccountToken(seed: profile.seed, account: (buyer + 1) % 3),
+                World.appAccountToken(seed: profile.seed, account: (buyer + 2) % 3)
+            )
+            var nextID = (planned.map(\.id).max() ?? 0) + 1
+            func fresh() -> UInt64 {
+                defer { nextID += 1 }
+                return nextID
+            }
+
+            var steps: [Step] = []
+            // The device posts the purchase result first, then the App Store's notification arrives.
+            if let device { steps.append(Step(kind: .genuine, delivery: device)) }
+            steps.append(Step(kind: .genuine, delivery: webhook))
+            var duplicate = webhook
+            duplicate.id = fresh()
+            duplicate.copy = .delayedDuplicate
+            duplicate.sameBytesAs = webhook.id
+            steps.append(Step(kind: .duplicate, delivery: duplicate))
+            steps.append(Step(kind: .forgery, delivery: Self.forged(webhook, id: fresh(), account: accounts.forgery)))
+            steps.append(
+                Step(kind: .pending, delivery: Self.pending(webhook, id: fresh(), account: accounts.pending))
+            )
+            self.steps = steps
+            latest = planned.map(\.at).max() ?? 0
+        }
+
+        /// The notification signed wrongly, for another account, with its own transaction: as Chaos forges.
+        static func forged(_ delivery: PlannedDelivery, id: UInt64, account: String) -> PlannedDelivery {
+            var forged = delivery
+            forged.id = id
+            forged.copy = .forged
+            forged.forgery = TargetCheck.forgery
+            let fakeID = String(9_000_000_000_000_000 + id)
+            var action = delivery.action
+            action.appAccountToken = account
+            if case .notification(var note) = action.delivery {
+                note.notificationUUID = UUID().uuidString.lowercased()
+                note.transaction?.transactionId = fakeID
+                note.transaction?.originalTransactionId = fakeID
+                note.transaction?.appAccountToken = account
+                note.renewal?.appAccountToken = account
+                action.delivery = .notification(note)
+            }
+            var truth = Truth(kind: .none, effectiveDate: action.truth.effectiveDate)
+            truth.productId = action.truth.productId
+            truth.productType = action.truth.productType
+            truth.transactionId = fakeID
+            action.truth = truth
+            forged.action = action
+            forged.faults = [AppliedFault(fault: "forgery", detail: "\(TargetCheck.forgery), transaction \(fakeID)")]
+            return forged
+        }
+
+        /// An Ask to Buy: the device reports the purchase pending, for another account; nothing is owed.
+        static func pending(_ delivery: PlannedDelivery, id: UInt64, account: String) -> PlannedDelivery {
+            var pending = delivery
+            pending.id = id
+            var action = delivery.action
+            let product = action.truth.productId ?? ""
+            action.appAccountToken = account
+            action.lifecycle = .askToBuyPending
+            action.causedBy = "askToBuy"
+            action.delivery = .report(
+                DeviceReport(device: 0, purchaseResult: "pending", productId: product, appAccountToken: account)
+            )
+            var truth = Truth(kind: .pending, effectiveDate: action.truth.effectiveDate)
+            truth.productId = action.truth.productId
+            truth.productType = action.truth.productType
+            action.truth = truth
+            pending.action = action
+            pending.faults = [AppliedFault(fault: "askToBuy", detail: "a pending purchase report")]
+            return pending
+        }
+    }
+}

@@ -1,0 +1,226 @@
+public import Foundation
+
+/// Where `${NAME}` in a profile gets its value, so that one profile serves many targets.
+///
+/// Every string value of a profile (not its keys) may contain `${NAME}` or `${NAME:-default}`. A value given
+/// with `--set NAME=value` wins over the environment; `${NAME:-default}` takes `default` when `NAME` is unset or
+/// empty, as in the shell. `$${` stands for a literal `${`. An undefined variable without a default is a
+/// ``ProfileError`` naming the variable and the JSON path.
+///
+/// ```swift
+/// let variables = ProfileVariables(set: ["PORT": "8080"])
+/// let profile = try Profile.load(path: "Profiles/mine.json5", variables: variables)
+/// ```
+public struct ProfileVariables: Sendable, Hashable {
+    /// Values given on the command line (`--set NAME=value`); they win over ``environment``.
+    public var set: [String: String]
+    /// The process environment (or a stand-in, in tests).
+    public var environment: [String: String]
+
+    /// Creates the variables of a load.
+    /// - Parameters:
+    ///   - set: values given with `--set`, which win.
+    ///   - environment: the environment to fall back on; the process's own by default.
+    public init(set: [String: String] = [:], environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.set = set
+        self.environment = environment
+    }
+
+    /// The value of a variable, `--set` first, or nil when it is defined nowhere.
+    public func value(of name: String) -> String? { set[name] ?? environment[name] }
+
+    /// Parses one `--set` argument, `NAME=value` (the value may be empty and may contain `=`).
+    /// - Returns: the name and the value, or nil when the text is not `NAME=value` with a valid name.
+    public static func assignment(_ text: String) -> (name: String, value: String)? {
+        guard let equals = text.firstIndex(of: "=") else { return nil }
+        let name = String(text[..<equals])
+        guard isName(name) else { return nil }
+        return (name, String(text[text.index(after: equals)...]))
+    }
+
+    /// Whether `name` is a variable name: a letter or `_`, then letters, digits and `_` (ASCII, as the shell).
+    public static func isName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
+            return false
+        }
+        return name.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || byte == UInt8(ascii: "_")
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
+    }
+
+    /// Replaces every `${NAME}` and `${NAME:-default}` in one string, and `$${` by `${`.
+    /// - Parameter path: the JSON path of the string, for errors.
+    /// - Throws: ``ProfileIssue`` naming the path and the variable when one is undefined or malformed.
+    func substitute(_ text: String, path: String) throws(ProfileIssue) -> String {
+        guard text.contains("${") else { return text }
+        var out = ""
+        var rest = Substring(text)
+        while let dollar = rest.firstIndex(of: "$") {
+            out += rest[..<dollar]
+            let after = rest[dollar...]
+            if after.hasPrefix("$${") {
+                out += "${"
+                rest = after.dropFirst(3)
+                continue
+            }
+            guard after.hasPrefix("${") else {
+                out += "$"
+                rest = after.dropFirst()
+                continue
+            }
+            let body = after.dropFirst(2)
+            guard let close = body.firstIndex(of: "}") else {
+                throw ProfileIssue(
+                    path: path,
+                    expected:
+                        "${NAME} or ${NAME:-default} closed by '}', found \"\(after)\" (write $${ for a literal ${)"
+                )
+            }
+            let reference = body[..<close]
+            let name: Substring
+            let fallback: Substring?
+            if let colon = reference.range(of: ":-") {
+                name = reference[..<colon.lowerBound]
+                fallback = reference[colon.upperBound...]
+            } else {
+                name = reference
+                fallback = nil
+            }
+            guard Self.isName(String(name)) else {
+                throw ProfileIssue(
+                    path: path,
+                    expected:
+                        "a variable name of letters, digits and _ in \"${\(reference)}\" (write $${ for a literal ${)"
+                )
+            }
+            let value = value(of: String(name))
+            if let value, !value.isEmpty || fallback == nil {
+                out += value
+            } else if let fallback {
+                out += fallback
+            } else {
+                throw ProfileIssue(
+                    path: path,
+                    expected: "a value for ${\(name)}: pass --set \(name)=VALUE, set it in the environment, "
+                        + "or write ${\(name):-default}"
+                )
+            }
+            rest = body[body.index(after: close)...]
+        }
+        return out + rest
+    }
+}
+
+/// A profile document as parsed values, so that variables are substituted in string values only (never in
+/// keys, never across quotes or comments) and the result is decoded as before.
+enum ProfileTree: Decodable {
+    case null
+    case bool(Bool)
+    /// A number, kept as the JSON text that reproduces it exactly.
+    case number(String)
+    case string(String)
+    case array([ProfileTree])
+    case object([String: ProfileTree])
+
+    init(from decoder: any Decoder) throws {
+        if var items = try? decoder.unkeyedContainer() {
+            var array: [ProfileTree] = []
+            while !items.isAtEnd { array.append(try items.decode(ProfileTree.self)) }
+            self = .array(array)
+            return
+        }
+        if let object = try? decoder.container(keyedBy: AnyKey.self) {
+            var members: [String: ProfileTree] = [:]
+            for key in object.allKeys { members[key.stringValue] = try object.decode(ProfileTree.self, forKey: key) }
+            self = .object(members)
+            return
+        }
+        let single = try decoder.singleValueContainer()
+        if single.decodeNil() {
+            self = .null
+        } else if let value = try? single.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? single.decode(Int64.self) {
+            self = .number(String(value))
+        } else if let value = try? single.decode(UInt64.self) {
+            self = .number(String(value))
+        } else if let value = try? single.decode(Double.self) {
+            // JSON5 allows Infinity and NaN; validation refuses them later with the path, so keep them.
+            self = .number(value.isNaN ? "NaN" : value.isInfinite ? (value < 0 ? "-Infinity" : "Infinity") : "\(value)")
+        } else {
+            self = .string(try single.decode(String.self))
+        }
+    }
+
+    /// The same tree with every string value substituted.
+    func substituting(_ variables: ProfileVariables, path: String = "") throws(ProfileIssue) -> ProfileTree {
+        switch self {
+        case .null, .bool, .number: return self
+        case .string(let text): return .string(try variables.substitute(text, path: path))
+        case .array(let items):
+            var out: [ProfileTree] = []
+            for (index, item) in items.enumerated() {
+                out.append(try item.substituting(variables, path: path + "[\(index)]"))
+            }
+            return .array(out)
+        case .object(let members):
+            var out: [String: ProfileTree] = [:]
+            // Sorted, so that of two undefined variables the same one is always named first.
+            for (key, value) in members.sorted(by: { $0.key < $1.key }) {
+                out[key] = try value.substituting(variables, path: joinPath(path, key))
+            }
+            return .object(out)
+        }
+    }
+
+    /// JSON text of the tree.
+    var json: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    private func write(to out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
+        case .number(let text): out += text
+        case .string(let text): Self.quote(text, to: &out)
+        case .array(let items):
+            out += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { out += "," }
+                item.write(to: &out)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (index, (key, value)) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { out += "," }
+                Self.quote(key, to: &out)
+                out += ":"
+                value.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    private static func quote(_ text: String, to out: inout String) {
+        out += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}
