@@ -1,0 +1,544 @@
+"""An example in-app purchase backend: Flask (served by gunicorn) + SQLite + Apple's app-store-server-library.
+
+It is not a PayStorm target by design: its API is its own (see README.md), and PayStorm drives it only through
+a mapping profile (Profiles/examples/example-backend.json5). `BUGS=a,b` switches on realistic bugs, each in this
+file's own code paths; without BUGS it behaves as a careful backend should:
+
+- every signed object is verified with `SignedDataVerifier` (trusting $EXAMPLE_TRUST, the test root);
+- a notification is processed once (notificationUUID) and a transaction credited once (transactionId), both
+  enforced by unique constraints inside one `BEGIN IMMEDIATE` transaction, so concurrent duplicates on
+  different gunicorn workers cannot both win;
+- a refund revokes that transaction only, and sticks: only a newer REFUND_REVERSED lifts it;
+- subscription state follows the newest signedDate, and a period never moves back;
+- an error answers 500 so the App Store retries; a 2xx is sent only after COMMIT.
+
+Configuration (environment): EXAMPLE_DB (SQLite file), EXAMPLE_TRUST (DER root certificate), EXAMPLE_BUNDLE_ID,
+EXAMPLE_APP_APPLE_ID, EXAMPLE_ENVIRONMENT (Sandbox), BUGS.
+"""
+
+import contextlib
+import logging
+import os
+import sqlite3
+import time
+import uuid
+
+import jwt
+from appstoreserverlibrary.models.Environment import Environment
+from appstoreserverlibrary.models.JWSRenewalInfoDecodedPayload import JWSRenewalInfoDecodedPayload
+from appstoreserverlibrary.models.JWSTransactionDecodedPayload import JWSTransactionDecodedPayload
+from appstoreserverlibrary.models.LibraryUtility import _get_cattrs_converter
+from appstoreserverlibrary.models.ResponseBodyV2DecodedPayload import ResponseBodyV2DecodedPayload
+from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier, VerificationException
+from flask import Flask, jsonify, request
+
+# What each bug does; README.md says which invariant should catch it.
+KNOWN_BUGS = {
+    "racy-dedupe": "dedupe by a read before the write transaction, and no unique constraint behind it",
+    "pending-unlock": "a pending (Ask to Buy) report unlocks the product until the parent decides",
+    "refund-by-sku": "a refund revokes every purchase of the product by that user, not the refunded transaction",
+    "skip-verify": "signed payloads are decoded without verifying signature, chain, bundle or environment",
+    "blind-upsert": "purchases and subscriptions are upserted whatever their signedDate (INSERT OR REPLACE)",
+    "token-case": "webhooks file purchases under appAccountToken as sent (uppercase); the app uses lowercase",
+}
+
+BUGS = frozenset(name.strip() for name in os.environ.get("BUGS", "").split(",") if name.strip())
+if BUGS - KNOWN_BUGS.keys():
+    raise SystemExit(f"BUGS: unknown {', '.join(sorted(BUGS - KNOWN_BUGS.keys()))} (known: {', '.join(KNOWN_BUGS)})")
+
+CONSUMABLE = "Consumable"
+NON_CONSUMABLE = "Non-Consumable"
+AUTO_RENEWABLE = "Auto-Renewable Subscription"
+NON_RENEWING = "Non-Renewing Subscription"
+
+# Subscription states as the wallet shows them. Entitled: ACTIVE and GRACE_PERIOD (until their end).
+ACTIVE, GRACE_PERIOD, BILLING_RETRY, EXPIRED, REVOKED = "ACTIVE", "GRACE_PERIOD", "BILLING_RETRY", "EXPIRED", "REVOKED"
+# App Store `data.status` values.
+STATUS_STATES = {1: ACTIVE, 2: EXPIRED, 3: BILLING_RETRY, 4: GRACE_PERIOD, 5: REVOKED}
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS notifications (
+    notification_uuid TEXT {unique},
+    notification_type TEXT NOT NULL,
+    subtype TEXT,
+    signed_date INTEGER NOT NULL,
+    received_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS purchases (
+    transaction_id TEXT PRIMARY KEY,
+    original_transaction_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    sku TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    quantity INTEGER NOT NULL,
+    expires_at_ms INTEGER,
+    upgraded INTEGER NOT NULL DEFAULT 0,
+    signed_date INTEGER NOT NULL,
+    revoked_at INTEGER,
+    revoke_signed_date INTEGER,
+    reversal_signed_date INTEGER
+);
+CREATE INDEX IF NOT EXISTS purchases_by_user ON purchases (user_id);
+CREATE TABLE IF NOT EXISTS credits (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    transaction_id TEXT NOT NULL {unique},
+    user_id TEXT NOT NULL,
+    sku TEXT NOT NULL,
+    amount INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS subscriptions (
+    original_transaction_id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    sku TEXT NOT NULL,
+    transaction_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    expires_at_ms INTEGER,
+    grace_expires_at_ms INTEGER,
+    state_signed_date INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS subscriptions_by_user ON subscriptions (user_id);
+CREATE TABLE IF NOT EXISTS reports (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id TEXT NOT NULL,
+    sku TEXT NOT NULL,
+    result TEXT NOT NULL,
+    received_at INTEGER NOT NULL
+);
+"""
+
+log = logging.getLogger("example-backend")
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+def connect(path):
+    # Autocommit mode: every write transaction is an explicit BEGIN IMMEDIATE (see write_transaction).
+    db = sqlite3.connect(path, timeout=15, isolation_level=None)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA synchronous = FULL")
+    return db
+
+
+@contextlib.contextmanager
+def write_transaction(db):
+    """One durable write transaction; the caller answers 2xx only after it returns."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def init_db(path):
+    db = connect(path)
+    try:
+        db.execute("PRAGMA journal_mode = WAL")
+        # The racy-dedupe bug is a schema whose migration never added the unique constraints.
+        unique = "" if "racy-dedupe" in BUGS else "UNIQUE"
+        with write_transaction(db):
+            for statement in SCHEMA.format(unique=unique).split(";"):
+                if statement.strip():
+                    db.execute(statement)
+    finally:
+        db.close()
+
+
+def canonical_user(value):
+    """The backend's user id: a lowercase UUID string, or None when `value` is not a UUID."""
+    try:
+        return str(uuid.UUID(str(value)))
+    except ValueError:
+        return None
+
+
+class Verifier:
+    """Apple's SignedDataVerifier, or (skip-verify) a bare decode of the JWS payload."""
+
+    def __init__(self, root_der, bundle_id, app_apple_id, environment):
+        self.apple = SignedDataVerifier([root_der], False, environment, bundle_id, app_apple_id)
+
+    def notification(self, jws):
+        if "skip-verify" in BUGS:
+            return self._decode(jws, ResponseBodyV2DecodedPayload)
+        return self.apple.verify_and_decode_notification(jws)
+
+    def transaction(self, jws):
+        if "skip-verify" in BUGS:
+            return self._decode(jws, JWSTransactionDecodedPayload)
+        return self.apple.verify_and_decode_signed_transaction(jws)
+
+    def renewal(self, jws):
+        if "skip-verify" in BUGS:
+            return self._decode(jws, JWSRenewalInfoDecodedPayload)
+        return self.apple.verify_and_decode_renewal_info(jws)
+
+    @staticmethod
+    def _decode(jws, model):
+        # The bug: "the payload came over TLS from Apple, just read it". No signature, chain, bundle or
+        # environment check, so anyone can post a purchase.
+        try:
+            claims = jwt.decode(jws, options={"verify_signature": False})
+            return _get_cattrs_converter(model).structure(claims, model)
+        except Exception as error:
+            raise VerificationException(None) from error
+
+
+class Store:
+    """The purchase ledger: purchases, credits (grants) and subscriptions, in one SQLite file."""
+
+    def __init__(self, db):
+        self.db = db
+
+    def seen_notification(self, notification_uuid):
+        return self.db.execute(
+            "SELECT 1 FROM notifications WHERE notification_uuid = ?", (notification_uuid,)
+        ).fetchone() is not None
+
+    def credited(self, transaction_id):
+        return self.db.execute("SELECT 1 FROM credits WHERE transaction_id = ?", (transaction_id,)).fetchone() is not None
+
+    def record_notification(self, note):
+        """True when this notification is new; inside the write transaction, so it decides duplicates."""
+        cursor = self.db.execute(
+            "INSERT INTO notifications (notification_uuid, notification_type, subtype, signed_date, received_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+            if "racy-dedupe" not in BUGS
+            else "INSERT INTO notifications (notification_uuid, notification_type, subtype, signed_date, received_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (note.notificationUUID, note.rawNotificationType, note.rawSubtype, note.signedDate, now_ms()),
+        )
+        return cursor.rowcount == 1
+
+    def record_purchase(self, tx, user, signed, revoked_at=None, reversal=False):
+        """Stores the newest view of a transaction; a revocation sticks until a newer reversal."""
+        values = (
+            tx.transactionId, tx.originalTransactionId or tx.transactionId, user, tx.productId, tx.rawType,
+            tx.quantity or 1, tx.expiresDate, 1 if tx.isUpgraded else 0, signed,
+        )
+        if "blind-upsert" in BUGS:
+            # The bug: last write wins. A purchase replayed after its refund writes revoked_at back to NULL.
+            self.db.execute(
+                "INSERT OR REPLACE INTO purchases (transaction_id, original_transaction_id, user_id, sku, kind, "
+                "quantity, expires_at_ms, upgraded, signed_date, revoked_at, revoke_signed_date) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values + (revoked_at, signed if revoked_at is not None else None),
+            )
+            return
+        row = self.db.execute("SELECT * FROM purchases WHERE transaction_id = ?", (tx.transactionId,)).fetchone()
+        if row is None:
+            self.db.execute(
+                "INSERT INTO purchases (transaction_id, original_transaction_id, user_id, sku, kind, quantity, "
+                "expires_at_ms, upgraded, signed_date, revoked_at, revoke_signed_date, reversal_signed_date) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values
+                + (revoked_at, signed if revoked_at is not None else None, signed if reversal else None),
+            )
+            return
+        if signed > row["signed_date"]:
+            self.db.execute(
+                "UPDATE purchases SET sku = ?, kind = ?, quantity = ?, expires_at_ms = ?, upgraded = ?, "
+                "signed_date = ? WHERE transaction_id = ?",
+                (tx.productId, tx.rawType, tx.quantity or 1, tx.expiresDate, 1 if tx.isUpgraded else 0, signed,
+                 tx.transactionId),
+            )
+        # A replay carries no news of a refund, so it never lifts one; only a reversal signed after the refund
+        # does, and a refund signed after the reversal sets it again.
+        if revoked_at is not None and signed > (row["reversal_signed_date"] or -1):
+            self.db.execute(
+                "UPDATE purchases SET revoked_at = ?, revoke_signed_date = MAX(COALESCE(revoke_signed_date, 0), ?) "
+                "WHERE transaction_id = ?",
+                (revoked_at, signed, tx.transactionId),
+            )
+        elif reversal and signed > (row["revoke_signed_date"] or -1):
+            self.db.execute(
+                "UPDATE purchases SET revoked_at = NULL, "
+                "reversal_signed_date = MAX(COALESCE(reversal_signed_date, 0), ?) WHERE transaction_id = ?",
+                (signed, tx.transactionId),
+            )
+
+    def revoke_by_sku(self, user, sku, revoked_at, signed):
+        # The bug: "refund the user's sku" instead of the refunded transaction.
+        self.db.execute(
+            "UPDATE purchases SET revoked_at = ?, revoke_signed_date = ? WHERE user_id = ? AND sku = ?",
+            (revoked_at, signed, user, sku),
+        )
+
+    def is_revoked(self, transaction_id):
+        row = self.db.execute("SELECT revoked_at FROM purchases WHERE transaction_id = ?", (transaction_id,)).fetchone()
+        return row is not None and row["revoked_at"] is not None
+
+    def credit(self, tx, user, source):
+        """Credits a transaction once; True when this call credited it."""
+        sql = "INSERT INTO credits (transaction_id, user_id, sku, amount, source, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+        if "racy-dedupe" not in BUGS:
+            sql += " ON CONFLICT (transaction_id) DO NOTHING"
+        cursor = self.db.execute(sql, (tx.transactionId, user, tx.productId, tx.quantity or 1, source, now_ms()))
+        return cursor.rowcount == 1
+
+    def update_subscription(self, tx, user, state, signed, grace_expires=None):
+        """Moves a subscription to `state` if `signed` is newer; its period only ever moves forward."""
+        original = tx.originalTransactionId or tx.transactionId
+        row = self.db.execute("SELECT * FROM subscriptions WHERE original_transaction_id = ?", (original,)).fetchone()
+        # Is this transaction the subscription's current period? A refund of an older period leaves it be.
+        current = (
+            row is None
+            or row["transaction_id"] == tx.transactionId
+            or (tx.expiresDate or 0) >= (row["expires_at_ms"] or 0)
+        )
+        if self.is_revoked(tx.transactionId) and current:
+            state = REVOKED
+        if row is None or "blind-upsert" in BUGS:
+            # blind-upsert: the newest arrival wins, whatever its signedDate and period.
+            self.db.execute(
+                "INSERT OR REPLACE INTO subscriptions (original_transaction_id, user_id, sku, transaction_id, state, "
+                "expires_at_ms, grace_expires_at_ms, state_signed_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (original, user, tx.productId, tx.transactionId, state, tx.expiresDate, grace_expires, signed),
+            )
+            return
+        newer_period = (tx.expiresDate or 0) > (row["expires_at_ms"] or 0)
+        if newer_period:
+            self.db.execute(
+                "UPDATE subscriptions SET sku = ?, transaction_id = ?, expires_at_ms = ? "
+                "WHERE original_transaction_id = ?",
+                (tx.productId, tx.transactionId, tx.expiresDate, original),
+            )
+        if state == REVOKED and not current:
+            return
+        if signed > row["state_signed_date"]:
+            self.db.execute(
+                "UPDATE subscriptions SET state = ?, grace_expires_at_ms = ?, state_signed_date = ? "
+                "WHERE original_transaction_id = ?",
+                (state, grace_expires, signed, original),
+            )
+        elif state == REVOKED:
+            # A refund of the current period revokes it even when a newer view of it was filed first.
+            self.db.execute("UPDATE subscriptions SET state = ? WHERE original_transaction_id = ?", (REVOKED, original))
+
+    def record_report(self, user, sku, result):
+        self.db.execute(
+            "INSERT INTO reports (user_id, sku, result, received_at) VALUES (?, ?, ?, ?)", (user, sku, result, now_ms())
+        )
+
+    def wallet(self, user, now):
+        owned = [
+            row["sku"]
+            for row in self.db.execute(
+                "SELECT DISTINCT p.sku FROM purchases p JOIN credits c ON c.transaction_id = p.transaction_id "
+                "WHERE p.user_id = ? AND p.kind IN (?, ?) AND p.revoked_at IS NULL ORDER BY p.sku",
+                (user, NON_CONSUMABLE, NON_RENEWING),
+            )
+        ]
+        coins = {
+            row["sku"]: row["total"]
+            for row in self.db.execute(
+                "SELECT p.sku, SUM(c.amount) AS total FROM credits c JOIN purchases p "
+                "ON p.transaction_id = c.transaction_id WHERE c.user_id = ? AND p.kind = ? AND p.revoked_at IS NULL "
+                "GROUP BY p.sku ORDER BY p.sku",
+                (user, CONSUMABLE),
+            )
+        }
+        subscriptions = []
+        for row in self.db.execute(
+            "SELECT * FROM subscriptions WHERE user_id = ? ORDER BY sku, original_transaction_id", (user,)
+        ):
+            state, expires = row["state"], row["expires_at_ms"]
+            if state == GRACE_PERIOD:
+                expires = row["grace_expires_at_ms"] or expires
+            # A period that ended without news is over; the EXPIRED notification may still be on its way.
+            if state in (ACTIVE, GRACE_PERIOD) and expires is not None and expires <= now:
+                state = EXPIRED
+            subscriptions.append({"sku": row["sku"], "state": state, "expires_at_ms": expires})
+        return {"owned": owned, "subscriptions": subscriptions, "coins": coins}
+
+
+def subscription_state(note, renewal):
+    """The state a notification reports: its data.status when present, else what its type implies."""
+    status = note.data.rawStatus if note.data is not None else None
+    if status in STATUS_STATES:
+        return STATUS_STATES[status]
+    kind, subtype = note.rawNotificationType, note.rawSubtype
+    if kind in ("REFUND", "REVOKE"):
+        return REVOKED
+    if kind == "EXPIRED":
+        return EXPIRED
+    if kind == "DID_FAIL_TO_RENEW":
+        return GRACE_PERIOD if subtype == "GRACE_PERIOD" or (renewal and renewal.gracePeriodExpiresDate) else BILLING_RETRY
+    if kind == "GRACE_PERIOD_EXPIRED":
+        return BILLING_RETRY
+    return ACTIVE
+
+
+def create_app():
+    db_path = os.environ["EXAMPLE_DB"]
+    with open(os.environ["EXAMPLE_TRUST"], "rb") as file:
+        root = file.read()
+    verifier = Verifier(
+        root,
+        os.environ.get("EXAMPLE_BUNDLE_ID", "com.example.paystorm"),
+        int(os.environ.get("EXAMPLE_APP_APPLE_ID", "1234567890")),
+        Environment(os.environ.get("EXAMPLE_ENVIRONMENT", "Sandbox")),
+    )
+    init_db(db_path)
+    app = Flask("example-backend")
+
+    def error(status, message):
+        return jsonify({"ok": False, "error": message}), status
+
+    def webhook_user(tx):
+        if "token-case" in BUGS:
+            # The bug: the token as the App Store sent it (uppercase), while the app's userId is lowercase.
+            return tx.appAccountToken
+        return canonical_user(tx.appAccountToken) if tx.appAccountToken else None
+
+    def apply_transaction(store, tx, user, signed, source, owed, state=None, revoked_at=None, reversal=False,
+                          grace_expires=None):
+        """Files a verified transaction and credits it if owed and not revoked. Returns True if credited."""
+        store.record_purchase(tx, user, signed, revoked_at=revoked_at, reversal=reversal)
+        credited = False
+        if owed and not store.is_revoked(tx.transactionId) and not tx.isUpgraded:
+            credited = store.credit(tx, user, source)
+        if tx.rawType == AUTO_RENEWABLE and not tx.isUpgraded:
+            if state is None:
+                ended = tx.expiresDate is not None and tx.expiresDate <= now_ms()
+                state = REVOKED if tx.revocationDate else (EXPIRED if ended else ACTIVE)
+            store.update_subscription(tx, user, state, signed, grace_expires)
+        return credited
+
+    @app.post("/apple/notifications")
+    def apple_notification():
+        body = request.get_json(silent=True)
+        signed_payload = body.get("signedPayload") if isinstance(body, dict) else None
+        if not isinstance(signed_payload, str):
+            return error(400, "body must be {\"signedPayload\": \"<JWS>\"}")
+        try:
+            note = verifier.notification(signed_payload)
+        except VerificationException as failure:
+            return error(400, f"notification not verified: {failure.status}")
+        store = Store(connect(db_path))
+        try:
+            if store.seen_notification(note.notificationUUID):
+                return jsonify({"ok": True, "duplicate": True})
+            data = note.data
+            if data is None or not data.signedTransactionInfo:
+                with write_transaction(store.db):
+                    store.record_notification(note)
+                return jsonify({"ok": True})
+            try:
+                tx = verifier.transaction(data.signedTransactionInfo)
+                renewal = verifier.renewal(data.signedRenewalInfo) if data.signedRenewalInfo else None
+            except VerificationException as failure:
+                return error(400, f"nested payload not verified: {failure.status}")
+            user = webhook_user(tx)
+            # Read before the write transaction; a stale answer is harmless because the unique constraints
+            # inside it decide (unless racy-dedupe removed them).
+            owed = not store.credited(tx.transactionId)
+            kind = note.rawNotificationType
+            revoking = kind in ("REFUND", "REVOKE")
+            with write_transaction(store.db):
+                if not store.record_notification(note):
+                    return jsonify({"ok": True, "duplicate": True})
+                if user is None:
+                    log.warning("notification %s: transaction %s has no appAccountToken", note.notificationUUID,
+                                tx.transactionId)
+                    return jsonify({"ok": True})
+                revoked_at = tx.revocationDate or (note.signedDate if revoking else None)
+                state = subscription_state(note, renewal) if tx.rawType == AUTO_RENEWABLE else None
+                grace = renewal.gracePeriodExpiresDate if renewal is not None and state == GRACE_PERIOD else None
+                apply_transaction(store, tx, user, note.signedDate, "webhook", owed, state=state,
+                                  revoked_at=revoked_at, reversal=kind == "REFUND_REVERSED", grace_expires=grace)
+                if revoking and "refund-by-sku" in BUGS:
+                    store.revoke_by_sku(user, tx.productId, revoked_at, note.signedDate)
+            return jsonify({"ok": True})
+        finally:
+            store.db.close()
+
+    @app.post("/api/v1/purchases/verify")
+    def verify_purchase():
+        body = request.get_json(silent=True)
+        if not isinstance(body, dict) or not isinstance(body.get("jws"), str):
+            return error(400, "body must be {\"jws\": \"<signed transaction>\", \"userId\": \"<uuid>\"}")
+        user = canonical_user(body.get("userId"))
+        if user is None:
+            return error(400, "userId must be a UUID")
+        try:
+            tx = verifier.transaction(body["jws"])
+        except VerificationException as failure:
+            return error(400, f"transaction not verified: {failure.status}")
+        if tx.appAccountToken and canonical_user(tx.appAccountToken) != user:
+            return error(403, "transaction belongs to another user")
+        store = Store(connect(db_path))
+        try:
+            # A refunded copy is still filed (its revocation counts); any other copy of a credited one is a repeat.
+            if store.credited(tx.transactionId) and not tx.revocationDate:
+                return error(409, "already processed")
+            with write_transaction(store.db):
+                credited = apply_transaction(store, tx, user, tx.signedDate, "device", owed=True,
+                                             revoked_at=tx.revocationDate)
+            if credited:
+                return jsonify({"ok": True, "granted": True})
+            if store.credited(tx.transactionId):
+                return error(409, "already processed")
+            # Verified, but nothing to grant: refunded, upgraded away, or a period already over.
+            return jsonify({"ok": False, "granted": False})
+        finally:
+            store.db.close()
+
+    @app.post("/api/v1/purchases/report")
+    def report_purchase():
+        body = request.get_json(silent=True)
+        if not isinstance(body, dict):
+            return error(400, "body must be a JSON object")
+        user = canonical_user(body.get("userId"))
+        sku, result = body.get("sku"), body.get("result")
+        if user is None or not isinstance(sku, str) or not sku or result not in ("pending", "cancelled"):
+            return error(400, "body must be {\"userId\": \"<uuid>\", \"sku\", \"result\": \"pending\"|\"cancelled\"}")
+        store = Store(connect(db_path))
+        try:
+            with write_transaction(store.db):
+                store.record_report(user, sku, result)
+                if "pending-unlock" in BUGS:
+                    unlock_while_pending(store, user, sku, result)
+            return jsonify({"ok": True})
+        finally:
+            store.db.close()
+
+    def unlock_while_pending(store, user, sku, result):
+        # The bug: "don't make the kid wait for the parent": a pending purchase unlocks at once, under a
+        # placeholder transaction, and only a cancelled report takes it back. A declined Ask to Buy sends none.
+        placeholder = f"pending:{user}:{sku}"
+        if result == "pending":
+            store.db.execute(
+                "INSERT OR IGNORE INTO purchases (transaction_id, original_transaction_id, user_id, sku, kind, "
+                "quantity, signed_date) VALUES (?, ?, ?, ?, ?, 1, ?)",
+                (placeholder, placeholder, user, sku, NON_CONSUMABLE, now_ms()),
+            )
+            store.db.execute(
+                "INSERT OR IGNORE INTO credits (transaction_id, user_id, sku, amount, source, created_at) "
+                "VALUES (?, ?, ?, 1, 'pending', ?)",
+                (placeholder, user, sku, now_ms()),
+            )
+        else:
+            store.db.execute("DELETE FROM credits WHERE transaction_id = ?", (placeholder,))
+
+    @app.get("/api/v1/users/<user_id>/wallet")
+    def wallet(user_id):
+        user = canonical_user(user_id)
+        if user is None:
+            return error(400, "user id must be a UUID")
+        store = Store(connect(db_path))
+        try:
+            return jsonify(store.wallet(user, now_ms()))
+        finally:
+            store.db.close()
+
+    @app.get("/healthz")
+    def health():
+        return jsonify({"ok": True, "bugs": sorted(BUGS)})
+
+    return app

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The example backend's detection matrix: PayStorm, mapped onto a backend it has never seen
+# (Profiles/examples/example-backend.json5), must catch each of its bugs by the invariant the bug breaks, and
+# pass the correct backend with three seeds. Before the matrix, the standalone suite (test_backend.py) proves
+# the backend itself: each endpoint and each bug's behaviour, without PayStorm's run.
+#
+# Usage: Tests/ExampleBackend/run.sh [--standalone | --matrix] [BUG...]
+#   --standalone  only the pytest suite;  --matrix  only the PayStorm runs;  BUG...  only these matrix rows
+# Needs a built paystorm: $PAYSTORM, or .build/debug/paystorm. Creates Tests/ExampleBackend/.venv on first use
+# (Flask, gunicorn, app-store-server-library, pytest from PyPI, pinned) and installs jq (the profile's probe
+# transform) with apt-get when it is missing. Each mode gets a fresh database, a free loopback port and its own
+# report folder under $EXAMPLE_REPORTS (default: a temporary directory). Ends with `N passed, M failed`.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+export PAYSTORM="${PAYSTORM:-$root/.build/debug/paystorm}"
+if [[ ! -x "$PAYSTORM" ]]; then
+    echo "run.sh: no paystorm binary at $PAYSTORM (run 'swift build' or set PAYSTORM)" >&2
+    exit 66
+fi
+standalone=1 matrix=1
+case "${1:-}" in
+    --standalone) matrix=0; shift ;;
+    --matrix) standalone=0; shift ;;
+esac
+
+python="$("$root/scripts/python-venv.sh" "$here/.venv" "appstoreserverlibrary, flask, gunicorn, pytest" \
+    app-store-server-library==3.1.2 flask==3.1.3 gunicorn==27.0.1 pytest==9.2.0)"
+if ! command -v jq >/dev/null; then
+    apt-get install -y -qq jq >&2 || { apt-get update -qq >&2 && apt-get install -y -qq jq >&2; }
+fi
+
+work="$(mktemp -d)"
+reports="${EXAMPLE_REPORTS:-$work/reports}"
+started_db=""
+cleanup() {
+    if [[ -n "$started_db" ]]; then "$here/kill.sh" "$started_db" || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+passed=0 failed=0
+rows=()
+record() { # NAME EXPECTED GOT OK
+    rows+=("| $1 | $2 | $3 | $4 |")
+    if [[ "$4" == "yes" ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+
+if (( standalone )); then
+    if (cd "$here" && "$python" -m pytest -q -p no:cacheprovider test_backend.py); then
+        record "standalone suite (test_backend.py)" "all pass" "all pass" yes
+    else
+        record "standalone suite (test_backend.py)" "all pass" "failures (above)" no
+    fi
+fi
+
+# Each bug and the invariants it may show up as: the one it breaks, or the state it corrupts.
+declare -A expected=(
+    [racy-dedupe]="no-double-grant"
+    [pending-unlock]="no-unlock-without-verified-purchase"
+    [refund-by-sku]="revocation-honored no-lost-purchase"
+    [skip-verify]="no-unlock-without-verified-purchase"
+    [blind-upsert]="revocation-honored no-stale-regression subscription-state no-lost-purchase"
+    [token-case]="no-lost-purchase subscription-state"
+)
+bugs=("${@}")
+if (( ${#bugs[@]} == 0 )); then bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case); fi
+for bug in "${bugs[@]}"; do
+    if [[ -z "${expected[$bug]:-}" ]]; then
+        echo "run.sh: unknown bug '$bug' (known: ${!expected[*]})" >&2
+        exit 64
+    fi
+done
+
+if (( matrix )); then
+    "$PAYSTORM" pki init "$work/pki" >/dev/null
+    # One run: MODE is a bug name or "correct"; prints the failed invariants, returns paystorm's exit code.
+    run_mode() {
+        local mode="$1" seed="$2" bugs_value="" port db out
+        [[ "$mode" == correct ]] || bugs_value="$mode"
+        port="$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+        db="$work/$mode-$seed.db"
+        out="$reports/$mode-$seed"
+        mkdir -p "$out"
+        "$here/start.sh" "$port" "$db" "$work/pki/root.der" "$bugs_value"
+        started_db="$db"
+        local code=0
+        (cd "$root" && "$PAYSTORM" run Profiles/examples/example-backend.json5 --pki "$work/pki" --reports "$out" \
+            --seed "$seed" --quiet --set "PORT=$port" --set "DB=$db" --set "TRUST=$work/pki/root.der" \
+            --set "BUGS=$bugs_value" --set "EXAMPLE_DIR=$here") >"$out/console.txt" 2>&1 || code=$?
+        "$here/kill.sh" "$db"
+        started_db=""
+        local summary
+        summary="$(ls -d "$out"/*/summary.json 2>/dev/null | head -1 || true)"
+        if [[ -z "$summary" ]]; then
+            echo "exit $code, no summary: $(tail -1 "$out/console.txt")"
+            return 0
+        fi
+        "$python" - "$summary" "$code" <<'EOF'
+import json, sys
+summary = json.load(open(sys.argv[1]))
+failed = [i["name"] for i in summary.get("invariants", []) if i.get("status") == "failed"]
+print(f"exit {sys.argv[2]}, {summary.get('verdict')}: {', '.join(failed) or 'none failed'}")
+EOF
+    }
+
+    for bug in "${bugs[@]}"; do
+        got="$(run_mode "$bug" 7)"
+        ok=no
+        for invariant in ${expected[$bug]}; do
+            if [[ "$got" == "exit 1,"* && "$got" == *"$invariant"* ]]; then ok=yes; fi
+        done
+        record "$bug" "${expected[$bug]// / or }" "$got" "$ok"
+    done
+    if (( $# == 0 )); then
+        for seed in 7 8 9; do
+            got="$(run_mode correct "$seed")"
+            ok=no
+            [[ "$got" == "exit 0,"* ]] && ok=yes
+            record "correct (seed $seed)" "pass" "$got" "$ok"
+        done
+    fi
+fi
+
+echo
+echo "| mode | expected | got | ok |"
+echo "| --- | --- | --- | --- |"
+printf '%s\n' "${rows[@]}"
+echo
+echo "$passed passed, $failed failed"
+(( failed == 0 ))

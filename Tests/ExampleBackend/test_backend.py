@@ -1,0 +1,270 @@
+"""The example backend on its own, without PayStorm's run: each endpoint, and each bug's behaviour, shown directly.
+
+Every test starts the real server (start.sh: gunicorn daemon, several workers) on a free loopback port with a
+fresh SQLite file, posts JWS minted by `paystorm mint` (JSON bodies with Content-Type: application/json), and
+reads the wallet. Run through run.sh --standalone, which makes the venv and finds the paystorm binary.
+"""
+
+import concurrent.futures
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+PAYSTORM = os.environ.get("PAYSTORM") or str(HERE.parents[1] / ".build/debug/paystorm")
+USER = "6f9619ff-8b86-d011-b42d-00c04fc964ff"
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("pki") / "pki"
+    subprocess.run([PAYSTORM, "pki", "init", str(directory)], check=True, capture_output=True, timeout=60)
+    return directory
+
+
+class Backend:
+    def __init__(self, pki, directory, bugs):
+        self.pki = pki
+        directory.mkdir(parents=True)
+        self.db = directory / "backend.db"
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        subprocess.run(
+            [HERE / "start.sh", str(self.port), str(self.db), str(pki / "root.der"), bugs],
+            check=True, timeout=60,
+        )
+
+    def stop(self):
+        subprocess.run([HERE / "kill.sh", str(self.db)], check=True, timeout=30)
+
+    def request(self, method, path, body=None):
+        data = None if body is None else (body if isinstance(body, str) else json.dumps(body)).encode()
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as response:
+                return response.status, json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    def notify(self, body):
+        return self.request("POST", "/apple/notifications", body)
+
+    def verify(self, jws, user=USER):
+        return self.request("POST", "/api/v1/purchases/verify", {"jws": jws, "userId": user})
+
+    def report(self, sku, result, user=USER):
+        return self.request("POST", "/api/v1/purchases/report", {"userId": user, "sku": sku, "result": result})
+
+    def wallet(self, user=USER):
+        status, body = self.request("GET", f"/api/v1/users/{user}/wallet")
+        assert status == 200, body
+        return body
+
+    def mint(self, *args, product="coins.100", kind="consumable", token=USER.upper(), signed=None):
+        command = [PAYSTORM, "mint", "--pki", str(self.pki), "--product", product, "--product-type", kind]
+        command += ["--account-token", token, *map(str, args)]
+        if signed is not None:
+            command += ["--signed-date", str(signed)]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+
+@pytest.fixture
+def start(pki, tmp_path):
+    started = []
+
+    def run(bugs=""):
+        backend = Backend(pki, tmp_path / f"b{len(started)}", bugs)
+        started.append(backend)
+        return backend
+
+    yield run
+    for backend in started:
+        backend.stop()
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+# --- the correct backend ------------------------------------------------------------------------------------
+
+
+def test_webhook_credits_a_consumable_once(start):
+    backend = start()
+    body = backend.mint("--type", "ONE_TIME_CHARGE")
+    assert backend.notify(body) == (200, {"ok": True})
+    assert backend.notify(body) == (200, {"ok": True, "duplicate": True})
+    assert backend.wallet() == {"owned": [], "subscriptions": [], "coins": {"coins.100": 1}}
+
+
+def test_device_delivery_answers_409_when_already_processed(start):
+    backend = start()
+    jws = backend.mint("--transaction", "--transaction-id", "7001", product="pro.unlock", kind="non-consumable")
+    assert backend.verify(jws) == (200, {"ok": True, "granted": True})
+    assert backend.verify(jws)[0] == 409
+    webhook = backend.mint("--type", "ONE_TIME_CHARGE", "--transaction-id", "7001", product="pro.unlock",
+                           kind="non-consumable")
+    assert backend.notify(webhook)[0] == 200
+    assert backend.wallet()["owned"] == ["pro.unlock"]
+
+
+def test_device_delivery_of_a_refunded_transaction_grants_nothing(start):
+    backend = start()
+    jws = backend.mint("--transaction", "--type", "REFUND", product="pro.unlock", kind="non-consumable")
+    assert backend.verify(jws) == (200, {"ok": False, "granted": False})
+    assert backend.wallet()["owned"] == []
+
+
+def test_forged_and_malformed_input_is_rejected(start):
+    backend = start()
+    forged = backend.mint("--transaction", "--forge", "bad-signature", product="pro.unlock", kind="non-consumable")
+    assert backend.verify(forged)[0] == 400
+    assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE", "--forge", "untrusted-root"))[0] == 400
+    assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE", "--forge", "wrong-bundle"))[0] == 400
+    assert backend.verify(backend.mint("--transaction"), user="not-a-uuid")[0] == 400
+    assert backend.verify(backend.mint("--transaction"), user=str(uuid.uuid4()))[0] == 403
+    assert backend.request("POST", "/apple/notifications", "[]")[0] == 400
+    assert backend.report("pro.unlock", "success")[0] == 400
+    assert backend.wallet() == {"owned": [], "subscriptions": [], "coins": {}}
+
+
+def test_pending_report_is_recorded_but_unlocks_nothing(start):
+    backend = start()
+    assert backend.report("pro.unlock", "pending") == (200, {"ok": True})
+    assert backend.report("pro.unlock", "cancelled") == (200, {"ok": True})
+    assert backend.wallet()["owned"] == []
+
+
+def test_refund_revokes_only_its_transaction_and_sticks_until_reversed(start):
+    backend = start()
+    kept = backend.mint("--transaction", "--transaction-id", "8001")
+    refunded = backend.mint("--transaction", "--transaction-id", "8002")
+    assert backend.verify(kept)[0] == 200 and backend.verify(refunded)[0] == 200
+    refund = backend.mint("--type", "REFUND", "--transaction-id", "8002")
+    assert backend.notify(refund)[0] == 200
+    assert backend.wallet()["coins"] == {"coins.100": 1}
+    # A replay of the purchase, signed before the refund, arrives after it: the refund stays.
+    replay = backend.mint("--type", "ONE_TIME_CHARGE", "--transaction-id", "8002", signed=now_ms() - 5_000)
+    assert backend.notify(replay)[0] == 200
+    assert backend.wallet()["coins"] == {"coins.100": 1}
+    reversal = backend.mint("--type", "REFUND_REVERSED", "--transaction-id", "8002", signed=now_ms() + 1_000)
+    assert backend.notify(reversal)[0] == 200
+    assert backend.wallet()["coins"] == {"coins.100": 2}
+
+
+def test_subscription_follows_the_newest_signed_date(start):
+    backend = start()
+    sub = dict(product="premium.gold", kind="auto-renewable")
+    assert backend.notify(backend.mint("--type", "SUBSCRIBED/INITIAL_BUY", "--transaction-id", "9001", **sub))[0] == 200
+    [state] = backend.wallet()["subscriptions"]
+    assert state["sku"] == "premium.gold" and state["state"] == "ACTIVE" and state["expires_at_ms"] > now_ms()
+    # A billing failure signed before the subscription's newest state arrives late: it changes nothing.
+    stale = backend.mint("--type", "DID_FAIL_TO_RENEW", "--original-transaction-id", "9001", signed=now_ms() - 60_000,
+                         **sub)
+    assert backend.notify(stale)[0] == 200
+    assert backend.wallet()["subscriptions"][0]["state"] == "ACTIVE"
+    expired = backend.mint("--type", "EXPIRED/VOLUNTARY", "--original-transaction-id", "9001",
+                           signed=now_ms() + 1_000, **sub)
+    assert backend.notify(expired)[0] == 200
+    [state] = backend.wallet()["subscriptions"]
+    assert state["state"] == "EXPIRED"
+
+
+def test_grace_period_is_listed_until_its_end(start):
+    backend = start()
+    sub = dict(product="premium.gold", kind="auto-renewable")
+    assert backend.notify(backend.mint("--type", "DID_FAIL_TO_RENEW/GRACE_PERIOD", **sub))[0] == 200
+    [state] = backend.wallet()["subscriptions"]
+    assert state["state"] == "GRACE_PERIOD" and state["expires_at_ms"] > now_ms()
+
+
+def test_wallet_uses_lowercase_ids_and_knows_no_stranger(start):
+    backend = start()
+    assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE"))[0] == 200
+    assert backend.wallet(USER.upper())["coins"] == {"coins.100": 1}
+    assert backend.wallet(str(uuid.uuid4())) == {"owned": [], "subscriptions": [], "coins": {}}
+    assert backend.request("GET", "/api/v1/users/nobody/wallet")[0] == 400
+
+
+def concurrent_duplicates(backend, pairs):
+    """Sends each of `pairs` consumable purchases twice at once; returns the coin balance."""
+    bodies = [backend.mint("--type", "ONE_TIME_CHARGE") for _ in range(pairs)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        for body in bodies:
+            answers = list(pool.map(backend.notify, [body, body]))
+            assert all(status == 200 for status, _ in answers), answers
+    return backend.wallet()["coins"].get("coins.100", 0)
+
+
+def test_concurrent_duplicates_credit_once(start):
+    backend = start()
+    assert concurrent_duplicates(backend, 20) == 20
+
+
+# --- each bug, shown directly --------------------------------------------------------------------------------
+
+
+def test_racy_dedupe_double_credits_concurrent_duplicates(start):
+    backend = start("racy-dedupe")
+    assert concurrent_duplicates(backend, 20) > 20
+
+
+def test_pending_unlock_unlocks_on_a_pending_report(start):
+    backend = start("pending-unlock")
+    assert backend.report("pro.unlock", "pending")[0] == 200
+    assert backend.wallet()["owned"] == ["pro.unlock"]
+
+
+def test_refund_by_sku_revokes_the_other_purchase_too(start):
+    backend = start("refund-by-sku")
+    assert backend.verify(backend.mint("--transaction", "--transaction-id", "8101"))[0] == 200
+    assert backend.verify(backend.mint("--transaction", "--transaction-id", "8102"))[0] == 200
+    assert backend.notify(backend.mint("--type", "REFUND", "--transaction-id", "8102"))[0] == 200
+    assert backend.wallet()["coins"] == {}
+
+
+def test_skip_verify_grants_a_forged_transaction(start):
+    backend = start("skip-verify")
+    forged = backend.mint("--transaction", "--forge", "untrusted-root", product="pro.unlock", kind="non-consumable")
+    assert backend.verify(forged)[0] == 200
+    assert backend.wallet()["owned"] == ["pro.unlock"]
+
+
+def test_blind_upsert_lets_a_stale_replay_undo_a_refund(start):
+    backend = start("blind-upsert")
+    assert backend.notify(backend.mint("--type", "REFUND", "--transaction-id", "8201"))[0] == 200
+    replay = backend.mint("--type", "ONE_TIME_CHARGE", "--transaction-id", "8201", signed=now_ms() - 5_000)
+    assert backend.notify(replay)[0] == 200
+    assert backend.wallet()["coins"] == {"coins.100": 1}
+
+
+def test_token_case_files_webhook_purchases_where_the_wallet_cannot_see_them(start):
+    backend = start("token-case")
+    assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE", "--transaction-id", "8301"))[0] == 200
+    assert backend.wallet()["coins"] == {}
+    assert backend.verify(backend.mint("--transaction", "--transaction-id", "8301"))[0] == 409
+
+
+def test_unknown_bug_stops_the_start(pki, tmp_path):
+    with pytest.raises(subprocess.CalledProcessError):
+        subprocess.run(
+            [HERE / "start.sh", str(free_port()), str(tmp_path / "x.db"), str(pki / "root.der"), "no-such-bug"],
+            check=True, timeout=60, capture_output=True,
+        )
