@@ -206,7 +206,10 @@ public enum PayStormRun {
                 status: options.status,
                 plannedDuration: .milliseconds(Int64(profile.durationSeconds * 1000))
             )
-            history = try HistoryLog(path: options.history ? folder.file("history.jsonl").path : nil)
+            history = try HistoryLog(
+                path: options.history ? folder.file("history.jsonl").path : nil,
+                startMillis: startMillis
+            )
         } catch let error as RunError {
             throw error
         } catch let error as OutputFileError {
