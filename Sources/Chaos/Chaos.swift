@@ -4,8 +4,10 @@ public import Simulation
 /// Turns the clean action stream into the hostile delivery stream of the profile's faults.
 ///
 /// Every fault is drawn from a generator seeded from the profile's seed and recorded in the delivery's
-/// ``PlannedDelivery/faults``, so a run replays exactly. The stream stays time-ordered: it buffers only as far
-/// ahead as the largest backward move (the reorder window), so memory does not grow with the run.
+/// ``PlannedDelivery/faults``, so a run replays exactly. Faults only ever delay a delivery (reordering,
+/// duplicates, a late listener, forged copies), never move it before its lifecycle event, so nothing is sent
+/// before the `signedDate` it carries, as with the real App Store. The stream stays time-ordered: it holds a
+/// delivery only until the clean stream has passed its time, so memory does not grow with the run.
 ///
 /// ```swift
 /// var chaos = ChaosStream(World(profile: profile, startMillis: start), profile: profile)
@@ -24,7 +26,6 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
     private var buffer = Heap<Entry>()
     private var nextID: UInt64 = 0
     private var order: UInt64 = 0
-    private let backward: Double
     private var listenerStarts: [Int: Double] = [:]
     private let devices: Int
     /// The forgeries to draw from, per delivery kind, fixed at the start: only those the target's verifier
@@ -49,7 +50,6 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         notificationForgeries = forgeries.filter { $0 != Faults.bareProductIDForgery }
         deviceForgeries = forgeries.filter { $0 != "forged-inner-transaction" }
         rng = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0xC4A0_5C4A_05C4_A05C))
-        backward = faults.reorder?.windowSeconds ?? 0
         var restartRNG = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0x0005_7A27))
         var restarts: [TargetRestartEvent] = []
         if let restart = faults.targetRestart {
@@ -70,7 +70,9 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
 
     /// The next delivery in intended-time order, or nil at the end.
     public mutating func next() -> PlannedDelivery? {
-        while !upstreamDone, buffer.first.map({ upstreamTime < $0.at + backward }) ?? true {
+        // Every delivery is due at or after its action, so once the clean stream has passed the earliest
+        // buffered time nothing still to come can precede it.
+        while !upstreamDone, buffer.first.map({ upstreamTime < $0.at }) ?? true {
             guard let action = upstream.next() else {
                 upstreamDone = true
                 break
@@ -122,14 +124,13 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
 
     private mutating func planNotification(_ delivery: inout PlannedDelivery) {
         if let reorder = faults.reorder, rng.chance(reorder.probability) {
-            let shift = rng.between(-reorder.windowSeconds, reorder.windowSeconds)
-            delivery.at = Swift.max(0, delivery.at + shift)
-            let direction = shift < 0 ? "earlier" : "later"
+            // Only later: the App Store never sends a notification before its own signedDate (an earlier one
+            // would look future-dated to the target). Delaying some notifications past newer ones of the same
+            // account is what shuffles them.
+            let delay = rng.between(0, reorder.windowSeconds)
+            delivery.at += delay
             delivery.faults.append(
-                AppliedFault(
-                    fault: "reorder",
-                    detail: "moved \(format(abs(shift))) s \(direction) than its lifecycle event"
-                )
+                AppliedFault(fault: "reorder", detail: "delayed \(format(delay)) s after its lifecycle event")
             )
         }
         guard let duplicate = faults.duplicate, rng.chance(duplicate.probability) else { return }
@@ -279,14 +280,20 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
 /// What happens after a delivery's outcome is known: retries, redeliveries, after-200 duplicates.
 /// A pure function of the delivery and its outcome (every random choice was drawn when planning), so it can be
 /// called from any thread in any order and the run stays reproducible.
+///
+/// A webhook has one retry mechanism, the App Store's: any attempt that was not acknowledged (a rejection, a
+/// timeout, a reset, a lost response, a refused connection) is followed by the next attempt of its chain, with
+/// the same bytes, until one is acknowledged or the schedule is spent. Forged deliveries are never retried:
+/// Apple never sent them.
 public struct ChaosPolicy: Sendable {
     /// Seconds until a device relaunches after a failed delivery (from `crashBeforeFinish`, else 2).
     public var relaunchSeconds: Double
-    /// Seconds until the retry after a lost response.
+    /// Seconds until the attempt that follows a lost response (`lostResponse.retrySeconds`): a device's
+    /// redelivery, or a webhook's next attempt (with App Store retries off, its only retry).
     public var lostResponseRetrySeconds: Double
-    /// Apple retries unacknowledged notifications only in Production (5 retries at 1, 12, 24, 48, 72 hours,
-    /// compressed by the profile's time compression); the sandbox attempts once.
-    public var appleRetryDelays: [Double]
+    /// Seconds after a webhook chain's first attempt at which the App Store retries it while unacknowledged
+    /// (`faults.appStoreRetries`, compressed by the profile's time compression); empty when retries are off.
+    public var appStoreRetryDelays: [Double]
     /// Most redeliveries of one device transaction.
     public var maxDeviceAttempts: Int
 
@@ -294,11 +301,9 @@ public struct ChaosPolicy: Sendable {
     public init(profile: Profile) {
         relaunchSeconds = profile.faults.crashBeforeFinish?.relaunchSeconds ?? 2
         lostResponseRetrySeconds = profile.faults.lostResponse?.retrySeconds ?? 2
-        if profile.target.environment == "Production" {
-            appleRetryDelays = [1.0, 12, 24, 48, 72].map { profile.timeCompression.seconds(days: $0 / 24) }
-        } else {
-            appleRetryDelays = []
-        }
+        let retries = profile.faults.appStoreRetries
+        appStoreRetryDelays =
+            retries.enabled ? retries.scheduleHours.map { profile.timeCompression.seconds(days: $0 / 24) } : []
         maxDeviceAttempts = 5
     }
 
@@ -307,37 +312,44 @@ public struct ChaosPolicy: Sendable {
         (1 << 62) | (SplitMix64.mix(parent) & 0x0FFF_FFFF_FFFF_FF00) | UInt64(index & 0xFF)
     }
 
-    /// The deliveries that follow `delivery` given its outcome, observed `now` seconds into the run.
+    /// The deliveries that follow `delivery` given its outcome, observed `now` seconds into the run. None is
+    /// due before `now`, so none goes out before the signedDate its bytes carry.
     public func followUps(
         after delivery: PlannedDelivery,
         outcome: DeliveryOutcome,
         at now: Double
     ) -> [PlannedDelivery] {
         var next: [PlannedDelivery] = []
-        func again(_ copy: Copy, after seconds: Double, _ fault: AppliedFault) {
+        func again(_ copy: Copy, at time: Double, _ fault: AppliedFault) {
             var follow = delivery
             follow.id = Self.followUpID(of: delivery.id, next.count)
             follow.copy = copy
-            follow.at = now + seconds
+            follow.at = time
             follow.sameBytesAs = delivery.sameBytesAs ?? delivery.id
             follow.network = nil
             follow.crashRelaunchSeconds = nil
             follow.afterSuccessDelays = []
             follow.attempt = delivery.attempt + 1
             follow.faults = [fault]
+            if copy == .afterSuccessDuplicate {
+                // A duplicate is a chain of its own, not an attempt of this one.
+                follow.attempt = 0
+                follow.firstAttemptAt = nil
+            } else {
+                follow.firstAttemptAt = delivery.firstAttemptAt ?? delivery.at
+            }
             if case .device(var device) = follow.action.delivery, copy == .redelivery {
                 device.source = .unfinished
                 follow.action.delivery = .device(device)
             }
             next.append(follow)
         }
-        if case .notSent = outcome { return [] }
         let acknowledged = outcome.isAcknowledged
         if acknowledged {
             for delay in delivery.afterSuccessDelays {
                 again(
                     .afterSuccessDuplicate,
-                    after: delay,
+                    at: now + delay,
                     AppliedFault(fault: "duplicate", detail: "same bytes again after a 2xx to delivery \(delivery.id)")
                 )
             }
@@ -345,44 +357,69 @@ public struct ChaosPolicy: Sendable {
         guard !delivery.isForged else { return next }
         switch delivery.action.delivery {
         case .device:
+            // A device whose request never left keeps its transaction unfinished, but nothing reached the target
+            // (no device endpoint, a missed slot): redelivering would only repeat that.
+            if case .notSent = outcome { return next }
             guard delivery.attempt + 1 < maxDeviceAttempts else { return next }
             if let relaunch = delivery.crashRelaunchSeconds {
                 again(
                     .redelivery,
-                    after: relaunch,
+                    at: now + relaunch,
                     AppliedFault(fault: "crashBeforeFinish", detail: "relaunched; unfinished transaction redelivered")
                 )
             } else if delivery.network == .lostResponse {
                 again(
                     .redelivery,
-                    after: lostResponseRetrySeconds,
+                    at: now + lostResponseRetrySeconds,
                     AppliedFault(fault: "lostResponse", detail: "no answer seen; unfinished transaction redelivered")
                 )
             } else if !acknowledged {
                 again(
                     .redelivery,
-                    after: relaunchSeconds,
+                    at: now + relaunchSeconds,
                     AppliedFault(fault: "device", detail: "not finished after a non-2xx; redelivered at next launch")
                 )
             }
         case .notification:
-            if delivery.network == .lostResponse && delivery.copy != .retry {
-                again(
-                    .retry,
-                    after: lostResponseRetrySeconds,
-                    AppliedFault(fault: "lostResponse", detail: "Apple saw no answer and retries")
-                )
-            } else if !acknowledged, delivery.attempt < appleRetryDelays.count {
-                again(
-                    .retry,
-                    after: appleRetryDelays[delivery.attempt],
-                    AppliedFault(fault: "appleRetry", detail: "Apple retries attempt \(delivery.attempt + 2)")
-                )
+            if !acknowledged, let (time, fault) = nextWebhookAttempt(after: delivery, at: now) {
+                again(.retry, at: time, fault)
             }
         case .report, .marker:
             break
         }
         return next
+    }
+
+    /// When the App Store tries an unacknowledged webhook again, and why; nil after its last attempt.
+    private func nextWebhookAttempt(after delivery: PlannedDelivery, at now: Double) -> (Double, AppliedFault)? {
+        let attempt = delivery.attempt + 2
+        if delivery.network == .lostResponse {
+            // Network faults are drawn for first attempts only. The fault's own knob says how soon the attempt
+            // after a lost answer comes: with App Store retries on it is the chain's second attempt (the rest
+            // keep Apple's schedule), with them off the harness still retries once, so the fault exercises the
+            // target's idempotency either way.
+            return (
+                now + lostResponseRetrySeconds,
+                AppliedFault(fault: "lostResponse", detail: "Apple saw no answer and retries (attempt \(attempt))")
+            )
+        }
+        guard delivery.attempt < appStoreRetryDelays.count else { return nil }
+        let first = delivery.firstAttemptAt ?? delivery.at
+        // Apple's schedule counts from the first attempt; an answer that came later than the next slot (a slow
+        // timeout under strong time compression) is retried as soon as it is known, never before.
+        let due = Swift.max(now, first + appStoreRetryDelays[delivery.attempt])
+        let offset = Self.format(appStoreRetryDelays[delivery.attempt])
+        return (
+            due,
+            AppliedFault(
+                fault: "appStoreRetry",
+                detail: "the App Store retries attempt \(attempt), \(offset) s after the first attempt"
+            )
+        )
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        String(Double(Int((seconds * 1000).rounded())) / 1000)
     }
 }
 

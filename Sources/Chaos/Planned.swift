@@ -27,11 +27,24 @@ public struct PlannedDelivery: Sendable, Hashable {
     public var faults: [AppliedFault]
     /// Retry or redelivery number (0 for the first attempt).
     public var attempt: Int
+    /// Intended time of the first attempt of this delivery's chain, for its retries and redeliveries: the
+    /// App Store's retry schedule counts from it. Nil on a first attempt, whose own ``at`` it is.
+    public var firstAttemptAt: Double? = nil
 
     /// Whether a request is sent (markers only go to the history and the oracle).
     public var sends: Bool { action.delivery.sends }
     /// Whether it is a forged copy.
     public var isForged: Bool { forgery != nil }
+    /// The `signedDate` (ms since 1970) the delivery's signed payload carries: the notification's for a
+    /// webhook, the transaction's for a device delivery; nil for a report or a marker, which are not signed.
+    /// No delivery is due before it (see ``ChaosStream``).
+    public var signedDate: Int64? {
+        switch action.delivery {
+        case .notification(let note): note.signedDate
+        case .device(let device): device.transaction.signedDate
+        case .report, .marker: nil
+        }
+    }
 }
 
 /// The kinds of copies.
@@ -44,7 +57,8 @@ public enum Copy: String, Sendable, Hashable, Codable {
     case delayedDuplicate
     /// A duplicate sent after the original got a 2xx.
     case afterSuccessDuplicate
-    /// Apple's retry of an unacknowledged notification, or the harness's retry after a lost response.
+    /// The App Store's retry of an unacknowledged notification (a rejection, a timeout, a reset, a lost
+    /// response, a refused connection).
     case retry
     /// The device redelivers an unfinished transaction at its next launch.
     case redelivery

@@ -202,17 +202,13 @@ public final class Checker: Sendable {
         case .device, .report: isDevice = true
         case .notification, .marker: break
         }
-        // Whether the App Store or the device will try this delivery again: until the last attempt is answered,
-        // a rejection is not final.
-        var continues = false
-        if !delivery.isForged && truth.kind == .grant {
-            if case .notSent = outcome {
-            } else {
-                continues = policy.followUps(after: delivery, outcome: outcome, at: t).contains {
-                    $0.copy == .retry || $0.copy == .redelivery
-                }
+        // Whether the App Store or the device will try this delivery again (also after a refused connection):
+        // until the last attempt is answered, a rejection is not final.
+        let continues =
+            !delivery.isForged && truth.kind == .grant
+            && policy.followUps(after: delivery, outcome: outcome, at: t).contains {
+                $0.copy == .retry || $0.copy == .redelivery
             }
-        }
         let neverAttempted = isDevice && !devicesReachable
         state.withLock { state in
             if !delivery.isForged, truth.kind != .pending, truth.kind != .none, !neverAttempted {
@@ -261,7 +257,8 @@ public final class Checker: Sendable {
                         tx.lastRejection = status
                     }
                 case .indeterminate: tx.indeterminate = true
-                case .notSent: if !neverAttempted && truth.kind == .grant { tx.unsent = true }
+                // A refused attempt that is retried tells nothing: the retries decide.
+                case .notSent: if !neverAttempted && truth.kind == .grant && !continues { tx.unsent = true }
                 }
                 // Each chain ends once: at the answer of its last attempt.
                 if truth.kind == .grant && !continues { tx.chains = max(0, tx.chains - 1) }
@@ -983,7 +980,8 @@ private struct Tx: Sendable {
     /// Some delivery of the purchase was acknowledged, ever (a refund reversal does not clear it).
     var accepted = false
     var indeterminate = false
-    /// Some attempt to deliver the purchase never left the harness (missed slot, refused connection).
+    /// An attempt chain of the purchase ended with an attempt that never left the harness (missed slot,
+    /// refused connection), so the target may never have seen it.
     var unsent = false
     /// Attempts of the purchase answered with a rejection.
     var rejected = 0

@@ -20,14 +20,20 @@ import Simulation
 /// - `error`: a delivery that could not be minted.
 ///
 /// Delivery lines also carry `delivery`, `account`, `lifecycle`, `copy`, `attempt`, the transaction's
-/// `transactionId` and `originalTransactionId`, for notifications `notificationType` and `subtype`, and
-/// any `forgery`, `network` and `faults`. Probe lines carry `account`.
+/// `transactionId` and `originalTransactionId`, for notifications `notificationType` and `subtype`,
+/// `signedAt` (the `signedDate` the signed payload carries, in seconds into the run like `t`, so a line
+/// whose `t` is below it was sent early), and any `forgery`, `network` and `faults`. Probe lines carry
+/// `account`.
 final class HistoryLog {
     private let handle: FileHandle?
     private var buffer: [UInt8] = []
+    /// The wall-clock start of the run (ms since 1970), where `t` is 0.
+    private let startMillis: Int64
 
-    /// Opens the log at `path`, or makes a no-op log when `path` is nil.
-    init(path: String?) throws {
+    /// Opens the log at `path`, or makes a no-op log when `path` is nil; `startMillis` is the wall-clock
+    /// instant where `t` is 0.
+    init(path: String?, startMillis: Int64) throws {
+        self.startMillis = startMillis
         guard let path else {
             handle = nil
             return
@@ -73,6 +79,9 @@ final class HistoryLog {
         if let id = delivery.action.truth.transactionId { line += ",\"transactionId\":\"\(id)\"" }
         if let original = delivery.action.transaction?.originalTransactionId {
             line += ",\"originalTransactionId\":\"\(original)\""
+        }
+        if let signed = delivery.signedDate {
+            line += ",\"signedAt\":" + String(format: "%.3f", Double(signed - startMillis) / 1000)
         }
         if let forgery = delivery.forgery { line += ",\"forgery\":\"\(forgery)\"" }
         if let network = delivery.network { line += ",\"network\":\"\(network.rawValue)\"" }

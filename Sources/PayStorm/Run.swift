@@ -185,7 +185,10 @@ public enum PayStormRun {
                 status: options.status,
                 plannedDuration: .milliseconds(Int64(profile.durationSeconds * 1000))
             )
-            history = try HistoryLog(path: options.history ? folder.file("history.jsonl").path : nil)
+            history = try HistoryLog(
+                path: options.history ? folder.file("history.jsonl").path : nil,
+                startMillis: startMillis
+            )
         } catch let error as RunError {
             throw error
         } catch let error as OutputFileError {
@@ -205,7 +208,8 @@ public enum PayStormRun {
             recorder: recorder,
             only: options.account,
             restartWindows: restartWindows,
-            endOfSchedule: profile.durationSeconds
+            endOfSchedule: profile.durationSeconds,
+            endOfFollowUps: profile.durationSeconds + profile.settleSeconds
         )
         current.withLock { $0 = engine }
         defer { current.withLock { $0 = nil } }
@@ -249,8 +253,11 @@ public enum PayStormRun {
         var notes: [String] = []
         var probeSawGrants: Bool? = scheduler.probeSawGrants ? true : nil
         if !interrupted.load(ordering: .relaxed) {
-            log("settling for \(Self.format(profile.settleSeconds)) s, then probing every account")
-            Thread.sleep(forTimeInterval: profile.settleSeconds)
+            // Settle counts from the end of the schedule: the engine kept sending retries and redeliveries due
+            // within it, so only what remains of it is left to wait.
+            let settleLeft = max(0, profile.settleSeconds - max(0, stats.elapsed.seconds - profile.durationSeconds))
+            log("settling for \(Self.format(settleLeft)) s more, then probing every account")
+            Thread.sleep(forTimeInterval: settleLeft)
             let accounts = options.account.map { [$0] } ?? checker.knownAccounts()
             let final = FinalProbe(endpoints: target.endpoints, config: profile.target.probe, engine: engine)
             let sawGrants = final.run(accounts: accounts, checker: checker, startMillis: startMillis) { results, t in
@@ -272,9 +279,9 @@ public enum PayStormRun {
         let unchecked = Checker.unchecked(target: profile.target, probeReturnsGrants: probeSawGrants)
         let verdict = checker.verdict(unchecked: unchecked)
         notes += scheduler.mintFailures.prefix(20).map { "minting error: \($0)" }
-        if scheduler.followUpsAfterSchedule > 0 {
+        if scheduler.followUpsAfterSettle > 0 {
             notes.append(
-                "\(scheduler.followUpsAfterSchedule) retries or redeliveries fell after the end of the schedule "
+                "\(scheduler.followUpsAfterSettle) retries or redeliveries fell after the settle period "
                     + "and were not sent"
             )
         }

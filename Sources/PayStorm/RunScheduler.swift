@@ -80,9 +80,13 @@ final class RunScheduler: TimedRequestSource {
     private let recorder: LoadRecorder
     private let only: String?
     private let restartWindows: RestartWindows
-    /// The end of the profile's traffic, in seconds: follow-ups and safety probes due later are not
-    /// sent, so the run ends by the last planned delivery plus the request timeout.
+    /// The end of the profile's traffic, in seconds: safety probes due later are not sent (the final
+    /// probe reads every account anyway).
     private let endOfSchedule: Double
+    /// The end of the settle period (schedule + settle), in seconds: retries and redeliveries due by then
+    /// are still sent, so those near the end are not lost; later ones are not, so the run still ends by
+    /// schedule + settle + the request timeout + final probing.
+    private let endOfFollowUps: Double
 
     private var followUps = TimeHeap<PlannedDelivery>()
     private var probes = TimeHeap<String>()
@@ -100,8 +104,8 @@ final class RunScheduler: TimedRequestSource {
     private(set) var probeSawGrants = false
     /// The last time a delivery or probe was sent, in seconds.
     private(set) var lastSend = 0.0
-    /// Follow-ups (retries, redeliveries, duplicates) not sent because they fell after the schedule.
-    private(set) var followUpsAfterSchedule = 0
+    /// Follow-ups (retries, redeliveries, duplicates) not sent because they fell after the settle period.
+    private(set) var followUpsAfterSettle = 0
 
     init(
         pipeline: MintPipeline,
@@ -114,7 +118,8 @@ final class RunScheduler: TimedRequestSource {
         recorder: LoadRecorder,
         only: String?,
         restartWindows: RestartWindows,
-        endOfSchedule: Double
+        endOfSchedule: Double,
+        endOfFollowUps: Double
     ) {
         self.pipeline = pipeline
         self.cache = cache
@@ -127,6 +132,7 @@ final class RunScheduler: TimedRequestSource {
         self.only = only
         self.restartWindows = restartWindows
         self.endOfSchedule = endOfSchedule
+        self.endOfFollowUps = endOfFollowUps
     }
 
     // MARK: TimedRequestSource
@@ -272,8 +278,8 @@ final class RunScheduler: TimedRequestSource {
         history.write(event: "result", at: now, delivery: delivery, result: result, sent: wasSent)
         var next = policy.followUps(after: delivery, outcome: outcome, at: now)
         let due = next.count
-        next.removeAll { $0.at > endOfSchedule }
-        followUpsAfterSchedule += due - next.count
+        next.removeAll { $0.at > endOfFollowUps }
+        followUpsAfterSettle += due - next.count
         for follow in next { followUps.push(follow, at: follow.at) }
         if next.isEmpty && delivery.afterSuccessDelays.isEmpty {
             cache.forget(delivery.id)

@@ -11,7 +11,7 @@ public struct Faults: Sendable, Hashable, Decodable {
     public var lateListener: LateListener?
     /// A refund arrives while the purchase's own deliveries are in flight (per purchase).
     public var refundMidStream: Probability?
-    /// Notifications of one account are shuffled within a window.
+    /// Notifications of one account are shuffled within a window (by delaying some, never sending one early).
     public var reorder: Reorder?
     /// A purchase goes through Ask to Buy: pending, then approved or declined (per purchase).
     public var askToBuy: AskToBuy?
@@ -23,6 +23,9 @@ public struct Faults: Sendable, Hashable, Decodable {
     public var networkReset: Probability?
     /// The target is killed and restarted by commands, `count` times at seeded instants.
     public var targetRestart: TargetRestart?
+    /// The App Store retries webhooks the target did not acknowledge. Unlike the faults above it is on by
+    /// default: it is how the App Store behaves, not a deviation from it.
+    public var appStoreRetries = AppStoreRetries()
 
     /// Every forgery the run can send: the names of Minting's `Forgery`, and `bare-product-id`, a
     /// device's claim of a purchase with no signed transaction at all.
@@ -45,7 +48,7 @@ public struct Faults: Sendable, Hashable, Decodable {
 
     static let keys = [
         "crashBeforeFinish", "duplicate", "lostResponse", "lateListener", "refundMidStream", "reorder", "askToBuy",
-        "forgery", "networkTimeout", "networkReset", "targetRestart",
+        "forgery", "networkTimeout", "networkReset", "targetRestart", "appStoreRetries",
     ]
 
     /// No faults.
@@ -65,6 +68,7 @@ public struct Faults: Sendable, Hashable, Decodable {
         networkTimeout = try f.optional("networkTimeout")
         networkReset = try f.optional("networkReset")
         targetRestart = try f.optional("targetRestart")
+        appStoreRetries = try f.value("appStoreRetries", default: AppStoreRetries())
     }
 
     /// A fault with only a probability.
@@ -130,7 +134,8 @@ public struct Faults: Sendable, Hashable, Decodable {
     public struct LostResponse: Sendable, Hashable, Decodable {
         /// Per delivery.
         public var probability: Double
-        /// Seconds until the retry.
+        /// Seconds from the lost answer to the next attempt: the App Store's second attempt of the chain (later
+        /// ones keep ``Faults/appStoreRetries``' schedule), or with those off the one retry.
         public var retrySeconds: Double
         /// Strict decoding.
         public init(from decoder: any Decoder) throws {
@@ -156,9 +161,9 @@ public struct Faults: Sendable, Hashable, Decodable {
 
     /// Reordering within a window.
     public struct Reorder: Sendable, Hashable, Decodable {
-        /// Per webhook delivery: the chance it is moved.
+        /// Per webhook delivery: the chance it is delayed.
         public var probability: Double
-        /// Largest move, in seconds, earlier or later.
+        /// Largest delay, in seconds. Deliveries are only delayed, never sent before their `signedDate`.
         public var windowSeconds: Double
         /// Strict decoding.
         public init(from decoder: any Decoder) throws {
@@ -208,6 +213,49 @@ public struct Faults: Sendable, Hashable, Decodable {
                     path: f.at("kinds") + "[\(index)]",
                     expected: "one of \(Faults.forgeryKinds.joined(separator: ", ")), found \"\(kind)\""
                 )
+            }
+        }
+    }
+
+    /// The App Store's retries of unacknowledged webhooks: the same bytes (same `notificationUUID`, same
+    /// `signedDate`) again at these hours after the first attempt, compressed like every simulated period
+    /// (hours × `secondsPerMonth` / 720 seconds), until one attempt is acknowledged.
+    ///
+    /// Apple retries only in Production (the sandbox attempts once); they are on by default in every
+    /// environment because a target must survive them wherever it runs. `enabled: false` plays the sandbox.
+    public struct AppStoreRetries: Sendable, Hashable, Decodable {
+        /// Whether unacknowledged webhooks are retried.
+        public var enabled = true
+        /// Hours after the first attempt at which each retry is due, ascending (Apple's: 1, 12, 24, 48, 72).
+        public var scheduleHours = Self.appleScheduleHours
+
+        /// Apple's documented retry schedule, in hours after the first attempt.
+        public static let appleScheduleHours: [Double] = [1, 12, 24, 48, 72]
+
+        /// Apple's schedule, on.
+        public init() {}
+
+        /// Strict decoding.
+        public init(from decoder: any Decoder) throws {
+            let f = try Fields(decoder, allowed: ["enabled", "scheduleHours"])
+            enabled = try f.value("enabled", default: true)
+            scheduleHours = try f.value("scheduleHours", default: Self.appleScheduleHours)
+            if scheduleHours.count > 20 {
+                throw ProfileIssue(
+                    path: f.at("scheduleHours"),
+                    expected: "at most 20 retries, found \(scheduleHours.count)"
+                )
+            }
+            var previous = 0.0
+            for (index, hours) in scheduleHours.enumerated() {
+                // Each retry comes after the attempt before it: a schedule out of order would retry early.
+                guard hours.isFinite, hours > previous, hours <= 8_760 else {
+                    throw ProfileIssue(
+                        path: f.at("scheduleHours") + "[\(index)]",
+                        expected: "hours after the first attempt, ascending, above 0 and at most 8760, found \(hours)"
+                    )
+                }
+                previous = hours
             }
         }
     }

@@ -7,6 +7,7 @@ import Testing
 func chaosProfile(
     faults: String,
     seed: UInt64 = 3,
+    seconds: Int = 30,
     environment: String = "Sandbox",
     verifierOnlineChecks: Bool = false
 ) throws -> Profile {
@@ -27,7 +28,7 @@ func chaosProfile(
           },
           population: { accounts: 20, devicesPerAccount: 2 },
           actionMix: { consumable: 1, nonConsumable: 1, subscribe: 2, refund: 0.3, billingFailure: 0.3 },
-          schedule: [{ kind: "constant", rate: 10, seconds: 30 }],
+          schedule: [{ kind: "constant", rate: 10, seconds: \(seconds) }],
           faults: \(faults),
         }
         """
@@ -134,7 +135,7 @@ struct ChaosTests {
         var network: NetworkFault?
         var crash: Bool
         var afterSuccess: Bool
-        var environment: String
+        var faults = "{}"
         var outcome: DeliveryOutcome
         var expected: [Copy]
         var description: String { "\(device ? "device" : "webhook") \(outcome) → \(expected)" }
@@ -145,7 +146,6 @@ struct ChaosTests {
             device: true,
             crash: true,
             afterSuccess: false,
-            environment: "Sandbox",
             outcome: .acknowledged(status: 200),
             expected: [.redelivery]
         ),
@@ -153,7 +153,6 @@ struct ChaosTests {
             device: true,
             crash: false,
             afterSuccess: false,
-            environment: "Sandbox",
             outcome: .acknowledged(status: 200),
             expected: []
         ),
@@ -161,7 +160,6 @@ struct ChaosTests {
             device: true,
             crash: false,
             afterSuccess: false,
-            environment: "Sandbox",
             outcome: .rejected(status: 503),
             expected: [.redelivery]
         ),
@@ -170,7 +168,6 @@ struct ChaosTests {
             network: .lostResponse,
             crash: false,
             afterSuccess: false,
-            environment: "Sandbox",
             outcome: .indeterminate(reason: "lost"),
             expected: [.redelivery]
         ),
@@ -178,23 +175,14 @@ struct ChaosTests {
             device: false,
             crash: false,
             afterSuccess: true,
-            environment: "Sandbox",
             outcome: .acknowledged(status: 200),
             expected: [.afterSuccessDuplicate]
         ),
+        // No after-200 duplicate without a 2xx; the rejection itself is retried.
         FollowCase(
             device: false,
             crash: false,
             afterSuccess: true,
-            environment: "Sandbox",
-            outcome: .rejected(status: 500),
-            expected: []
-        ),
-        FollowCase(
-            device: false,
-            crash: false,
-            afterSuccess: false,
-            environment: "Production",
             outcome: .rejected(status: 500),
             expected: [.retry]
         ),
@@ -202,8 +190,38 @@ struct ChaosTests {
             device: false,
             crash: false,
             afterSuccess: false,
-            environment: "Production",
-            outcome: .notSent(reason: "missed"),
+            outcome: .rejected(status: 500),
+            expected: [.retry]
+        ),
+        // A refused connection is an attempt the App Store sees fail: it retries (a device does not relaunch).
+        FollowCase(
+            device: false,
+            crash: false,
+            afterSuccess: false,
+            outcome: .notSent(reason: "refused"),
+            expected: [.retry]
+        ),
+        FollowCase(
+            device: true,
+            crash: false,
+            afterSuccess: false,
+            outcome: .notSent(reason: "no device endpoint"),
+            expected: []
+        ),
+        FollowCase(
+            device: false,
+            crash: false,
+            afterSuccess: false,
+            outcome: .indeterminate(reason: "timeout"),
+            expected: [.retry]
+        ),
+        // Retries off plays the sandbox, which attempts once; a lost response still gets its one retry.
+        FollowCase(
+            device: false,
+            crash: false,
+            afterSuccess: false,
+            faults: "{ appStoreRetries: { enabled: false } }",
+            outcome: .rejected(status: 500),
             expected: []
         ),
         FollowCase(
@@ -211,7 +229,15 @@ struct ChaosTests {
             network: .lostResponse,
             crash: false,
             afterSuccess: false,
-            environment: "Sandbox",
+            faults: "{ appStoreRetries: { enabled: false } }",
+            outcome: .indeterminate(reason: "lost"),
+            expected: [.retry]
+        ),
+        FollowCase(
+            device: false,
+            network: .lostResponse,
+            crash: false,
+            afterSuccess: false,
             outcome: .indeterminate(reason: "lost"),
             expected: [.retry]
         ),
@@ -219,7 +245,7 @@ struct ChaosTests {
 
     @Test(arguments: followCases)
     func followUpsMatchOutcome(c: FollowCase) throws {
-        let profile = try chaosProfile(faults: "{}", environment: c.environment)
+        let profile = try chaosProfile(faults: c.faults)
         let planned = deliveries(profile)
         var delivery = try #require(
             planned.first { p in
@@ -235,9 +261,147 @@ struct ChaosTests {
         #expect(next.map(\.copy) == c.expected)
         for follow in next {
             #expect(follow.sameBytesAs == delivery.id)
-            #expect(follow.at > 10 || follow.copy == .afterSuccessDuplicate)
+            #expect(follow.at >= 10)
             #expect(follow.id != delivery.id && follow.id >= 1 << 62)
             if case .device(let device) = follow.action.delivery { #expect(device.source == .unfinished) }
         }
+    }
+
+    /// The first planned webhook of a profile, stripped of its own faults.
+    func firstWebhook(_ profile: Profile) throws -> PlannedDelivery {
+        var delivery = try #require(
+            deliveries(profile).first { if case .notification = $0.action.delivery { true } else { false } }
+        )
+        delivery.network = nil
+        delivery.afterSuccessDelays = []
+        return delivery
+    }
+
+    /// Plays `outcomes` as the answers to a webhook and its retries (each answered 0.05 s after it is due) and
+    /// returns every attempt.
+    func attempts(of delivery: PlannedDelivery, _ profile: Profile, _ outcomes: [DeliveryOutcome]) -> [PlannedDelivery]
+    {
+        let policy = ChaosPolicy(profile: profile)
+        var all = [delivery]
+        for outcome in outcomes {
+            guard let last = all.last else { break }
+            let next = policy.followUps(after: last, outcome: outcome, at: last.at + 0.05).filter { $0.copy == .retry }
+            guard let retry = next.first else { break }
+            all.append(retry)
+        }
+        return all
+    }
+
+    @Test func unacknowledgedWebhookIsRetriedOnApplesScheduleFromItsFirstAttempt() throws {
+        // A month of 60 s: an hour is 60 / 720 s.
+        let profile = try chaosProfile(faults: "{}")
+        let first = try firstWebhook(profile)
+        let chain = attempts(of: first, profile, Array(repeating: .rejected(status: 500), count: 8))
+        #expect(chain.count == 6)
+        let offsets = chain.dropFirst().map { $0.at - first.at }
+        let expected = [1.0, 12, 24, 48, 72].map { $0 * 60 / 720 }
+        #expect(zip(offsets, expected).allSatisfy { abs($0 - $1) < 1e-9 }, "\(offsets)")
+        for (index, retry) in chain.dropFirst().enumerated() {
+            // The same bytes: the same notificationUUID and signedDate, resent, not re-signed.
+            #expect(retry.sameBytesAs == first.id)
+            #expect(retry.action == first.action)
+            #expect(retry.attempt == index + 1)
+            #expect(retry.faults.map(\.fault) == ["appStoreRetry"])
+        }
+    }
+
+    @Test func retriesStopOnceAnAttemptIsAcknowledged() throws {
+        let profile = try chaosProfile(faults: "{}")
+        let chain = attempts(
+            of: try firstWebhook(profile),
+            profile,
+            [.notSent(reason: "refused"), .indeterminate(reason: "timeout"), .acknowledged(status: 200)]
+        )
+        #expect(chain.map(\.attempt) == [0, 1, 2])
+    }
+
+    @Test func answerLaterThanTheNextSlotIsRetriedWhenKnownNeverBefore() throws {
+        let profile = try chaosProfile(faults: "{}")
+        let first = try firstWebhook(profile)
+        // A timeout known 5 s after the first attempt: the 1-hour slot (0.083 s) has passed.
+        let next = ChaosPolicy(profile: profile).followUps(
+            after: first,
+            outcome: .indeterminate(reason: "timeout"),
+            at: first.at + 5
+        )
+        #expect(next.map(\.at) == [first.at + 5])
+        #expect(next.first?.firstAttemptAt == first.at)
+    }
+
+    @Test func lostResponseRetryIsTheChainsSecondAttempt() throws {
+        let profile = try chaosProfile(faults: "{ lostResponse: { probability: 0.5, retrySeconds: 3 } }")
+        var first = try firstWebhook(profile)
+        first.network = .lostResponse
+        let chain = attempts(
+            of: first,
+            profile,
+            [.indeterminate(reason: "lost")] + Array(repeating: .rejected(status: 500), count: 8)
+        )
+        // The lost answer's own retry, then Apple's schedule from the first attempt: 6 attempts in all.
+        #expect(chain.count == 6)
+        #expect(abs(chain[1].at - (first.at + 0.05 + 3)) < 1e-9)
+        #expect(chain[1].faults.map(\.fault) == ["lostResponse"])
+        // The 12-hour slot (1 s) passed while the lost answer's retry waited: the next attempt goes when known.
+        #expect(abs(chain[2].at - (chain[1].at + 0.05)) < 1e-9)
+        #expect(abs(chain[4].at - (first.at + 48 * 60 / 720)) < 1e-9)
+        #expect(abs(chain[5].at - (first.at + 72 * 60 / 720)) < 1e-9)
+    }
+
+    @Test func forgedWebhooksAreNeverRetried() throws {
+        let profile = try chaosProfile(faults: "{ forgery: { probability: 1, kinds: [\"alg-none\"] } }")
+        let forged = try #require(
+            deliveries(profile).first { if case .notification = $0.action.delivery { $0.isForged } else { false } }
+        )
+        let policy = ChaosPolicy(profile: profile)
+        for outcome in [
+            DeliveryOutcome.rejected(status: 401), .notSent(reason: "refused"), .indeterminate(reason: "x"),
+        ] {
+            #expect(policy.followUps(after: forged, outcome: outcome, at: forged.at + 1).isEmpty)
+        }
+    }
+
+    /// Issue 9 item 6: a whole run's planned stream, with its retries and redeliveries, never sends a delivery
+    /// before the signedDate it carries (reordering once moved 7-24% of notifications earlier).
+    @Test(arguments: [3 as UInt64, 4, 5])
+    func noDeliveryIsDueBeforeItsSignedDate(seed: UInt64) throws {
+        let faults = """
+            {
+              reorder: { probability: 0.6, windowSeconds: 4 },
+              duplicate: { probability: 0.4, maxCopies: 3, maxDelaySeconds: 2 },
+              lostResponse: { probability: 0.2, retrySeconds: 1 }, networkTimeout: { probability: 0.1 },
+              crashBeforeFinish: { probability: 0.2 }, lateListener: { probability: 0.2, delaySeconds: 2 },
+              forgery: { probability: 0.1 }, refundMidStream: { probability: 0.2 },
+            }
+            """
+        let profile = try chaosProfile(faults: faults, seed: seed, seconds: 60)
+        let world = World(profile: profile, startMillis: 1_800_000_000_000)
+        let policy = ChaosPolicy(profile: profile)
+        var rng = SplitMix64(seed: seed)
+        var work = Array(ChaosStream(world, profile: profile))
+        var checked = 0
+        var reordered = 0
+        var followUps = 0
+        while let delivery = work.popLast() {
+            if let signed = delivery.signedDate {
+                #expect(world.millis(delivery.at) >= signed, "delivery \(delivery.id) \(delivery.faults)")
+                checked += 1
+            }
+            if delivery.faults.contains(where: { $0.fault == "reorder" }) { reordered += 1 }
+            if delivery.attempt > 0 { followUps += 1 }
+            guard delivery.sends else { continue }
+            // Every kind of answer, late or quick, so every follow-up rule is exercised.
+            let outcomes: [DeliveryOutcome] = [
+                .acknowledged(status: 200), .rejected(status: 503), .indeterminate(reason: "timeout"),
+                .notSent(reason: "refused"),
+            ]
+            let outcome = outcomes[rng.below(outcomes.count)]
+            work += policy.followUps(after: delivery, outcome: outcome, at: delivery.at + rng.between(0, 1))
+        }
+        #expect(checked > 500 && reordered > 100 && followUps > 100, "\(checked) \(reordered) \(followUps)")
     }
 }

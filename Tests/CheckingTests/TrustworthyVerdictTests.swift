@@ -5,8 +5,12 @@ import Profile
 import Simulation
 import Testing
 
-/// A profile with one product of each kind, and the target given as JSON5.
-func scriptProfile(target: String = "{ embeddedLedger: true }") throws -> Profile {
+/// A profile with one product of each kind, and the target given as JSON5. Scripts play each attempt by
+/// hand, so App Store retries are off unless a test plays them (`faults: "{}"`).
+func scriptProfile(
+    target: String = "{ embeddedLedger: true }",
+    faults: String = "{ appStoreRetries: { enabled: false } }"
+) throws -> Profile {
     let text = """
         {
           name: "script", seed: 3,
@@ -21,7 +25,7 @@ func scriptProfile(target: String = "{ embeddedLedger: true }") throws -> Profil
           population: { accounts: 4 },
           actionMix: { consumable: 1, nonConsumable: 1, nonRenewing: 1 },
           schedule: [{ kind: "constant", rate: 4, seconds: 5 }],
-          faults: {},
+          faults: \(faults),
         }
         """
     return try Profile.decode(Data(text.utf8), file: "script.json5")
@@ -238,10 +242,10 @@ struct TrustworthyVerdictTests {
         #expect(failures(script.check(AccountState(), at: 30)).contains(.noLostPurchase))
     }
 
-    /// In Production Apple retries: a rejection is final only after the last retry, and retries count too.
+    /// The App Store retries (by default, in any environment): a rejection is final only after the last retry,
+    /// and retries count too.
     @Test func appleRetriesAreAttemptsToo() throws {
-        let target = "{ embeddedLedger: true, environment: \"Production\", appAppleId: 1234567890 }"
-        var script = try Script(try scriptProfile(target: target))
+        var script = try Script(try scriptProfile(faults: "{}"))
         script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: .rejected(status: 500))
         let pending = script.check(AccountState(), at: 2)
         #expect(failures(pending).isEmpty)
@@ -260,6 +264,42 @@ struct TrustworthyVerdictTests {
         }
         let found = try #require(witness(script.check(AccountState(), at: 30), .noLostPurchase))
         #expect(found.summary.contains("all 6 attempts"))
+    }
+
+    /// Issue 9 item 5: a webhook refused while the target is down is retried like any unacknowledged one,
+    /// and a purchase rejected on every attempt is reported only once the policy's last retry was answered.
+    @Test func purchaseRejectedOnEveryAttemptIsReportedOnlyAfterTheLastRetry() throws {
+        var script = try Script(try scriptProfile(faults: "{}"))
+        let policy = ChaosPolicy(profile: script.profile)
+        var attempt = script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: nil)
+        let outcomes =
+            [DeliveryOutcome.notSent(reason: "refused: connection refused")]
+            + Array(repeating: .rejected(status: 503), count: 5)
+        for (index, outcome) in outcomes.enumerated() {
+            let answered = attempt.at + 0.01
+            script.checker.record(attempt, outcome: outcome, at: answered)
+            let retries = policy.followUps(after: attempt, outcome: outcome, at: answered).filter { $0.copy == .retry }
+            let results = script.check(AccountState(), at: answered + 0.01)
+            guard index < outcomes.count - 1 else {
+                #expect(retries.isEmpty)
+                let found = try #require(witness(results, .noLostPurchase))
+                #expect(found.summary.contains("genuine delivery never accepted"))
+                #expect(found.summary.contains("all 5 attempts"))
+                return
+            }
+            #expect(failures(results).isEmpty, "attempt \(index + 1)")
+            if index > 0 {
+                let lost = results.first { $0.invariant == .noLostPurchase }
+                if case .unknown = lost?.outcome {
+                } else {
+                    Issue.record("attempt \(index + 1): \(String(describing: lost))")
+                }
+            }
+            let retry = try #require(retries.first)
+            script.checker.sent(retry, at: retry.at)
+            attempt = retry
+        }
+        Issue.record("the policy stopped retrying before the last outcome")
     }
 
     /// Folding keeps memory bounded; a folded purchase rejected every time is still reported.

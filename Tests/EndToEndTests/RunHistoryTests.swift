@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// A short run against the embedded ledger with one planned restart: what it records about its traffic.
+/// A short run against the embedded ledger with one planned restart, reordering and duplicates: what it records
+/// about its traffic.
 /// One run (about 15 seconds) serves every test of the suite.
 @Suite(.serialized)
 struct RunHistoryTests {
@@ -31,7 +32,8 @@ struct RunHistoryTests {
           population: { accounts: 40, devicesPerAccount: 1 },
           actionMix: { consumable: 2, nonConsumable: 1, deviceReport: 0.5 },
           schedule: [{ kind: "constant", rate: 20, seconds: 8 }],
-          faults: { targetRestart: { count: 1, downSeconds: 1 } },
+          faults: { targetRestart: { count: 1, downSeconds: 1 }, reorder: { probability: 0.5, windowSeconds: 2 },
+                    duplicate: { probability: 0.3, maxDelaySeconds: 1 } },
           settleSeconds: 2,
           thresholds: ["restart.requests > 0", "webhook.errorRate < 5%", "requests < 1"] }
         """
@@ -100,5 +102,29 @@ struct RunHistoryTests {
             #expect(line["notificationType"] is String, "\(line)")
             #expect(line["originalTransactionId"] is String || line["transactionId"] == nil, "\(line)")
         }
+    }
+
+    /// Issue 9 item 6: reordering, duplicates and retries only delay; no line of the history (dispatched at
+    /// its intended time, sent on the wire) comes before the signedDate its payload carries.
+    @Test func noDeliveryGoesOutBeforeItsSignedDate() throws {
+        let run = try Self.run.get()
+        let timed = run.history.filter { ["dispatch", "send"].contains($0["event"] as? String ?? "") }
+        let signed = timed.filter { $0["signedAt"] is Double }
+        #expect(signed.count > 100 && signed.count * 10 > timed.count * 8, "\(signed.count) of \(timed.count)")
+        #expect(signed.contains { ($0["faults"] as? [String] ?? []).contains("reorder") })
+        // signedAt has millisecond resolution, `t` microsecond: a delivery due exactly at its signedDate may
+        // read up to half a millisecond before it.
+        let early = signed.filter { ($0["t"] as? Double ?? 0) < ($0["signedAt"] as? Double ?? 0) - 0.001 }
+        #expect(early.isEmpty, "\(early.count) lines before their signedDate, such as \(early.prefix(2))")
+    }
+
+    /// Issue 9 item 5: webhooks refused while the target is down are retried, and accepted once it is back.
+    @Test func refusedWebhooksAreRetriedAfterTheRestart() throws {
+        let run = try Self.run.get()
+        let results = run.history.filter { $0["event"] as? String == "result" && $0["role"] as? String == "webhook" }
+        let refused = results.filter { $0["error"] as? String == "refused" }
+        #expect(!refused.isEmpty, "the restart refused no webhook")
+        let retried = results.filter { $0["copy"] as? String == "retry" }
+        #expect(retried.contains { $0["status"] as? Int == 200 }, "no retry was acknowledged: \(retried.prefix(3))")
     }
 }

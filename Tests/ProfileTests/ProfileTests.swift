@@ -52,6 +52,18 @@ struct ProfileTests {
         #expect(profile.schedule.rate(at: 11) == 0)
     }
 
+    @Test func appStoreRetriesAreOnWithApplesScheduleUnlessSwitchedOff() throws {
+        let profile = try Profile.decode(Data(Self.text().utf8), file: "t.json5")
+        #expect(profile.faults.appStoreRetries.enabled)
+        #expect(profile.faults.appStoreRetries.scheduleHours == [1, 12, 24, 48, 72])
+        let off = try Profile.decode(
+            Data(Self.text(faults: "{ appStoreRetries: { enabled: false, scheduleHours: [0.5, 2] } }").utf8),
+            file: "t.json5"
+        )
+        #expect(!off.faults.appStoreRetries.enabled)
+        #expect(off.faults.appStoreRetries.scheduleHours == [0.5, 2])
+    }
+
     struct BadCase: Sendable, CustomStringConvertible {
         var faults: String = "{}"
         var replacing: (String, String)? = nil
@@ -81,6 +93,16 @@ struct ProfileTests {
             faults: "{ duplicate: { probability: 0.1, concurrent: 0.8, afterSuccess: 0.5 } }",
             path: "faults.duplicate.afterSuccess",
             expectation: "at most 1"
+        ),
+        BadCase(
+            faults: "{ appStoreRetries: { scheduleHours: [1, 24, 12] } }",
+            path: "faults.appStoreRetries.scheduleHours[2]",
+            expectation: "ascending, above 0 and at most 8760, found 12"
+        ),
+        BadCase(
+            faults: "{ appStoreRetries: { enabled: \"yes\" } }",
+            path: "faults.appStoreRetries.enabled",
+            expectation: "true or false"
         ),
         BadCase(
             replacing: ("type: \"consumable\"", "type: \"coin\""),
