@@ -17,7 +17,7 @@ struct Endpoints: Sendable {
     var probeMapping: PointerMapping?
 
     func probeURL(for account: String) -> String? {
-        probe?.replacingOccurrences(of: "{appAccountToken}", with: account)
+        probe.map { ProbeConfig.substitute(account: account, in: $0) }
     }
 }
 
@@ -57,6 +57,9 @@ final class RunScheduler: TimedRequestSource {
     /// sent, so the run ends by the last planned delivery plus the request timeout.
     private let endOfSchedule: Double
 
+    /// Where HTTP probe answers go when the probe has a `transform` (a process, so not on this thread).
+    private let transformer: SafetyProbes?
+
     private var followUps = TimeHeap<PlannedDelivery>()
     private var probes = TimeHeap<String>()
     private var sent: [Int: Sent] = [:]
@@ -87,8 +90,10 @@ final class RunScheduler: TimedRequestSource {
         recorder: LoadRecorder,
         only: String?,
         restartWindows: RestartWindows,
-        endOfSchedule: Double
+        endOfSchedule: Double,
+        transformer: SafetyProbes? = nil
     ) {
+        self.transformer = transformer
         self.pipeline = pipeline
         self.cache = cache
         self.bodies = bodies
@@ -278,6 +283,10 @@ final class RunScheduler: TimedRequestSource {
             let reason =
                 result.error.map { "\($0) \(result.detail)" } ?? "probe answered \(result.status)"
             checker.probeFailed(account: account, error: ProbeFailure(reason), at: now, final: false)
+            return
+        }
+        if let transformer {
+            transformer.transform(account: account, body: result.body, at: now)
             return
         }
         do {
