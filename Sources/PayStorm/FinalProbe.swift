@@ -34,11 +34,13 @@ final class FinalProbe {
         var sawGrants = false
         var failed = 0
         var firstFailure: String?
-        func check(_ account: String, _ answer: Result<AccountState, any Error>) {
+        // `at`: when the state was read (a transformed body is checked later than it was fetched, and the
+        // checker must compare it with the truth of the moment it was read).
+        func check(_ account: String, _ answer: Result<AccountState, any Error>, at read: Double? = nil) {
             switch answer {
             case .success(let state):
                 if state.grants != nil { sawGrants = true }
-                let t = now()
+                let t = read ?? now()
                 onResults(checker.check(account: account, state: state, at: t, final: true), t)
             case .failure(let error):
                 failed += 1
@@ -58,7 +60,7 @@ final class FinalProbe {
             // A transform runs a process per answer: the bodies are collected here and transformed after the
             // engine is done, so no command runs on the engine's thread.
             let transform = config?.transform != nil ? process : nil
-            var bodies: [(account: String, body: [UInt8])] = []
+            var bodies: [(account: String, body: [UInt8], at: Double)] = []
             _ = engine.run(.closed(users: 16, thinkTime: .zero, duration: .seconds(24 * 3600))) { index, _ in
                 guard index < accounts.count, let url = endpoints.probeURL(for: accounts[index]) else { return nil }
                 return LoadRequest(id: index, kind: "probe", method: "GET", url: url, headers: endpoints.headers)
@@ -70,15 +72,14 @@ final class FinalProbe {
                     return
                 }
                 if transform != nil {
-                    bodies.append((account, result.body))
+                    bodies.append((account, result.body, now()))
                 } else {
                     check(account, Result { try decodeProbe(result.body, mapping: endpoints.probeMapping) })
                 }
             }
             if let transform {
-                for (account, answer) in Self.transformAll(bodies, with: transform) {
-                    check(account, answer.mapError { $0 })
-                }
+                let answers = Self.transformAll(bodies.map(\.body), with: transform)
+                for (body, answer) in zip(bodies, answers) { check(body.account, answer.mapError { $0 }, at: body.at) }
             }
             return sawGrants
         }
@@ -92,18 +93,17 @@ final class FinalProbe {
 
     /// Transforms bodies on a few threads at once (a transform is a process per account), keeping their order.
     private static func transformAll(
-        _ bodies: [(account: String, body: [UInt8])],
+        _ bodies: [[UInt8]],
         with probe: ProcessProbe
-    ) -> [(String, Result<AccountState, ProbeError>)] {
+    ) -> [Result<AccountState, ProbeError>] {
         let width = min(4, max(1, bodies.count))
         let answers = Mutex([Result<AccountState, ProbeError>?](repeating: nil, count: bodies.count))
         DispatchQueue.concurrentPerform(iterations: width) { lane in
             for index in stride(from: lane, to: bodies.count, by: width) {
-                let answer = probe.transform(bodies[index].body)
+                let answer = probe.transform(bodies[index])
                 answers.withLock { $0[index] = answer }
             }
         }
-        let results = answers.withLock { $0 }
-        return zip(bodies, results).map { ($0.account, $1 ?? .failure(.transport("not transformed"))) }
+        return answers.withLock { $0 }.map { $0 ?? .failure(.transport("not transformed")) }
     }
 }
