@@ -79,7 +79,9 @@ let package = Package(
         ),
         .testTarget(
             name: "PayStormTests",
-            dependencies: ["PayStorm", "Profile", "Simulation", "Chaos", "Minting", "Signing", "AppStoreModel"]
+            dependencies: [
+                "PayStorm", "Profile", "Simulation", "Chaos", "Checking", "Minting", "Signing", "AppStoreModel",
+            ]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["paystorm"]),
     ]

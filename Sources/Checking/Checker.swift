@@ -290,6 +290,11 @@ public final class Checker: Sendable {
         // A ProbeError already says it is a probe's ("probe failed: …"); other errors get that said once here.
         let reason = error is ProbeError ? "\(error)" : "probe failed: \(error)"
         state.withLock { state in
+            if final {
+                state.finalProbes += 1
+                state.finalProbeFailures += 1
+                if state.firstFinalProbeFailure == nil { state.firstFinalProbeFailure = reason }
+            }
             for invariant in invariants {
                 state.tallies[invariant, default: Tally()].unknown += 1
                 state.sampleUnknown("\(invariant.rawValue) \(account): \(reason)")
@@ -310,6 +315,11 @@ public final class Checker: Sendable {
     public func check(account: String, state observed: AccountState, at t: Double, final: Bool) -> [CheckResult] {
         let now = startMillis + Int64((t * 1000).rounded())
         return state.withLock { state in
+            // UUIDs compare case-insensitively: a probe may name the account as the backend stores it.
+            let account =
+                state.books[account] == nil && state.books[AccountToken.canonical(account)] != nil
+                ? AccountToken.canonical(account) : account
+            if final { state.finalProbes += 1 }
             var book = state.books[account] ?? Book()
             var findings: [Invariant: Finding] = [:]
             let context = Context(
@@ -421,6 +431,12 @@ public final class Checker: Sendable {
                     totals.passed == 0
                     ? "no check could decide"
                     : "\(totals.unknown) of \(all) checks could not decide (more than \(Int(options.maxUnknownFraction * 100))%)"
+                // Failed probes are the usual cause, and the one a user can fix: say so first.
+                if state.finalProbeFailures > 0, let undecided = reason {
+                    reason =
+                        "\(state.finalProbeFailures) of \(state.finalProbes) final probes failed: "
+                        + "\(state.firstFinalProbeFailure ?? "?"); \(undecided)"
+                }
             } else {
                 outcome = .pass
             }
@@ -635,6 +651,17 @@ public final class Checker: Sendable {
 
     private func revocationFinding(_ c: Context) -> Finding {
         var unknown: String?
+        // The target's own books: a transaction the App Store refunded must read `revoked` there.
+        for listed in c.observed.transactions ?? [] where listed.state == .granted {
+            guard let tx = c.book.txs[listed.transactionId], tx.genuine, tx.revoked, tx.revocationAcked else {
+                continue
+            }
+            return .fail(
+                "the target's books still show refunded transaction \(listed.transactionId) of \(tx.product) as granted",
+                c.evidence([tx], [.purchase, .refund, .acks]),
+                showing(listed)
+            )
+        }
         let entitledProducts = Set(c.observed.entitlements.map(\.productId))
         for (id, tx) in c.book.txs.sorted(by: { $0.value.sequence < $1.value.sequence })
         where tx.revoked && tx.genuine {
@@ -793,8 +820,26 @@ public final class Checker: Sendable {
         )
     }
 
+    /// Subscription state covers the target's per-transaction books too: a granted period whose end differs
+    /// from the one Apple signed (say a refund that arrived before its renewal, so the target cancelled the
+    /// previous period and stretched it over the refunded one) makes the target entitle the subscription for
+    /// a time it was not bought, or not for a time it was. That is a wrong subscription state, not a stale
+    /// regression: no older data overrode newer, the target computed the period wrongly from current data.
     private func subscriptionFinding(_ c: Context) -> Finding {
         var unknown: String?
+        for listed in c.observed.transactions ?? [] where listed.state == .granted {
+            // An upgraded (superseded) period may legitimately end early; a refunded one is revocation's.
+            guard let end = listed.periodEnd, let tx = c.book.txs[listed.transactionId], tx.genuine, tx.acked,
+                !tx.revoked, !tx.superseded, tx.type == .autoRenewable, let truthEnd = tx.expires
+            else { continue }
+            if abs(end - truthEnd) > c.boundary {
+                return .fail(
+                    "the target's books give transaction \(listed.transactionId) of \(tx.product) a period ending at \(end), but the App Store signed \(truthEnd)",
+                    c.evidence([tx], [.purchase, .acks, .refund, .recent]),
+                    showing(listed)
+                )
+            }
+        }
         for (original, sub) in c.book.subs where sub.status != .revoked {
             let entitlement = c.observed.entitlements.first { groupOf[$0.productId] == sub.group }
             let entitled = entitlement != nil
@@ -844,6 +889,16 @@ public final class Checker: Sendable {
         var text = "showed entitlement \(entitlement.productId)"
         if let id = entitlement.transactionId { text += " (transaction \(id))" }
         if let expires = entitlement.expiresDate { text += " until \(expires)" }
+        return text
+    }
+
+    private func showing(_ listed: AccountState.TransactionState) -> String {
+        var text = "listed transaction \(listed.transactionId) of \(listed.productId) as \(listed.state.rawValue)"
+        if let start = listed.periodStart, let end = listed.periodEnd {
+            text += " for \(start)–\(end)"
+        } else if let end = listed.periodEnd {
+            text += " until \(end)"
+        }
         return text
     }
 
@@ -1128,6 +1183,10 @@ private struct State: Sendable {
     var genuineDispatched = 0
     var genuineAcknowledged = 0
     var genuineRejected = 0
+    /// Final probes answered or failed, the failures, and the first failure's reason (the verdict quotes it).
+    var finalProbes = 0
+    var finalProbeFailures = 0
+    var firstFinalProbeFailure: String?
     var phrases: [String] = []
     var phraseIndex: [String: UInt32] = [:]
 

@@ -4,7 +4,8 @@ public import Profile
 /// What a target grants one account: the contract's normalized probe JSON.
 ///
 /// `{"entitlements": [{"productId", "transactionId"?, "expiresDate"?}], "balances": {"<productId>": n},
-/// "grants": [{"transactionId", "count"}]?}`
+/// "grants": [{"transactionId", "count"}]?, "transactions": [{"transactionId", "productId", "state",
+/// "revokedAt"?, "periodStart"?, "periodEnd"?}]?}`
 public struct AccountState: Sendable, Hashable, Codable {
     /// One active entitlement.
     public struct Entitlement: Sendable, Hashable, Codable {
@@ -35,29 +36,82 @@ public struct AccountState: Sendable, Hashable, Codable {
             self.count = count
         }
     }
+    /// What the target's books say about one transaction: whether it still grants, and the period it covers.
+    ///
+    /// Bookkeeping bugs show here before they show in entitlements (a refund that revokes the wrong period, or
+    /// stretches the previous one), so the checker compares each known transaction with the oracle.
+    public struct TransactionState: Sendable, Hashable, Codable {
+        /// A transaction's standing in the target's books.
+        public enum Status: String, Sendable, Hashable, Codable, CaseIterable {
+            /// It grants what it bought.
+            case granted
+            /// It was taken back (a refund or a revocation).
+            case revoked
+        }
+        /// The transaction.
+        public var transactionId: String
+        /// Its product.
+        public var productId: String
+        /// Granted or revoked.
+        public var state: Status
+        /// When the target revoked it (ms), if it says.
+        public var revokedAt: Int64?
+        /// The start of the period it covers (ms), for subscriptions.
+        public var periodStart: Int64?
+        /// The end of the period it covers (ms), for subscriptions.
+        public var periodEnd: Int64?
+
+        /// Creates a transaction's state.
+        public init(
+            transactionId: String,
+            productId: String,
+            state: Status,
+            revokedAt: Int64? = nil,
+            periodStart: Int64? = nil,
+            periodEnd: Int64? = nil
+        ) {
+            self.transactionId = transactionId
+            self.productId = productId
+            self.state = state
+            self.revokedAt = revokedAt
+            self.periodStart = periodStart
+            self.periodEnd = periodEnd
+        }
+    }
     /// Active entitlements.
     public var entitlements: [Entitlement]
     /// Consumable balances by product.
     public var balances: [String: Int]
     /// Per-transaction grant counts, when the target exposes them.
     public var grants: [Grant]?
+    /// Per-transaction state, when the target exposes it.
+    public var transactions: [TransactionState]?
 
     /// Creates a state.
-    public init(entitlements: [Entitlement] = [], balances: [String: Int] = [:], grants: [Grant]? = nil) {
+    public init(
+        entitlements: [Entitlement] = [],
+        balances: [String: Int] = [:],
+        grants: [Grant]? = nil,
+        transactions: [TransactionState]? = nil
+    ) {
         self.entitlements = entitlements
         self.balances = balances
         self.grants = grants
+        self.transactions = transactions
     }
 
-    /// Lenient decoding: a missing `entitlements` or `balances` is empty; extra keys are ignored.
+    /// Lenient decoding: a missing `entitlements` or `balances` is empty; extra keys are ignored. A
+    /// `transactions` entry whose `state` is neither `granted` nor `revoked` fails the decoding, so the
+    /// account's checks are unknown rather than guessed.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         entitlements = try c.decodeIfPresent([Entitlement].self, forKey: .entitlements) ?? []
         balances = try c.decodeIfPresent([String: Int].self, forKey: .balances) ?? [:]
         grants = try c.decodeIfPresent([Grant].self, forKey: .grants)
+        transactions = try c.decodeIfPresent([TransactionState].self, forKey: .transactions)
     }
 
-    private enum Keys: String, CodingKey { case entitlements, balances, grants }
+    private enum Keys: String, CodingKey { case entitlements, balances, grants, transactions }
 
     /// Decodes the contract JSON.
     /// - Throws: ``ProbeError/badJSON(_:)``.
@@ -213,7 +267,43 @@ public enum JSONPointer {
     }
 }
 
-/// A bulk command's output: one JSON object per line, each the contract JSON plus an `appAccountToken`.
+/// How PayStorm compares `appAccountToken`s from outside (bulk lines, probe answers): UUIDs are case-insensitive,
+/// and backends often store them lowercase while PayStorm mints them uppercase.
+public enum AccountToken {
+    /// The form tokens are compared in.
+    public static func canonical(_ token: String) -> String { token.uppercased() }
+}
+
+/// A bulk command's answer: the states it printed, looked up case-insensitively by `appAccountToken`.
+public struct BulkAnswer: Sendable, Hashable {
+    private var states: [String: AccountState]
+
+    /// An answer from states keyed by token in any case (the last of two spellings of one token wins).
+    public init(_ states: [String: AccountState] = [:]) {
+        var canonical: [String: AccountState] = [:]
+        for (token, state) in states { canonical[AccountToken.canonical(token)] = state }
+        self.states = canonical
+    }
+
+    /// How many accounts the command printed.
+    public var count: Int { states.count }
+
+    /// The state printed for `account`, in any case, or nil.
+    public subscript(account: String) -> AccountState? { states[AccountToken.canonical(account)] }
+
+    /// The state printed for `account`.
+    /// - Throws: ``ProbeError/missingAccount(_:)`` when the command printed no line for it: that account is
+    ///   unknown, never "owns nothing" (a backend may print only accounts that own something, or be cut short).
+    public func state(of account: String) throws(ProbeError) -> AccountState {
+        guard let state = self[account] else { throw .missingAccount(account) }
+        return state
+    }
+}
+
+/// A bulk command's output: one JSON object per line, each the contract JSON plus an `appAccountToken`
+/// (any case):
+/// `{"appAccountToken": "<uuid>", "entitlements": [...], "balances": {...}, "grants": [...]?,
+/// "transactions": [...]?}`.
 public enum JSONLines {
     private struct Line: Decodable {
         var appAccountToken: String
@@ -221,7 +311,7 @@ public enum JSONLines {
 
     /// Parses the output into states by token. Blank lines are skipped.
     /// - Throws: ``ProbeError/badJSON(_:)`` naming the line number.
-    public static func parse(_ bytes: [UInt8]) throws -> [String: AccountState] {
+    public static func parse(_ bytes: [UInt8]) throws -> BulkAnswer {
         var states: [String: AccountState] = [:]
         var number = 0
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
@@ -231,12 +321,12 @@ public enum JSONLines {
             let data = Data(trimmed)
             do {
                 let token = try JSONDecoder().decode(Line.self, from: data).appAccountToken
-                states[token] = try JSONDecoder().decode(AccountState.self, from: data)
+                states[AccountToken.canonical(token)] = try JSONDecoder().decode(AccountState.self, from: data)
             } catch {
                 throw ProbeError.badJSON("line \(number): \(error)")
             }
         }
-        return states
+        return BulkAnswer(states)
     }
 }
 
@@ -249,11 +339,11 @@ public struct BulkProbe: Probe {
     public init(run: @escaping @Sendable () async throws -> [UInt8]) { self.run = run }
 
     /// Every account the command printed.
-    public func states() async throws -> [String: AccountState] { try JSONLines.parse(try await run()) }
+    public func states() async throws -> BulkAnswer { try JSONLines.parse(try await run()) }
 
     /// One account (runs the whole command).
+    /// - Throws: ``ProbeError/missingAccount(_:)`` when the command printed no line for it.
     public func state(of account: String) async throws -> AccountState {
-        guard let state = try await states()[account] else { throw ProbeError.missingAccount(account) }
-        return state
+        try await states().state(of: account)
     }
 }

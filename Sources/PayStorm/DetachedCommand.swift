@@ -33,34 +33,16 @@ enum DetachedCommand {
         timeout: Double,
         cancelled: () -> Bool = { false }
     ) -> Outcome {
-        guard let program = arguments.first else { return .cannotStart("the command is empty") }
+        guard !arguments.isEmpty else { return .cannotStart("the command is empty") }
         let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard log >= 0 else { return .cannotStart("cannot open \(logPath): \(String(cString: strerror(errno)))") }
         defer { close(log) }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // Every setup call is checked: a half-configured spawn could leak PayStorm's descriptors to a daemon.
-        let setup = [
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0),
-            posix_spawn_file_actions_adddup2(&actions, log, 1),
-            posix_spawn_file_actions_adddup2(&actions, log, 2),
-            ps_posix_spawn_file_actions_addclosefrom(&actions, 3),
-            posix_spawnattr_setflags(&attributes, ps_posix_spawn_setsid()),
-        ]
-        if let failure = setup.first(where: { $0 != 0 }) {
-            return .cannotStart("cannot prepare the command: \(String(cString: strerror(failure)))")
+        let pid: pid_t
+        switch spawn(arguments, stdin: nil, stdout: log, stderr: log) {
+        case .success(let child): pid = child
+        case .failure(let failure): return .cannotStart(failure.description)
         }
-
-        var pid: pid_t = 0
-        let status = withCStrings(arguments) { argv in
-            posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
-        }
-        guard status == 0 else { return .cannotStart("\(program): \(String(cString: strerror(status)))") }
 
         let deadline = Date().addingTimeInterval(timeout)
         while true {
@@ -79,6 +61,47 @@ enum DetachedCommand {
             }
             usleep(20_000)
         }
+    }
+
+    /// Why a command could not be spawned.
+    struct SpawnFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Starts `arguments` in a session of its own with `stdin` (nil: `/dev/null`), `stdout` and `stderr` as its
+    /// standard descriptors and no other descriptor of PayStorm's.
+    /// - Returns: the child's pid, or why it could not start.
+    static func spawn(_ arguments: [String], stdin: Int32?, stdout: Int32, stderr: Int32) -> Result<pid_t, SpawnFailure>
+    {
+        guard let program = arguments.first else { return .failure(SpawnFailure(description: "the command is empty")) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Every setup call is checked: a half-configured spawn could leak PayStorm's descriptors to a daemon.
+        let setup = [
+            stdin.map { posix_spawn_file_actions_adddup2(&actions, $0, 0) }
+                ?? posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0),
+            posix_spawn_file_actions_adddup2(&actions, stdout, 1),
+            posix_spawn_file_actions_adddup2(&actions, stderr, 2),
+            ps_posix_spawn_file_actions_addclosefrom(&actions, 3),
+            posix_spawnattr_setflags(&attributes, ps_posix_spawn_setsid()),
+        ]
+        if let failure = setup.first(where: { $0 != 0 }) {
+            return .failure(
+                SpawnFailure(description: "cannot prepare the command: \(String(cString: strerror(failure)))")
+            )
+        }
+        var pid: pid_t = 0
+        let status = withCStrings(arguments) { argv in
+            posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
+        }
+        guard status == 0 else {
+            return .failure(SpawnFailure(description: "\(program): \(String(cString: strerror(status)))"))
+        }
+        return .success(pid)
     }
 
     /// WEXITSTATUS, or 128 + the signal for a command a signal ended (the shell's convention).

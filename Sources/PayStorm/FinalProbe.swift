@@ -3,10 +3,12 @@ import Dispatch
 import Foundation
 import Load
 import Profile
+import Synchronization
 
 /// Reads the final state of every account after the settle time, with whichever probe the target has:
-/// HTTP (the contract or a pointer mapping) through the load engine, a per-account command, or one bulk
-/// command printing JSON lines.
+/// HTTP (the contract, a pointer mapping, or any JSON through a `transform` command) through the load engine,
+/// a per-account command, or one bulk command printing JSON lines. A probe that fails makes that account's
+/// checks unknown, and the notes say how many failed and why.
 final class FinalProbe {
     private let endpoints: Endpoints
     private let config: ProbeConfig?
@@ -32,76 +34,79 @@ final class FinalProbe {
     ) -> Bool {
         func now() -> Double { Date().timeIntervalSince1970 - Double(startMillis) / 1000 }
         var sawGrants = false
-        func check(_ account: String, _ state: AccountState) {
-            if state.grants != nil { sawGrants = true }
-            onState(account, state)
-            let t = now()
-            onResults(checker.check(account: account, state: state, at: t, final: true), t)
+        var failed = 0
+        var firstFailure: String?
+        // `at`: when the state was read (a transformed body is checked later than it was fetched, and the
+        // checker must compare it with the truth of the moment it was read).
+        func check(_ account: String, _ answer: Result<AccountState, any Error>, at read: Double? = nil) {
+            switch answer {
+            case .success(let state):
+                if state.grants != nil { sawGrants = true }
+                onState(account, state)
+                let t = read ?? now()
+                onResults(checker.check(account: account, state: state, at: t, final: true), t)
+            case .failure(let error):
+                failed += 1
+                if firstFailure == nil { firstFailure = "\(error)" }
+                checker.probeFailed(account: account, error: error, at: now(), final: true)
+            }
         }
+        defer {
+            if failed > 0 {
+                notes.append(
+                    "\(failed) of \(accounts.count) final probes failed (their checks are unknown): \(firstFailure ?? "")"
+                )
+            }
+        }
+        let process = config.map(ProcessProbe.init)
         if endpoints.probe != nil {
-            var failed = 0
+            // A transform runs a process per answer: the bodies are collected here and transformed after the
+            // engine is done, so no command runs on the engine's thread.
+            let transform = config?.transform != nil ? process : nil
+            var bodies: [(account: String, body: [UInt8], at: Double)] = []
             _ = engine.run(.closed(users: 16, thinkTime: .zero, duration: .seconds(24 * 3600))) { index, _ in
                 guard index < accounts.count, let url = endpoints.probeURL(for: accounts[index]) else { return nil }
                 return LoadRequest(id: index, kind: "probe", method: "GET", url: url, headers: endpoints.headers)
             } sink: { result in
                 let account = accounts[result.id]
                 guard result.isSuccess else {
-                    failed += 1
                     let reason = result.error.map { "\($0) \(result.detail)" } ?? "HTTP \(result.status)"
-                    checker.probeFailed(account: account, error: ProbeFailure(reason), at: now(), final: true)
+                    check(account, .failure(ProbeFailure(reason)))
                     return
                 }
-                do {
-                    check(account, try decodeProbe(result.body, mapping: endpoints.probeMapping))
-                } catch {
-                    failed += 1
-                    checker.probeFailed(account: account, error: error, at: now(), final: true)
+                if transform != nil {
+                    bodies.append((account, result.body, now()))
+                } else {
+                    check(account, Result { try decodeProbe(result.body, mapping: endpoints.probeMapping) })
                 }
             }
-            if failed > 0 {
-                notes.append("\(failed) of \(accounts.count) final probes failed; their checks are unknown")
+            if let transform {
+                let answers = Self.transformAll(bodies.map(\.body), with: transform)
+                for (body, answer) in zip(bodies, answers) { check(body.account, answer.mapError { $0 }, at: body.at) }
             }
             return sawGrants
         }
-        guard let config, let command = config.command else {
+        guard let process, process.readsByCommand else {
             notes.append("no probe: state invariants are unchecked")
             return false
         }
-        switch config.kind {
-        case .bulk:
-            do {
-                let states = try JSONLines.parse(try Self.run(command))
-                for account in accounts { check(account, states[account] ?? AccountState()) }
-            } catch {
-                for account in accounts { checker.probeFailed(account: account, error: error, at: now(), final: true) }
-                notes.append("the bulk probe command failed: \(error)")
-            }
-        default:
-            for account in accounts {
-                let argv = command.map { $0.replacingOccurrences(of: "{appAccountToken}", with: account) }
-                do {
-                    check(account, try AccountState.decode(contractJSON: try Self.run(argv)))
-                } catch {
-                    checker.probeFailed(account: account, error: error, at: now(), final: true)
-                }
-            }
-        }
+        for answer in process.read(accounts) { check(answer.account, answer.state.mapError { $0 }) }
         return sawGrants
     }
 
-    /// Runs an argument vector (no shell) and returns its standard output.
-    static func run(_ argv: [String]) throws -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: argv[0].hasPrefix("/") ? argv[0] : "/usr/bin/env")
-        process.arguments = argv[0].hasPrefix("/") ? Array(argv.dropFirst()) : argv
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ProbeFailure("'\(argv.joined(separator: " "))' exited \(process.terminationStatus)")
+    /// Transforms bodies on a few threads at once (a transform is a process per account), keeping their order.
+    private static func transformAll(
+        _ bodies: [[UInt8]],
+        with probe: ProcessProbe
+    ) -> [Result<AccountState, ProbeError>] {
+        let width = min(4, max(1, bodies.count))
+        let answers = Mutex([Result<AccountState, ProbeError>?](repeating: nil, count: bodies.count))
+        DispatchQueue.concurrentPerform(iterations: width) { lane in
+            for index in stride(from: lane, to: bodies.count, by: width) {
+                let answer = probe.transform(bodies[index])
+                answers.withLock { $0[index] = answer }
+            }
         }
-        return Array(data)
+        return answers.withLock { $0 }.map { $0 ?? .failure(.transport("not transformed")) }
     }
 }

@@ -46,7 +46,8 @@ enum ReportBuilder {
         let (runVerdict, reasons) = Reporting.Verdict.ofRun(
             invariants: (invariantVerdict, invariants),
             thresholds: thresholds,
-            interrupted: interrupted
+            interrupted: interrupted,
+            undecided: verdict.reason
         )
         // The exit code ranks what happened (README): interrupted, violation, breach, unknown, pass.
         let exitCode: Int32 =

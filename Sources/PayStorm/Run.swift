@@ -197,6 +197,12 @@ public enum PayStormRun {
             throw .cannotWrite("cannot write \(folder.url.path): \(error.localizedDescription)")
         }
         let restartWindows = RestartWindows(restarts)
+        let safetyProbes = Self.safetyProbes(
+            profile: profile,
+            target: target,
+            checker: checker,
+            startMillis: startMillis
+        )
         let scheduler = RunScheduler(
             pipeline: pipeline,
             cache: cache,
@@ -209,7 +215,8 @@ public enum PayStormRun {
             only: options.account,
             restartWindows: restartWindows,
             endOfSchedule: profile.durationSeconds,
-            endOfFollowUps: profile.durationSeconds + profile.settleSeconds
+            endOfFollowUps: profile.durationSeconds + profile.settleSeconds,
+            transformer: profile.target.probe?.transform != nil ? safetyProbes : nil
         )
         current.withLock { $0 = engine }
         defer { current.withLock { $0 = nil } }
@@ -246,12 +253,20 @@ public enum PayStormRun {
                 lastSafetyRound = now
                 scheduler.scheduleSafetyProbes(at: now, delay: 0.5)
             }
+            // Command and bulk probes rate-cap their own rounds, off this thread.
+            if let safetyProbes, target.endpoints.probe == nil, now <= profile.durationSeconds {
+                safetyProbes.offer(
+                    checker.drainAccountsOfInterest().filter { options.account == nil || $0 == options.account }
+                )
+            }
         }
+        safetyProbes?.finish()
         history.flush()
 
         // Settle, then read the final state of every account the oracle knows.
         var notes: [String] = []
-        var probeSawGrants: Bool? = scheduler.probeSawGrants ? true : nil
+        var probeSawGrants: Bool? = scheduler.probeSawGrants || safetyProbes?.sawGrants == true ? true : nil
+        notes += safetyProbes?.notes ?? []
         if !interrupted.load(ordering: .relaxed) {
             // Settle counts from the end of the schedule: the engine kept sending retries and redeliveries due
             // within it, so only what remains of it is left to wait.
@@ -259,7 +274,11 @@ public enum PayStormRun {
             log("settling for \(Self.format(settleLeft)) s more, then probing every account")
             Thread.sleep(forTimeInterval: settleLeft)
             let accounts = options.account.map { [$0] } ?? checker.knownAccounts()
-            let final = FinalProbe(endpoints: target.endpoints, config: profile.target.probe, engine: engine)
+            let final = FinalProbe(
+                endpoints: target.endpoints,
+                config: target.ledger == nil ? profile.target.probe : nil,
+                engine: engine
+            )
             let sawGrants = final.run(accounts: accounts, checker: checker, startMillis: startMillis) { results, t in
                 scheduler.note(results, at: t)
             }
@@ -286,6 +305,8 @@ public enum PayStormRun {
             )
         }
         if wasInterrupted { notes.append("the run was interrupted; figures cover what was sent until then") }
+        // A safety round off the engine's thread may have seen an invariant fail first.
+        let firstDetection = scheduler.firstDetection.merging(safetyProbes?.firstDetection ?? [:]) { min($0, $1) }
         let report = ReportBuilder.build(
             profile: profile,
             options: options,
@@ -295,7 +316,7 @@ public enum PayStormRun {
             summary: summary,
             recorder: recorder,
             faults: scheduler.faultCounts,
-            firstDetection: scheduler.firstDetection,
+            firstDetection: firstDetection,
             interrupted: wasInterrupted,
             notes: notes
         )
@@ -305,7 +326,7 @@ public enum PayStormRun {
             throw .cannotWrite("\(error)")
         }
         var detections: [String: Double] = [:]
-        for (invariant, t) in scheduler.firstDetection { detections[invariant.rawValue] = t }
+        for (invariant, t) in firstDetection { detections[invariant.rawValue] = t }
         return RunOutcome(report: report, folder: folder.url, firstDetection: detections)
     }
 
@@ -340,6 +361,26 @@ public enum PayStormRun {
                 appAppleId: profile.target.appAppleId,
                 environment: Environment(rawValue: profile.target.environment)
             )
+        )
+    }
+
+    /// The run's command-based safety probes: rounds of a `command` or `bulk` probe on the accounts of
+    /// interest, or the `transform` of an `http` probe's answers; nil when the target has neither (the
+    /// embedded ledger is probed over HTTP by the scheduler).
+    private static func safetyProbes(
+        profile: Profile,
+        target: PreparedTarget,
+        checker: Checker,
+        startMillis: Int64
+    ) -> SafetyProbes? {
+        guard target.ledger == nil, let config = profile.target.probe, config.intervalSeconds > 0 else { return nil }
+        let probe = ProcessProbe(config: config)
+        guard probe.readsByCommand || config.transform != nil else { return nil }
+        return SafetyProbes(
+            probe: probe,
+            interval: config.intervalSeconds,
+            clock: { Date().timeIntervalSince1970 - Double(startMillis) / 1000 },
+            checker: checker
         )
     }
 }

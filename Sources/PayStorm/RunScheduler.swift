@@ -17,7 +17,7 @@ struct Endpoints: Sendable {
     var probeMapping: PointerMapping?
 
     func probeURL(for account: String) -> String? {
-        probe?.replacingOccurrences(of: "{appAccountToken}", with: account)
+        probe.map { ProbeConfig.substitute(account: account, in: $0) }
     }
 
     /// The HTTP request that carries a delivery to the target, its kind being its role's (`webhook` or
@@ -88,6 +88,9 @@ final class RunScheduler: TimedRequestSource {
     /// schedule + settle + the request timeout + final probing.
     private let endOfFollowUps: Double
 
+    /// Where HTTP probe answers go when the probe has a `transform` (a process, so not on this thread).
+    private let transformer: SafetyProbes?
+
     private var followUps = TimeHeap<PlannedDelivery>()
     private var probes = TimeHeap<String>()
     private var sent: [Int: Sent] = [:]
@@ -119,8 +122,10 @@ final class RunScheduler: TimedRequestSource {
         only: String?,
         restartWindows: RestartWindows,
         endOfSchedule: Double,
-        endOfFollowUps: Double
+        endOfFollowUps: Double,
+        transformer: SafetyProbes? = nil
     ) {
+        self.transformer = transformer
         self.pipeline = pipeline
         self.cache = cache
         self.bodies = bodies
@@ -291,6 +296,10 @@ final class RunScheduler: TimedRequestSource {
             let reason =
                 result.error.map { "\($0) \(result.detail)" } ?? "probe answered \(result.status)"
             checker.probeFailed(account: account, error: ProbeFailure(reason), at: now, final: false)
+            return
+        }
+        if let transformer {
+            transformer.transform(account: account, body: result.body, at: now)
             return
         }
         do {

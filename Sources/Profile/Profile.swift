@@ -268,7 +268,7 @@ public struct Target: Sendable, Hashable, Decodable {
     }
 
     private static func check(_ text: String, path: String, allowedHosts: [String]) throws -> String {
-        let probeText = text.replacingOccurrences(of: "{appAccountToken}", with: "x")
+        let probeText = ProbeConfig.substitute(account: "x", in: text)
         guard let url = URL(string: probeText), let scheme = url.scheme, ["http", "https"].contains(scheme),
             let host = url.host, !host.isEmpty
         else {
@@ -308,26 +308,46 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
     public var command: [String]?
     /// The JSON-pointer mapping for `pointer`.
     public var pointers: PointerMapping?
-    /// Seconds between safety probes during the run (0 = only the final probe).
+    /// For `http`: an argument vector (no shell) that gets the account's HTTP body on stdin and prints the
+    /// contract JSON on stdout, such as `["jq", "-c", "..."]`.
+    public var transform: [String]?
+    /// Seconds a probe command (`command`, `bulk`, `transform`) may run before it is killed and the accounts
+    /// it was reading are unknown.
+    public var timeoutSeconds: Double
+    /// Seconds between safety probe rounds during the run (0 = only the final probe). Rounds never overlap.
     public var intervalSeconds: Double
-    /// How many accounts each safety probe round samples.
+    /// How many accounts a round of a per-account `command` probe reads at most; the rest wait for the next
+    /// round. (A `bulk` round reads every pending account with one run.)
     public var sampleAccounts: Int
 
     /// Strict decoding.
     public init(from decoder: any Decoder) throws {
         let f = try Fields(
             decoder,
-            allowed: ["kind", "url", "command", "pointers", "intervalSeconds", "sampleAccounts"]
+            allowed: [
+                "kind", "url", "command", "pointers", "transform", "timeoutSeconds", "intervalSeconds",
+                "sampleAccounts",
+            ]
         )
         kind = Kind(rawValue: try f.choice("kind", Kind.allCases.map(\.rawValue), default: nil))!
         url = try f.optional("url")
         command = try f.optional("command")
         pointers = try f.optional("pointers")
-        intervalSeconds = try f.number("intervalSeconds", in: 0...3600, default: 5)
+        transform = try f.optional("transform")
+        timeoutSeconds = try f.number("timeoutSeconds", in: 0.1...3600, default: 30)
+        intervalSeconds = try f.number("intervalSeconds", in: 0...3600, default: 2)
         sampleAccounts = Int(try f.integer("sampleAccounts", in: 1...1_000_000, default: 50))
+        if let transform {
+            guard kind == .http else {
+                throw ProfileIssue(path: f.at("transform"), expected: "no transform: it applies to kind http only")
+            }
+            guard !transform.isEmpty, !transform[0].isEmpty else {
+                throw ProfileIssue(path: f.at("transform"), expected: "a non-empty argument array")
+            }
+        }
         switch kind {
         case .http, .pointer:
-            guard let url, url.contains("{appAccountToken}") else {
+            guard let url, Self.namesAccount(url) else {
                 throw ProfileIssue(path: f.at("url"), expected: "a URL containing {appAccountToken}")
             }
             if kind == .pointer && pointers == nil {
@@ -337,10 +357,27 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
             guard let command, !command.isEmpty, !command[0].isEmpty else {
                 throw ProfileIssue(path: f.at("command"), expected: "a non-empty argument array")
             }
-            if kind == .command && !command.contains(where: { $0.contains("{appAccountToken}") }) {
+            if kind == .command && !command.contains(where: Self.namesAccount) {
                 throw ProfileIssue(path: f.at("command"), expected: "an argument containing {appAccountToken}")
             }
         }
+    }
+}
+
+extension ProbeConfig {
+    private static let accountPlaceholders = [
+        "{appAccountToken}", "{appAccountToken.lower}", "{appAccountToken.upper}",
+    ]
+
+    /// Whether a probe URL or argument names the account (`{appAccountToken}`, or its `.lower` or `.upper`
+    /// form, for backends that store UUIDs in one case).
+    static func namesAccount(_ text: String) -> Bool { accountPlaceholders.contains { text.contains($0) } }
+
+    /// `text` with the account's placeholders replaced by `appAccountToken` as minted, lowercased or uppercased.
+    public static func substitute(account appAccountToken: String, in text: String) -> String {
+        text.replacingOccurrences(of: "{appAccountToken}", with: appAccountToken)
+            .replacingOccurrences(of: "{appAccountToken.lower}", with: appAccountToken.lowercased())
+            .replacingOccurrences(of: "{appAccountToken.upper}", with: appAccountToken.uppercased())
     }
 }
 

@@ -118,11 +118,14 @@ public enum Verdict: String, Codable, Sendable, Hashable {
     ///   - invariants: the invariants' verdict and their results.
     ///   - thresholds: the profile's thresholds as evaluated.
     ///   - interrupted: whether the run stopped before it finished.
+    ///   - undecided: why the invariants could not decide, when the checker says (for example how many
+    ///     final probes failed, and the first error).
     /// - Returns: the verdict and one line per reason (empty on a pass).
     public static func ofRun(
         invariants: (verdict: Verdict, results: [InvariantResult]),
         thresholds: [ThresholdResult],
-        interrupted: Bool
+        interrupted: Bool,
+        undecided: String? = nil
     ) -> (verdict: Verdict, reasons: [String]) {
         var reasons: [String] = []
         for result in invariants.results where result.status == .failed {
@@ -138,7 +141,7 @@ public enum Verdict: String, Codable, Sendable, Hashable {
             reasons.append("interrupted: the run did not finish, so what it did not reach was not checked")
         }
         if invariants.verdict == .unknown {
-            reasons.append("undecided: too few invariant checks could decide")
+            reasons.append("undecided: " + (undecided ?? "too few invariant checks could decide"))
         }
         if failed { return (.fail, reasons) }
         return (reasons.isEmpty ? .pass : .unknown, reasons)

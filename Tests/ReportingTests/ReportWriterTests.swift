@@ -232,6 +232,20 @@ struct ReportWriterTests {
         #expect(reasons.contains { $0.hasPrefix("interrupted") } == interrupted)
     }
 
+    @Test func undecidedRunSaysWhyWhenTheCheckerKnows() {
+        let why = "40 of 120 final probes failed: probe failed: 'jq -c .' exited 5: jq: error"
+        let (verdict, reasons) = Verdict.ofRun(
+            invariants: (.unknown, []),
+            thresholds: [],
+            interrupted: false,
+            undecided: why
+        )
+        #expect(verdict == .unknown)
+        #expect(reasons == ["undecided: " + why])
+        let (_, generic) = Verdict.ofRun(invariants: (.unknown, []), thresholds: [], interrupted: false)
+        #expect(generic == ["undecided: too few invariant checks could decide"])
+    }
+
     @Test func twoRunsOfTheSameProfileSeedAndSecondGetTheirOwnFolders() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-report-\(UUID())")
         defer { try? FileManager.default.removeItem(at: root) }

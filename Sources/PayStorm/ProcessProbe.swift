@@ -1,0 +1,66 @@
+import Checking
+import Profile
+
+/// Reads accounts through the profile's probe commands: a `command` probe runs once per account, a `bulk`
+/// probe once for any number of accounts, and an `http` probe's `transform` turns one fetched body into the
+/// contract JSON. Shared by the safety rounds during the run and by the final probe.
+struct ProcessProbe: Sendable {
+    /// One account's answer.
+    typealias Answer = (account: String, state: Result<AccountState, ProbeError>)
+
+    private let config: ProbeConfig
+
+    init(config: ProbeConfig) { self.config = config }
+
+    /// Whether this probe reads accounts by running a command (`command` or `bulk`).
+    var readsByCommand: Bool { (config.kind == .command || config.kind == .bulk) && config.command != nil }
+
+    /// How many accounts one safety round reads: a bulk run answers any number at once.
+    var batchLimit: Int { config.kind == .bulk ? .max : config.sampleAccounts }
+
+    /// Reads `accounts`: one bulk run for all of them, or one command run each. An account the bulk output
+    /// does not name is ``ProbeError/missingAccount(_:)`` (unknown), never an empty state.
+    func read(_ accounts: [String]) -> [Answer] {
+        guard let command = config.command, !accounts.isEmpty else { return [] }
+        if config.kind == .bulk {
+            let answer: BulkAnswer
+            do {
+                answer = try JSONLines.parse(try ProbeCommand.run(command, timeout: config.timeoutSeconds))
+            } catch let error as ProbeError {
+                return accounts.map { ($0, .failure(error)) }
+            } catch {
+                return accounts.map { ($0, .failure(.transport("\(error)"))) }
+            }
+            return accounts.map { account in
+                (account, Result { () throws(ProbeError) in try answer.state(of: account) })
+            }
+        }
+        return accounts.map { account in
+            let argv = command.map { ProbeConfig.substitute(account: account, in: $0) }
+            return (
+                account,
+                Result { () throws(ProbeError) in
+                    try decodeContract(try ProbeCommand.run(argv, timeout: config.timeoutSeconds))
+                }
+            )
+        }
+    }
+
+    /// Runs the `http` probe's `transform` on a fetched body (the body itself when there is none).
+    func transform(_ body: [UInt8]) -> Result<AccountState, ProbeError> {
+        Result { () throws(ProbeError) in
+            guard let transform = config.transform else { return try decodeContract(body) }
+            return try decodeContract(try ProbeCommand.run(transform, input: body, timeout: config.timeoutSeconds))
+        }
+    }
+
+    private func decodeContract(_ bytes: [UInt8]) throws(ProbeError) -> AccountState {
+        do {
+            return try AccountState.decode(contractJSON: bytes)
+        } catch let error as ProbeError {
+            throw error
+        } catch {
+            throw .badJSON("\(error)")
+        }
+    }
+}
