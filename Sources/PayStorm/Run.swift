@@ -155,7 +155,7 @@ public enum PayStormRun {
         var started = false
         defer { if !started { folder.remove() } }
 
-        let target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
+        var target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
         defer { target.ledger?.stop() }
         let engine: LoadEngine
         do {
@@ -175,6 +175,18 @@ public enum PayStormRun {
             throw .internalError("cannot start the load engine: \(error)")
         }
         try TargetSetup.checkReachable(target.endpoints, with: engine)
+        if let accounts = profile.target.accounts, let command = accounts.provision {
+            // Once, before any traffic: templates and probes then address each account the backend's way.
+            let tokens =
+                options.account.map { [$0] }
+                ?? (0..<profile.population.accounts).map { World.appAccountToken(seed: profile.seed, account: $0) }
+            target.endpoints.accounts = try AccountProvisioning.run(
+                command,
+                tokens: tokens,
+                timeout: accounts.timeoutSeconds
+            )
+            log("provisioned \(target.endpoints.accounts.count) of \(tokens.count) accounts")
+        }
 
         let minter = Minter(
             pki: target.pki,
@@ -184,7 +196,7 @@ public enum PayStormRun {
                 environment: Environment(rawValue: profile.target.environment)
             )
         )
-        let bodies = DeliveryBodies(minter: minter)
+        let bodies = DeliveryBodies(minter: minter, endpoints: target.endpoints)
         // Minting starts before the clock does, so the first sends never wait on a signature.
         let lead = 1.5
         let startMillis = Int64((Date().timeIntervalSince1970 + lead) * 1000)

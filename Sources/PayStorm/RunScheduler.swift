@@ -5,19 +5,47 @@ import Load
 import Profile
 import Simulation
 
-/// Where the run sends, and how it reads an account.
+/// Where the run sends, how each role's requests are shaped and answers read, and how it reads an account.
 struct Endpoints: Sendable {
+    /// Where the target is checked for reachability: the webhook URL, or its origin when placeholders are in it.
     var webhook: String
-    var device: String?
-    /// The probe URL with `{appAccountToken}` in it, for HTTP probes.
+    /// The webhook's request template.
+    var webhookRequest: RequestTemplate
+    /// The device delivery's template; nil when device deliveries are not sent.
+    var deviceDelivery: RequestTemplate?
+    /// The device report's template; nil when reports are not sent.
+    var deviceReport: RequestTemplate?
+    /// The probe URL with `{appAccountToken}` (or `{account.id}`...) in it, for HTTP probes.
     var probe: String?
     /// Extra headers on every request (authentication for a staging backend).
     var headers: [(name: String, value: String)]
     /// Whether the probe answers in the contract's shape (true) or through a JSON-pointer mapping.
     var probeMapping: PointerMapping?
+    /// Each account's identity in the backend (provisioned before traffic; empty otherwise).
+    var accounts = AccountDirectory()
+    private let probeTemplate: TemplateString?
+
+    init(
+        webhook: RequestTemplate,
+        deviceDelivery: RequestTemplate?,
+        deviceReport: RequestTemplate?,
+        probe: String?,
+        headers: [(name: String, value: String)],
+        probeMapping: PointerMapping?
+    ) {
+        self.webhook = webhook.url.placeholders.isEmpty ? webhook.url.text : webhook.origin ?? webhook.url.text
+        webhookRequest = webhook
+        self.deviceDelivery = deviceDelivery
+        self.deviceReport = deviceReport
+        self.probe = probe
+        self.headers = headers
+        self.probeMapping = probeMapping
+        probeTemplate = probe.flatMap { try? TemplateString($0) }
+    }
 
     func probeURL(for account: String) -> String? {
-        probe?.replacingOccurrences(of: "{appAccountToken}", with: account)
+        if let probeTemplate { return accounts.render(probeTemplate, for: account, encoding: .url) }
+        return probe?.replacingOccurrences(of: "{appAccountToken}", with: account)
     }
 }
 
@@ -41,6 +69,8 @@ final class RunScheduler: TimedRequestSource {
     private struct Sent {
         var delivery: PlannedDelivery?
         var probeAccount: String?
+        /// How the delivery's role reads answers.
+        var classification: ResponseClassification?
     }
 
     private let pipeline: MintPipeline
@@ -173,23 +203,14 @@ final class RunScheduler: TimedRequestSource {
             history.write(event: "skip", at: now, delivery: delivery, detail: "nothing to send")
             return nil
         }
-        let url: String
-        var kind: String
-        switch delivery.action.delivery {
-        case .notification:
-            url = endpoints.webhook
-            kind = "webhook"
-        case .device, .report:
-            guard let device = endpoints.device else {
-                checker.record(delivery, outcome: .notSent(reason: "no device endpoint"), at: now)
-                history.write(event: "skip", at: now, delivery: delivery, detail: "no device endpoint")
-                return nil
-            }
-            url = device
-            kind = "device"
-        case .marker:
+        guard let role = Endpoints.role(of: delivery) else { return nil }
+        guard let template = endpoints.template(for: role) else {
+            let reason = role == .deviceReport ? "no device report endpoint" : "no device endpoint"
+            checker.record(delivery, outcome: .notSent(reason: reason), at: now)
+            history.write(event: "skip", at: now, delivery: delivery, detail: reason)
             return nil
         }
+        var kind = role == .webhook ? "webhook" : "device"
         // Deliveries meant to fail (forgeries, network faults, sends into a planned restart) get their
         // own kind, so the genuine traffic's error rate and latency stay readable and thresholds can
         // target either.
@@ -204,14 +225,15 @@ final class RunScheduler: TimedRequestSource {
         countIntended(at: now)
         let id = nextRequestID
         nextRequestID += 1
-        sent[id] = Sent(delivery: delivery)
+        sent[id] = Sent(delivery: delivery, classification: template.responses)
         lastSend = now
+        let head = endpoints.head(for: delivery, template: template)
         var request = LoadRequest(
             id: id,
             kind: kind,
-            method: "POST",
-            url: url,
-            headers: [(name: "Content-Type", value: "application/json")] + endpoints.headers,
+            method: head.method,
+            url: head.url,
+            headers: head.headers,
             body: body
         )
         switch delivery.network {
@@ -250,7 +272,10 @@ final class RunScheduler: TimedRequestSource {
     func handle(_ result: LoadResult) {
         guard let what = sent.removeValue(forKey: result.id) else { return }
         let now = result.received.seconds
-        let outcome = Self.outcome(of: result)
+        let outcome = Endpoints.outcome(
+            of: result,
+            classification: what.classification ?? ResponseClassification(role: .deviceDelivery)
+        )
         let wasSent: Bool = if case .notSent = outcome { false } else { true }
         if let account = what.probeAccount {
             if wasSent { history.writeProbe(event: "send", at: result.wireStart.seconds, account: account) }
@@ -259,7 +284,9 @@ final class RunScheduler: TimedRequestSource {
             return
         }
         guard let delivery = what.delivery else { return }
-        recorder.record(result)
+        // Thresholds and error rates count what the role's classification says (a 409 "already had it" is
+        // a success), not raw statuses.
+        recorder.record(result, succeeded: outcome.isAcknowledged)
         checker.record(delivery, outcome: outcome, at: now)
         if wasSent { history.write(event: "send", at: result.wireStart.seconds, delivery: delivery) }
         history.write(event: "result", at: now, delivery: delivery, result: result, sent: wasSent)
@@ -295,20 +322,6 @@ final class RunScheduler: TimedRequestSource {
             if case .fail = result.outcome, firstDetection[result.invariant] == nil {
                 firstDetection[result.invariant] = now
             }
-        }
-    }
-
-    /// Jepsen's view of one result: acknowledged, rejected, indeterminate (`:info`) or never sent.
-    static func outcome(of result: LoadResult) -> DeliveryOutcome {
-        guard let error = result.error else {
-            return (200..<300).contains(result.status)
-                ? .acknowledged(status: result.status) : .rejected(status: result.status)
-        }
-        switch error {
-        case .missed, .refused, .dns:
-            return .notSent(reason: "\(error): \(result.detail)")
-        default:
-            return .indeterminate(reason: "\(error): \(result.detail)")
         }
     }
 }

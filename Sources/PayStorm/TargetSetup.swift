@@ -43,9 +43,13 @@ enum TargetSetup {
             throw .noInput("cannot load the test PKI from \(directory): \(error)")
         }
         let probe = profile.target.probe
+        guard let webhook = profile.target.webhook else {
+            throw .badProfile("\(options.profilePath): target.webhookURL: expected an http(s) URL")
+        }
         let endpoints = Endpoints(
-            webhook: profile.target.webhookURL ?? "",
-            device: profile.target.deviceURL,
+            webhook: webhook,
+            deviceDelivery: profile.target.deviceDelivery,
+            deviceReport: profile.target.deviceReport,
             probe: (probe?.kind == .http || probe?.kind == .pointer) ? probe?.url : nil,
             headers: headers,
             probeMapping: probe?.kind == .pointer ? probe?.pointers : nil
@@ -85,13 +89,20 @@ enum TargetSetup {
         let address = try ledger.start()
         let flawText = options.flaws.isEmpty ? "correct" : "flaws: " + options.flaws.joined(separator: ", ")
         log("embedded reference ledger at \(address) (\(flawText))")
-        let endpoints = Endpoints(
-            webhook: "http://\(address)/notifications",
-            device: "http://\(address)/transactions",
-            probe: "http://\(address)/accounts/{appAccountToken}",
-            headers: headers,
-            probeMapping: nil
-        )
+        let endpoints: Endpoints
+        do {
+            endpoints = Endpoints(
+                webhook: try .contractV1(.webhook, url: "http://\(address)/notifications"),
+                deviceDelivery: try .contractV1(.deviceDelivery, url: "http://\(address)/transactions"),
+                deviceReport: try .contractV1(.deviceReport, url: "http://\(address)/transactions"),
+                probe: "http://\(address)/accounts/{appAccountToken}",
+                headers: headers,
+                probeMapping: nil
+            )
+        } catch {
+            ledger.stop()
+            throw .internalError("the embedded ledger's URLs do not compile: \(error)")
+        }
         return PreparedTarget(
             endpoints: endpoints,
             pki: pki,
