@@ -323,7 +323,8 @@ public enum PayStormRun {
             faults: scheduler.faultCounts,
             firstDetection: scheduler.firstDetection,
             interrupted: wasInterrupted,
-            notes: notes
+            notes: notes,
+            acknowledgedOutside2xx: scheduler.acknowledgedOutside2xx
         )
         do {
             try ReportWriter.writeAll(report, to: folder)

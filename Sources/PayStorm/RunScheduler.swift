@@ -105,6 +105,9 @@ final class RunScheduler: TimedRequestSource {
     private(set) var lastSend = 0.0
     /// Follow-ups (retries, redeliveries, duplicates) not sent because they fell after the schedule.
     private(set) var followUpsAfterSchedule = 0
+    /// Answers outside 2xx that their role classified as acknowledged, by status class (`4xx`...), so the
+    /// report does not count them as errors.
+    private(set) var acknowledgedOutside2xx: [String: Int] = [:]
 
     init(
         pipeline: MintPipeline,
@@ -287,6 +290,9 @@ final class RunScheduler: TimedRequestSource {
         // Thresholds and error rates count what the role's classification says (a 409 "already had it" is
         // a success), not raw statuses.
         recorder.record(result, succeeded: outcome.isAcknowledged)
+        if outcome.isAcknowledged && !(200..<300).contains(result.status) {
+            acknowledgedOutside2xx["\(result.status / 100)xx", default: 0] += 1
+        }
         checker.record(delivery, outcome: outcome, at: now)
         if wasSent { history.write(event: "send", at: result.wireStart.seconds, delivery: delivery) }
         history.write(event: "result", at: now, delivery: delivery, result: result, sent: wasSent)
