@@ -39,7 +39,7 @@ public struct LoadCounts: Codable, Sendable, Hashable {
     public var scheduled = 0
     /// Requests handed to the transport.
     public var sent = 0
-    /// Results with a 2xx status.
+    /// Results that succeeded: a 2xx status unless the caller classified them (``LoadRecorder/record(_:succeeded:)``).
     public var ok = 0
     /// Results by status class: `1xx` … `5xx`.
     public var statusClasses: [String: Int] = [:]
@@ -53,7 +53,7 @@ public struct LoadCounts: Codable, Sendable, Hashable {
     /// Creates empty counters.
     public init() {}
 
-    /// Sent requests that failed: transport errors plus non-2xx statuses.
+    /// Sent requests that failed: transport errors plus statuses that are not a success.
     public var failed: Int { sent - ok }
 
     /// `failed / sent` (0 when nothing was sent).
@@ -62,7 +62,7 @@ public struct LoadCounts: Codable, Sendable, Hashable {
     /// Status class names, preallocated so that counting a result allocates nothing.
     static let classKeys = (0...9).map { "\($0)xx" }
 
-    mutating func add(_ result: LoadResult) {
+    mutating func add(_ result: LoadResult, succeeded: Bool) {
         scheduled += 1
         if result.error == .missed {
             missed += 1
@@ -74,7 +74,7 @@ public struct LoadCounts: Codable, Sendable, Hashable {
             errors[error.rawValue, default: 0] += 1
         } else {
             statusClasses[LoadCounts.classKeys[min(max(result.status / 100, 0), 9)], default: 0] += 1
-            if (200..<300).contains(result.status) { ok += 1 }
+            if succeeded { ok += 1 }
         }
     }
 }
@@ -89,9 +89,9 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     public var scheduled: Int
     /// Requests sent in the second.
     public var sent: Int
-    /// Results with a 2xx status in the second.
+    /// Results that succeeded in the second (see ``LoadCounts/ok``).
     public var ok: Int
-    /// Results with another status in the second.
+    /// Results with a status that is not a success in the second (by default: not 2xx).
     public var non2xx: Int
     /// Results without a response in the second, by error class (missed included).
     public var errors: [String: Int]
@@ -256,8 +256,13 @@ public final class LoadRecorder {
     }
 
     /// Records one result (constant time apart from a first-seen kind).
-    public func record(_ result: LoadResult) {
-        totals.add(result)
+    /// - Parameters:
+    ///   - result: the result.
+    ///   - succeeded: whether it counts as a success (error rates, thresholds, `ok`); nil means "a 2xx
+    ///     status". A caller that classifies answers itself (a 409 meaning "already had it") passes its verdict.
+    public func record(_ result: LoadResult, succeeded: Bool? = nil) {
+        let succeeded = succeeded ?? result.isSuccess
+        totals.add(result, succeeded: succeeded)
         let kind: KindState
         if let known = state[result.kind] {
             kind = known
@@ -265,8 +270,8 @@ public final class LoadRecorder {
             kind = KindState()
             state[result.kind] = kind
         }
-        kind.counts.add(result)
-        intervalCounts.add(result)
+        kind.counts.add(result, succeeded: succeeded)
+        intervalCounts.add(result, succeeded: succeeded)
         guard result.error != .missed else { return }
         let latencyMicros = result.latency.microseconds
         let serviceMicros = result.serviceTime.microseconds
@@ -295,7 +300,7 @@ public final class LoadRecorder {
             scheduled: stats.scheduled - lastStats.scheduled,
             sent: stats.sent - lastStats.sent,
             ok: intervalCounts.ok,
-            non2xx: intervalCounts.statusClasses.filter { $0.key != "2xx" }.values.reduce(0, +),
+            non2xx: intervalCounts.statusClasses.values.reduce(0, +) - intervalCounts.ok,
             errors: errors,
             late: stats.late - lastStats.late,
             inFlight: stats.inFlight,

@@ -6,11 +6,14 @@ import Profile
 import Simulation
 
 /// Turns planned deliveries into request bodies: signs the simulation's payloads with the run's
-/// `Minter` (forged variants included) and wraps them as the target contract says.
+/// `Minter` (forged variants included) and wraps them as the role's template says (contract v1 by default).
 ///
-/// Thread-safe and stateless apart from the minter, so the mint pipeline calls it from every core.
+/// Thread-safe and stateless apart from the minter, so the mint pipeline calls it from every core: templates
+/// are rendered here, ahead of the schedule, so sending only copies bytes.
 struct DeliveryBodies: Sendable {
     let minter: Minter
+    /// The run's templates and accounts; nil (or a role without a body template) means contract v1's body.
+    var endpoints: Endpoints? = nil
 
     /// The body of a delivery, or nil for a marker (which sends nothing).
     /// - Throws: a minting error (a bug in the plan, such as a forgery that does not apply).
@@ -20,7 +23,7 @@ struct DeliveryBodies: Sendable {
         case .marker:
             return nil
         case .report(let report):
-            return report.body
+            return rendered(delivery, role: .deviceReport, signed: "") ?? report.body
         case .device(let device) where delivery.forgery == Faults.bareProductIDForgery:
             // A client's word for it: "I bought this", with no signed transaction at all.
             let claim = DeviceReport(
@@ -30,10 +33,11 @@ struct DeliveryBodies: Sendable {
                 appAccountToken: delivery.action.appAccountToken,
                 transactionId: device.transaction.transactionId
             )
-            return claim.body
+            return rendered(delivery, role: .deviceReport, signed: "") ?? claim.body
         case .device(let device):
             let jws = try minter.signTransaction(device.transaction.payload, forgery: forgery)
-            return Array("{\"signedTransaction\":\"\(jws)\"}".utf8)
+            return rendered(delivery, role: .deviceDelivery, signed: jws)
+                ?? Array("{\"signedTransaction\":\"\(jws)\"}".utf8)
         case .notification(let facts):
             let signed = try minter.signNotification(
                 facts.payload(signedTransactionInfo: nil, signedRenewalInfo: nil),
@@ -41,7 +45,13 @@ struct DeliveryBodies: Sendable {
                 renewal: facts.renewal?.payload,
                 forgery: forgery
             )
-            return Minter.webhookBody(signed)
+            return rendered(delivery, role: .webhook, signed: signed) ?? Minter.webhookBody(signed)
         }
+    }
+
+    /// The role's body template rendered, or nil when the role sends contract v1's body.
+    private func rendered(_ delivery: PlannedDelivery, role: RequestRole, signed: String) -> [UInt8]? {
+        guard let endpoints, let template = endpoints.template(for: role), let body = template.body else { return nil }
+        return body.render(endpoints.values(for: delivery, signed: signed), resultMap: template.purchaseResult)
     }
 }

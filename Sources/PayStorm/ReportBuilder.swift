@@ -17,10 +17,15 @@ enum ReportBuilder {
         faults: [String: Int],
         firstDetection: [Invariant: Double],
         interrupted: Bool,
-        notes: [String]
+        notes: [String],
+        acknowledgedOutside2xx: [String: Int] = [:]
     ) -> RunReport {
         var errors = summary.totals.errors
-        for (status, count) in summary.totals.statusClasses where status != "2xx" { errors["http" + status] = count }
+        // An answer its role classifies as a success (a 409 "already had it") is not an error.
+        for (status, count) in summary.totals.statusClasses where status != "2xx" {
+            let failed = count - acknowledgedOutside2xx[status, default: 0]
+            if failed > 0 { errors["http" + status] = failed }
+        }
         errors["missed"] = nil
         let requests = RequestTotals(
             intended: summary.totals.scheduled,

@@ -158,12 +158,13 @@ public enum PayStormRun {
         var started = false
         defer { if !started { folder.remove() } }
 
-        let target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
+        var target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
         defer { target.ledger?.stop() }
         let engine = try loadEngine(profile: profile)
         try TargetSetup.checkReachable(target.endpoints, with: engine)
+        try TargetSetup.provision(&target, profile: profile, only: options.account, log: log)
 
-        let bodies = DeliveryBodies(minter: minter(profile: profile, pki: target.pki))
+        let bodies = DeliveryBodies(minter: minter(profile: profile, pki: target.pki), endpoints: target.endpoints)
         // Minting starts before the clock does, so the first sends never wait on a signature.
         let lead = 1.5
         let startMillis = Int64((Date().timeIntervalSince1970 + lead) * 1000)
@@ -318,7 +319,8 @@ public enum PayStormRun {
             faults: scheduler.faultCounts,
             firstDetection: firstDetection,
             interrupted: wasInterrupted,
-            notes: notes
+            notes: notes,
+            acknowledgedOutside2xx: scheduler.acknowledgedOutside2xx
         )
         do {
             try ReportWriter.writeAll(report, to: folder)

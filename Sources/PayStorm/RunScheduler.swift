@@ -5,46 +5,69 @@ import Load
 import Profile
 import Simulation
 
-/// Where the run sends, and how it reads an account.
+/// Where the run sends, how each role's requests are shaped and answers read, and how it reads an account.
 struct Endpoints: Sendable {
+    /// Where the target is checked for reachability: the webhook URL, or its origin when placeholders are in it.
     var webhook: String
-    var device: String?
-    /// The probe URL with `{appAccountToken}` in it, for HTTP probes.
+    /// The webhook's request template.
+    var webhookRequest: RequestTemplate
+    /// The device delivery's template; nil when device deliveries are not sent.
+    var deviceDelivery: RequestTemplate?
+    /// The device report's template; nil when reports are not sent.
+    var deviceReport: RequestTemplate?
+    /// The probe URL with `{appAccountToken}` (or `{account.id}`...) in it, for HTTP probes.
     var probe: String?
     /// Extra headers on every request (authentication for a staging backend).
     var headers: [(name: String, value: String)]
     /// Whether the probe answers in the contract's shape (true) or through a JSON-pointer mapping.
     var probeMapping: PointerMapping?
+    /// Each account's identity in the backend (provisioned before traffic; empty otherwise).
+    var accounts = AccountDirectory()
+    private let probeTemplate: TemplateString?
 
-    func probeURL(for account: String) -> String? {
-        probe.map { ProbeConfig.substitute(account: account, in: $0) }
+    init(
+        webhook: RequestTemplate,
+        deviceDelivery: RequestTemplate?,
+        deviceReport: RequestTemplate?,
+        probe: String?,
+        headers: [(name: String, value: String)],
+        probeMapping: PointerMapping?
+    ) {
+        self.webhook = webhook.url.placeholders.isEmpty ? webhook.url.text : webhook.origin ?? webhook.url.text
+        webhookRequest = webhook
+        self.deviceDelivery = deviceDelivery
+        self.deviceReport = deviceReport
+        self.probe = probe
+        self.headers = headers
+        self.probeMapping = probeMapping
+        probeTemplate = probe.flatMap { try? TemplateString($0) }
     }
 
-    /// The HTTP request that carries a delivery to the target, its kind being its role's (`webhook` or
-    /// `device`); nil when the target has no endpoint for that role (or for a marker, which sends nothing).
-    /// The run and `paystorm target check` both build their requests here.
-    func request(for delivery: PlannedDelivery, body: [UInt8], id: Int) -> LoadRequest? {
-        let url: String
-        let kind: String
-        switch delivery.action.delivery {
-        case .notification:
-            url = webhook
-            kind = "webhook"
-        case .device, .report:
-            guard let device else { return nil }
-            url = device
-            kind = "device"
-        case .marker:
-            return nil
-        }
-        return LoadRequest(
+    func probeURL(for account: String) -> String? {
+        if let probeTemplate { return accounts.render(probeTemplate, for: account, encoding: .url) }
+        return probe?.replacingOccurrences(of: "{appAccountToken}", with: account)
+    }
+
+    /// The HTTP request that carries a delivery to the target, shaped by its role's template, with its kind
+    /// (`webhook` or `device`) and how the role reads answers; nil when the target has no endpoint for that
+    /// role (or for a marker, which sends nothing). The run and `paystorm target check` both build their
+    /// requests here.
+    func request(
+        for delivery: PlannedDelivery,
+        body: [UInt8],
+        id: Int
+    ) -> (request: LoadRequest, classification: ResponseClassification)? {
+        guard let role = Self.role(of: delivery), let template = template(for: role) else { return nil }
+        let head = head(for: delivery, template: template)
+        let request = LoadRequest(
             id: id,
-            kind: kind,
-            method: "POST",
-            url: url,
-            headers: [(name: "Content-Type", value: "application/json")] + headers,
+            kind: role == .webhook ? "webhook" : "device",
+            method: head.method,
+            url: head.url,
+            headers: head.headers,
             body: body
         )
+        return (request, template.responses)
     }
 }
 
@@ -68,6 +91,8 @@ final class RunScheduler: TimedRequestSource {
     private struct Sent {
         var delivery: PlannedDelivery?
         var probeAccount: String?
+        /// How the delivery's role reads answers.
+        var classification: ResponseClassification?
     }
 
     private let pipeline: MintPipeline
@@ -109,6 +134,9 @@ final class RunScheduler: TimedRequestSource {
     private(set) var lastSend = 0.0
     /// Follow-ups (retries, redeliveries, duplicates) not sent because they fell after the settle period.
     private(set) var followUpsAfterSettle = 0
+    /// Answers outside 2xx that their role classified as acknowledged, by status class (`4xx`...), so the
+    /// report does not count them as errors.
+    private(set) var acknowledgedOutside2xx: [String: Int] = [:]
 
     init(
         pipeline: MintPipeline,
@@ -211,12 +239,15 @@ final class RunScheduler: TimedRequestSource {
             history.write(event: "skip", at: now, delivery: delivery, detail: "nothing to send")
             return nil
         }
+        guard let role = Endpoints.role(of: delivery) else { return nil }
         let id = nextRequestID
-        guard var request = endpoints.request(for: delivery, body: body, id: id) else {
-            checker.record(delivery, outcome: .notSent(reason: "no device endpoint"), at: now)
-            history.write(event: "skip", at: now, delivery: delivery, detail: "no device endpoint")
+        guard let (built, classification) = endpoints.request(for: delivery, body: body, id: id) else {
+            let reason = role == .deviceReport ? "no device report endpoint" : "no device endpoint"
+            checker.record(delivery, outcome: .notSent(reason: reason), at: now)
+            history.write(event: "skip", at: now, delivery: delivery, detail: reason)
             return nil
         }
+        var request = built
         // Deliveries meant to fail (forgeries, network faults, sends into a planned restart) get their
         // own kind, so the genuine traffic's error rate and latency stay readable and thresholds can
         // target either.
@@ -230,7 +261,7 @@ final class RunScheduler: TimedRequestSource {
         history.write(event: "dispatch", at: now, delivery: delivery, kind: request.kind)
         countIntended(at: now)
         nextRequestID += 1
-        sent[id] = Sent(delivery: delivery)
+        sent[id] = Sent(delivery: delivery, classification: classification)
         lastSend = now
         switch delivery.network {
         case .lostResponse?: request.hangUpOnResponse = true
@@ -268,7 +299,10 @@ final class RunScheduler: TimedRequestSource {
     func handle(_ result: LoadResult) {
         guard let what = sent.removeValue(forKey: result.id) else { return }
         let now = result.received.seconds
-        let outcome = Self.outcome(of: result)
+        let outcome = Endpoints.outcome(
+            of: result,
+            classification: what.classification ?? ResponseClassification(role: .deviceDelivery)
+        )
         let wasSent: Bool = if case .notSent = outcome { false } else { true }
         if let account = what.probeAccount {
             if wasSent { history.writeProbe(event: "send", at: result.wireStart.seconds, account: account) }
@@ -277,7 +311,12 @@ final class RunScheduler: TimedRequestSource {
             return
         }
         guard let delivery = what.delivery else { return }
-        recorder.record(result)
+        // Thresholds and error rates count what the role's classification says (a 409 "already had it" is
+        // a success), not raw statuses.
+        recorder.record(result, succeeded: outcome.isAcknowledged)
+        if outcome.isAcknowledged && !(200..<300).contains(result.status) {
+            acknowledgedOutside2xx["\(result.status / 100)xx", default: 0] += 1
+        }
         checker.record(delivery, outcome: outcome, at: now)
         if wasSent { history.write(event: "send", at: result.wireStart.seconds, delivery: delivery) }
         history.write(event: "result", at: now, delivery: delivery, result: result, sent: wasSent)
@@ -317,20 +356,6 @@ final class RunScheduler: TimedRequestSource {
             if case .fail = result.outcome, firstDetection[result.invariant] == nil {
                 firstDetection[result.invariant] = now
             }
-        }
-    }
-
-    /// Jepsen's view of one result: acknowledged, rejected, indeterminate (`:info`) or never sent.
-    static func outcome(of result: LoadResult) -> DeliveryOutcome {
-        guard let error = result.error else {
-            return (200..<300).contains(result.status)
-                ? .acknowledged(status: result.status) : .rejected(status: result.status)
-        }
-        switch error {
-        case .missed, .refused, .dns:
-            return .notSent(reason: "\(error): \(result.detail)")
-        default:
-            return .indeterminate(reason: "\(error): \(result.detail)")
         }
     }
 }

@@ -112,11 +112,12 @@ public enum TargetCheck {
         } catch {
             throw .cannotWrite("\(error)")
         }
-        let target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
+        var target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
         defer { target.ledger?.stop() }
         // The run's engine: the check sends one request at a time, so its connection limits never matter.
         let engine = try PayStormRun.loadEngine(profile: profile)
         try TargetSetup.checkReachable(target.endpoints, with: engine)
+        try TargetSetup.provision(&target, profile: profile, only: nil, log: log)
 
         let plan = try Plan(profile: profile)
         // Every date of the plan must lie in the past when it is sent: a target may refuse what is signed
@@ -124,7 +125,10 @@ public enum TargetCheck {
         let wait = Double(plan.startMillis) / 1000 + plan.latest + 0.05 - Date().timeIntervalSince1970
         if wait > 0 { Thread.sleep(forTimeInterval: wait) }
 
-        let bodies = DeliveryBodies(minter: PayStormRun.minter(profile: profile, pki: target.pki))
+        let bodies = DeliveryBodies(
+            minter: PayStormRun.minter(profile: profile, pki: target.pki),
+            endpoints: target.endpoints
+        )
         var checkerOptions = Checker.Options()
         // The probe follows the deliveries within a second, by design; nothing in the plan expires soon.
         checkerOptions.boundarySeconds = 0.2
@@ -147,7 +151,9 @@ public enum TargetCheck {
                 throw .internalError("cannot mint the \(step.sends) for \(step.role): \(error)")
             }
             bytes[step.delivery.id] = body
-            guard let request = target.endpoints.request(for: step.delivery, body: body, id: rows.count) else {
+            guard
+                let (request, classification) = target.endpoints.request(for: step.delivery, body: body, id: rows.count)
+            else {
                 rows.append(
                     TargetCheckRow(
                         role: step.role,
@@ -168,7 +174,8 @@ public enum TargetCheck {
                 result = $0
             }
             let outcome =
-                result.map(RunScheduler.outcome(of:)) ?? .notSent(reason: "the load engine did not send it")
+                result.map { Endpoints.outcome(of: $0, classification: classification) }
+                ?? .notSent(reason: "the load engine did not send it")
             checker.record(step.delivery, outcome: outcome, at: now())
             sentSteps.append((step, rows.count, outcome))
             rows.append(

@@ -3,6 +3,7 @@ import Load
 import Profile
 import Reporting
 import Signing
+import Simulation
 
 /// The target of a run, ready to receive: its endpoints, the PKI it trusts, and the embedded ledger
 /// process when the run started one.
@@ -43,9 +44,13 @@ enum TargetSetup {
             throw .noInput("cannot load the test PKI from \(directory): \(error)")
         }
         let probe = profile.target.probe
+        guard let webhook = profile.target.webhook else {
+            throw .badProfile("\(options.profilePath): target.webhookURL: expected an http(s) URL")
+        }
         let endpoints = Endpoints(
-            webhook: profile.target.webhookURL ?? "",
-            device: profile.target.deviceURL,
+            webhook: webhook,
+            deviceDelivery: profile.target.deviceDelivery,
+            deviceReport: profile.target.deviceReport,
             probe: (probe?.kind == .http || probe?.kind == .pointer) ? probe?.url : nil,
             headers: headers,
             probeMapping: probe?.kind == .pointer ? probe?.pointers : nil
@@ -85,13 +90,20 @@ enum TargetSetup {
         let address = try ledger.start()
         let flawText = options.flaws.isEmpty ? "correct" : "flaws: " + options.flaws.joined(separator: ", ")
         log("embedded reference ledger at \(address) (\(flawText))")
-        let endpoints = Endpoints(
-            webhook: "http://\(address)/notifications",
-            device: "http://\(address)/transactions",
-            probe: "http://\(address)/accounts/{appAccountToken}",
-            headers: headers,
-            probeMapping: nil
-        )
+        let endpoints: Endpoints
+        do {
+            endpoints = Endpoints(
+                webhook: try .contractV1(.webhook, url: "http://\(address)/notifications"),
+                deviceDelivery: try .contractV1(.deviceDelivery, url: "http://\(address)/transactions"),
+                deviceReport: try .contractV1(.deviceReport, url: "http://\(address)/transactions"),
+                probe: "http://\(address)/accounts/{appAccountToken}",
+                headers: headers,
+                probeMapping: nil
+            )
+        } catch {
+            ledger.stop()
+            throw .internalError("the embedded ledger's URLs do not compile: \(error)")
+        }
         return PreparedTarget(
             endpoints: endpoints,
             pki: pki,
@@ -113,5 +125,27 @@ enum TargetSetup {
         if let failure = engine.probe(url: endpoints.webhook) {
             throw .unreachable("target \(endpoints.webhook) is unreachable: \(failure.error) (\(failure.detail))")
         }
+    }
+
+    /// Runs the profile's provisioning command once, before any traffic, so that templates and probes address
+    /// each account the backend's way (`{account.id}`...). Nothing happens without one.
+    /// - Parameter only: the one account of a replay, if any.
+    /// - Throws: `RunError.unreachable` when the command fails (exit 69, its stderr quoted).
+    static func provision(
+        _ target: inout PreparedTarget,
+        profile: Profile,
+        only: String?,
+        log: @Sendable (String) -> Void
+    ) throws(RunError) {
+        guard let accounts = profile.target.accounts, let command = accounts.provision else { return }
+        let tokens =
+            only.map { [$0] }
+            ?? (0..<profile.population.accounts).map { World.appAccountToken(seed: profile.seed, account: $0) }
+        target.endpoints.accounts = try AccountProvisioning.run(
+            command,
+            tokens: tokens,
+            timeout: accounts.timeoutSeconds
+        )
+        log("provisioned \(target.endpoints.accounts.count) of \(tokens.count) accounts")
     }
 }

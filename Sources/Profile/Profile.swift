@@ -190,10 +190,22 @@ public struct ProfileUnreadable: Error, Sendable, Hashable, CustomStringConverti
 public struct Target: Sendable, Hashable, Decodable {
     /// Start the embedded reference ledger on an ephemeral loopback port instead of driving a URL.
     public var embeddedLedger: Bool
-    /// The webhook URL (App Store → backend); required unless ``embeddedLedger``.
+    /// The webhook URL (App Store → backend), as written in `webhookURL` or `webhook.url`; required unless
+    /// ``embeddedLedger``.
     public var webhookURL: String?
-    /// The device delivery URL (app → backend); without it device faults and reports are skipped.
+    /// The device delivery URL (app → backend), as written in `deviceURL` or `deviceDelivery.url`; without it
+    /// device deliveries (and the faults that need them) are skipped.
     public var deviceURL: String?
+    /// How webhooks are sent and their answers read (`webhook`, or contract v1 at `webhookURL`); nil for the
+    /// embedded ledger, whose address is known only when it starts.
+    public var webhook: RequestTemplate?
+    /// How device deliveries are sent (`deviceDelivery`, or contract v1 at `deviceURL`).
+    public var deviceDelivery: RequestTemplate?
+    /// How device reports are sent (`deviceReport`, or contract v1 at `deviceURL`); without it reports are
+    /// skipped.
+    public var deviceReport: RequestTemplate?
+    /// How the backend knows the run's accounts (`accounts`); nil when each account is its `appAccountToken`.
+    public var accounts: AccountsConfig?
     /// How to read an account's state; without it state invariants are listed as unchecked.
     public var probe: ProbeConfig?
     /// Extra HTTP headers sent with every request.
@@ -221,7 +233,8 @@ public struct Target: Sendable, Hashable, Decodable {
 
     static let keys = [
         "embeddedLedger", "webhookURL", "deviceURL", "probe", "headers", "tlsCAFile", "allowedHosts", "bundleId",
-        "appAppleId", "environment", "requestTimeoutSeconds", "verifierOnlineChecks",
+        "appAppleId", "environment", "requestTimeoutSeconds", "verifierOnlineChecks", "webhook", "deviceDelivery",
+        "deviceReport", "accounts",
     ]
 
     /// Strict decoding.
@@ -248,18 +261,87 @@ public struct Target: Sendable, Hashable, Decodable {
         }
         // Outside Production nobody checks it, but backends store it: a placeholder beats a missing key.
         self.appAppleId = appAppleId ?? 1_234_567_890
-        webhookURL = try Self.url(f, "webhookURL", allowedHosts: allowedHosts)
-        deviceURL = try Self.url(f, "deviceURL", allowedHosts: allowedHosts)
+        let webhookShorthand = try Self.url(f, "webhookURL", allowedHosts: allowedHosts)
+        let deviceShorthand = try Self.url(f, "deviceURL", allowedHosts: allowedHosts)
+        accounts = try f.optional("accounts")
         probe = try f.optional("probe")
-        if embeddedLedger && webhookURL != nil {
+        if embeddedLedger && webhookShorthand != nil {
             throw ProfileIssue(path: f.at("webhookURL"), expected: "no webhookURL when embeddedLedger is true")
         }
-        if !embeddedLedger && webhookURL == nil {
+        if embeddedLedger, let role = RequestRole.allCases.first(where: { f.has($0.rawValue) }) {
+            throw ProfileIssue(
+                path: f.at(role.rawValue),
+                expected: "no \(role.rawValue) section when embeddedLedger is true (the ledger speaks contract v1)"
+            )
+        }
+        if !embeddedLedger && webhookShorthand == nil && !f.has("webhook") {
             throw ProfileIssue(path: f.at("webhookURL"), expected: "an http(s) URL (or set embeddedLedger: true)")
+        }
+        webhook = try Self.role(.webhook, f, shorthand: (webhookShorthand, "webhookURL"), allowedHosts: allowedHosts)
+        deviceDelivery = try Self.role(
+            .deviceDelivery,
+            f,
+            shorthand: (deviceShorthand, "deviceURL"),
+            allowedHosts: allowedHosts
+        )
+        // Reports go where contract v1 sends them (the device URL) unless a section of their own says otherwise.
+        deviceReport = try Self.role(
+            .deviceReport,
+            f,
+            shorthand: (deviceShorthand, "deviceURL"),
+            allowedHosts: allowedHosts,
+            sectionFallbackURL: deviceDelivery?.url.text
+        )
+        webhookURL = webhook?.url.text
+        deviceURL = deviceDelivery?.url.text
+        for template in [webhook, deviceDelivery, deviceReport].compactMap({ $0 }) where accounts?.provision == nil {
+            if let (field, path) = template.accountFields.min(by: { $0.value < $1.value }) {
+                throw ProfileIssue(
+                    path: path,
+                    expected: "placeholders the run can fill: {account.\(field)} needs target.accounts.provision "
+                        + "(only {account.id} has a default)"
+                )
+            }
         }
         if let probe, let url = probe.url {
             _ = try Self.check(url, path: f.at("probe.url"), allowedHosts: allowedHosts)
         }
+    }
+
+    /// A role's template: its section, or contract v1 at the shorthand URL, or nil.
+    private static func role(
+        _ role: RequestRole,
+        _ f: Fields,
+        shorthand: (url: String?, key: String),
+        allowedHosts: [String],
+        sectionFallbackURL: String? = nil
+    ) throws -> RequestTemplate? {
+        let key = role.rawValue
+        guard f.has(key) else {
+            guard let url = shorthand.url else { return nil }
+            do {
+                return try RequestTemplate.contractV1(role, url: url)
+            } catch {
+                throw ProfileIssue(path: f.at(shorthand.key), expected: error.message)
+            }
+        }
+        let section = try f.container.superDecoder(forKey: AnyKey(stringValue: key))
+        let fields = try Fields(section, allowed: RequestTemplate.keys)
+        if let url = shorthand.url, fields.has("url"), role != .deviceReport {
+            throw ProfileIssue(
+                path: fields.at("url"),
+                expected: "one URL: \(shorthand.key) \"\(url)\" is the shorthand of \(key).url, give only one"
+            )
+        }
+        let template = try RequestTemplate(fields, role: role, fallbackURL: shorthand.url ?? sectionFallbackURL)
+        let urlPath = fields.has("url") ? fields.at("url") : f.at(shorthand.url != nil ? shorthand.key : key)
+        // The host must be literal: a placeholder cannot choose where the run sends.
+        guard template.origin != nil else {
+            throw ProfileIssue(path: urlPath, expected: "a URL whose scheme and host hold no placeholder")
+        }
+        let sample = template.url.render(TemplateValues(appAccountToken: "x"), encoding: .url)
+        _ = try check(sample, path: urlPath, allowedHosts: allowedHosts)
+        return template
     }
 
     private static func url(_ f: Fields, _ key: String, allowedHosts: [String]) throws -> String? {
@@ -268,7 +350,10 @@ public struct Target: Sendable, Hashable, Decodable {
     }
 
     private static func check(_ text: String, path: String, allowedHosts: [String]) throws -> String {
-        let probeText = ProbeConfig.substitute(account: "x", in: text)
+        // Placeholders (`{appAccountToken}`, `{account.id}`...) stand for path text; the URL around them must parse.
+        let probeText =
+            (try? TemplateString(text).render(TemplateValues(appAccountToken: "x"), encoding: .url))
+            ?? text.replacingOccurrences(of: "{appAccountToken}", with: "x")
         guard let url = URL(string: probeText), let scheme = url.scheme, ["http", "https"].contains(scheme),
             let host = url.host, !host.isEmpty
         else {

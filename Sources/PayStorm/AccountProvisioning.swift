@@ -1,0 +1,133 @@
+import Dispatch
+import Foundation
+import Profile
+
+/// Runs the profile's `target.accounts.provision` command once before traffic and reads each account's
+/// identity in the backend from it.
+///
+/// The command gets one `{"appAccountToken": "<UUID>"}` line per account on standard input and prints one
+/// `{"appAccountToken": "<UUID>", "id": "<backend user id>", ...}` line per account (string values only).
+/// Tokens are matched case-insensitively; an account it does not print keeps its defaults.
+enum AccountProvisioning {
+    /// Runs `command` for `tokens`.
+    /// - Throws: `RunError.unreachable` (exit 69) when the command cannot start, times out, exits non-zero
+    ///   (its standard error quoted) or prints a line that is not an object of strings with a known token.
+    static func run(_ command: [String], tokens: [String], timeout: Double) throws(RunError) -> AccountDirectory {
+        let name = "target.accounts.provision '\(command.joined(separator: " "))'"
+        var input: [UInt8] = []
+        for token in tokens { input += Array("{\"appAccountToken\":\"\(JSONEscaping.escaped(token))\"}\n".utf8) }
+        let result: (status: Int32, stdout: [UInt8], stderr: [UInt8])
+        do {
+            result = try execute(command, input: input, timeout: timeout)
+        } catch {
+            throw .unreachable("\(name) failed: \(error)")
+        }
+        guard result.status == 0 else {
+            throw .unreachable("\(name) exited \(result.status)\(quoted(result.stderr))")
+        }
+        let known = Dictionary(tokens.map { (AccountDirectory.normalized($0), $0) }) { first, _ in first }
+        var fields: [String: [String: String]] = [:]
+        var lineNumber = 0
+        for line in result.stdout.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") }) else { continue }
+            let object: [String: TemplateJSON]
+            do {
+                guard case .object(let decoded) = try JSONDecoder().decode(TemplateJSON.self, from: Data(line)) else {
+                    throw ProvisionFailure("not a JSON object")
+                }
+                object = decoded
+            } catch {
+                throw .unreachable("\(name): output line \(lineNumber): expected a JSON object (\(error))")
+            }
+            var strings: [String: String] = [:]
+            for (key, value) in object {
+                guard case .string(let text) = value else {
+                    throw .unreachable(
+                        "\(name): output line \(lineNumber): \"\(key)\" is \(value.jsonText), expected a string"
+                    )
+                }
+                strings[key] = text
+            }
+            guard let token = strings.removeValue(forKey: "appAccountToken") else {
+                throw .unreachable("\(name): output line \(lineNumber): no \"appAccountToken\"")
+            }
+            guard let minted = known[AccountDirectory.normalized(token)] else {
+                throw .unreachable(
+                    "\(name): output line \(lineNumber): appAccountToken \(token) is not one of the run's accounts"
+                )
+            }
+            fields[minted] = strings
+        }
+        return AccountDirectory(fields)
+    }
+
+    /// ` (stderr: "…")` with the last lines of standard error, or nothing when it was empty.
+    private static func quoted(_ stderr: [UInt8]) -> String {
+        let text = String(decoding: stderr.suffix(2000), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { return "" }
+        return " (stderr: \"\(text.split(whereSeparator: \.isNewline).suffix(5).joined(separator: " | "))\")"
+    }
+
+    /// Runs an argument vector (no shell; a bare name is searched in `PATH`), feeding `input` and collecting
+    /// both outputs concurrently so that neither pipe can fill up and stall the command.
+    private static func execute(
+        _ argv: [String],
+        input: [UInt8],
+        timeout: Double
+    ) throws -> (status: Int32, stdout: [UInt8], stderr: [UInt8]) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: argv[0].hasPrefix("/") ? argv[0] : "/usr/bin/env")
+        process.arguments = argv[0].hasPrefix("/") ? Array(argv.dropFirst()) : argv
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let group = DispatchGroup()
+        let outputs = OutputBox()
+        DispatchQueue.global().async(group: group) {
+            // A command that stops reading early closes its end; the write then fails, which is fine.
+            try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
+            try? stdin.fileHandleForWriting.close()
+        }
+        DispatchQueue.global().async(group: group) {
+            outputs.set(out: Array(stdout.fileHandleForReading.readDataToEndOfFile()))
+        }
+        DispatchQueue.global().async(group: group) {
+            outputs.set(err: Array(stderr.fileHandleForReading.readDataToEndOfFile()))
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if process.isRunning {
+            process.terminate()
+            throw ProvisionFailure(
+                "it did not finish within \(PayStormRun.format(timeout)) s (target.accounts.timeoutSeconds)"
+            )
+        }
+        // A child it left behind may hold the pipes open: wait for the readers a bounded time only.
+        _ = group.wait(timeout: .now() + 5)
+        let (out, err) = outputs.get()
+        return (process.terminationStatus, out, err)
+    }
+}
+
+/// The two outputs, filled from reader threads.
+private final class OutputBox: @unchecked Sendable {
+    // @unchecked: every access holds `lock`.
+    private let lock = NSLock()
+    private var out: [UInt8] = []
+    private var err: [UInt8] = []
+
+    func set(out bytes: [UInt8]) { lock.withLock { out = bytes } }
+    func set(err bytes: [UInt8]) { lock.withLock { err = bytes } }
+    func get() -> ([UInt8], [UInt8]) { lock.withLock { (out, err) } }
+}
+
+/// Why provisioning failed, in one line.
+private struct ProvisionFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A run against a backend whose API is not contract v1 (issue 9, items 1–3): its own paths and bodies, a
+/// bearer token and user id from a provisioning command, and 409 for "already had it". Device deliveries must be
+/// sent through the template, and a 409 must count as acknowledged (not as an error).
+@Suite(.serialized)
+struct TemplatedTargetTests {
+    /// A stdlib HTTP server on 127.0.0.1:0: it writes its port to `port`, every request (method, path,
+    /// Authorization, body) as a JSON line to `requests.jsonl`, answers 200 to webhooks and 409 to device
+    /// deliveries, and exits after 120 s at most.
+    static let server = #"""
+        import json, sys, threading
+        from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+        work = sys.argv[1]
+        lock = threading.Lock()
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def do_any(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                with lock, open(work + "/requests.jsonl", "a") as f:
+                    f.write(json.dumps({"method": self.command, "path": self.path,
+                                        "auth": self.headers.get("Authorization"), "body": body}) + "\n")
+                status = 409 if self.path.startswith("/api/users/") else 200
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            do_POST = do_any
+            do_PUT = do_any
+            def log_message(self, *args): pass
+        server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        open(work + "/port.tmp", "w").write(str(server.server_address[1]))
+        import os; os.rename(work + "/port.tmp", work + "/port")
+        # Ends when the test closes its standard input (or after 120 s at most).
+        threading.Thread(target=lambda: (sys.stdin.read(), server.shutdown()), daemon=True).start()
+        backstop = threading.Timer(120, server.shutdown)
+        backstop.daemon = True
+        backstop.start()
+        server.serve_forever()
+        """#
+
+    /// Gives every account a lowercase user id and a token.
+    static let provision = #"""
+        import json, sys
+        for line in sys.stdin:
+            token = json.loads(line)["appAccountToken"]
+            print(json.dumps({"appAccountToken": token.lower(), "id": "user-" + token.lower()[:8], "token": "t-" + token[:4]}))
+        """#
+
+    @Test func templatedDeviceDeliveriesAreSentAndA409CountsAsAcknowledged() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("templated-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        try Self.server.write(toFile: work + "/server.py", atomically: true, encoding: .utf8)
+        try Self.provision.write(toFile: work + "/provision.py", atomically: true, encoding: .utf8)
+        #expect(try PayStormRunner.exec(["pki", "init", work + "/pki"]).0 == 0)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = ["python3", work + "/server.py", work]
+        let control = Pipe()
+        server.standardInput = control
+        try server.run()
+        defer {
+            try? control.fileHandleForWriting.close()
+            server.terminate()
+            server.waitUntilExit()
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: work + "/port") && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let port = try #require(Int(try String(contentsOfFile: work + "/port", encoding: .utf8)))
+
+        let profile = """
+            { name: "templated", seed: 5,
+              target: {
+                webhook: { url: "http://127.0.0.1:\(port)/apple/hooks", body: { payload: "{signedPayload}" } },
+                deviceDelivery: {
+                  method: "PUT",
+                  url: "http://127.0.0.1:\(port)/api/users/{account.id}/purchases",
+                  headers: { Authorization: "Bearer {account.token}" },
+                  body: { jws: "{signedTransaction}", userId: "{account.id}", sku: "{productId}" },
+                  responses: { granted: ["200-299"], alreadyHad: [409] },
+                },
+                accounts: { provision: ["python3", "\(work)/provision.py"], timeoutSeconds: 20 },
+                requestTimeoutSeconds: 2,
+              },
+              catalog: { products: [{ id: "n", type: "nonConsumable", priceMilli: 1990 }] },
+              population: { accounts: 10 }, actionMix: { nonConsumable: 1 },
+              schedule: [{ kind: "constant", rate: 5, seconds: 3 }],
+              thresholds: ["device.errorRate == 0%"],
+              settleSeconds: 0 }
+            """
+        try profile.write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
+        let (code, output) = try PayStormRunner.exec([
+            "run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports",
+        ])
+        // No probe: the state invariants are unchecked (unknown), never a threshold breach (3) or a failure.
+        #expect([0, 2].contains(code), "\(output)")
+
+        let lines = try String(contentsOfFile: work + "/requests.jsonl", encoding: .utf8).split(separator: "\n")
+        let requests = try lines.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let devices = requests.filter { ($0["path"] as? String)?.hasPrefix("/api/users/") == true }
+        try #require(!devices.isEmpty, "no device delivery reached the templated endpoint")
+        for device in devices {
+            let path = try #require(device["path"] as? String)
+            let text = try #require(device["body"] as? String)
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String])
+            #expect(device["method"] as? String == "PUT")
+            #expect(body["userId"]?.hasPrefix("user-") == true, "\(body)")
+            #expect(path == "/api/users/\(body["userId"] ?? "")/purchases")
+            #expect(body["jws"]?.split(separator: ".").count == 3)
+            #expect(body["sku"] == "n")
+            #expect((device["auth"] as? String)?.hasPrefix("Bearer t-") == true)
+        }
+        let hooks = requests.filter { $0["path"] as? String == "/apple/hooks" }
+        #expect(!hooks.isEmpty && hooks.allSatisfy { ($0["body"] as? String)?.hasPrefix(#"{"payload":""#) == true })
+
+        let summary = try RestartCommandTests.latestSummary(in: work + "/reports")
+        let totals = try #require(summary["requests"] as? [String: Any])
+        #expect((totals["errors"] as? [String: Int])?["http4xx"] == nil, "\(totals)")
+        let thresholds = try #require(summary["thresholds"] as? [[String: Any]])
+        #expect(thresholds.count == 1 && thresholds.allSatisfy { $0["passed"] as? Bool == true }, "\(thresholds)")
+    }
+}

@@ -1,0 +1,197 @@
+import Chaos
+import Foundation
+import Load
+import Minting
+import Profile
+import Signing
+import Simulation
+import Testing
+
+@testable import PayStorm
+
+/// Each delivery's request from its role's template, the answer's classification into the oracle's outcome,
+/// and account provisioning (issue 9, items 1–3).
+struct DeliveryRequestsTests {
+    static func profile(target: String) throws -> Profile {
+        let text = ProfileText.minimal.replacingOccurrences(of: "TARGET", with: target)
+        return try Profile.decode(Data(text.utf8), file: "t.json5")
+    }
+
+    static let target = """
+        { webhookURL: "http://127.0.0.1:1/n",
+          deviceDelivery: {
+            method: "PUT", url: "http://127.0.0.1:1/users/{account.id}/iap?p={productId}",
+            headers: { Authorization: "Bearer {account.token}", "content-type": "application/vnd.x+json" },
+            body: { receipt: "{signedTransaction}", user: "{account.id}" },
+            responses: { alreadyHad: [409], body: [{ status: 200, pointer: "/granted", equals: false, means: "rejected" }] },
+          },
+          accounts: { provision: ["true"] } }
+        """
+
+    static func endpoints(_ profile: Profile, accounts: AccountDirectory) throws -> Endpoints {
+        var endpoints = Endpoints(
+            webhook: try #require(profile.target.webhook),
+            deviceDelivery: profile.target.deviceDelivery,
+            deviceReport: profile.target.deviceReport,
+            probe: "http://127.0.0.1:1/wallet/{account.id}",
+            headers: [(name: "X-Key", value: "k")],
+            probeMapping: nil
+        )
+        endpoints.accounts = accounts
+        return endpoints
+    }
+
+    @Test func deviceDeliveryIsShapedByItsTemplate() throws {
+        let profile = try Self.profile(target: Self.target)
+        let token = World.appAccountToken(seed: profile.seed, account: 0)
+        let accounts = AccountDirectory([token.lowercased(): ["id": "u 1", "token": "secret"]])
+        let endpoints = try Self.endpoints(profile, accounts: accounts)
+        let minter = Minter(pki: try TestPKI.generate())
+        let bodies = DeliveryBodies(minter: minter, endpoints: endpoints)
+        let stream = ChaosStream(World(profile: profile, startMillis: 1_800_000_000_000), profile: profile)
+        let delivery = try #require(
+            stream.first {
+                if case .device = $0.action.delivery {
+                    $0.action.appAccountToken == token && $0.forgery == nil
+                } else {
+                    false
+                }
+            }
+        )
+        let role = try #require(Endpoints.role(of: delivery))
+        let template = try #require(endpoints.template(for: role))
+        let head = endpoints.head(for: delivery, template: template)
+        let productId = try #require(delivery.action.transaction?.productId)
+        #expect(head.method == "PUT")
+        #expect(head.url == "http://127.0.0.1:1/users/u%201/iap?p=\(productId)")
+        #expect(head.headers.map(\.name) == ["X-Key", "Authorization", "content-type"])
+        #expect(head.headers.first { $0.name == "Authorization" }?.value == "Bearer secret")
+        let body = try #require(try bodies.body(for: delivery))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: String])
+        #expect(object["user"] == "u 1")
+        #expect(object["receipt"]?.split(separator: ".").count == 3)
+        #expect(endpoints.probeURL(for: token) == "http://127.0.0.1:1/wallet/u%201")
+    }
+
+    @Test func contractV1BodiesAndHeadersAreUnchanged() throws {
+        let profile = try Self.profile(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", deviceURL: \"http://127.0.0.1:1/t\" }"
+        )
+        let endpoints = try Self.endpoints(profile, accounts: AccountDirectory())
+        let stream = ChaosStream(World(profile: profile, startMillis: 1_800_000_000_000), profile: profile)
+        let delivery = try #require(stream.first { if case .device = $0.action.delivery { true } else { false } })
+        let head = endpoints.head(for: delivery, template: try #require(endpoints.deviceDelivery))
+        #expect(head.method == "POST" && head.url == "http://127.0.0.1:1/t")
+        #expect(head.headers.map(\.name) == ["Content-Type", "X-Key"])
+        let minter = Minter(pki: try TestPKI.generate())
+        let body = try #require(try DeliveryBodies(minter: minter, endpoints: endpoints).body(for: delivery))
+        #expect(String(decoding: body, as: UTF8.self).hasPrefix(#"{"signedTransaction":""#))
+        #expect(endpoints.deviceReport?.url.text == "http://127.0.0.1:1/t")
+    }
+
+    static func result(_ status: Int, _ body: String = "", error: LoadErrorClass? = nil) -> LoadResult {
+        LoadResult(
+            id: 0,
+            kind: "device",
+            intended: .zero,
+            sent: .zero,
+            wireStart: .zero,
+            received: .zero,
+            status: status,
+            body: Array(body.utf8),
+            error: error
+        )
+    }
+
+    @Test func answersAreClassifiedPerRoleIntoTheOraclesOutcome() throws {
+        let responses = try #require(try Self.profile(target: Self.target).target.deviceDelivery).responses
+        let table: [(LoadResult, DeliveryOutcome)] = [
+            (Self.result(200), .acknowledged(status: 200)),
+            (Self.result(409), .acknowledged(status: 409)),
+            (Self.result(200, #"{"granted": false}"#), .rejected(status: 200)),
+            (Self.result(500), .rejected(status: 500)),
+            (Self.result(0, error: .refused), .notSent(reason: "refused: ")),
+            (Self.result(0, error: .timeout), .indeterminate(reason: "timeout: ")),
+        ]
+        for (result, outcome) in table {
+            #expect(Endpoints.outcome(of: result, classification: responses) == outcome, "\(result.status)")
+        }
+        // Contract v1's webhook: Apple's 200–206 only.
+        let webhook = ResponseClassification(role: .webhook)
+        #expect(Endpoints.outcome(of: Self.result(207), classification: webhook) == .rejected(status: 207))
+    }
+
+    // MARK: Provisioning
+
+    static func script(_ text: String) throws -> (path: String, directory: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("provision-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/provision.sh"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return (path, directory)
+    }
+
+    @Test func provisioningReadsEachAccountsFieldsMatchingTokensInAnyCase() throws {
+        let (path, directory) = try Self.script(
+            #"""
+            # Echo each token lowercased with an id and a token; skip the second account.
+            n=0
+            while IFS= read -r line; do
+              n=$((n+1))
+              token=$(printf '%s' "$line" | sed 's/.*"appAccountToken":"\([^"]*\)".*/\1/' | tr 'A-Z' 'a-z')
+              [ "$n" = 2 ] && continue
+              printf '{"appAccountToken": "%s", "id": "user-%d", "token": "tok-%d"}\n' "$token" "$n" "$n"
+            done
+            """#
+        )
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let tokens = (0..<3).map { World.appAccountToken(seed: 9, account: $0) }
+        let accounts = try AccountProvisioning.run(["/bin/sh", path], tokens: tokens, timeout: 20)
+        #expect(accounts.count == 2)
+        #expect(accounts.fields(of: tokens[0]) == ["id": "user-1", "token": "tok-1"])
+        #expect(accounts.fields(of: tokens[1]) == ["id": tokens[1]])
+        #expect(accounts.fields(of: tokens[2].lowercased())["id"] == "user-3")
+    }
+
+    static func provisioningError(_ script: String, timeout: Double = 20) throws -> String? {
+        let (path, directory) = try Self.script(script)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            _ = try AccountProvisioning.run(
+                ["/bin/sh", path],
+                tokens: [World.appAccountToken(seed: 9, account: 0)],
+                timeout: timeout
+            )
+            return nil
+        } catch .unreachable(let message) {
+            return message
+        } catch {
+            return "not exit 69: \(error)"
+        }
+    }
+
+    @Test func provisioningFailuresStopTheRunWithExit69AndStderr() throws {
+        let failed = try #require(try Self.provisioningError("cat >/dev/null; echo 'database is locked' >&2; exit 3"))
+        #expect(failed.contains("exited 3") && failed.contains("database is locked"), "\(failed)")
+        let nonString = try #require(
+            try Self.provisioningError(#"cat >/dev/null; echo '{"appAccountToken": "x", "id": 7}'"#)
+        )
+        #expect(nonString.contains("line 1") && nonString.contains("\"id\" is 7, expected a string"), "\(nonString)")
+        let slow = try #require(try Self.provisioningError("sleep 5", timeout: 0.3))
+        #expect(slow.contains("did not finish within 0.3 s"), "\(slow)")
+    }
+}
+
+/// A small profile with a `TARGET` to fill in.
+enum ProfileText {
+    static let minimal = """
+        {
+          name: "t", seed: 4,
+          target: TARGET,
+          catalog: { products: [{ id: "n", type: "nonConsumable", priceMilli: 990 }] },
+          population: { accounts: 3 },
+          actionMix: { nonConsumable: 1 },
+          schedule: [{ kind: "constant", rate: 5, seconds: 5 }],
+        }
+        """
+}

@@ -1,0 +1,308 @@
+import Foundation
+import Testing
+
+@testable import Profile
+
+/// Request templates per role (`target.webhook`, `deviceDelivery`, `deviceReport`), their rendering, response
+/// classification and `target.accounts` (issue 9, items 1–3).
+struct RequestTemplateTests {
+    static func profile(target: String) throws -> Profile {
+        let text = ProfileTests.text(replacing: ("target: { embeddedLedger: true }", "target: \(target)"))
+        return try Profile.decode(Data(text.utf8), file: "t.json5")
+    }
+
+    static func error(target: String) -> ProfileError? {
+        do {
+            _ = try profile(target: target)
+            return nil
+        } catch {
+            return error as? ProfileError
+        }
+    }
+
+    static let backend = """
+        { webhookURL: "http://127.0.0.1:8000/apple",
+          deviceDelivery: {
+            method: "PUT",
+            url: "http://127.0.0.1:8000/v2/users/{account.id}/iap",
+            headers: { Authorization: "Bearer {account.token}" },
+            body: { jws: "{signedTransaction}", note: "user {appAccountToken.lower}!", n: 3, ok: true, x: null,
+                    list: ["{productId}", "{transactionId}"] },
+            responses: { granted: ["200-207"], alreadyHad: [409, "208"], retryLater: ["500-599"],
+                         body: [{ status: 200, pointer: "/ok", equals: false, means: "rejected" }] },
+          },
+          deviceReport: {
+            url: "http://127.0.0.1:8000/report",
+            body: { userId: "{account.id}", sku: "{productId}", result: "{purchaseResult}" },
+            purchaseResult: { pending: "pending", userCancelled: "cancelled" },
+          },
+          accounts: { provision: ["python3", "provision.py"], timeoutSeconds: 5 },
+        }
+        """
+
+    // MARK: Parsing
+
+    @Test func shorthandsAreContractV1Templates() throws {
+        let target = try Self.profile(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", deviceURL: \"http://127.0.0.1:1/t\" }"
+        ).target
+        #expect(target.webhook?.url.text == "http://127.0.0.1:1/n")
+        #expect(target.webhook?.body == nil)
+        #expect(target.webhook?.responses.granted == [200...206])
+        #expect(target.deviceDelivery?.responses.granted == [200...299])
+        #expect(target.deviceReport?.url.text == "http://127.0.0.1:1/t")
+        #expect(target.deviceURL == "http://127.0.0.1:1/t")
+    }
+
+    @Test func roleSectionsParseMethodHeadersBodyAndResponses() throws {
+        let target = try Self.profile(target: Self.backend).target
+        let device = try #require(target.deviceDelivery)
+        #expect(device.method == "PUT")
+        #expect(target.deviceURL == "http://127.0.0.1:8000/v2/users/{account.id}/iap")
+        #expect(device.headers.map(\.name) == ["Authorization"])
+        #expect(device.accountFields == ["token": "target.deviceDelivery.headers.Authorization"])
+        #expect(device.responses.alreadyHad == [409...409, 208...208])
+        #expect(device.responses.retryLater == [500...599])
+        #expect(device.origin == "http://127.0.0.1:8000/")
+        #expect(target.deviceReport?.purchaseResult["userCancelled"] == "cancelled")
+        #expect(target.accounts?.provision == ["python3", "provision.py"])
+        #expect(target.accounts?.timeoutSeconds == 5)
+    }
+
+    struct Bad: Sendable, CustomStringConvertible {
+        var target: String
+        var path: String
+        var expectation: String
+        var description: String { path }
+    }
+
+    static let bad: [Bad] = [
+        Bad(
+            target: "{ webhook: { url: \"http://127.0.0.1:1/n\", body: { p: \"{signedPayloud}\" } } }",
+            path: "target.webhook.body.p",
+            expectation: "unknown placeholder {signedPayloud}"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", deviceDelivery: { url: \"http://127.0.0.1:1/d\", "
+                + "body: { jws: \"{signedPayload}\" } } }",
+            path: "target.deviceDelivery.body.jws",
+            expectation: "exists only in webhook"
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://127.0.0.1:1/n\", body: { r: [\"{purchaseResult}\"] } } }",
+            path: "target.webhook.body.r[0]",
+            expectation: "exists only in deviceReport"
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://127.0.0.1:1/n\", headers: { A: \"{account.token}\" } } }",
+            path: "target.webhook.headers.A",
+            expectation: "needs target.accounts.provision"
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://127.0.0.1:1/n?p={signedPayload}\" } }",
+            path: "target.webhook.url",
+            expectation: "only in the body"
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://127.0.0.1:1/n\", bogus: 1 } }",
+            path: "target.webhook.bogus",
+            expectation: "no key 'bogus'"
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://127.0.0.1:1/n\", headers: [\"x\"] } }",
+            path: "target.webhook.headers",
+            expectation: "an object of string values"
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://{account.id}/n\" } }",
+            path: "target.webhook.url",
+            expectation: "scheme and host hold no placeholder"
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://staging.example.com/n\" } }",
+            path: "target.webhook.url",
+            expectation: "loopback host"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", webhook: { url: \"http://127.0.0.1:1/m\" } }",
+            path: "target.webhook.url",
+            expectation: "give only one"
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://127.0.0.1:1/n\", responses: { granted: [\"200-700\"] } } }",
+            path: "target.webhook.responses.granted[0]",
+            expectation: "HTTP statuses"
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://127.0.0.1:1/n\", responses: { alreadyHad: [204] } } }",
+            path: "target.webhook.responses.alreadyHad",
+            expectation: "not also in granted"
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://127.0.0.1:1/n\", responses: { body: [{ pointer: \"/ok\", "
+                + "equals: 1, means: \"maybe\" }] } } }",
+            path: "target.webhook.responses.body[0].means",
+            expectation: "one of granted, alreadyHad, rejected, retryLater"
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://127.0.0.1:1/n\", purchaseResult: { pending: \"p\" } } }",
+            path: "target.webhook.purchaseResult",
+            expectation: "outside deviceReport"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", accounts: { provision: [] } }",
+            path: "target.accounts.provision",
+            expectation: "a non-empty argument array"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", accounts: { provision: [\"x\"], timeout: 3 } }",
+            path: "target.accounts.timeout",
+            expectation: "no key 'timeout'"
+        ),
+        Bad(
+            target: "{ embeddedLedger: true, deviceDelivery: { url: \"http://127.0.0.1:1/d\" } }",
+            path: "target.deviceDelivery",
+            expectation: "no deviceDelivery section when embeddedLedger is true"
+        ),
+    ]
+
+    @Test(arguments: bad)
+    func badTemplatesNameTheirPath(_ bad: Bad) throws {
+        let error = try #require(Self.error(target: bad.target), "accepted \(bad.target)")
+        #expect(error.path == bad.path, "\(error)")
+        #expect(error.expected.contains(bad.expectation), "\(error)")
+    }
+
+    @Test func bodyThatIsNotValidJSON5NamesItsLine() throws {
+        let error = try #require(
+            Self.error(target: "{ webhook: { url: \"http://127.0.0.1:1/n\", body: { a: \"{signedPayload}\" b: 1 } } }")
+        )
+        #expect(error.path.hasPrefix("target.webhook.body"), "\(error)")
+        #expect(error.line != nil, "\(error)")
+    }
+
+    // MARK: Rendering
+
+    static let values = TemplateValues(
+        signed: "h.p.s",
+        appAccountToken: "0A1B2C3D-0000-4000-8000-00000000000F",
+        productId: "coins",
+        transactionId: "2000000001",
+        originalTransactionId: "2000000000",
+        purchaseResult: "userCancelled",
+        account: ["id": "u/1 2", "token": "t\"o\\k\u{e9}n\u{1F600}\n"]
+    )
+
+    @Test func bodyRendersEscapedValuesAndKeepsLiterals() throws {
+        let device = try #require(try Self.profile(target: Self.backend).target.deviceDelivery)
+        let bytes = try #require(device.body).render(Self.values)
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == #"{"jws":"h.p.s","list":["coins","2000000001"],"n":3,"note":"user 0a1b2c3d-0000-4000-8000-00000000000f!","ok":true,"x":null}"#
+        )
+    }
+
+    @Test func valuesWithQuotesBackslashesAndUnicodeRoundTripThroughJSON() throws {
+        let body = try BodyTemplate(
+            .object(["whole": .string("{account.token}"), "inside": .string("<{account.token}>")]),
+            path: "body"
+        )
+        let decoded = try #require(
+            try JSONSerialization.jsonObject(with: Data(body.render(Self.values))) as? [String: String]
+        )
+        #expect(decoded["whole"] == "t\"o\\k\u{e9}n\u{1F600}\n")
+        #expect(decoded["inside"] == "<t\"o\\k\u{e9}n\u{1F600}\n>")
+    }
+
+    @Test func exactlyOnePlaceholderIsAJSONStringAndLiteralBracesStay() throws {
+        let body = try BodyTemplate(.array([.string("{productId}"), .string("{\"a\": 1}"), .string("{}")]), path: "b")
+        #expect(String(decoding: body.render(Self.values), as: UTF8.self) == #"["coins","{\"a\": 1}","{}"]"#)
+    }
+
+    @Test func urlValuesArePercentEncodedAndHeadersLoseControlCharacters() throws {
+        let url = try TemplateString("http://127.0.0.1:1/u/{account.id}/t/{account.token}?p={productId}")
+        #expect(
+            url.render(Self.values, encoding: .url)
+                == "http://127.0.0.1:1/u/u%2F1%202/t/t%22o%5Ck%C3%A9n%F0%9F%98%80%0A?p=coins"
+        )
+        let header = try TemplateString("Bearer {account.token}")
+        #expect(header.render(Self.values, encoding: .header) == "Bearer t\"o\\k\u{e9}n\u{1F600}")
+    }
+
+    @Test func purchaseResultGoesThroughTheValueMapAndAccountIdDefaultsToTheToken() throws {
+        let report = try #require(try Self.profile(target: Self.backend).target.deviceReport)
+        var values = Self.values
+        values.account = [:]
+        let text = String(
+            decoding: try #require(report.body).render(values, resultMap: report.purchaseResult),
+            as: UTF8.self
+        )
+        #expect(text == #"{"result":"cancelled","sku":"coins","userId":"0A1B2C3D-0000-4000-8000-00000000000F"}"#)
+        values.purchaseResult = "success"
+        let claim = String(
+            decoding: try #require(report.body).render(values, resultMap: report.purchaseResult),
+            as: UTF8.self
+        )
+        #expect(claim.contains(#""result":"success""#))
+    }
+
+    // MARK: Classification
+
+    @Test func defaultClassificationFollowsEachRole() {
+        let webhook = ResponseClassification(role: .webhook)
+        #expect(webhook.meaning(status: 200, body: []) == .granted)
+        #expect(webhook.meaning(status: 206, body: []) == .granted)
+        #expect(webhook.meaning(status: 207, body: []) == .rejected)
+        #expect(webhook.meaning(status: 409, body: []) == .rejected)
+        let device = ResponseClassification(role: .deviceDelivery)
+        #expect(device.meaning(status: 299, body: []) == .granted)
+        #expect(device.meaning(status: 500, body: []) == .rejected)
+    }
+
+    @Test func classificationUsesStatusSetsRangesAndBodyOverrides() throws {
+        let responses = try #require(try Self.profile(target: Self.backend).target.deviceDelivery).responses
+        let table: [(Int, String, ResponseMeaning)] = [
+            (201, "", .granted),
+            (200, #"{"ok": true}"#, .granted),
+            (200, #"{"ok": false, "granted": false}"#, .rejected),
+            (201, #"{"ok": false}"#, .granted),  // the override is for 200 only
+            (200, "not json", .granted),
+            (208, "", .alreadyHad),
+            (409, #"{"ok": false}"#, .alreadyHad),
+            (503, "", .retryLater),
+            (400, "", .rejected),
+        ]
+        for (status, body, meaning) in table {
+            #expect(responses.meaning(status: status, body: Array(body.utf8)) == meaning, "\(status) \(body)")
+        }
+        #expect(ResponseMeaning.alreadyHad.isAcknowledged && !ResponseMeaning.retryLater.isAcknowledged)
+    }
+
+    // MARK: Accounts
+
+    @Test func accountDirectoryMatchesTokensCaseInsensitively() throws {
+        let directory = AccountDirectory(["0a1b2c3d-0000-4000-8000-00000000000f": ["id": "42", "token": "abc"]])
+        #expect(directory.fields(of: "0A1B2C3D-0000-4000-8000-00000000000F") == ["id": "42", "token": "abc"])
+        #expect(
+            directory.fields(of: "11111111-0000-4000-8000-000000000000") == [
+                "id": "11111111-0000-4000-8000-000000000000"
+            ]
+        )
+        let url = try TemplateString("http://127.0.0.1:1/users/{account.id}/wallet?t={appAccountToken.lower}")
+        #expect(
+            directory.render(url, for: "0A1B2C3D-0000-4000-8000-00000000000F", encoding: .url)
+                == "http://127.0.0.1:1/users/42/wallet?t=0a1b2c3d-0000-4000-8000-00000000000f"
+        )
+        #expect(
+            AccountDirectory.sameAccount("0a1b2c3d-0000-4000-8000-00000000000f", "0A1B2C3D-0000-4000-8000-00000000000F")
+        )
+    }
+
+    @Test func probeURLMayUseAccountPlaceholders() throws {
+        let target = try Self.profile(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", probe: { kind: \"http\", "
+                + "url: \"http://127.0.0.1:1/u/{account.id}?t={appAccountToken}\" } }"
+        ).target
+        #expect(target.probe?.url == "http://127.0.0.1:1/u/{account.id}?t={appAccountToken}")
+    }
+}
