@@ -267,6 +267,7 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         var truth = Truth(kind: .none, effectiveDate: action.truth.effectiveDate)
         truth.productId = action.truth.productId
         truth.productType = action.truth.productType
+        truth.quantity = action.truth.quantity
         truth.transactionId = fakeID
         action.truth = truth
         forged.action = action

@@ -108,6 +108,8 @@ public final class Checker: Sendable {
                 if let id = truth.transactionId {
                     var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
                     tx.forged = true
+                    // What a target that trusts the forgery would credit: the payload's quantity.
+                    if !tx.genuine { tx.quantity = truth.quantity }
                     tx.trail.note(entry, as: .purchase, limit: limit)
                     book.txs[id] = tx
                 }
@@ -468,6 +470,16 @@ public final class Checker: Sendable {
             }
         }
 
+        /// Units of the product's distinct verified purchases sent (kept or folded).
+        func genuineUnits(_ product: String) -> Int {
+            genuine(product).reduce(book.folded[product]?.sent ?? 0) { $0 + $1.1.quantity }
+        }
+
+        /// Transactions of the product that exist only in forged deliveries.
+        func forgedOnly(_ product: String) -> [Tx] {
+            book.txs.values.filter { $0.product == product && $0.forged && !$0.genuine }
+        }
+
         /// Whether any verified purchase of the product was sent (kept or folded).
         func bought(_ product: String) -> Bool {
             book.folded[product] != nil || !genuine(product).isEmpty
@@ -543,6 +555,23 @@ public final class Checker: Sendable {
                 "showed a balance of \(balance) \(product)"
             )
         }
+        for (product, balance) in c.observed.balances where balance > 0 && c.bought(product) {
+            // More than the genuine purchases allow, and forged transactions of the product can explain the
+            // excess: a forgery was credited. (A probe without per-transaction grants cannot tell it from a
+            // double grant; forged units covering the excess make the forgery the plainer reading.)
+            let upper = c.genuineUnits(product)
+            let forged = c.forgedOnly(product)
+            let forgedUnits = forged.reduce(0) { $0 + $1.quantity }
+            if balance > upper && forgedUnits > 0 && balance <= upper + forgedUnits {
+                return .fail(
+                    "the target shows \(balance) \(product) but the verified purchases sent add up to \(upper), and "
+                        + "forged transactions of it were sent: a forgery was credited (or, if the target rejected "
+                        + "them all, a purchase was credited twice)",
+                    c.evidence(forged + c.genuine(product).map(\.1), .all),
+                    "showed a balance of \(balance) \(product)"
+                )
+            }
+        }
         for grant in c.observed.grants ?? [] where grant.count > 0 {
             guard let tx = c.book.txs[grant.transactionId] else {
                 if let number = UInt64(grant.transactionId), c.book.foldedIDs.contains(number) { continue }
@@ -576,8 +605,10 @@ public final class Checker: Sendable {
         for (product, balance) in c.observed.balances where balance > 0 {
             let sent = c.genuine(product)
             guard c.bought(product) else { continue }
-            let upper = sent.reduce(c.book.folded[product]?.sent ?? 0) { $0 + $1.1.quantity }
-            if balance > upper {
+            let upper = c.genuineUnits(product)
+            // An excess that forged units explain is filed as an unlock without a verified purchase.
+            let forgedUnits = c.forgedOnly(product).reduce(0) { $0 + $1.quantity }
+            if balance > upper && !(forgedUnits > 0 && balance <= upper + forgedUnits) {
                 return .fail(
                     "the target shows \(balance) \(product) but the distinct purchases sent add up to \(upper)",
                     c.evidence(sent.map(\.1), .acks),
@@ -716,7 +747,12 @@ public final class Checker: Sendable {
             let allowed = sent.filter { !($0.1.revoked && $0.1.revocationAcked) }.reduce(
                 c.book.folded[product]?.sentNotRefunded ?? 0
             ) { $0 + $1.1.quantity }
-            if balance > allowed {
+            // Units that forged transactions explain are an unlock without a verified purchase (filed there);
+            // only what remains beyond them proves a refund was not taken back.
+            let upper = c.genuineUnits(product)
+            let forgedUnits = c.forgedOnly(product).reduce(0) { $0 + $1.quantity }
+            let forgedExplains = forgedUnits > 0 && balance > upper && balance <= upper + forgedUnits
+            if (forgedExplains ? balance - forgedUnits : balance) > allowed {
                 return .fail(
                     "the target shows \(balance) \(product) but only \(allowed) remain once refunds are taken back",
                     c.evidence(refunded.map(\.1), .refund),

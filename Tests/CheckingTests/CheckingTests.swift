@@ -138,14 +138,15 @@ struct CheckingTests {
     }
 
     enum Flaw: String, CaseIterable, Sendable {
-        case doubleBalance, doubleGrantCount, unlockNeverBought, unlockForged, unlockPending, keepRefunded,
-            loseNonConsumable, loseCoins, entitleExpired
+        case doubleBalance, doubleGrantCount, unlockNeverBought, unlockForged, creditForgedCoins, unlockPending,
+            keepRefunded, loseNonConsumable, loseCoins, entitleExpired
     }
 
     static let expected: [Flaw: Invariant] = [
         .doubleBalance: .noDoubleGrant, .doubleGrantCount: .noDoubleGrant,
         .unlockNeverBought: .noUnlockWithoutVerifiedPurchase,
-        .unlockForged: .noUnlockWithoutVerifiedPurchase, .unlockPending: .noUnlockWithoutVerifiedPurchase,
+        .unlockForged: .noUnlockWithoutVerifiedPurchase, .creditForgedCoins: .noUnlockWithoutVerifiedPurchase,
+        .unlockPending: .noUnlockWithoutVerifiedPurchase,
         .keepRefunded: .revocationHonored, .loseNonConsumable: .noLostPurchase, .loseCoins: .noLostPurchase,
         .entitleExpired: .subscriptionState,
     ]
@@ -167,7 +168,15 @@ struct CheckingTests {
         var state: AccountState
         switch flaw {
         case .doubleBalance:
-            (token, state) = try account { $1.balances["coins", default: 0] > 0 }
+            // An account with no forged coins and no refunds: there, an excess could also be a forgery credited
+            // or a refund not taken back.
+            (token, state) = try account { token, state in
+                state.balances["coins", default: 0] > 0
+                    && !planned.contains {
+                        $0.action.appAccountToken == token && $0.action.truth.productId == "coins"
+                            && ($0.isForged || $0.action.truth.kind == .revoke)
+                    }
+            }
             state.balances["coins"]! += 1
         case .doubleGrantCount:
             (token, state) = try account { !($1.grants ?? []).isEmpty }
@@ -184,6 +193,22 @@ struct CheckingTests {
             state = ideal.state(token, at: t)
             state.entitlements.append(.init(productId: "x-forged", transactionId: forged.action.truth.transactionId))
             state.entitlements[state.entitlements.count - 1].productId = forged.action.truth.productId!
+        case .creditForgedCoins:
+            // A backend that skips verification credits a forged consumable; its probe shows balances only,
+            // so the excess over the genuine purchases is all there is to see.
+            // An account without refunds: there, an excess could also be a refund not taken back.
+            let forged = try #require(
+                planned.first { forged in
+                    let token = forged.action.appAccountToken
+                    return forged.isForged && forged.action.truth.productType == .consumable
+                        && ideal.state(token, at: t).balances["coins", default: 0] > 0
+                        && !planned.contains { $0.action.appAccountToken == token && $0.action.truth.kind == .revoke }
+                }
+            )
+            token = forged.action.appAccountToken
+            state = ideal.state(token, at: t)
+            state.grants = nil
+            state.balances["coins"]! += forged.action.truth.quantity
         case .unlockPending:
             let pending = try #require(
                 planned.first { p in
@@ -225,6 +250,10 @@ struct CheckingTests {
         let results = checker.check(account: token, state: state, at: t, final: true)
         let failed = failures(results)
         #expect(failed.contains(Self.expected[flaw]!), "\(results)")
+        if flaw == .creditForgedCoins {
+            // Forged units explain the excess: filed as a forgery granted, not as a double grant.
+            #expect(!failed.contains(.noDoubleGrant), "\(results)")
+        }
         let verdict = checker.verdict(unchecked: [])
         #expect(verdict.outcome == .fail)
         let witness = try #require(verdict.violations.first)
