@@ -105,6 +105,39 @@ print(f"exit {sys.argv[2]}, {summary.get('verdict')}: {', '.join(failed) or 'non
 EOF
     }
 
+    # `paystorm target check` first: the mapping works on the correct backend, and a deliberately wrong
+    # mapping (the device delivery's body names its field "transaction" instead of "jws") is named.
+    if (( $# == 0 )); then
+        port="$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+        db="$work/check.db"
+        "$here/start.sh" "$port" "$db" "$work/pki/root.der" ""
+        started_db="$db"
+        sed 's/jws: "{signedTransaction}"/transaction: "{signedTransaction}"/' \
+            "$root/Profiles/examples/example-backend.json5" >"$work/wrong-mapping.json5"
+        check=(target check --pki "$work/pki" --set "PORT=$port" --set "DB=$db" --set "TRUST=$work/pki/root.der"
+            --set "EXAMPLE_DIR=$here")
+        code=0
+        (cd "$root" && "$PAYSTORM" "${check[@]::2}" Profiles/examples/example-backend.json5 "${check[@]:2}") \
+            >"$work/check.txt" 2>&1 || code=$?
+        cat "$work/check.txt"
+        if (( code == 0 )); then
+            record "target check (mapping)" "exit 0" "exit 0" yes
+        else
+            record "target check (mapping)" "exit 0" "exit $code" no
+        fi
+        code=0
+        (cd "$root" && "$PAYSTORM" "${check[@]::2}" "$work/wrong-mapping.json5" "${check[@]:2}") \
+            >"$work/check-wrong.txt" 2>&1 || code=$?
+        cat "$work/check-wrong.txt"
+        if (( code == 1 )) && grep -q "device delivery got 400" "$work/check-wrong.txt"; then
+            record "target check (wrong body template)" "exit 1, names the device body" "exit 1, named" yes
+        else
+            record "target check (wrong body template)" "exit 1, names the device body" "exit $code" no
+        fi
+        "$here/kill.sh" "$db"
+        started_db=""
+    fi
+
     for bug in "${bugs[@]}"; do
         got="$(run_mode "$bug" 7)"
         ok=no
