@@ -2,7 +2,7 @@ public import Foundation
 
 /// A run profile: what to drive, with which catalog and population, at what rate, with which faults.
 ///
-/// Load one with ``Profile/load(path:)`` or ``Profile/decode(_:file:)``. Every section is validated strictly:
+/// Load one with ``Profile/load(path:variables:)`` or ``Profile/decode(_:file:variables:)``. Every section is validated strictly:
 /// an unknown key, a wrong type or an impossible value throws one ``ProfileError`` that names the file, the
 /// JSON path and what was expected.
 ///
