@@ -382,7 +382,11 @@ public struct ChaosPolicy: Sendable {
                 )
             }
         case .notification:
-            if !acknowledged, let (time, fault) = nextWebhookAttempt(after: delivery, at: now) {
+            // A send the harness missed never reached the target: retrying it would only add to the load that
+            // put the harness behind.
+            if !acknowledged, !outcome.isHarnessLimited,
+                let (time, fault) = nextWebhookAttempt(after: delivery, at: now)
+            {
                 again(.retry, at: time, fault)
             }
         case .report, .marker:

@@ -99,10 +99,15 @@ public enum DeliveryOutcome: Sendable, Hashable {
     /// No answer (timeout, reset, lost response): the target may or may not have committed (`:info`).
     case indeterminate(reason: String)
     /// Never left the harness (missed slot, refused connection): the target did not see it.
-    case notSent(reason: String)
+    /// `harnessLimited`: the harness itself could not send it in time (a missed slot: it was behind its
+    /// schedule or at its in-flight cap), so nothing of the target's is in it and the App Store does not retry it.
+    case notSent(reason: String, harnessLimited: Bool = false)
 
     /// True for a 2xx.
     public var isAcknowledged: Bool { if case .acknowledged = self { true } else { false } }
+
+    /// True for a send the harness missed (see ``notSent(reason:harnessLimited:)``).
+    public var isHarnessLimited: Bool { if case .notSent(_, true) = self { true } else { false } }
 }
 
 /// A target restart the run must play: run `kill`, wait `downSeconds`, run `start`.

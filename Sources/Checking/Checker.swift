@@ -968,7 +968,7 @@ public final class Checker: Sendable {
         case .acknowledged(let status): "was acknowledged with \(status)"
         case .rejected(let status): "was rejected with \(status)"
         case .indeterminate(let reason): "got no answer (\(reason)); the target may or may not have committed it"
-        case .notSent(let reason): "was not sent (\(reason))"
+        case .notSent(let reason, _): "was not sent (\(reason))"
         }
     }
 }

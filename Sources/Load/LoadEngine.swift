@@ -353,6 +353,7 @@ struct EngineLoop {
 
         var completions: [LoadResult] = []
 
+        let timeoutNanos = Int64(configuration.totalTimeout.seconds * 1e9)
         while true {
             var now = monotonicNanoseconds() - start
             if stopRequested() && releasing {
@@ -375,7 +376,11 @@ struct EngineLoop {
                     break
                 }
                 stats.scheduled += 1
-                if transport.inFlight >= configuration.maxInFlight {
+                // Released after its whole timeout has passed, the request could only time out unsent: the
+                // harness fell behind its own schedule, which is not the target's failure, so it is missed.
+                let behind = now - due
+                let overCap = transport.inFlight >= configuration.maxInFlight
+                if overCap || behind >= timeoutNanos {
                     stats.missed += 1
                     stats.completed += 1
                     sink(
@@ -388,7 +393,12 @@ struct EngineLoop {
                             received: intended,
                             status: 0,
                             error: .missed,
-                            detail: "in-flight cap \(configuration.maxInFlight) reached"
+                            detail: overCap
+                                ? "in-flight cap \(configuration.maxInFlight) reached"
+                                : String(
+                                    format: "the harness released it %.1f s late, past the request timeout",
+                                    Double(behind) / 1e9
+                                )
                         )
                     )
                     if isClosed { readyUsers.append(due + thinkNanos) }

@@ -78,7 +78,9 @@ extension Endpoints {
                 ? .acknowledged(status: result.status) : .rejected(status: result.status)
         }
         switch error {
-        case .missed, .refused, .dns:
+        case .missed:
+            return .notSent(reason: "\(error): \(result.detail)", harnessLimited: true)
+        case .refused, .dns:
             return .notSent(reason: "\(error): \(result.detail)")
         default:
             return .indeterminate(reason: "\(error): \(result.detail)")

@@ -262,7 +262,7 @@ public enum TargetCheck {
                         + "(and does the target trust the test root given with --pki)?"
                 default: return "\(role) got \(status): the target failed on a genuine purchase; see its log"
                 }
-            case .indeterminate(let reason), .notSent(let reason):
+            case .indeterminate(let reason), .notSent(let reason, _):
                 return "\(role) got no answer (\(reason)): check the URL and that the target is up"
             }
             guard probed else {

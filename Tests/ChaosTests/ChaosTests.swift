@@ -215,6 +215,21 @@ struct ChaosTests {
             outcome: .indeterminate(reason: "timeout"),
             expected: [.retry]
         ),
+        // A slot the harness missed (behind its schedule) never reached the target: no retry adds to the load.
+        FollowCase(
+            device: false,
+            crash: false,
+            afterSuccess: false,
+            outcome: .notSent(reason: "missed", harnessLimited: true),
+            expected: []
+        ),
+        FollowCase(
+            device: false,
+            crash: false,
+            afterSuccess: false,
+            outcome: .notSent(reason: "refused"),
+            expected: [.retry]
+        ),
         // Retries off plays the sandbox, which attempts once; a lost response still gets its one retry.
         FollowCase(
             device: false,

@@ -349,6 +349,31 @@ struct TransportTests {
     }
 
     @Test(arguments: paths)
+    func requestsTheHarnessReleasesPastTheirTimeoutAreMissedNotTimedOut(libcurlTransfers: Bool) throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let engine = try LoadEngine(
+            LoadEngineConfiguration(totalTimeout: .milliseconds(300), libcurlTransfers: libcurlTransfers)
+        )
+        let url = "http://127.0.0.1:\(server.port)/status/200"
+        var results: [Int: LoadResult] = [:]
+        // The source stalls 600 ms on its first request (a harness that cannot keep up, such as a mint
+        // pipeline behind its schedule): the ten requests due meanwhile are released past their whole timeout.
+        _ = engine.run(.open(.constant(50, for: .milliseconds(400)))) { index, _ in
+            if index == 0 { Thread.sleep(forTimeInterval: 0.6) }
+            return LoadRequest(id: index, url: url)
+        } sink: {
+            results[$0.id] = $0
+        }
+        #expect(results.count == 20)
+        let missed = results.values.filter { $0.error == .missed }
+        #expect(missed.count >= 10, "\(results.values.map { "\($0.id): \($0.error?.rawValue ?? "ok")" })")
+        #expect(missed.allSatisfy { $0.detail.contains("late, past the request timeout") })
+        // Nothing released late is blamed on the target (the first request, taken before the stall, may be).
+        #expect(!results.values.contains { $0.id > 0 && $0.error == .timeout })
+    }
+
+    @Test(arguments: paths)
     func reusedHandlesSendEachRequestsOwnMethodAndBody(libcurlTransfers: Bool) throws {
         let server = try FaultServer.start()
         defer { server.stop() }
