@@ -166,7 +166,7 @@ public enum PayStormRun {
         defer { target.ledger?.stop() }
         let engine = try loadEngine(profile: profile)
         try TargetSetup.checkReachable(target.endpoints, with: engine)
-        try TargetSetup.provision(&target, profile: profile, only: options.account, log: log)
+        try TargetSetup.provision(&target, profile: profile, only: options.account, shard: options.shard, log: log)
 
         let bodies = DeliveryBodies(minter: minter(profile: profile, pki: target.pki), endpoints: target.endpoints)
         // Minting starts before the clock does, so the first sends never wait on a signature.

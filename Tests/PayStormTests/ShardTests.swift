@@ -51,4 +51,16 @@ struct ShardTests {
         #expect(accounts[0].isDisjoint(with: accounts[2]))
         #expect(accounts.reduce(Set()) { $0.union($1) } == Set(whole.map(\.action.appAccountToken)))
     }
+
+    @Test func aShardProvisionsOnlyItsOwnAccounts() throws {
+        let profile = try Profile.decode(Data(DeliveryBodiesTests.profile.utf8), file: "payloads.json5")
+        let all = TargetSetup.accountsToProvision(profile: profile, only: nil, shard: nil)
+        #expect(all.count == profile.population.accounts)
+        let parts = (0..<3).map {
+            TargetSetup.accountsToProvision(profile: profile, only: nil, shard: Shard(index: $0, count: 3))
+        }
+        #expect(parts.allSatisfy { !$0.isEmpty && $0.count < all.count })
+        #expect(parts.flatMap { $0 }.sorted() == all.sorted())
+        #expect(TargetSetup.accountsToProvision(profile: profile, only: all[5], shard: nil) == [all[5]])
+    }
 }
