@@ -164,4 +164,20 @@ struct ShardedRunTests {
         #expect(shardPlanned.count == Set(shardPlanned).count)
         #expect(shardPlanned.sorted() == wholeHistory.planned.sorted())
     }
+
+    @Test func badShardOrMergeArgumentsAreOneLineWithTheirExitCode() throws {
+        let (shardCode, shardOutput) = try PayStormRunner.exec(["run", "--check", "--shard", "3/3"])
+        #expect(shardCode == 64, "\(shardOutput)")
+        #expect(shardOutput.contains("--shard expects INDEX/COUNT with 0 <= INDEX < COUNT"), "\(shardOutput)")
+        let (noOut, noOutOutput) = try PayStormRunner.exec(["merge", "Reports"])
+        #expect(noOut == 64, "\(noOutOutput)")
+        #expect(noOutOutput.contains("merge needs --out DIR"))
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("no-shard-\(UUID())")
+        let (missingCode, missingOutput) = try PayStormRunner.exec([
+            "merge", missing.path, "--out", missing.appendingPathComponent("merged").path,
+        ])
+        #expect(missingCode == 66, "\(missingOutput)")
+        #expect(missingOutput.contains("cannot read \(missing.path)/summary.json"), "\(missingOutput)")
+        #expect(!FileManager.default.fileExists(atPath: missing.path), "a refused merge writes nothing")
+    }
 }
