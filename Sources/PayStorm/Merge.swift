@@ -21,10 +21,16 @@ public enum PayStormMerge {
     ///   - out: the folder the merged report is written into (created when missing).
     /// - Returns: the merged report and its folder.
     /// - Throws: ``RunError/noInput(_:)`` for an unreadable summary or missing shards,
-    ///   ``RunError/badInput(_:)`` for a folder that is not a shard, shards of different runs or a
-    ///   shard given twice, ``RunError/cannotWrite(_:)`` when `out` cannot be written.
+    ///   ``RunError/badInput(_:)`` for a folder that is not a shard, shards of different runs, a
+    ///   shard given twice or an `out` that is one of the shards, ``RunError/cannotWrite(_:)`` when `out` cannot be written.
     public static func execute(directories: [String], out: String) throws(RunError) -> RunOutcome {
         let shards = try readShards(directories)
+        // Writing into a shard's own folder would replace the summary that shard is merged from.
+        let target = URL(fileURLWithPath: out).standardizedFileURL.resolvingSymlinksInPath().path
+        for directory in directories
+        where URL(fileURLWithPath: directory).standardizedFileURL.resolvingSymlinksInPath().path == target {
+            throw .badInput("--out \(out) is the shard folder \(directory); merge into another folder")
+        }
         let report = try merge(shards)
         let folder: ReportFolder
         do {

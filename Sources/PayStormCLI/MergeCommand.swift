@@ -21,8 +21,8 @@ extension Command {
               --out DIR           where the merged report goes (created when missing)
 
             Exit codes: 0 pass, 1 violation, 2 unknown, 3 threshold breached, 64 usage, 65 a folder is not a
-            shard or the shards are of different runs or repeated, 66 a summary is missing or a shard is
-            missing, 73 cannot write.
+            shard, the shards are of different runs or repeated, or --out is one of them, 66 a summary is
+            missing or a shard is missing, 73 cannot write.
 
             """
     ) { arguments in

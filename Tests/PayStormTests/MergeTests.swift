@@ -169,4 +169,17 @@ struct MergeTests {
             return message.contains("not a shard's report")
         }
     }
+
+    @Test func refusesToWriteIntoAShardsFolder() throws {
+        let (root, folders) = try Self.folders([Self.shard(0, of: 1, micros: [1])])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: folders[0]).appendingPathComponent("summary.json"))
+        #expect {
+            _ = try PayStormMerge.execute(directories: folders, out: folders[0] + "/")
+        } throws: { error in
+            guard case .badInput(let message) = error as? RunError else { return false }
+            return message.contains("is the shard folder")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folders[0]).appendingPathComponent("summary.json")) == before)
+    }
 }
