@@ -80,7 +80,8 @@ let package = Package(
         .testTarget(
             name: "PayStormTests",
             dependencies: [
-                "PayStorm", "Profile", "Simulation", "Chaos", "Checking", "Minting", "Signing", "AppStoreModel",
+                "PayStorm", "Profile", "Simulation", "Chaos", "Checking", "Minting", "Signing", "AppStoreModel", "Load",
+                "Reporting",
             ]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["paystorm"]),

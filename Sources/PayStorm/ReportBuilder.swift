@@ -54,19 +54,12 @@ enum ReportBuilder {
             interrupted: interrupted,
             undecided: verdict.reason
         )
-        // The exit code ranks what happened (README): interrupted, violation, breach, unknown, pass.
-        let exitCode: Int32 =
-            if interrupted {
-                PayStormRun.exitInterrupted
-            } else if invariantVerdict == .fail {
-                PayStormRun.exitViolation
-            } else if thresholds.contains(where: { !$0.passed }) {
-                PayStormRun.exitThreshold
-            } else if runVerdict == .unknown {
-                PayStormRun.exitUnknown
-            } else {
-                PayStormRun.exitPass
-            }
+        let exitCode = Self.exitCode(
+            interrupted: interrupted,
+            invariantVerdict: invariantVerdict,
+            thresholds: thresholds,
+            runVerdict: runVerdict
+        )
         let replayBase =
             "paystorm replay \(options.profilePath) --seed \(profile.seed)"
             + options.flaws.map { " --flaw \($0)" }.joined()
@@ -120,7 +113,62 @@ enum ReportBuilder {
             violations: violations,
             faults: faults,
             timeline: timeline,
-            notes: allNotes
+            notes: allNotes,
+            shard: options.shard.map {
+                ShardInfo(
+                    index: $0.index,
+                    count: $0.count,
+                    profilePath: options.profilePath,
+                    figures: shardFigures(summary: summary, recorder: recorder, verdict: verdict)
+                )
+            }
+        )
+    }
+
+    /// The exit code of a run or a merge of shards; it ranks what happened (README): interrupted,
+    /// violation, breach, unknown, pass.
+    static func exitCode(
+        interrupted: Bool,
+        invariantVerdict: Reporting.Verdict,
+        thresholds: [ThresholdResult],
+        runVerdict: Reporting.Verdict
+    ) -> Int32 {
+        if interrupted {
+            PayStormRun.exitInterrupted
+        } else if invariantVerdict == .fail {
+            PayStormRun.exitViolation
+        } else if thresholds.contains(where: { !$0.passed }) {
+            PayStormRun.exitThreshold
+        } else if runVerdict == .unknown {
+            PayStormRun.exitUnknown
+        } else {
+            PayStormRun.exitPass
+        }
+    }
+
+    /// What a shard keeps for `paystorm merge`: whole histograms and counters, which percentiles and
+    /// rates cannot be recomputed from.
+    static func shardFigures(summary: LoadSummary, recorder: LoadRecorder, verdict: Checking.Verdict) -> ShardFigures {
+        var counts = summary.kinds.mapValues(ShardCounts.init)
+        counts["all"] = ShardCounts(summary.totals)
+        var histograms: [String: String] = [:]
+        var latency = recorder.latencyByKind
+        latency["all"] = recorder.latency
+        var service = recorder.serviceByKind
+        service["all"] = recorder.service
+        for (kind, histogram) in latency { histograms[kind + ".intended"] = HistogramCodec.encodeBase64(histogram) }
+        for (kind, histogram) in service { histograms[kind + ".service"] = HistogramCodec.encodeBase64(histogram) }
+        var tallies: [String: ShardTally] = [:]
+        for (invariant, tally) in verdict.tallies {
+            tallies[invariant.rawValue] = ShardTally(passed: tally.passed, failed: tally.failed, unknown: tally.unknown)
+        }
+        return ShardFigures(
+            counts: counts,
+            histograms: histograms,
+            late: summary.late,
+            durationSeconds: summary.durationSeconds,
+            tallies: tallies,
+            unchecked: Dictionary(verdict.unchecked.map { ($0.invariant.rawValue, $0.reason) }) { first, _ in first }
         )
     }
 
@@ -145,4 +193,29 @@ enum ReportBuilder {
 public enum PayStormVersion {
     /// The current version.
     public static let current = "0.1.0"
+}
+
+extension ShardCounts {
+    init(_ counts: LoadCounts) {
+        self.init(
+            scheduled: counts.scheduled,
+            sent: counts.sent,
+            ok: counts.ok,
+            statusClasses: counts.statusClasses,
+            errors: counts.errors,
+            missed: counts.missed
+        )
+    }
+}
+
+extension LoadCounts {
+    init(_ counts: ShardCounts) {
+        self.init()
+        scheduled = counts.scheduled
+        sent = counts.sent
+        ok = counts.ok
+        statusClasses = counts.statusClasses
+        errors = counts.errors
+        missed = counts.missed
+    }
 }

@@ -40,6 +40,9 @@ public struct RunOptions: Sendable {
     /// Values of the profile's `${NAME}` variables given with `--set NAME=value`; they win over the
     /// environment.
     public var variables: [String: String] = [:]
+    /// The shard of a run split across processes (`--shard INDEX/COUNT`): only its accounts are sent and
+    /// checked, and the report records it for `paystorm merge`.
+    public var shard: Shard?
 
     /// Creates options for a profile.
     public init(profilePath: String) {
@@ -148,7 +151,8 @@ public enum PayStormRun {
                 root: URL(fileURLWithPath: options.reportsDirectory),
                 profile: profile.name,
                 seed: profile.seed,
-                date: startedAt
+                date: startedAt,
+                label: options.shard?.label
             )
         } catch {
             throw .cannotWrite("\(error)")
@@ -162,7 +166,7 @@ public enum PayStormRun {
         defer { target.ledger?.stop() }
         let engine = try loadEngine(profile: profile)
         try TargetSetup.checkReachable(target.endpoints, with: engine)
-        try TargetSetup.provision(&target, profile: profile, only: options.account, log: log)
+        try TargetSetup.provision(&target, profile: profile, only: options.account, shard: options.shard, log: log)
 
         let bodies = DeliveryBodies(minter: minter(profile: profile, pki: target.pki), endpoints: target.endpoints)
         // Minting starts before the clock does, so the first sends never wait on a signature.
@@ -172,7 +176,12 @@ public enum PayStormRun {
         let chaos = ChaosStream(world, profile: profile)
         let restarts = chaos.restarts
         let cache = BodyCache()
-        let pipeline = MintPipeline(stream: chaos, bodies: bodies, cache: cache)
+        let pipeline =
+            if let shard = options.shard {
+                MintPipeline(stream: ShardDeliveries(base: chaos, shard: shard), bodies: bodies, cache: cache)
+            } else {
+                MintPipeline(stream: chaos, bodies: bodies, cache: cache)
+            }
         pipeline.start()
         defer { pipeline.stop() }
 
@@ -225,8 +234,10 @@ public enum PayStormRun {
         started = true
 
         let webhook = target.endpoints.webhook
+        // The target is restarted once per run, not once per shard: shard 0 plays the restarts, and every
+        // shard still classes its sends into the planned windows as `restart`.
         let restartThread = RestartPlayer(
-            events: restarts,
+            events: (options.shard?.index ?? 0) == 0 ? restarts : [],
             ledger: target.ledger,
             startMillis: startMillis,
             logPath: folder.file("restart.log").path,

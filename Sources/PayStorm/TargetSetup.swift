@@ -129,23 +129,33 @@ enum TargetSetup {
 
     /// Runs the profile's provisioning command once, before any traffic, so that templates and probes address
     /// each account the backend's way (`{account.id}`...). Nothing happens without one.
-    /// - Parameter only: the one account of a replay, if any.
+    /// - Parameters:
+    ///   - only: the one account of a replay, if any.
+    ///   - shard: the shard of a split run, if any: it provisions only its own accounts, so N shards do not
+    ///     each create every account.
     /// - Throws: `RunError.unreachable` when the command fails (exit 69, its stderr quoted).
     static func provision(
         _ target: inout PreparedTarget,
         profile: Profile,
         only: String?,
+        shard: Shard? = nil,
         log: @Sendable (String) -> Void
     ) throws(RunError) {
         guard let accounts = profile.target.accounts, let command = accounts.provision else { return }
-        let tokens =
-            only.map { [$0] }
-            ?? (0..<profile.population.accounts).map { World.appAccountToken(seed: profile.seed, account: $0) }
+        let tokens = accountsToProvision(profile: profile, only: only, shard: shard)
         target.endpoints.accounts = try AccountProvisioning.run(
             command,
             tokens: tokens,
             timeout: accounts.timeoutSeconds
         )
         log("provisioned \(target.endpoints.accounts.count) of \(tokens.count) accounts")
+    }
+
+    /// The accounts a run provisions: the replayed one, else the shard's, else every account.
+    static func accountsToProvision(profile: Profile, only: String?, shard: Shard?) -> [String] {
+        if let only { return [only] }
+        return (0..<profile.population.accounts).filter { shard?.contains(account: $0) ?? true }.map {
+            World.appAccountToken(seed: profile.seed, account: $0)
+        }
     }
 }

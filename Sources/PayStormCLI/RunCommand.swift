@@ -62,6 +62,8 @@ extension Command {
               --seed N            replace the profile's seed\(replay ? " (required)" : "")
               --set NAME=VALUE    the value of ${NAME} in the profile; repeatable, wins over the environment
               --account TOKEN     send and check only this appAccountToken
+              --shard I/N         run shard I (0 to N-1) of N: only its accounts, report folder ...-shardIofN
+                                  (combine the shards with 'paystorm merge'); I may be $JOB_COMPLETION_INDEX
               --flaw NAME         switch on a flaw of the embedded ledger; repeatable (see 'paystorm ledger --help')
               --pki DIR           the test PKI an external target trusts (from 'paystorm pki init DIR')
               --reports DIR       where report folders go (default Reports)
@@ -89,6 +91,7 @@ extension Command {
         let noHistory = arguments.flag("--no-history")
         let seedText = try arguments.option("--seed")
         let account = try arguments.option("--account")
+        let shardText = try arguments.option("--shard")
         // Checked here, before the profile is read, so a misspelled flaw is a usage error at once (also with
         // --check) instead of an embedded ledger that fails to start.
         let flaws = try LedgerFlaw.parse(try arguments.options("--flaw")).map(\.rawValue)
@@ -116,6 +119,15 @@ extension Command {
                 throw CLIError(.usage, "--account expects an appAccountToken UUID, got '\(account)'")
             }
             options.account = account.uppercased()
+        }
+        if let shardText {
+            guard let shard = Shard(shardText) else {
+                throw CLIError(
+                    .usage,
+                    "--shard expects INDEX/COUNT with 0 <= INDEX < COUNT (0-based, like JOB_COMPLETION_INDEX), got '\(shardText)'"
+                )
+            }
+            options.shard = shard
         }
         if let scale {
             guard rateScaleBounds.contains(scale) else {

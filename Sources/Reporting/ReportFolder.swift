@@ -21,11 +21,13 @@ public struct ReportFolder: Sendable {
     ///   - profile: the profile name, used in the folder name.
     ///   - seed: the run's seed, used in the folder name.
     ///   - date: the run's start time.
+    ///   - label: appended to the name when set, such as `shard1of3` for one shard of a split run.
     /// - Throws: `ReportError.cannotWrite` naming the path when the folder cannot be made.
-    public init(root: URL, profile: String, seed: UInt64, date: Date = Date()) throws(ReportError) {
+    public init(root: URL, profile: String, seed: UInt64, date: Date = Date(), label: String? = nil) throws(ReportError)
+    {
         let stamp = Self.stamp(date)
         let safeProfile = profile.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" }
-        let base = "\(stamp)-\(String(safeProfile))-\(seed)"
+        let base = "\(stamp)-\(String(safeProfile))-\(seed)" + (label.map { "-" + $0 } ?? "")
         do {
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         } catch {
@@ -46,6 +48,19 @@ public struct ReportFolder: Sendable {
             }
             attempt += 1
         }
+    }
+
+    /// Uses `url` itself as the report folder (`paystorm merge --out DIR`), creating it when missing; the
+    /// files already in it are replaced as they are written.
+    /// - Throws: `ReportError.cannotWrite` naming the path when the folder cannot be made.
+    public init(exactly url: URL) throws(ReportError) {
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            throw .cannotWrite(url.path, error.localizedDescription)
+        }
+        self.url = url
+        root = url.deletingLastPathComponent()
     }
 
     /// Points `root/latest` at this folder (a relative link, so the reports folder stays movable).

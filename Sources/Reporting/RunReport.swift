@@ -55,6 +55,9 @@ public struct RunReport: Codable, Sendable, Hashable {
     public var timeline: [TimelinePoint]
     /// Notes for the reader, such as invariants that could not be checked and why.
     public var notes: [String]
+    /// The shard of a split run this report covers; nil for a whole run and for a merge of shards.
+    /// Absent from `summary.json` when nil.
+    public var shard: ShardInfo?
 
     /// Creates a report.
     public init(
@@ -76,7 +79,8 @@ public struct RunReport: Codable, Sendable, Hashable {
         violations: [Violation] = [],
         faults: [String: Int] = [:],
         timeline: [TimelinePoint] = [],
-        notes: [String] = []
+        notes: [String] = [],
+        shard: ShardInfo? = nil
     ) {
         self.toolVersion = toolVersion
         self.profile = profile
@@ -97,6 +101,7 @@ public struct RunReport: Codable, Sendable, Hashable {
         self.faults = faults
         self.timeline = timeline
         self.notes = notes
+        self.shard = shard
     }
 }
 

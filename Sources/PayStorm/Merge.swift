@@ -1,0 +1,278 @@
+import Checking
+import Foundation
+import Load
+import Reporting
+
+/// `paystorm merge`: the shards of a split run (`paystorm run --shard I/N`) combined into one report, as
+/// if one process had run them.
+///
+/// Counters are summed, HDR histograms added (so percentiles are exact, not averaged), invariant checks
+/// summed and violations united; the profile's thresholds are judged on the merged figures, and the
+/// verdict and exit code follow the rules of a run.
+///
+/// ```swift
+/// let outcome = try PayStormMerge.execute(directories: shardFolders, out: "Reports/merged")
+/// print(outcome.report.exitCode)
+/// ```
+public enum PayStormMerge {
+    /// Merges shard report folders into `out`.
+    /// - Parameters:
+    ///   - directories: one report folder per shard, each with the `summary.json` of a `--shard` run.
+    ///   - out: the folder the merged report is written into (created when missing).
+    /// - Returns: the merged report and its folder.
+    /// - Throws: ``RunError/noInput(_:)`` for an unreadable summary or missing shards,
+    ///   ``RunError/badInput(_:)`` for a folder that is not a shard, shards of different runs, a
+    ///   shard given twice or an `out` that is one of the shards, ``RunError/cannotWrite(_:)`` when `out` cannot be written.
+    public static func execute(directories: [String], out: String) throws(RunError) -> RunOutcome {
+        let shards = try readShards(directories)
+        // Writing into a shard's own folder would replace the summary that shard is merged from.
+        let target = URL(fileURLWithPath: out).standardizedFileURL.resolvingSymlinksInPath().path
+        for directory in directories
+        where URL(fileURLWithPath: directory).standardizedFileURL.resolvingSymlinksInPath().path == target {
+            throw .badInput("--out \(out) is the shard folder \(directory); merge into another folder")
+        }
+        let report = try merge(shards)
+        let folder: ReportFolder
+        do {
+            folder = try ReportFolder(exactly: URL(fileURLWithPath: out))
+            try ReportWriter.writeAll(report, to: folder)
+        } catch {
+            throw .cannotWrite("\(error)")
+        }
+        var firstDetection: [String: Double] = [:]
+        for violation in report.violations {
+            guard let t = violation.detectedAfterSeconds else { continue }
+            firstDetection[violation.invariant] = min(firstDetection[violation.invariant] ?? t, t)
+        }
+        return RunOutcome(report: report, folder: folder.url, firstDetection: firstDetection)
+    }
+
+    /// One shard's report and the folder it came from.
+    struct ShardReport {
+        var directory: String
+        var report: RunReport
+        var info: ShardInfo
+        var figures: ShardFigures
+    }
+
+    static func readShards(_ directories: [String]) throws(RunError) -> [ShardReport] {
+        guard !directories.isEmpty else { throw .noInput("merge needs at least one shard report folder") }
+        var shards: [ShardReport] = []
+        for directory in directories {
+            let path = URL(fileURLWithPath: directory).appendingPathComponent("summary.json").path
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw .noInput("cannot read \(path)")
+            }
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            let report: RunReport
+            do {
+                report = try decoder.decode(RunReport.self, from: data)
+            } catch {
+                throw .badInput("\(path): not a PayStorm summary.json (\(error))")
+            }
+            guard let info = report.shard, let figures = info.figures else {
+                throw .badInput("\(path): not a shard's report (it has no 'shard'; run with --shard I/N)")
+            }
+            shards.append(ShardReport(directory: directory, report: report, info: info, figures: figures))
+        }
+        let first = shards[0]
+        var byIndex: [Int: String] = [:]
+        for shard in shards {
+            for (field, mine, theirs) in [
+                ("profile", shard.report.profile, first.report.profile),
+                ("seed", String(shard.report.seed), String(first.report.seed)),
+                ("shard count", String(shard.info.count), String(first.info.count)),
+            ] where mine != theirs {
+                throw .badInput(
+                    "\(shard.directory): \(field) \(mine) differs from \(theirs) in \(first.directory); "
+                        + "only shards of one run merge"
+                )
+            }
+            if let other = byIndex[shard.info.index] {
+                throw .badInput("\(shard.directory): shard \(shard.info.index) is also in \(other)")
+            }
+            byIndex[shard.info.index] = shard.directory
+        }
+        let missing = (0..<first.info.count).filter { byIndex[$0] == nil }
+        guard missing.isEmpty else {
+            throw .noInput(
+                "missing shard\(missing.count == 1 ? "" : "s") "
+                    + missing.map(String.init).joined(separator: ", ") + " of \(first.info.count)"
+            )
+        }
+        return shards.sorted { $0.info.index < $1.info.index }
+    }
+
+    static func merge(_ shards: [ShardReport]) throws(RunError) -> RunReport {
+        let first = shards[0].report
+        let count = shards.count
+
+        // Figures: counters summed, histograms added.
+        var counts: [String: ShardCounts] = [:]
+        var latency: [String: Histogram] = [:]
+        var service: [String: Histogram] = [:]
+        var tallies: [String: ShardTally] = [:]
+        for shard in shards {
+            counts.merge(shard.figures.counts, uniquingKeysWith: +)
+            for (key, text) in shard.figures.histograms {
+                let histogram: Histogram
+                do {
+                    histogram = try HistogramCodec.decodeBase64(text)
+                } catch {
+                    throw .badInput("\(shard.directory)/summary.json: shard.figures.histograms.\(key): \(error)")
+                }
+                guard let dot = key.lastIndex(of: ".") else { continue }
+                let kind = String(key[..<dot])
+                if key[dot...] == ".service" {
+                    service[kind, default: Histogram()].add(histogram)
+                } else {
+                    latency[kind, default: Histogram()].add(histogram)
+                }
+            }
+            for (name, tally) in shard.figures.tallies {
+                let sum = tallies[name] ?? ShardTally(passed: 0, failed: 0, unknown: 0)
+                tallies[name] = ShardTally(
+                    passed: sum.passed + tally.passed,
+                    failed: sum.failed + tally.failed,
+                    unknown: sum.unknown + tally.unknown
+                )
+            }
+        }
+        let late = shards.map(\.figures.late).reduce(0, +)
+        // The shards run side by side, so the merged run lasts as long as its longest shard.
+        let duration = shards.map(\.figures.durationSeconds).max() ?? 0
+        var requests = RequestTotals(intended: 0, sent: 0, ok: 0)
+        for shard in shards.map(\.report.requests) {
+            requests.intended += shard.intended
+            requests.sent += shard.sent
+            requests.ok += shard.ok
+            requests.errors.merge(shard.errors, uniquingKeysWith: +)
+            requests.missed += shard.missed
+            requests.late += shard.late
+        }
+
+        // Thresholds: the profile's, judged again on the merged figures.
+        let metrics = ThresholdMetrics(
+            latency: latency,
+            service: service,
+            counts: counts.mapValues(LoadCounts.init),
+            late: late,
+            durationSeconds: duration
+        )
+        var thresholds: [ThresholdResult] = []
+        for result in first.thresholds {
+            let threshold: Load.Threshold
+            do {
+                threshold = try Load.Threshold.parse(result.expression, kinds: PayStormRun.thresholdKinds)
+            } catch {
+                throw .badInput("\(shards[0].directory)/summary.json: thresholds: \(error)")
+            }
+            let outcome = threshold.evaluate(metrics)
+            thresholds.append(
+                ThresholdResult(expression: outcome.expression, observed: outcome.observed, passed: outcome.passed)
+            )
+        }
+
+        // Invariants: checks summed; a reason an invariant went unchecked is the same in every shard.
+        let invariants = Invariant.allCases.map { invariant in
+            let tally = tallies[invariant.rawValue]
+            let reason = shards.lazy.compactMap { $0.figures.unchecked[invariant.rawValue] }.first
+            return InvariantResult(
+                name: invariant.rawValue,
+                passed: tally?.passed ?? 0,
+                failed: tally?.failed ?? 0,
+                unknown: tally?.unknown ?? 0,
+                unchecked: reason.map { (reason: $0, partly: $0.hasPrefix("partly")) }
+            )
+        }
+        let invariantVerdict = mergedInvariantVerdict(shards.map(\.report.invariantVerdict), tallies: tallies)
+        let interrupted = shards.contains { $0.report.interrupted }
+        let undecided = shards.lazy.flatMap(\.report.reasons).first { $0.hasPrefix("undecided: ") }
+            .map { String($0.dropFirst("undecided: ".count)) }
+        let (verdict, reasons) = Reporting.Verdict.ofRun(
+            invariants: (invariantVerdict, invariants),
+            thresholds: thresholds,
+            interrupted: interrupted,
+            undecided: undecided
+        )
+        let exitCode = ReportBuilder.exitCode(
+            interrupted: interrupted,
+            invariantVerdict: invariantVerdict,
+            thresholds: thresholds,
+            runVerdict: verdict
+        )
+
+        var latencySummaries: [LatencySummary] = []
+        for kind in ["all"] + latency.keys.filter({ $0 != "all" }).sorted() {
+            for (measure, histograms) in [("intended", latency), ("service", service)] {
+                let figures = LatencyFigures(kind: kind, measure: measure, histogram: histograms[kind] ?? Histogram())
+                latencySummaries.append(
+                    LatencySummary(kind: kind, measure: measure, count: figures.count, micros: figures.micros)
+                )
+            }
+        }
+        var notes = ["merged from \(count) shard\(count == 1 ? "" : "s") of \(first.profile), seed \(first.seed)"]
+        notes.append("per-second percentiles in the timeline are the highest of the shards' for that second")
+        for shard in shards {
+            notes += shard.report.notes.map { "shard \(shard.info.index): \($0)" }
+        }
+        return RunReport(
+            toolVersion: "paystorm \(PayStormVersion.current)",
+            profile: first.profile,
+            seed: first.seed,
+            startedAt: shards.map(\.report.startedAt).min() ?? first.startedAt,
+            endedAt: shards.map(\.report.endedAt).max() ?? first.endedAt,
+            target: first.target,
+            verdict: verdict,
+            reasons: reasons,
+            invariantVerdict: invariantVerdict,
+            interrupted: interrupted,
+            exitCode: exitCode,
+            requests: requests,
+            latency: latencySummaries,
+            thresholds: thresholds,
+            invariants: invariants,
+            violations: shards.flatMap(\.report.violations),
+            faults: shards.map(\.report.faults).reduce(into: [:]) { $0.merge($1, uniquingKeysWith: +) },
+            timeline: mergedTimeline(shards.map(\.report.timeline)),
+            notes: notes
+        )
+    }
+
+    /// The invariants' verdict over all shards, by the checker's rules on the summed checks: a violation
+    /// anywhere fails; too few decided checks leave it unknown, as does a merge of shards that were each
+    /// unknown (for example a target that acknowledged nothing).
+    static func mergedInvariantVerdict(
+        _ verdicts: [Reporting.Verdict],
+        tallies: [String: ShardTally]
+    ) -> Reporting.Verdict {
+        if verdicts.contains(.fail) || tallies.values.contains(where: { $0.failed > 0 }) { return .fail }
+        let passed = tallies.values.map(\.passed).reduce(0, +)
+        let unknown = tallies.values.map(\.unknown).reduce(0, +)
+        let all = passed + unknown
+        let limit = Checker.Options().maxUnknownFraction
+        if passed == 0 || Double(unknown) > limit * Double(all) || verdicts.allSatisfy({ $0 == .unknown }) {
+            return .unknown
+        }
+        return .pass
+    }
+
+    /// The shards' timelines second by second: counts summed, percentiles the highest of the shards'.
+    static func mergedTimeline(_ timelines: [[TimelinePoint]]) -> [TimelinePoint] {
+        var bySecond: [Int: TimelinePoint] = [:]
+        for point in timelines.joined() {
+            guard var merged = bySecond[point.second] else {
+                bySecond[point.second] = point
+                continue
+            }
+            merged.intended += point.intended
+            merged.ok += point.ok
+            merged.errors += point.errors
+            merged.p50Micros = max(merged.p50Micros, point.p50Micros)
+            merged.p99Micros = max(merged.p99Micros, point.p99Micros)
+            bySecond[point.second] = merged
+        }
+        return bySecond.keys.sorted().map { bySecond[$0]! }
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+
+/// Three `paystorm run --shard I/3` processes against one separately started reference ledger, merged with
+/// `paystorm merge`, against one unsharded run of the same profile and seed on a fresh ledger: every account
+/// in exactly one shard, and the same planned deliveries in all.
+struct ShardedRunTests {
+    static let bundleId = "com.example.paystorm"
+
+    /// A tiny profile aimed at `127.0.0.1:${PORT}`, with duplicates so that chaos draws from the seed too.
+    static let profile = """
+        { name: "sharded", seed: 4242,
+          target: {
+            webhookURL: "http://127.0.0.1:${PORT}/notifications",
+            deviceURL: "http://127.0.0.1:${PORT}/transactions",
+            probe: { kind: "http", url: "http://127.0.0.1:${PORT}/accounts/{appAccountToken}", intervalSeconds: 0 },
+            bundleId: "com.example.paystorm", environment: "Sandbox", requestTimeoutSeconds: 5,
+          },
+          catalog: { products: [
+            { id: "coins", type: "consumable", priceMilli: 990 },
+            { id: "pro", type: "nonConsumable", priceMilli: 4990 },
+          ] },
+          population: { accounts: 24, devicesPerAccount: 1 },
+          actionMix: { consumable: 2, nonConsumable: 1 },
+          schedule: [{ kind: "constant", rate: 8, seconds: 4 }],
+          faults: { duplicate: { probability: 0.2 } },
+          settleSeconds: 2,
+          thresholds: ["errorRate < 50%"],
+        }
+        """
+
+    struct Summary: Decodable {
+        struct Requests: Decodable {
+            var intended: Int
+            var sent: Int
+        }
+        struct Shard: Decodable {
+            var index: Int
+            var count: Int
+        }
+        var verdict: String
+        var exitCode: Int32
+        var requests: Requests
+        var shard: Shard?
+    }
+
+    /// The accounts a report folder's history names, and the deliveries it dispatched at their first attempt
+    /// (the plan; retries depend on the answers).
+    static func history(_ folder: URL) throws -> (accounts: Set<String>, planned: [Int]) {
+        let text = try String(contentsOf: folder.appendingPathComponent("history.jsonl"), encoding: .utf8)
+        var accounts: Set<String> = []
+        var planned: [Int] = []
+        for line in text.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            if let account = object["account"] as? String { accounts.insert(account) }
+            if object["event"] as? String == "dispatch", object["attempt"] as? Int == 1,
+                let delivery = object["delivery"] as? Int
+            {
+                planned.append(delivery)
+            }
+        }
+        return (accounts, planned)
+    }
+
+    static func summary(_ folder: URL) throws -> Summary {
+        try JSONDecoder().decode(Summary.self, from: Data(contentsOf: folder.appendingPathComponent("summary.json")))
+    }
+
+    /// Starts `paystorm` with `arguments` in the package root; its output goes to `log`.
+    static func start(_ arguments: [String], log: URL) throws -> Process {
+        let process = Process()
+        process.executableURL = try LedgerProcess.binary()
+        process.arguments = arguments
+        process.currentDirectoryURL = PayStormRunner.root
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return process
+    }
+
+    @Test func threeShardsMergedCoverEveryAccountOnceAndMatchAnUnshardedRun() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("sharded-\(UUID())")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let pki = work.appendingPathComponent("pki").path
+        #expect(try PayStormRunner.exec(["pki", "init", pki]).0 == 0)
+        let profile = work.appendingPathComponent("sharded.json5")
+        try Data(Self.profile.utf8).write(to: profile)
+        func ledger(_ name: String) throws -> LedgerProcess {
+            try LedgerProcess(arguments: [
+                "ledger", "serve", "--db", work.appendingPathComponent(name).path, "--trust", pki + "/root.der",
+                "--bundle-id", Self.bundleId,
+            ])
+        }
+        func runArguments(port: UInt16, reports: URL) -> [String] {
+            ["run", profile.path, "--pki", pki, "--set", "PORT=\(port)", "--reports", reports.path, "--quiet"]
+        }
+
+        // Three shards at once, as three pods would, against one ledger.
+        let shared = try ledger("shared.db")
+        defer { shared.terminate() }
+        let shardReports = work.appendingPathComponent("shards")
+        let shards = try (0..<3).map { index in
+            try Self.start(
+                runArguments(port: shared.port, reports: shardReports) + ["--shard", "\(index)/3"],
+                log: work.appendingPathComponent("shard\(index).log")
+            )
+        }
+        for shard in shards { shard.waitUntilExit() }
+        for (index, shard) in shards.enumerated() {
+            let log = (try? String(contentsOf: work.appendingPathComponent("shard\(index).log"), encoding: .utf8)) ?? ""
+            #expect(
+                [0, 2].contains(shard.terminationStatus),
+                "shard \(index): exit \(shard.terminationStatus)\n\(log)"
+            )
+        }
+        let folders = try FileManager.default.contentsOfDirectory(at: shardReports, includingPropertiesForKeys: nil)
+            .filter { $0.lastPathComponent != "latest" }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        #expect(
+            folders.map { String($0.lastPathComponent.suffix(10)) }.sorted()
+                == ["shard0of3", "shard1of3", "shard2of3"].map { "-" + $0 }
+        )
+        let shardSummaries = try folders.map(Self.summary)
+        #expect(Set(shardSummaries.compactMap { $0.shard.map { "\($0.index)/\($0.count)" } }) == ["0/3", "1/3", "2/3"])
+
+        // Merged.
+        let merged = work.appendingPathComponent("merged")
+        let (code, output) = try PayStormRunner.exec(["merge"] + folders.map(\.path) + ["--out", merged.path])
+        let mergedSummary = try Self.summary(merged)
+        #expect(code == mergedSummary.exitCode, "\(output)")
+        #expect(mergedSummary.shard == nil)
+        #expect(mergedSummary.requests.intended == shardSummaries.map(\.requests.intended).reduce(0, +))
+        #expect(mergedSummary.requests.sent == shardSummaries.map(\.requests.sent).reduce(0, +))
+        for name in ["report.html", "junit.xml", "summary.csv"] {
+            #expect(FileManager.default.fileExists(atPath: merged.appendingPathComponent(name).path))
+        }
+
+        // Unsharded, same profile and seed, on a fresh ledger.
+        let fresh = try ledger("fresh.db")
+        defer { fresh.terminate() }
+        let wholeReports = work.appendingPathComponent("whole")
+        let whole = try Self.start(
+            runArguments(port: fresh.port, reports: wholeReports),
+            log: work.appendingPathComponent("whole.log")
+        )
+        whole.waitUntilExit()
+        let wholeFolder = wholeReports.appendingPathComponent("latest")
+        let wholeHistory = try Self.history(wholeFolder)
+
+        let parts = try folders.map(Self.history)
+        #expect(wholeHistory.accounts.count > 10)
+        // Every account in exactly one shard, and together the accounts of the unsharded run.
+        for i in 0..<3 {
+            for j in (i + 1)..<3 {
+                #expect(parts[i].accounts.isDisjoint(with: parts[j].accounts), "shards \(i) and \(j) share accounts")
+            }
+        }
+        #expect(parts.reduce(Set()) { $0.union($1.accounts) } == wholeHistory.accounts)
+        // The same planned deliveries, each sent by exactly one shard.
+        let shardPlanned = parts.flatMap(\.planned)
+        #expect(shardPlanned.count == Set(shardPlanned).count)
+        #expect(shardPlanned.sorted() == wholeHistory.planned.sorted())
+    }
+
+    @Test func badShardOrMergeArgumentsAreOneLineWithTheirExitCode() throws {
+        let (shardCode, shardOutput) = try PayStormRunner.exec(["run", "--check", "--shard", "3/3"])
+        #expect(shardCode == 64, "\(shardOutput)")
+        #expect(shardOutput.contains("--shard expects INDEX/COUNT with 0 <= INDEX < COUNT"), "\(shardOutput)")
+        let (noOut, noOutOutput) = try PayStormRunner.exec(["merge", "Reports"])
+        #expect(noOut == 64, "\(noOutOutput)")
+        #expect(noOutOutput.contains("merge needs --out DIR"))
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("no-shard-\(UUID())")
+        let (missingCode, missingOutput) = try PayStormRunner.exec([
+            "merge", missing.path, "--out", missing.appendingPathComponent("merged").path,
+        ])
+        #expect(missingCode == 66, "\(missingOutput)")
+        #expect(missingOutput.contains("cannot read \(missing.path)/summary.json"), "\(missingOutput)")
+        #expect(!FileManager.default.fileExists(atPath: missing.path), "a refused merge writes nothing")
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import Load
+import Reporting
+import Testing
+
+@testable import PayStorm
+
+/// `paystorm merge`: shard summaries combined exactly, thresholds judged on the merged figures, and the
+/// refusals (shards of other runs, a shard twice, shards missing).
+struct MergeTests {
+    /// A shard's report: `sent` requests to `webhook`, all 2xx, with latencies `micros` (µs).
+    static func shard(
+        _ index: Int,
+        of count: Int,
+        seed: UInt64 = 42,
+        micros: [Int64],
+        thresholds: [String] = [],
+        tally: ShardTally = ShardTally(passed: 10, failed: 0, unknown: 0)
+    ) -> RunReport {
+        var histogram = Histogram()
+        for value in micros { histogram.record(value) }
+        let counts = ShardCounts(
+            scheduled: micros.count,
+            sent: micros.count,
+            ok: micros.count,
+            statusClasses: ["2xx": micros.count],
+            errors: [:],
+            missed: 0
+        )
+        let encoded = HistogramCodec.encodeBase64(histogram)
+        let figures = ShardFigures(
+            counts: ["all": counts, "webhook": counts],
+            histograms: [
+                "all.intended": encoded, "all.service": encoded, "webhook.intended": encoded,
+                "webhook.service": encoded,
+            ],
+            late: 1,
+            durationSeconds: 10,
+            tallies: ["no-double-grant": tally],
+            unchecked: [:]
+        )
+        return RunReport(
+            toolVersion: "paystorm test",
+            profile: "tiny",
+            seed: seed,
+            startedAt: Date(timeIntervalSince1970: 1_700_000_000),
+            endedAt: Date(timeIntervalSince1970: 1_700_000_020),
+            target: "test",
+            verdict: .pass,
+            exitCode: 0,
+            requests: RequestTotals(intended: micros.count, sent: micros.count, ok: micros.count, late: 1),
+            thresholds: thresholds.map { ThresholdResult(expression: $0, observed: "-", passed: true) },
+            faults: ["duplicate": 1],
+            shard: ShardInfo(index: index, count: count, profilePath: "tiny.json5", figures: figures)
+        )
+    }
+
+    /// Writes each report as `summary.json` into its own folder under a fresh temporary directory.
+    static func folders(_ reports: [RunReport]) throws -> (root: URL, folders: [String]) {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("merge-\(UUID().uuidString)")
+        var folders: [String] = []
+        for (index, report) in reports.enumerated() {
+            let folder = root.appendingPathComponent("shard-\(index)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(ReportWriter.summaryJSON(report).utf8).write(to: folder.appendingPathComponent("summary.json"))
+            folders.append(folder.path)
+        }
+        return (root, folders)
+    }
+
+    @Test func sumsCountsAndAddsHistogramsExactly() throws {
+        // Shard 0 is fast, shard 1 slow: the merged p99 is the slow one's, which no average of shard
+        // percentiles gives.
+        let fast = Array(repeating: Int64(1_000), count: 98)
+        let slow = Array(repeating: Int64(500_000), count: 2)
+        let (root, folders) = try Self.folders([Self.shard(0, of: 2, micros: fast), Self.shard(1, of: 2, micros: slow)])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let outcome = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("merged").path)
+        let report = outcome.report
+        #expect(report.requests.sent == 100 && report.requests.ok == 100 && report.requests.late == 2)
+        #expect(report.faults == ["duplicate": 2])
+        var whole = Histogram()
+        for value in fast + slow { whole.record(value) }
+        let all = try #require(report.latency.first { $0.kind == "all" && $0.measure == "intended" })
+        #expect(all.count == 100)
+        // The same figures as one histogram of every value, stored the way shards store theirs (a decoded
+        // histogram knows its extremes to the bucket, 3 significant digits, not to the microsecond).
+        let stored = try HistogramCodec.decodeBase64(HistogramCodec.encodeBase64(whole))
+        #expect(all.micros == LatencyFigures(kind: "all", measure: "intended", histogram: stored).micros)
+        #expect(all.micros["p99"]! >= 500_000 && all.micros["p50"]! < 2_000)
+        #expect(report.invariants.first { $0.name == "no-double-grant" }?.status == .passed)
+        #expect(report.verdict == .pass && report.exitCode == 0)
+        for name in ReportWriter.fileNames {
+            #expect(FileManager.default.fileExists(atPath: outcome.folder.appendingPathComponent(name).path))
+        }
+    }
+
+    @Test func judgesThresholdsOnTheMergedFigures() throws {
+        // Each shard's p99 (1 ms, and 1 ms) holds; together 2 of 100 requests took 500 ms, so the run's p99 does not.
+        let fast = Array(repeating: Int64(1_000), count: 49)
+        let threshold = ["p99 < 100ms"]
+        let reports = [
+            Self.shard(0, of: 2, micros: fast + [500_000], thresholds: threshold),
+            Self.shard(1, of: 2, micros: fast + [500_000], thresholds: threshold),
+        ]
+        let (root, folders) = try Self.folders(reports)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let report = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path).report
+        #expect(report.thresholds.count == 1)
+        #expect(report.thresholds.first?.passed == false)
+        #expect(report.verdict == .fail && report.exitCode == PayStormRun.exitThreshold)
+    }
+
+    @Test func aViolationInOneShardFailsTheMerge() throws {
+        let reports = [
+            Self.shard(0, of: 2, micros: [1_000]),
+            Self.shard(1, of: 2, micros: [1_000], tally: ShardTally(passed: 3, failed: 1, unknown: 0)),
+        ]
+        let (root, folders) = try Self.folders(reports)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let report = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path).report
+        #expect(report.invariantVerdict == .fail && report.exitCode == PayStormRun.exitViolation)
+    }
+
+    @Test func refusesShardsOfDifferentRuns() throws {
+        let (root, folders) = try Self.folders([
+            Self.shard(0, of: 2, micros: [1]), Self.shard(1, of: 2, seed: 7, micros: [1]),
+        ])
+        defer { try? FileManager.default.removeItem(at: root) }
+        #expect {
+            _ = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path)
+        } throws: { error in
+            guard case .badInput(let message) = error as? RunError else { return false }
+            return message.contains("seed 7 differs from 42")
+        }
+    }
+
+    @Test func refusesAShardGivenTwice() throws {
+        let (root, folders) = try Self.folders([Self.shard(1, of: 2, micros: [1]), Self.shard(1, of: 2, micros: [1])])
+        defer { try? FileManager.default.removeItem(at: root) }
+        #expect {
+            _ = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path)
+        } throws: { error in
+            guard case .badInput(let message) = error as? RunError else { return false }
+            return message.contains("shard 1 is also in")
+        }
+    }
+
+    @Test func namesTheMissingShards() throws {
+        let (root, folders) = try Self.folders([Self.shard(1, of: 4, micros: [1])])
+        defer { try? FileManager.default.removeItem(at: root) }
+        #expect {
+            _ = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path)
+        } throws: { error in
+            guard case .noInput(let message) = error as? RunError else { return false }
+            return message == "missing shards 0, 2, 3 of 4"
+        }
+    }
+
+    @Test func refusesAWholeRunsReport() throws {
+        var whole = Self.shard(0, of: 1, micros: [1])
+        whole.shard = nil
+        let (root, folders) = try Self.folders([whole])
+        defer { try? FileManager.default.removeItem(at: root) }
+        #expect {
+            _ = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path)
+        } throws: { error in
+            guard case .badInput(let message) = error as? RunError else { return false }
+            return message.contains("not a shard's report")
+        }
+    }
+
+    @Test func refusesToWriteIntoAShardsFolder() throws {
+        let (root, folders) = try Self.folders([Self.shard(0, of: 1, micros: [1])])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: folders[0]).appendingPathComponent("summary.json"))
+        #expect {
+            _ = try PayStormMerge.execute(directories: folders, out: folders[0] + "/")
+        } throws: { error in
+            guard case .badInput(let message) = error as? RunError else { return false }
+            return message.contains("is the shard folder")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folders[0]).appendingPathComponent("summary.json")) == before)
+    }
+}
