@@ -824,7 +824,7 @@ public final class Checker: Sendable {
             return .fail(
                 "genuine delivery never accepted: the target answered every attempt to deliver purchase \(number) with a rejection (\(c.book.neverAccepted.count) such purchases)",
                 [],
-                "was not needed: the target's own rejections prove it (history.jsonl lists them)"
+                "was not needed: the target's own rejections prove it (the run's history lists them)"
             )
         }
         for (product, folded) in c.book.folded where folded.acked > 0 { owed[product, default: 0] += folded.acked }

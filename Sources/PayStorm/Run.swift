@@ -31,8 +31,10 @@ public struct RunOptions: Sendable {
     public var account: String?
     /// The test PKI the target trusts (external targets); the embedded ledger gets a fresh one.
     public var pkiDirectory: String?
-    /// Whether to stream `history.jsonl`.
+    /// Whether to stream the history (`history-NNNNNN.jsonl.gz` chunks).
     public var history = true
+    /// The most the history's chunks may take on disk together, in MiB; the oldest chunks go first.
+    public var historyMaxMegabytes = 512
     /// The `paystorm` binary, for starting the embedded ledger (default: this process's executable).
     public var executablePath: String?
     /// Multiplies every segment of the rate schedule (capacity planning without editing the profile).
@@ -187,7 +189,8 @@ public enum PayStormRun {
                 plannedDuration: .milliseconds(Int64(profile.durationSeconds * 1000))
             )
             history = try HistoryLog(
-                path: options.history ? folder.file("history.jsonl").path : nil,
+                directory: options.history ? folder.url.path : nil,
+                capBytes: options.historyMaxMegabytes << 20,
                 startMillis: startMillis
             )
         } catch let error as RunError {
@@ -295,6 +298,7 @@ public enum PayStormRun {
         notes += restartThread.notes
         let summary = recorder.finish(stats, thresholds: thresholds, settings: ["seed": String(profile.seed)])
         history.close()
+        if let dropped = history.droppedNote { notes.append(dropped) }
 
         let unchecked = Checker.unchecked(target: profile.target, probeReturnsGrants: probeSawGrants)
         let verdict = checker.verdict(unchecked: unchecked)

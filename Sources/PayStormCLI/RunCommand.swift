@@ -66,7 +66,8 @@ extension Command {
               --pki DIR           the test PKI an external target trusts (from 'paystorm pki init DIR')
               --reports DIR       where report folders go (default Reports)
               --rate-scale X      multiply every rate of the schedule by X (0.01 to 1000)
-              --no-history        do not write history.jsonl\(replay ? "" : "\n  --check             validate the profile and its thresholds, then exit")
+              --history-max-mb N  keep the history's gzip chunks under N MiB, dropping the oldest (default 512)
+              --no-history        do not write the history (history-NNNNNN.jsonl.gz)\(replay ? "" : "\n  --check             validate the profile and its thresholds, then exit")
               --quiet             no progress output, only the verdict
               --plain             periodic progress lines even on a terminal
 
@@ -87,6 +88,7 @@ extension Command {
         if arguments.flag("--quiet") { status = .quiet }
         if arguments.flag("--plain") { status = .plain(every: 5) }
         let noHistory = arguments.flag("--no-history")
+        let historyMax = try arguments.int("--history-max-mb")
         let seedText = try arguments.option("--seed")
         let account = try arguments.option("--account")
         // Checked here, before the profile is read, so a misspelled flaw is a usage error at once (also with
@@ -132,6 +134,13 @@ extension Command {
         if let reports { options.reportsDirectory = reports }
         options.status = status
         options.history = !noHistory
+        if let historyMax {
+            // 0 would keep nothing (that is --no-history); 1 TiB is past any disk a soak writes to.
+            guard historyMax >= 1 && historyMax <= 1 << 20 else {
+                throw CLIError(.usage, "--history-max-mb must be from 1 to \(1 << 20), got \(historyMax)")
+            }
+            options.historyMaxMegabytes = historyMax
+        }
         return options
     }
 

@@ -161,4 +161,11 @@ struct InputValidationTests {
             }
         }
     }
+
+    @Test(arguments: ["0", "-5", "lots"])
+    func historyCapOutsideItsRangeIsExit64(megabytes: String) throws {
+        let (code, output) = try PayStormRunner.exec(["run", "Profiles/smoke.json5", "--history-max-mb", megabytes])
+        #expect(code == 64, "\(output)")
+        #expect(output.contains("--history-max-mb"), "\(output)")
+    }
 }
