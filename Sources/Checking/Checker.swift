@@ -282,6 +282,12 @@ public final class Checker: Sendable {
         }
     }
 
+    /// The checks of each invariant so far and the violations found, for a live metrics endpoint; safe from
+    /// any thread, and cheap (no witness is copied).
+    public func liveTallies() -> (tallies: [Invariant: Tally], violations: Int) {
+        state.withLock { ($0.tallies, $0.violationCount) }
+    }
+
     /// Every account the oracle knows (to probe at settle), sorted.
     public func knownAccounts() -> [String] { state.withLock { $0.books.keys.sorted() } }
 

@@ -35,6 +35,8 @@ public struct RunOptions: Sendable {
     public var history = true
     /// The most the history's chunks may take on disk together, in MiB; the oldest chunks go first.
     public var historyMaxMegabytes = 512
+    /// Where to serve live OpenMetrics at `GET /metrics` during the run (nil: nowhere).
+    public var metricsListen: MetricsListen?
     /// The `paystorm` binary, for starting the embedded ledger (default: this process's executable).
     public var executablePath: String?
     /// Multiplies every segment of the rate schedule (capacity planning without editing the profile).
@@ -143,6 +145,12 @@ public enum PayStormRun {
     ) throws(RunError) -> RunOutcome {
         interrupted.store(false, ordering: .relaxed)
         let (profile, thresholds) = try load(options)
+        if let listen = options.metricsListen, !listen.loopback, !profile.target.allowedHosts.contains(listen.host) {
+            throw .badInput(
+                "--metrics-listen \(listen.host):\(listen.port): \(listen.host) is not loopback and not in "
+                    + "target.allowedHosts of \(options.profilePath)"
+            )
+        }
         let startedAt = Date()
         let folder: ReportFolder
         do {
@@ -181,12 +189,14 @@ public enum PayStormRun {
         let checker = Checker(profile: profile, startMillis: startMillis)
         let recorder: LoadRecorder
         let history: HistoryLog
+        let snapshots = options.metricsListen == nil ? nil : LoadSnapshots()
         do {
             recorder = try LoadRecorder(
                 directory: folder.url.path,
                 startTime: Date(timeIntervalSince1970: Double(startMillis) / 1000),
                 status: options.status,
-                plannedDuration: .milliseconds(Int64(profile.durationSeconds * 1000))
+                plannedDuration: .milliseconds(Int64(profile.durationSeconds * 1000)),
+                snapshots: snapshots
             )
             history = try HistoryLog(
                 directory: options.history ? folder.url.path : nil,
@@ -200,6 +210,14 @@ public enum PayStormRun {
         } catch {
             throw .cannotWrite("cannot write \(folder.url.path): \(error.localizedDescription)")
         }
+        var metrics: MetricsEndpoint?
+        if let listen = options.metricsListen, let snapshots {
+            let endpoint = try MetricsEndpoint(listen: listen, snapshots: snapshots, checker: checker)
+            log("metrics: http://\(endpoint.address)/metrics")
+            metrics = endpoint
+        }
+        // Served through settle and the final probes too (their checks still count), until the report is out.
+        defer { metrics?.shutdown() }
         let restartWindows = RestartWindows(restarts)
         let safetyProbes = Self.safetyProbes(
             profile: profile,
