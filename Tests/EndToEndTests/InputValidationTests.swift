@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Bad input to the built binary: the README's exit code at once, and one line that names the problem.
 struct InputValidationTests {
     /// A fresh temporary directory, removed by the caller.
@@ -179,6 +183,32 @@ struct InputValidationTests {
         #expect(output.contains("10.1.2.3 is not loopback and not in target.allowedHosts"), "\(output)")
         // Refused before the run starts: no report folder is left behind.
         #expect((try? FileManager.default.contentsOfDirectory(atPath: reports.path))?.isEmpty ?? true)
+    }
+
+    @Test func metricsPortAlreadyTakenIsExit69NamingTheAddress() throws {
+        // Hold a loopback port with a listening socket of this process for the length of the run.
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(holder >= 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(holder, $0, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, $0, &length) == 0
+            }
+        }
+        try #require(bound)
+        let port = UInt16(bigEndian: address.sin_port)
+        let reports = Self.temporary("metrics-taken")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let (code, output) = try PayStormRunner.exec([
+            "run", "Profiles/smoke.json5", "--quiet", "--metrics-listen", "127.0.0.1:\(port)", "--reports",
+            reports.path,
+        ])
+        #expect(code == 69, "\(output)")
+        #expect(output.contains("--metrics-listen: cannot listen on 127.0.0.1:\(port)"), "\(output)")
     }
 
     @Test(arguments: ["0", "-5", "lots"])
