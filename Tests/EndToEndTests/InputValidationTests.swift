@@ -1,10 +1,6 @@
 import Foundation
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Bad input to the built binary: the README's exit code at once, and one line that names the problem.
 struct InputValidationTests {
     /// A fresh temporary directory, removed by the caller.
@@ -186,21 +182,10 @@ struct InputValidationTests {
     }
 
     @Test func metricsPortAlreadyTakenIsExit69NamingTheAddress() throws {
-        // Hold a loopback port with a listening socket of this process for the length of the run.
-        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(holder >= 0)
-        defer { close(holder) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(holder, $0, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, $0, &length) == 0
-            }
-        }
-        try #require(bound)
-        let port = UInt16(bigEndian: address.sin_port)
+        // A listening socket of this process holds the port for the length of the run.
+        let holder = try SilentServer()
+        defer { holder.close() }
+        let port = holder.port
         let reports = Self.temporary("metrics-taken")
         defer { try? FileManager.default.removeItem(at: reports) }
         let (code, output) = try PayStormRunner.exec([
