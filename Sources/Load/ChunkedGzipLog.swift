@@ -9,8 +9,8 @@ internal import Foundation
 /// a complete gzip file (`gzip -dc` or `zcat` reads it alone or the chunks concatenated in order). Each
 /// `write` ends with a zlib sync flush, so an interrupted run leaves a readable prefix of its last chunk.
 ///
-/// One owner at a time (not Sendable), like ``OutputFile``. Write errors after creation are counted, not
-/// thrown, so that a full disk never stops a run.
+/// One owner at a time (not Sendable), like the other streamed run outputs. Write errors after creation are
+/// counted, not thrown, so that a full disk never stops a run.
 public final class ChunkedGzipLog {
     /// One chunk on disk.
     struct Chunk {
@@ -42,6 +42,8 @@ public final class ChunkedGzipLog {
 
     /// Creates the first chunk `directory/baseName-000001.jsonl.gz`.
     /// - Parameters:
+    ///   - directory: the folder the chunks go to (it must exist).
+    ///   - baseName: the chunks' name before `-NNNNNN.jsonl.gz`.
     ///   - chunkBytes: text (uncompressed) bytes after which a chunk is closed and the next begun.
     ///   - capBytes: the most the chunks may take on disk together; the oldest go first.
     /// - Throws: ``OutputFileError`` naming the first chunk's path when it cannot be created.
