@@ -282,6 +282,12 @@ public final class Checker: Sendable {
         }
     }
 
+    /// The checks of each invariant so far and the violations found, for a live metrics endpoint; safe from
+    /// any thread, and cheap (no witness is copied).
+    public func liveTallies() -> (tallies: [Invariant: Tally], violations: Int) {
+        state.withLock { ($0.tallies, $0.violationCount) }
+    }
+
     /// Every account the oracle knows (to probe at settle), sorted.
     public func knownAccounts() -> [String] { state.withLock { $0.books.keys.sorted() } }
 
@@ -824,7 +830,7 @@ public final class Checker: Sendable {
             return .fail(
                 "genuine delivery never accepted: the target answered every attempt to deliver purchase \(number) with a rejection (\(c.book.neverAccepted.count) such purchases)",
                 [],
-                "was not needed: the target's own rejections prove it (history.jsonl lists them)"
+                "was not needed: the target's own rejections prove it (the run's history lists them)"
             )
         }
         for (product, folded) in c.book.folded where folded.acked > 0 { owed[product, default: 0] += folded.acked }

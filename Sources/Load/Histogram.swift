@@ -224,6 +224,26 @@ public struct Histogram: Sendable, Equatable {
         counts[countsIndex(min(max(value, 0), highestTrackableValue))]
     }
 
+    /// How many recorded values are at or below each of `bounds` (ascending), for cumulative buckets such as
+    /// OpenMetrics' `le`: one pass over the counters. A value counts as below a bound when the range of values
+    /// equivalent to it starts at or below the bound, the histogram's own rounding.
+    public func cumulativeCounts(atOrBelow bounds: [Int64]) -> [Int64] {
+        var result: [Int64] = []
+        result.reserveCapacity(bounds.count)
+        var index = 0
+        var running: Int64 = 0
+        let used = usedLength
+        for bound in bounds {
+            let last = bound < 0 ? -1 : countsIndex(min(bound, highestTrackableValue))
+            while index <= last && index < used {
+                running += counts[index]
+                index += 1
+            }
+            result.append(running)
+        }
+        return result
+    }
+
     /// The index of the last non-zero counter plus one (0 when empty).
     var usedLength: Int {
         guard totalCount > 0 else { return 0 }

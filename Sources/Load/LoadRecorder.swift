@@ -221,6 +221,7 @@ public final class LoadRecorder {
     private let status: StatusMode
     private let plannedDuration: Duration?
     private let printStatus: (String) -> Void
+    private let snapshots: LoadSnapshots?
 
     /// Creates a recorder.
     /// - Parameters:
@@ -229,14 +230,17 @@ public final class LoadRecorder {
     ///   - status: the live status mode.
     ///   - plannedDuration: the schedule's length, for "remaining" in the status line.
     ///   - printStatus: writes status text (default: standard error).
+    ///   - snapshots: where to publish a ``LoadSnapshot`` at every tick (nil: nowhere, nothing copied).
     /// - Throws: ``OutputFileError`` when the files cannot be created.
     public init(
         directory: String?,
         startTime: Date = Date(),
         status: StatusMode = .quiet,
         plannedDuration: Duration? = nil,
-        printStatus: @escaping (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
+        printStatus: @escaping (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) },
+        snapshots: LoadSnapshots? = nil
     ) throws {
+        self.snapshots = snapshots
         self.directory = directory
         self.startTime = startTime
         self.status = status
@@ -341,6 +345,15 @@ public final class LoadRecorder {
         intervalCounts = LoadCounts()
         lastStats = stats
         lastTickSeconds = now
+        snapshots?.publish(
+            LoadSnapshot(
+                stats: stats,
+                totals: totals,
+                kinds: kinds,
+                latencyByKind: latencyByKind,
+                serviceByKind: serviceByKind
+            )
+        )
         printStatusLine(stats, row: row)
     }
 

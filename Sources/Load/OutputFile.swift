@@ -34,6 +34,11 @@ final class OutputFile {
         if buffer.count >= 64 * 1024 { flush() }
     }
 
+    func write(bytes: ArraySlice<UInt8>) {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= 64 * 1024 { flush() }
+    }
+
     func flush() {
         guard descriptor >= 0, !buffer.isEmpty else { return }
         var offset = 0

@@ -3,9 +3,10 @@ import Foundation
 import Load
 import Simulation
 
-/// `history.jsonl`: one JSON object a line for every delivery, probe and fault of the run, streamed as
-/// the run goes so an interrupted run still has it. Writes go through one buffered file owned by the
-/// engine's thread.
+/// The run's history: one JSON object a line for every delivery, probe and fault of the run, streamed as
+/// the run goes so an interrupted run still has it, in gzip chunks `history-000001.jsonl.gz`, ... under a
+/// cap on their total size (the oldest chunks are deleted first, and the report says so). Lines are buffered
+/// on the engine's thread and compressed a buffer at a time.
 ///
 /// Every line has `t` (seconds since the start of the run), `event` and `role` (`webhook`, `device`,
 /// `report`, `probe`, or `marker` for a lifecycle fact that sends nothing). Events:
@@ -25,24 +26,42 @@ import Simulation
 /// whose `t` is below it was sent early), and any `forgery`, `network` and `faults`. Probe lines carry
 /// `account`.
 final class HistoryLog {
-    private let handle: FileHandle?
+    private let chunks: ChunkedGzipLog?
     private var buffer: [UInt8] = []
+    /// The cap on disk of its chunks together.
+    let capBytes: Int
     /// The wall-clock start of the run (ms since 1970), where `t` is 0.
     private let startMillis: Int64
 
-    /// Opens the log at `path`, or makes a no-op log when `path` is nil; `startMillis` is the wall-clock
-    /// instant where `t` is 0.
-    init(path: String?, startMillis: Int64) throws {
+    /// Text per chunk: 16 MiB of JSON lines compress to a few MB, so a chunk is a small share of any sensible
+    /// cap; a small cap gets chunks of a quarter of it so that several stay on disk.
+    static func chunkBytes(capBytes: Int) -> Int { max(1 << 16, min(16 << 20, capBytes / 4)) }
+
+    /// Opens the log's first chunk in `directory`, or makes a no-op log when `directory` is nil;
+    /// `startMillis` is the wall-clock instant where `t` is 0, `capBytes` the most its chunks take on disk.
+    /// - Throws: `OutputFileError` naming the first chunk when it cannot be created.
+    init(directory: String?, capBytes: Int, startMillis: Int64) throws(OutputFileError) {
         self.startMillis = startMillis
-        guard let path else {
-            handle = nil
+        self.capBytes = capBytes
+        guard let directory else {
+            chunks = nil
             return
         }
-        guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw RunError.cannotWrite("cannot write \(path)")
-        }
-        handle = FileHandle(forWritingAtPath: path)
+        chunks = try ChunkedGzipLog(
+            directory: directory,
+            baseName: "history",
+            chunkBytes: Self.chunkBytes(capBytes: capBytes),
+            capBytes: capBytes
+        )
         buffer.reserveCapacity(1 << 16)
+    }
+
+    /// What the report says when the cap deleted chunks, or nil when it did not.
+    var droppedNote: String? {
+        guard let chunks, chunks.droppedChunks > 0 else { return nil }
+        let megabytes = capBytes / (1 << 20)
+        return "history: dropped \(chunks.droppedChunks) oldest chunks (\(chunks.droppedLines) events) "
+            + "to stay under \(megabytes) MB"
     }
 
     /// The role a delivery plays in the target contract.
@@ -65,7 +84,7 @@ final class HistoryLog {
         sent: Bool? = nil,
         detail: String? = nil
     ) {
-        guard handle != nil else { return }
+        guard chunks != nil else { return }
         var line = "{\"t\":\(String(format: "%.6f", t)),\"event\":\"\(event)\",\"role\":\"\(Self.role(of: delivery))\""
         line += ",\"delivery\":\(delivery.id)"
         line +=
@@ -95,7 +114,7 @@ final class HistoryLog {
 
     /// Appends one probe entry (a safety probe during the run).
     func writeProbe(event: String, at t: Double, account: String, result: LoadResult? = nil, sent: Bool? = nil) {
-        guard handle != nil else { return }
+        guard chunks != nil else { return }
         var line = "{\"t\":\(String(format: "%.6f", t)),\"event\":\"\(event)\",\"role\":\"probe\""
         line += ",\"account\":\"\(Self.escape(account))\""
         line += Self.outcomeFields(result: result, sent: sent, detail: nil)
@@ -120,15 +139,15 @@ final class HistoryLog {
 
     /// Writes what is buffered.
     func flush() {
-        guard let handle, !buffer.isEmpty else { return }
-        handle.write(Data(buffer))
+        guard let chunks, !buffer.isEmpty else { return }
+        chunks.write(buffer)
         buffer.removeAll(keepingCapacity: true)
     }
 
     /// Flushes and closes the file.
     func close() {
         flush()
-        try? handle?.close()
+        chunks?.close()
     }
 
     private static func escape(_ text: String) -> String {

@@ -31,8 +31,12 @@ public struct RunOptions: Sendable {
     public var account: String?
     /// The test PKI the target trusts (external targets); the embedded ledger gets a fresh one.
     public var pkiDirectory: String?
-    /// Whether to stream `history.jsonl`.
+    /// Whether to stream the history (`history-NNNNNN.jsonl.gz` chunks).
     public var history = true
+    /// The most the history's chunks may take on disk together, in MiB; the oldest chunks go first.
+    public var historyMaxMegabytes = 512
+    /// Where to serve live OpenMetrics at `GET /metrics` during the run (nil: nowhere).
+    public var metricsListen: MetricsListen?
     /// The `paystorm` binary, for starting the embedded ledger (default: this process's executable).
     public var executablePath: String?
     /// Multiplies every segment of the rate schedule (capacity planning without editing the profile).
@@ -144,6 +148,12 @@ public enum PayStormRun {
     ) throws(RunError) -> RunOutcome {
         interrupted.store(false, ordering: .relaxed)
         let (profile, thresholds) = try load(options)
+        if let listen = options.metricsListen, !listen.loopback, !profile.target.allowedHosts.contains(listen.host) {
+            throw .badInput(
+                "--metrics-listen \(listen.host):\(listen.port): \(listen.host) is not loopback and not in "
+                    + "target.allowedHosts of \(options.profilePath)"
+            )
+        }
         let startedAt = Date()
         let folder: ReportFolder
         do {
@@ -188,15 +198,18 @@ public enum PayStormRun {
         let checker = Checker(profile: profile, startMillis: startMillis)
         let recorder: LoadRecorder
         let history: HistoryLog
+        let snapshots = options.metricsListen == nil ? nil : LoadSnapshots()
         do {
             recorder = try LoadRecorder(
                 directory: folder.url.path,
                 startTime: Date(timeIntervalSince1970: Double(startMillis) / 1000),
                 status: options.status,
-                plannedDuration: .milliseconds(Int64(profile.durationSeconds * 1000))
+                plannedDuration: .milliseconds(Int64(profile.durationSeconds * 1000)),
+                snapshots: snapshots
             )
             history = try HistoryLog(
-                path: options.history ? folder.file("history.jsonl").path : nil,
+                directory: options.history ? folder.url.path : nil,
+                capBytes: options.historyMaxMegabytes << 20,
                 startMillis: startMillis
             )
         } catch let error as RunError {
@@ -206,6 +219,14 @@ public enum PayStormRun {
         } catch {
             throw .cannotWrite("cannot write \(folder.url.path): \(error.localizedDescription)")
         }
+        var metrics: MetricsEndpoint?
+        if let listen = options.metricsListen, let snapshots {
+            let endpoint = try MetricsEndpoint(listen: listen, snapshots: snapshots, checker: checker)
+            log("metrics: http://\(endpoint.address)/metrics")
+            metrics = endpoint
+        }
+        // Served through settle and the final probes too (their checks still count), until the report is out.
+        defer { metrics?.shutdown() }
         let restartWindows = RestartWindows(restarts)
         let safetyProbes = Self.safetyProbes(
             profile: profile,
@@ -306,6 +327,7 @@ public enum PayStormRun {
         notes += restartThread.notes
         let summary = recorder.finish(stats, thresholds: thresholds, settings: ["seed": String(profile.seed)])
         history.close()
+        if let dropped = history.droppedNote { notes.append(dropped) }
 
         let unchecked = Checker.unchecked(target: profile.target, probeReturnsGrants: probeSawGrants)
         let verdict = checker.verdict(unchecked: unchecked)

@@ -1,8 +1,8 @@
 /// Listen addresses and the loopback rule, in one place for every command that binds or sends.
 enum ListenAddress {
     /// Splits `HOST:PORT` or `[V6]:PORT`; `localhost` becomes 127.0.0.1.
-    /// - Throws: `CLIError` with `.usage` naming the text.
-    static func parse(_ text: String) throws -> (host: String, port: UInt16) {
+    /// - Throws: `CLIError` with `.usage` naming the option (`flag`) and the text.
+    static func parse(_ text: String, flag: String = "--listen") throws -> (host: String, port: UInt16) {
         var host: Substring
         var portText: Substring
         if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
@@ -12,10 +12,10 @@ enum ListenAddress {
             host = text[..<colon]
             portText = text[text.index(after: colon)...]
         } else {
-            throw CLIError(.usage, "--listen expects HOST:PORT, got '\(text)'")
+            throw CLIError(.usage, "\(flag) expects HOST:PORT, got '\(text)'")
         }
         guard !host.isEmpty, let port = UInt16(portText) else {
-            throw CLIError(.usage, "--listen expects HOST:PORT, got '\(text)'")
+            throw CLIError(.usage, "\(flag) expects HOST:PORT, got '\(text)'")
         }
         if host == "localhost" { host = "127.0.0.1" }
         return (String(host), port)

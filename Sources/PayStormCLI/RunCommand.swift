@@ -68,7 +68,11 @@ extension Command {
               --pki DIR           the test PKI an external target trusts (from 'paystorm pki init DIR')
               --reports DIR       where report folders go (default Reports)
               --rate-scale X      multiply every rate of the schedule by X (0.01 to 1000)
-              --no-history        do not write history.jsonl\(replay ? "" : "\n  --check             validate the profile and its thresholds, then exit")
+              --metrics-listen HOST:PORT
+                                  serve live OpenMetrics at GET /metrics (loopback unless target.allowedHosts
+                                  names the host; the progress output shows the port)
+              --history-max-mb N  keep the history's gzip chunks under N MiB, dropping the oldest (default 512)
+              --no-history        do not write the history (history-NNNNNN.jsonl.gz)\(replay ? "" : "\n  --check             validate the profile and its thresholds, then exit")
               --quiet             no progress output, only the verdict
               --plain             periodic progress lines even on a terminal
 
@@ -89,6 +93,8 @@ extension Command {
         if arguments.flag("--quiet") { status = .quiet }
         if arguments.flag("--plain") { status = .plain(every: 5) }
         let noHistory = arguments.flag("--no-history")
+        let historyMax = try arguments.int("--history-max-mb")
+        let metricsListen = try arguments.option("--metrics-listen")
         let seedText = try arguments.option("--seed")
         let account = try arguments.option("--account")
         let shardText = try arguments.option("--shard")
@@ -144,6 +150,18 @@ extension Command {
         if let reports { options.reportsDirectory = reports }
         options.status = status
         options.history = !noHistory
+        if let historyMax {
+            // 0 would keep nothing (that is --no-history); 1 TiB is past any disk a soak writes to.
+            guard historyMax >= 1 && historyMax <= 1 << 20 else {
+                throw CLIError(.usage, "--history-max-mb must be from 1 to \(1 << 20), got \(historyMax)")
+            }
+            options.historyMaxMegabytes = historyMax
+        }
+        if let metricsListen {
+            let (host, port) = try ListenAddress.parse(metricsListen, flag: "--metrics-listen")
+            // A host off loopback is checked against the profile's allowedHosts once the profile is read.
+            options.metricsListen = MetricsListen(host: host, port: port, loopback: ListenAddress.isLoopback(host))
+        }
         return options
     }
 

@@ -81,6 +81,26 @@ enum PayStormRunner {
         return Run(exitCode: code, output: output, summary: try JSONDecoder().decode(Summary.self, from: data))
     }
 
+    /// The text of a report folder's history: its `history-NNNNNN.jsonl.gz` chunks in order, through
+    /// `gzip -dc` as a user reads them.
+    static func history(in folder: URL) throws -> String {
+        let chunks = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasPrefix("history-") && $0.hasSuffix(".jsonl.gz") }.sorted()
+        guard !chunks.isEmpty else { throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: folder.path]) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["gzip", "-dc"] + chunks.map { folder.appendingPathComponent($0).path }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: folder.path])
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// Runs the binary in the package root and returns its exit code and combined output.
     static func exec(_ arguments: [String]) throws -> (Int32, String) {
         let process = Process()

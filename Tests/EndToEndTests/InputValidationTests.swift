@@ -161,4 +161,45 @@ struct InputValidationTests {
             }
         }
     }
+
+    @Test(arguments: ["9464", "127.0.0.1:http", ":9464"])
+    func malformedMetricsListenIsExit64NamingTheOption(listen: String) throws {
+        let (code, output) = try PayStormRunner.exec(["run", "Profiles/smoke.json5", "--metrics-listen", listen])
+        #expect(code == 64, "\(output)")
+        #expect(output.contains("--metrics-listen expects HOST:PORT, got '\(listen)'"), "\(output)")
+    }
+
+    @Test func metricsListenOffLoopbackWithoutAllowedHostIsExit65() throws {
+        let reports = Self.temporary("metrics-reports")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let (code, output) = try PayStormRunner.exec([
+            "run", "Profiles/smoke.json5", "--metrics-listen", "10.1.2.3:9464", "--reports", reports.path,
+        ])
+        #expect(code == 65, "\(output)")
+        #expect(output.contains("10.1.2.3 is not loopback and not in target.allowedHosts"), "\(output)")
+        // Refused before the run starts: no report folder is left behind.
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: reports.path))?.isEmpty ?? true)
+    }
+
+    @Test func metricsPortAlreadyTakenIsExit69NamingTheAddress() throws {
+        // A listening socket of this process holds the port for the length of the run.
+        let holder = try SilentServer()
+        defer { holder.close() }
+        let port = holder.port
+        let reports = Self.temporary("metrics-taken")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let (code, output) = try PayStormRunner.exec([
+            "run", "Profiles/smoke.json5", "--quiet", "--metrics-listen", "127.0.0.1:\(port)", "--reports",
+            reports.path,
+        ])
+        #expect(code == 69, "\(output)")
+        #expect(output.contains("--metrics-listen: cannot listen on 127.0.0.1:\(port)"), "\(output)")
+    }
+
+    @Test(arguments: ["0", "-5", "lots"])
+    func historyCapOutsideItsRangeIsExit64(megabytes: String) throws {
+        let (code, output) = try PayStormRunner.exec(["run", "Profiles/smoke.json5", "--history-max-mb", megabytes])
+        #expect(code == 64, "\(output)")
+        #expect(output.contains("--history-max-mb"), "\(output)")
+    }
 }

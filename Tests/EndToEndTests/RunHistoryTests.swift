@@ -48,7 +48,7 @@ struct RunHistoryTests {
         let (code, output) = try PayStormRunner.exec(["run", file.path, "--quiet", "--reports", reports.path])
         let latest = reports.appendingPathComponent("latest")
         let summary = try Data(contentsOf: latest.appendingPathComponent("summary.json"))
-        let history = try String(contentsOf: latest.appendingPathComponent("history.jsonl"), encoding: .utf8)
+        let history = try PayStormRunner.history(in: latest)
         return ShortRun(exitCode: code, output: output, summaryJSON: summary, historyJSONL: history)
     }
 

@@ -27,7 +27,7 @@ struct SettleFollowUpTests {
         let reports = directory.appendingPathComponent("reports")
         let (_, output) = try PayStormRunner.exec(["run", file.path, "--quiet", "--reports", reports.path])
         let latest = reports.appendingPathComponent("latest")
-        let history = try String(contentsOf: latest.appendingPathComponent("history.jsonl"), encoding: .utf8)
+        let history = try PayStormRunner.history(in: latest)
             .split(separator: "\n").compactMap {
                 (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
             }

@@ -47,7 +47,7 @@ struct ShardedRunTests {
     /// The accounts a report folder's history names, and the deliveries it dispatched at their first attempt
     /// (the plan; retries depend on the answers).
     static func history(_ folder: URL) throws -> (accounts: Set<String>, planned: [Int]) {
-        let text = try String(contentsOf: folder.appendingPathComponent("history.jsonl"), encoding: .utf8)
+        let text = try PayStormRunner.history(in: folder)
         var accounts: Set<String> = []
         var planned: [Int] = []
         for line in text.split(separator: "\n") {

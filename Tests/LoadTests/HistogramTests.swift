@@ -165,4 +165,15 @@ struct HistogramTests {
             try HistogramLogReader.parse("#[StartTime: 1.0 (seconds since epoch), x]\n1.0,2.0\n")
         }
     }
+
+    @Test func cumulativeCountsAreTheValuesAtOrBelowEachBound() {
+        var histogram = Histogram()
+        for value: Int64 in [500, 1000, 1500, 3000, 2_000_000] { histogram.record(value) }
+        #expect(
+            histogram.cumulativeCounts(atOrBelow: [-1, 999, 1000, 2500, 1_000_000, 5_000_000]) == [0, 1, 2, 3, 4, 5]
+        )
+        // A bound past the highest trackable value holds everything; an empty histogram holds nothing.
+        #expect(histogram.cumulativeCounts(atOrBelow: [.max]) == [5])
+        #expect(Histogram().cumulativeCounts(atOrBelow: [1, 1_000_000]) == [0, 0])
+    }
 }

@@ -1,0 +1,171 @@
+import Checking
+import Foundation
+import HTTPServer
+import Load
+
+/// Where `paystorm run --metrics-listen` serves its live metrics.
+public struct MetricsListen: Sendable, Equatable {
+    /// A numeric address to bind.
+    public var host: String
+    /// The port, or 0 for any free one.
+    public var port: UInt16
+    /// Whether the host is on loopback; any other host must be in the profile's `target.allowedHosts`.
+    public var loopback: Bool
+
+    /// Creates a listen address.
+    public init(host: String, port: UInt16, loopback: Bool) {
+        self.host = host
+        self.port = port
+        self.loopback = loopback
+    }
+}
+
+/// `GET /metrics` during a run, in the OpenMetrics text format, for Prometheus and Grafana to watch a soak.
+///
+/// It runs on the HTTP server's own threads and reads only snapshots (the recorder's, published once a
+/// second, and the checker's tallies under its lock), so a scrape never touches the engine's thread.
+final class MetricsEndpoint: Sendable {
+    private let server: HTTPServer
+
+    /// The bound address, `HOST:PORT`.
+    var address: String { server.address }
+
+    /// The OpenMetrics media type.
+    static let contentType = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+    /// Starts serving.
+    /// - Throws: ``RunError/unreachable(_:)`` naming the address when it cannot be bound.
+    init(listen: MetricsListen, snapshots: LoadSnapshots, checker: Checker) throws(RunError) {
+        do {
+            // One thread: a scraper asks every few seconds, and the run needs the cores.
+            server = try HTTPServer(host: listen.host, port: listen.port, threads: 1, maxBodyBytes: 4096) { request in
+                guard request.path == "/metrics" else {
+                    return HTTPResponse(status: 404, body: Array("only GET /metrics is served\n".utf8))
+                }
+                guard request.method == "GET" || request.method == "HEAD" else {
+                    return HTTPResponse(status: 405, headers: ["Allow": "GET, HEAD"])
+                }
+                let (tallies, violations) = checker.liveTallies()
+                let text = MetricsEndpoint.render(load: snapshots.latest, tallies: tallies, violations: violations)
+                return HTTPResponse(
+                    status: 200,
+                    headers: ["Content-Type": MetricsEndpoint.contentType],
+                    body: Array(text.utf8)
+                )
+            }
+        } catch {
+            throw .unreachable("--metrics-listen: cannot listen on \(listen.host):\(listen.port): \(error)")
+        }
+    }
+
+    /// Stops serving.
+    func shutdown() { server.shutdown() }
+
+    /// Histogram bucket bounds: microseconds and their `le` text, which OpenMetrics wants canonical (`1.0`,
+    /// not `1`), as the specification asks.
+    static let buckets: [(micros: Int64, le: String)] = [
+        (1000, "0.001"), (2500, "0.0025"), (5000, "0.005"), (10000, "0.01"), (25000, "0.025"), (50000, "0.05"),
+        (100_000, "0.1"), (250_000, "0.25"), (500_000, "0.5"), (1_000_000, "1.0"), (2_500_000, "2.5"),
+        (5_000_000, "5.0"), (10_000_000, "10.0"), (30_000_000, "30.0"),
+    ]
+
+    /// The exposition: counters since the start of the run, gauges as of the recorder's last tick.
+    static func render(load: LoadSnapshot, tallies: [Invariant: Tally], violations: Int) -> String {
+        var out = ""
+        let kinds = load.kinds.keys.sorted()
+        func family(_ name: String, _ type: String, _ help: String, unit: String? = nil) {
+            out += "# TYPE \(name) \(type)\n# HELP \(name) \(help)\n"
+            if let unit { out += "# UNIT \(name) \(unit)\n" }
+        }
+        func sample(_ name: String, _ labels: [(String, String)], _ value: String) {
+            out += name
+            if !labels.isEmpty {
+                out += "{" + labels.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",") + "}"
+            }
+            out += " \(value)\n"
+        }
+
+        family("paystorm_elapsed_seconds", "gauge", "Seconds since the run started, at the last tick.", unit: "seconds")
+        sample("paystorm_elapsed_seconds", [], String(format: "%.3f", load.stats.elapsed.seconds))
+        family("paystorm_intended_rate", "gauge", "The schedule's intended rate now, requests per second.")
+        sample("paystorm_intended_rate", [], String(format: "%.3f", load.stats.intendedRate))
+        family("paystorm_in_flight", "gauge", "Requests in flight.")
+        sample("paystorm_in_flight", [], String(load.stats.inFlight))
+        family(
+            "paystorm_late",
+            "counter",
+            "Requests that started later than the engine allows after their intended time."
+        )
+        sample("paystorm_late_total", [], String(load.stats.late))
+
+        family("paystorm_scheduled", "counter", "Requests whose intended time came (sent plus missed), by kind.")
+        for kind in kinds { sample("paystorm_scheduled_total", [("kind", kind)], String(load.kinds[kind]!.scheduled)) }
+        family("paystorm_sends", "counter", "Requests handed to the transport, by kind.")
+        for kind in kinds { sample("paystorm_sends_total", [("kind", kind)], String(load.kinds[kind]!.sent)) }
+        family("paystorm_missed", "counter", "Requests not sent because the in-flight cap was reached, by kind.")
+        for kind in kinds { sample("paystorm_missed_total", [("kind", kind)], String(load.kinds[kind]!.missed)) }
+        family("paystorm_succeeded", "counter", "Results that succeeded as the target contract reads them, by kind.")
+        for kind in kinds { sample("paystorm_succeeded_total", [("kind", kind)], String(load.kinds[kind]!.ok)) }
+        family(
+            "paystorm_results",
+            "counter",
+            "Results by kind and class: a status class (2xx...) or a transport error (timeout, reset...)."
+        )
+        for kind in kinds {
+            let counts = load.kinds[kind]!
+            for (name, value) in counts.statusClasses.merging(counts.errors, uniquingKeysWith: +).sorted(by: {
+                $0.key < $1.key
+            }) {
+                sample("paystorm_results_total", [("kind", kind), ("class", name)], String(value))
+            }
+        }
+
+        family(
+            "paystorm_latency_seconds",
+            "histogram",
+            "Latency by kind, from the intended send time (no coordinated omission) and as service time.",
+            unit: "seconds"
+        )
+        for kind in kinds {
+            for (measure, histograms) in [("intended", load.latencyByKind), ("service", load.serviceByKind)] {
+                let histogram = histograms[kind] ?? Histogram()
+                let cumulative = histogram.cumulativeCounts(atOrBelow: buckets.map(\.micros))
+                for (bucket, count) in zip(buckets, cumulative) {
+                    sample(
+                        "paystorm_latency_seconds_bucket",
+                        [("kind", kind), ("measure", measure), ("le", bucket.le)],
+                        String(count)
+                    )
+                }
+                let labels = [("kind", kind), ("measure", measure)]
+                sample("paystorm_latency_seconds_bucket", labels + [("le", "+Inf")], String(histogram.totalCount))
+                sample("paystorm_latency_seconds_count", labels, String(histogram.totalCount))
+                sample("paystorm_latency_seconds_sum", labels, String(format: "%.6f", histogram.sum / 1_000_000))
+            }
+        }
+
+        family("paystorm_invariant_checks", "counter", "Invariant checks by invariant and outcome.")
+        for invariant in Invariant.allCases {
+            let tally = tallies[invariant]
+            let outcomes = [
+                ("passed", tally?.passed ?? 0), ("failed", tally?.failed ?? 0), ("unknown", tally?.unknown ?? 0),
+            ]
+            for (outcome, value) in outcomes {
+                sample(
+                    "paystorm_invariant_checks_total",
+                    [("invariant", invariant.rawValue), ("outcome", outcome)],
+                    String(value)
+                )
+            }
+        }
+        family("paystorm_violations", "counter", "Invariant violations found so far.")
+        sample("paystorm_violations_total", [], String(violations))
+        out += "# EOF\n"
+        return out
+    }
+
+    private static func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Load
+import Testing
+
+/// The history's chunk writer: rotation at the chunk size, the cap on disk, and plain gzip files.
+struct ChunkedGzipLogTests {
+    /// A fresh folder for one test.
+    static func folder() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-chunks-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Lines that compress poorly (a counter and a pseudo-random hex word), so the cap is reached quickly.
+    static func lines(_ range: Range<Int>) -> [String] {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        return range.map { index in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return "{\"n\":\(index),\"noise\":\"\(String(state, radix: 16))\(String(state >> 7, radix: 16))\"}\n"
+        }
+    }
+
+    /// `gzip -dc FILES...`: the text of the chunks, read by the tool a user would use.
+    static func gunzip(_ paths: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["gzip", "-dc"] + paths
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "gzip -dc failed on \(paths)")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func chunks(in folder: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".jsonl.gz") }.sorted()
+            .map { folder + "/" + $0 }
+    }
+
+    @Test func rotatesAtTheChunkSizeIntoNumberedGzipFilesThatGzipReads() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let log = try ChunkedGzipLog(directory: folder, baseName: "history", chunkBytes: 4096, capBytes: 1 << 30)
+        let lines = Self.lines(0..<1000)
+        // Buffers of ten lines, as HistoryLog hands over whole lines.
+        for start in stride(from: 0, to: lines.count, by: 10) {
+            log.write(Array(lines[start..<start + 10].joined().utf8))
+        }
+        log.close()
+        let chunks = try Self.chunks(in: folder)
+        let total = lines.joined().utf8.count
+        #expect(chunks.count >= total / 4096 && chunks.count <= total / 4096 + 1, "\(chunks.count) chunks")
+        #expect(chunks.first == ChunkedGzipLog.chunkPath(directory: folder, baseName: "history", index: 1))
+        #expect(chunks.first?.hasSuffix("/history-000001.jsonl.gz") == true)
+        #expect(try Self.gunzip(chunks) == lines.joined())
+        #expect(log.droppedChunks == 0 && log.droppedLines == 0)
+    }
+
+    @Test func dropsTheOldestChunksToStayUnderTheCapAndCountsTheirLines() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let cap = 16 * 1024
+        let log = try ChunkedGzipLog(directory: folder, baseName: "history", chunkBytes: 8192, capBytes: cap)
+        let lines = Self.lines(0..<5000)
+        for start in stride(from: 0, to: lines.count, by: 20) {
+            log.write(Array(lines[start..<start + 20].joined().utf8))
+            let onDisk = try Self.chunks(in: folder).reduce(0) {
+                $0 + ((try FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0)
+            }
+            #expect(onDisk <= cap, "\(onDisk) bytes on disk over a cap of \(cap)")
+        }
+        log.close()
+        let chunks = try Self.chunks(in: folder)
+        #expect(log.droppedChunks > 0)
+        #expect(!chunks.contains(ChunkedGzipLog.chunkPath(directory: folder, baseName: "history", index: 1)))
+        // What is left is exactly the newest lines, and the dropped count covers the rest.
+        let kept = try Self.gunzip(chunks)
+        let keptLines = kept.split(separator: "\n").count
+        #expect(keptLines + log.droppedLines == lines.count)
+        #expect(kept == lines.suffix(keptLines).joined())
+    }
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Live metrics: a ~5 s `paystorm run --metrics-listen` against the embedded ledger, scraped while it runs
+# and parsed with the PyPI `prometheus_client` OpenMetrics parser, installed into Tests/Metrics/.venv on
+# first use (scripts/python-venv.sh), so no global Python package is needed.
+# Usage: Tests/Metrics/run.sh   (uses $PAYSTORM, else builds .build/debug/paystorm)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+checker_python="$(scripts/python-venv.sh Tests/Metrics/.venv prometheus_client prometheus-client)"
+if [[ -z "${PAYSTORM:-}" ]]; then
+    swift build --product paystorm >/dev/null
+    PAYSTORM="$PWD/.build/debug/paystorm"
+fi
+"$checker_python" Tests/Metrics/scrape.py "$PAYSTORM"
+echo "metrics suite passed"

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+@testable import PayStorm
+
+/// The run's history under its size cap: what the report is told when the oldest chunks go.
+struct HistoryLogTests {
+    @Test func capDropsTheOldestChunksAndSaysHowManyEventsWent() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-historylog-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = try HistoryLog(directory: folder.path, capBytes: 1 << 20, startMillis: 0)
+        // Random account tokens compress to about half: 4 MB of lines are well over a 1 MiB cap.
+        let lines = 40_000
+        for index in 0..<lines {
+            log.writeProbe(event: "result", at: Double(index) / 1000, account: UUID().uuidString + UUID().uuidString)
+        }
+        log.close()
+        let note = try #require(log.droppedNote)
+        let match = try #require(
+            note.wholeMatch(of: #/history: dropped (\d+) oldest chunks \((\d+) events\) to stay under 1 MB/#),
+            "\(note)"
+        )
+        let chunks = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".gz") }
+        let onDisk = try chunks.reduce(0) {
+            $0
+                + ((try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent($1).path)[.size]
+                    as? Int) ?? 0)
+        }
+        #expect(onDisk <= 1 << 20)
+        #expect(Int(match.output.1)! > 0)
+        #expect(!chunks.contains("history-000001.jsonl.gz"))
+        #expect(!chunks.isEmpty && Int(match.output.2)! < lines)
+    }
+
+    @Test func aHistoryUnderItsCapHasNoNote() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-historylog-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = try HistoryLog(directory: folder.path, capBytes: 512 << 20, startMillis: 0)
+        log.writeProbe(event: "send", at: 0.5, account: "A")
+        log.close()
+        #expect(log.droppedNote == nil)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("history-000001.jsonl.gz").path))
+    }
+}
