@@ -81,6 +81,7 @@ let package = Package(
             name: "PayStormTests",
             dependencies: [
                 "PayStorm", "Profile", "Simulation", "Chaos", "Checking", "Minting", "Signing", "AppStoreModel",
+                "Reporting",
             ]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["paystorm"]),
