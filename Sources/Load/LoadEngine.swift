@@ -449,6 +449,7 @@ struct EngineLoop {
         stats.inFlight = transport.inFlight
         stats.elapsed = .nanoseconds(monotonicNanoseconds() - start)
         stats.intendedRate = 0
+        stats.releaseLag = .nanoseconds(releaseLag)
         tick(stats)
         return stats
     }
