@@ -126,6 +126,10 @@ public struct LoadEngineStats: Sendable, Equatable {
     public var completed = 0
     /// Requests in flight now.
     public var inFlight = 0
+    /// The longest delay, since the previous tick, between a request's intended time and its release by the
+    /// engine's thread: how far the engine itself (or a source that made it wait) fell behind the schedule.
+    /// Unlike ``late`` it leaves out waits for a connection, which a slow target causes.
+    public var releaseLag: Duration = .zero
     /// Whether the request source returned nil (ran dry) before the schedule ended.
     public var sourceEnded = false
     /// Whether ``LoadEngine/stop()`` ended the run early.
@@ -348,6 +352,8 @@ struct EngineLoop {
         let tickNanos = max(configuration.tickInterval.microseconds * 1000, 1_000_000)
         var nextTick = tickNanos
         var releasing = true
+        // Reset at each tick, so each tick reports the worst release of its own second.
+        var releaseLag: Int64 = 0
         let thinkNanos: Int64
         if case .closed(_, let think, _) = mode { thinkNanos = think.microseconds * 1000 } else { thinkNanos = 0 }
 
@@ -365,6 +371,7 @@ struct EngineLoop {
             while releasing, released < 512, let due = nextDue(), due <= now {
                 consumeDue()
                 released += 1
+                releaseLag = max(releaseLag, now - due)
                 let index = nextIndex
                 nextIndex += 1
                 let intended = Duration.nanoseconds(due)
@@ -428,7 +435,9 @@ struct EngineLoop {
             if now >= nextTick {
                 stats.elapsed = .nanoseconds(now)
                 stats.intendedRate = currentRate(at: now)
+                stats.releaseLag = .nanoseconds(releaseLag)
                 tick(stats)
+                releaseLag = 0
                 nextTick = (now / tickNanos + 1) * tickNanos
             }
             if !releasing && transport.inFlight == 0 { break }
@@ -450,6 +459,7 @@ struct EngineLoop {
         stats.inFlight = transport.inFlight
         stats.elapsed = .nanoseconds(monotonicNanoseconds() - start)
         stats.intendedRate = 0
+        stats.releaseLag = .nanoseconds(releaseLag)
         tick(stats)
         return stats
     }

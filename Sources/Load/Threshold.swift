@@ -28,7 +28,8 @@ public struct Threshold: Sendable, Hashable {
         /// Achieved requests per second.
         case rate
 
-        var isLatency: Bool {
+        /// Whether it measures latency (a percentile, min, mean or max).
+        public var isLatency: Bool {
             switch self {
             case .percentile, .min, .mean, .max: return true
             default: return false

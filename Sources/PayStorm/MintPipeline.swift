@@ -24,6 +24,8 @@ final class MintPipeline: @unchecked Sendable {
         var head = 0
         var finished = false
         var stopped = false
+        /// Time the consumer spent waiting for minting, in nanoseconds.
+        var waitedNanos: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -74,9 +76,17 @@ final class MintPipeline: @unchecked Sendable {
             }
             if let item { return item }
             if done { return nil }
+            // Counted only when the buffer is empty, so a pipeline that keeps up costs no clock reads.
+            let before = DispatchTime.now().uptimeNanoseconds
             condition.wait()
+            let waited = DispatchTime.now().uptimeNanoseconds - before
+            state.withLock { $0.waitedNanos += waited }
         }
     }
+
+    /// How long the engine has waited, in all, for deliveries not minted yet: time the schedule was
+    /// ahead of minting (the buffer is filled ahead of the clock, so a pipeline that keeps up never waits).
+    var waited: Duration { .nanoseconds(Int64(state.withLock { $0.waitedNanos })) }
 
     /// Removes the front delivery (after ``peek()`` returned it).
     func pop() {

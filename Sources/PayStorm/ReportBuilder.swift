@@ -18,7 +18,9 @@ enum ReportBuilder {
         firstDetection: [Invariant: Double],
         interrupted: Bool,
         notes: [String],
-        acknowledgedOutside2xx: [String: Int] = [:]
+        acknowledgedOutside2xx: [String: Int] = [:],
+        harnessLimited: HarnessLimit? = nil,
+        latencyThresholds: Set<String> = []
     ) -> RunReport {
         var errors = summary.totals.errors
         // An answer its role classifies as a success (a 409 "already had it") is not an error.
@@ -38,8 +40,15 @@ enum ReportBuilder {
         let latency = summary.latency.map {
             LatencySummary(kind: $0.kind, measure: $0.measure, count: $0.count, micros: $0.micros)
         }
+        // Latency measured while PayStorm was behind includes its own delay: a breach may be PayStorm's.
+        let undecidedLatency = harnessLimited.map { "measured over a run that was \($0.sentence)" }
         let thresholds = summary.thresholds.map {
-            ThresholdResult(expression: $0.expression, observed: $0.observed, passed: $0.passed)
+            ThresholdResult(
+                expression: $0.expression,
+                observed: $0.observed,
+                passed: $0.passed,
+                unknown: latencyThresholds.contains($0.expression) ? undecidedLatency : nil
+            )
         }
         let invariants = Invariant.allCases.map { invariantResult($0, verdict: verdict) }
         let invariantVerdict: Reporting.Verdict =
@@ -121,7 +130,8 @@ enum ReportBuilder {
                     profilePath: options.profilePath,
                     figures: shardFigures(summary: summary, recorder: recorder, verdict: verdict)
                 )
-            }
+            },
+            harnessLimited: harnessLimited
         )
     }
 
@@ -137,7 +147,7 @@ enum ReportBuilder {
             PayStormRun.exitInterrupted
         } else if invariantVerdict == .fail {
             PayStormRun.exitViolation
-        } else if thresholds.contains(where: { !$0.passed }) {
+        } else if thresholds.contains(where: \.breached) {
             PayStormRun.exitThreshold
         } else if runVerdict == .unknown {
             PayStormRun.exitUnknown

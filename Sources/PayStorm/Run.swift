@@ -275,6 +275,7 @@ public enum PayStormRun {
         let probeInterval =
             target.endpoints.probe == nil ? 0 : profile.target.probe?.intervalSeconds ?? (target.ledger != nil ? 2 : 0)
         var lastSafetyRound = 0.0
+        var saturation = HarnessSaturation()
         let stats = engine.run(timed: scheduler) { result in
             scheduler.handle(result)
         } tick: { stats in
@@ -282,6 +283,12 @@ public enum PayStormRun {
             if interrupted.load(ordering: .relaxed) { engine.stop() }
             recorder.tick(stats)
             let now = stats.elapsed.seconds
+            saturation.observe(
+                at: now,
+                sent: stats.sent,
+                releaseLag: stats.releaseLag.seconds,
+                mintWaited: pipeline.waited.seconds
+            )
             if probeInterval > 0 && now - lastSafetyRound >= probeInterval {
                 lastSafetyRound = now
                 scheduler.scheduleSafetyProbes(at: now, delay: 0.5)
@@ -339,6 +346,14 @@ public enum PayStormRun {
             )
         }
         if wasInterrupted { notes.append("the run was interrupted; figures cover what was sent until then") }
+        let harnessLimit = saturation.limit
+        if let harnessLimit {
+            let line =
+                harnessLimit.sentence + ": latency from then on includes PayStorm's own delay, "
+                + "so latency thresholds it breaches are unknown"
+            log(line)
+            notes.append(line)
+        }
         // A safety round off the engine's thread may have seen an invariant fail first.
         let firstDetection = scheduler.firstDetection.merging(safetyProbes?.firstDetection ?? [:]) { min($0, $1) }
         let report = ReportBuilder.build(
@@ -353,7 +368,9 @@ public enum PayStormRun {
             firstDetection: firstDetection,
             interrupted: wasInterrupted,
             notes: notes,
-            acknowledgedOutside2xx: scheduler.acknowledgedOutside2xx
+            acknowledgedOutside2xx: scheduler.acknowledgedOutside2xx,
+            harnessLimited: harnessLimit,
+            latencyThresholds: Set(thresholds.filter(\.metric.isLatency).map(\.expression))
         )
         do {
             try ReportWriter.writeAll(report, to: folder)

@@ -229,8 +229,9 @@ extension Command {
         }
         for threshold in report.thresholds {
             text +=
-                "  threshold \(threshold.expression): \(threshold.passed ? "held" : "BREACHED") (\(threshold.observed))\n"
+                "  threshold \(threshold.expression): \(threshold.status) (\(threshold.observed))\n"
         }
+        if let limit = report.harnessLimited { text += "  \(limit.sentence)\n" }
         if let first = report.violations.first {
             text += "\nfirst violation, \(first.invariant), account \(first.account):\n  \(first.summary)\n"
             for line in first.witness { text += "  - \(line)\n" }

@@ -73,7 +73,7 @@ public enum HTMLReport {
             html += "<h2>Thresholds</h2>\n<table><tr><th>threshold</th><th>observed</th><th>result</th></tr>\n"
             for t in report.thresholds {
                 html +=
-                    "<tr><td><code>\(e(t.expression))</code></td><td>\(e(t.observed))</td><td>\(t.passed ? "held" : "BREACHED")</td></tr>\n"
+                    "<tr><td><code>\(e(t.expression))</code></td><td>\(e(t.observed))</td><td>\(t.status)</td></tr>\n"
             }
             html += "</table>\n"
         }

@@ -44,7 +44,11 @@ public enum JUnitReport {
         for threshold in report.thresholds {
             let name = Markup.escape(threshold.expression)
             var body = ""
-            if !threshold.passed {
+            if let why = threshold.unknown {
+                skipped += 1
+                let message = "unknown: \(why) (observed \(threshold.observed))"
+                body = "<skipped message=\"\(Markup.escape(message))\"/>"
+            } else if !threshold.passed {
                 failures += 1
                 body = "<failure message=\"observed \(Markup.escape(threshold.observed))\"/>"
             }

@@ -58,6 +58,9 @@ public struct RunReport: Codable, Sendable, Hashable {
     /// The shard of a split run this report covers; nil for a whole run and for a merge of shards.
     /// Absent from `summary.json` when nil.
     public var shard: ShardInfo?
+    /// When PayStorm itself could not keep up with the schedule (nil when it could): its latency figures from
+    /// then on include its own delay, so a latency threshold they breach is unknown, not breached.
+    public var harnessLimited: HarnessLimit?
 
     /// Creates a report.
     public init(
@@ -80,7 +83,8 @@ public struct RunReport: Codable, Sendable, Hashable {
         faults: [String: Int] = [:],
         timeline: [TimelinePoint] = [],
         notes: [String] = [],
-        shard: ShardInfo? = nil
+        shard: ShardInfo? = nil,
+        harnessLimited: HarnessLimit? = nil
     ) {
         self.toolVersion = toolVersion
         self.profile = profile
@@ -102,6 +106,7 @@ public struct RunReport: Codable, Sendable, Hashable {
         self.timeline = timeline
         self.notes = notes
         self.shard = shard
+        self.harnessLimited = harnessLimited
     }
 }
 
@@ -138,10 +143,14 @@ public enum Verdict: String, Codable, Sendable, Hashable {
             reasons.append("invariant violated: \(result.name) (\(count))")
         }
         if invariants.verdict == .fail && reasons.isEmpty { reasons.append("an invariant was violated") }
-        for threshold in thresholds where !threshold.passed {
+        for threshold in thresholds where threshold.breached {
             reasons.append("threshold breached: \(threshold.expression) (observed \(threshold.observed))")
         }
         let failed = !reasons.isEmpty
+        for threshold in thresholds {
+            guard let why = threshold.unknown else { continue }
+            reasons.append("undecided: threshold \(threshold.expression) (observed \(threshold.observed)): \(why)")
+        }
         if interrupted {
             reasons.append("interrupted: the run did not finish, so what it did not reach was not checked")
         }
@@ -210,12 +219,52 @@ public struct ThresholdResult: Codable, Sendable, Hashable {
     public var observed: String
     /// Whether the threshold held.
     public var passed: Bool
+    /// Why a threshold that did not hold is undecided rather than breached (nil when it is not): a latency
+    /// threshold over a harness-limited run measured PayStorm's delay as well as the target's.
+    public var unknown: String?
+
+    /// Whether the threshold failed and that failure is the target's: it did not hold, and is not unknown.
+    public var breached: Bool { !passed && unknown == nil }
+
+    /// What the threshold came to, for people: `held`, `BREACHED` or `unknown`.
+    public var status: String { passed ? "held" : breached ? "BREACHED" : "unknown" }
 
     /// Creates a threshold result.
-    public init(expression: String, observed: String, passed: Bool) {
+    public init(expression: String, observed: String, passed: Bool, unknown: String? = nil) {
         self.expression = expression
         self.observed = observed
         self.passed = passed
+        self.unknown = passed ? nil : unknown
+    }
+}
+
+/// Where a run stopped measuring the target because PayStorm itself fell behind its schedule.
+public struct HarnessLimit: Codable, Sendable, Hashable {
+    /// Seconds into the run when PayStorm fell behind.
+    public var fromSeconds: Double
+    /// Deliveries PayStorm sent per second while behind: its own ceiling in this run.
+    public var deliveriesPerSecond: Double
+    /// What fell behind: `minting behind the schedule` or `engine thread late`.
+    public var reason: String
+
+    /// Creates a harness limit.
+    public init(fromSeconds: Double, deliveriesPerSecond: Double, reason: String) {
+        self.fromSeconds = fromSeconds
+        self.deliveriesPerSecond = deliveriesPerSecond
+        self.reason = reason
+    }
+
+    /// One line for people: `harness-limited from 12 s at 9,800 deliveries/s (minting behind the schedule)`.
+    public var sentence: String {
+        // Thousands grouped by hand: the sentence must not change with the machine's locale.
+        var digits = String(Int(deliveriesPerSecond.rounded()))
+        var rate = ""
+        while digits.count > 3 {
+            rate = "," + digits.suffix(3) + rate
+            digits.removeLast(3)
+        }
+        rate = digits + rate
+        return "harness-limited from \(Int(fromSeconds.rounded())) s at \(rate) deliveries/s (\(reason))"
     }
 }
 

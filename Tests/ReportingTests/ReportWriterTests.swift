@@ -109,6 +109,41 @@ struct ReportWriterTests {
         #expect(JUnitReport.render(report).contains(#"<property name="verdict" value="fail"/>"#))
     }
 
+    @Test func latencyBreachOverAHarnessLimitedRunIsUnknownNotBreached() throws {
+        let limit = HarnessLimit(fromSeconds: 12, deliveriesPerSecond: 9_800.4, reason: "minting behind the schedule")
+        #expect(limit.sentence == "harness-limited from 12 s at 9,800 deliveries/s (minting behind the schedule)")
+        var report = Self.sampleReport()
+        report.invariants = [InvariantResult(name: "no-double-grant", status: .passed, reason: "9 checks held")]
+        report.violations = []
+        report.harnessLimited = limit
+        report.thresholds = [
+            ThresholdResult(expression: "p99 < 1ms", observed: "2.930 s", passed: false, unknown: limit.sentence),
+            ThresholdResult(expression: "p50 < 1s", observed: "9.000 ms", passed: true, unknown: limit.sentence),
+        ]
+        #expect(report.thresholds.map(\.status) == ["unknown", "held"])
+        #expect(report.thresholds[1].unknown == nil)
+        let (verdict, reasons) = Verdict.ofRun(
+            invariants: (.pass, report.invariants),
+            thresholds: report.thresholds,
+            interrupted: false
+        )
+        #expect(verdict == .unknown)
+        #expect(reasons == ["undecided: threshold p99 < 1ms (observed 2.930 s): " + limit.sentence])
+        report.verdict = verdict
+        report.reasons = reasons
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(ReportWriter.summaryJSON(report).utf8)) as? [String: Any]
+        )
+        let limited = try #require(json["harnessLimited"] as? [String: Any])
+        #expect(limited["fromSeconds"] as? Double == 12)
+        #expect(limited["reason"] as? String == "minting behind the schedule")
+        let xml = JUnitReport.render(report)
+        #expect(xml.contains(#"name="p99 &lt; 1ms"><skipped message="unknown: harness-limited from 12 s"#))
+        #expect(xml.contains(#"failures="0""#))
+        #expect(ReportWriter.summaryCSV(report).split(separator: "\n").last?.contains(",unknown,") == true)
+        #expect(HTMLReport.render(report).contains("<td>unknown</td>"))
+    }
+
     @Test func csvFieldsAreQuotedOnlyWhenNeeded() {
         #expect(CSV.field("plain") == "plain")
         #expect(CSV.field("a,b") == "\"a,b\"")

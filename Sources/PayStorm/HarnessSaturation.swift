@@ -1,0 +1,61 @@
+import Reporting
+
+/// Tells, from the engine's ticks, when PayStorm itself fell behind its schedule, so the run's latency is
+/// not read as the target's.
+///
+/// A tick whose worst release came more than ``lagLimit`` after its intended time is behind: the engine's
+/// thread, not a connection wait (which a slow target causes), delayed it. ``ticksNeeded`` such ticks in a
+/// row make the run harness-limited from the first of them, and the span's sending rate is PayStorm's
+/// ceiling in this run. The reason is minting when the engine waited for the mint pipeline for at least
+/// ``mintShare`` of those ticks' time, else the engine's thread. A pure value, fed one tick at a time.
+struct HarnessSaturation {
+    /// A release this late (seconds after its intended time) puts its tick behind. Well above the scheduling
+    /// jitter of a busy machine, well below the stalls of a saturated run (seconds).
+    static let lagLimit = 0.25
+    /// Consecutive ticks behind before the run counts as harness-limited, so one hiccup does not.
+    static let ticksNeeded = 3
+    /// The share of the behind ticks' time spent waiting for minting that names minting as the reason.
+    static let mintShare = 0.1
+
+    private struct Tick {
+        var at: Double
+        var sent: Int
+        var mintWaited: Double
+    }
+
+    private var previous = Tick(at: 0, sent: 0, mintWaited: 0)
+    /// Where the current run of behind ticks started (the tick before its first).
+    private var streakStart: Tick?
+    private var streak = 0
+    /// The first span that reached ``ticksNeeded``: its start and its latest tick.
+    private var limited: (from: Tick, to: Tick)?
+
+    /// Takes one tick: seconds into the run, deliveries sent so far, the engine's worst release lag in the
+    /// tick (seconds), and the time it has waited for minting so far (seconds).
+    mutating func observe(at seconds: Double, sent: Int, releaseLag: Double, mintWaited: Double) {
+        let tick = Tick(at: seconds, sent: sent, mintWaited: mintWaited)
+        defer { previous = tick }
+        guard releaseLag > Self.lagLimit else {
+            streak = 0
+            streakStart = nil
+            return
+        }
+        if streak == 0 { streakStart = previous }
+        streak += 1
+        guard streak >= Self.ticksNeeded, let start = streakStart else { return }
+        if let current = limited, current.from.at != start.at { return }  // the first span is the one told
+        limited = (start, tick)
+    }
+
+    /// Where PayStorm fell behind, nil when it kept up.
+    var limit: HarnessLimit? {
+        guard let (from, to) = limited, to.at > from.at else { return nil }
+        let span = to.at - from.at
+        let waitedShare = (to.mintWaited - from.mintWaited) / span
+        return HarnessLimit(
+            fromSeconds: from.at,
+            deliveriesPerSecond: Double(to.sent - from.sent) / span,
+            reason: waitedShare >= Self.mintShare ? "minting behind the schedule" : "engine thread late"
+        )
+    }
+}

@@ -1,0 +1,52 @@
+import Reporting
+import Testing
+
+@testable import PayStorm
+
+struct HarnessSaturationTests {
+    /// Feeds one tick a second: `rate` deliveries sent in each, the given release lag and minting wait per tick.
+    private static func run(_ ticks: [(lag: Double, mintWait: Double, rate: Int)]) -> HarnessSaturation {
+        var saturation = HarnessSaturation()
+        var sent = 0
+        var waited = 0.0
+        for (index, tick) in ticks.enumerated() {
+            sent += tick.rate
+            waited += tick.mintWait
+            saturation.observe(at: Double(index + 1), sent: sent, releaseLag: tick.lag, mintWaited: waited)
+        }
+        return saturation
+    }
+
+    @Test func runThatKeepsUpIsNotHarnessLimited() {
+        let ticks = Array(repeating: (lag: 0.002, mintWait: 0.0, rate: 2_000), count: 20)
+        #expect(Self.run(ticks).limit == nil)
+    }
+
+    @Test func briefHiccupsAreNotHarnessLimited() {
+        var ticks = Array(repeating: (lag: 0.002, mintWait: 0.0, rate: 2_000), count: 20)
+        for second in [5, 6, 10, 11, 15, 16] { ticks[second] = (lag: 0.6, mintWait: 0.5, rate: 1_000) }
+        #expect(Self.run(ticks).limit == nil)
+    }
+
+    @Test func sustainedMintingStallIsNamedFromItsFirstSecondWithItsRate() throws {
+        var ticks = Array(repeating: (lag: 0.002, mintWait: 0.0, rate: 5_000), count: 11)
+        ticks += Array(repeating: (lag: 2.0, mintWait: 0.6, rate: 9_800), count: 5)
+        // A later span does not move where the run first fell behind.
+        ticks += [(lag: 0.0, mintWait: 0.0, rate: 5_000)]
+        ticks += Array(repeating: (lag: 3.0, mintWait: 0.0, rate: 100), count: 4)
+        let limit = try #require(Self.run(ticks).limit)
+        #expect(limit.fromSeconds == 11)
+        #expect(limit.deliveriesPerSecond == 9_800)
+        #expect(limit.reason == "minting behind the schedule")
+    }
+
+    @Test func lateEngineWithMintingAheadIsTheEngineThread() throws {
+        let ticks =
+            Array(repeating: (lag: 0.0, mintWait: 0.0, rate: 4_000), count: 3)
+            + Array(repeating: (lag: 0.8, mintWait: 0.01, rate: 3_000), count: 3)
+        let limit = try #require(Self.run(ticks).limit)
+        #expect(limit.fromSeconds == 3)
+        #expect(limit.deliveriesPerSecond == 3_000)
+        #expect(limit.reason == "engine thread late")
+    }
+}
