@@ -311,7 +311,7 @@ public enum PayStormRun {
             // Settle counts from the end of the schedule: the engine kept sending retries and redeliveries due
             // within it, so only what remains of it is left to wait.
             let settleLeft = max(0, profile.settleSeconds - max(0, stats.elapsed.seconds - profile.durationSeconds))
-            log("settling for \(Self.format(settleLeft)) s more, then probing every account")
+            log(String(format: "settling for %.1f s more, then probing every account", settleLeft))
             Thread.sleep(forTimeInterval: settleLeft)
             let accounts = options.account.map { [$0] } ?? checker.knownAccounts()
             let final = FinalProbe(
