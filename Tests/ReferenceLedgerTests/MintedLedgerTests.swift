@@ -15,7 +15,7 @@ struct MintedLedgerTests {
     /// Runs `body` against a ledger that trusts the test PKI, with `flaws`.
     static func withMintedLedger(flaws: Set<LedgerFlaw> = [], _ body: (UInt16) throws -> Void) throws {
         try withLedger(
-            {
+            configuration: {
                 LedgerConfiguration(
                     databasePath: $0,
                     trustedRoots: [pki.root.der],

@@ -5,7 +5,8 @@ public import ReferenceLedger
 /// the ledger and removes the database whether `body` returned or threw.
 ///
 /// ```swift
-/// try withLedger({ LedgerConfiguration(databasePath: $0, trustedRoots: [root], bundleId: "com.example") }) { port in
+/// let configuration = { LedgerConfiguration(databasePath: $0, trustedRoots: [root], bundleId: "com.example") }
+/// try withLedger(configuration: configuration) { port in
 ///     _ = try RawHTTPClient.exchange(port: port, "GET", "/health")
 /// }
 /// ```
@@ -15,7 +16,7 @@ public import ReferenceLedger
 /// - Returns: What `body` returns.
 /// - Throws: What starting the ledger or `body` throws.
 public func withLedger<Result>(
-    _ configuration: (_ databasePath: String) -> LedgerConfiguration,
+    configuration: (_ databasePath: String) -> LedgerConfiguration,
     _ body: (_ port: UInt16) throws -> Result
 ) throws -> Result {
     let directory = NSTemporaryDirectory() + "ledger-test-" + UUID().uuidString
