@@ -54,10 +54,14 @@ let package = Package(
         ),
         .executableTarget(name: "paystorm", dependencies: ["PayStormCLI"]),
 
+        // Test support shared by the test targets (as swift-metrics' MetricsTestKit): a raw HTTP client and a
+        // reference-ledger fixture.
+        .target(name: "TestSupport", dependencies: ["ReferenceLedger"], path: "Tests/TestSupport"),
+
         // Tests mirror the modules.
         .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel"]),
         .testTarget(name: "ProfileTests", dependencies: ["Profile"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel", "HTTPServer"]),
         .testTarget(
             name: "MintingTests",
@@ -70,7 +74,7 @@ let package = Package(
         .testTarget(name: "ReportingTests", dependencies: ["Reporting"], exclude: ["Snapshots"]),
         .testTarget(
             name: "ReferenceLedgerTests",
-            dependencies: ["ReferenceLedger", "Signing", "Minting", "AppStoreModel"]
+            dependencies: ["ReferenceLedger", "Signing", "Minting", "AppStoreModel", "TestSupport"]
         ),
         .testTarget(
             name: "PayStormCLITests",
@@ -84,7 +88,7 @@ let package = Package(
                 "Reporting",
             ]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["paystorm"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["paystorm", "TestSupport"]),
     ]
 )
 

@@ -273,7 +273,7 @@ public struct ResponseClassification: Sendable, Hashable, Decodable {
             let path = f.at(key) + "[\(index)]"
             var bounds: [Double] = []
             switch item {
-            case .number(let value): bounds = [value, value]
+            case .number(let text): bounds = Double(text).map { [$0, $0] } ?? []
             case .string(let text):
                 let parts = text.split(separator: "-", omittingEmptySubsequences: false)
                 bounds = parts.compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }

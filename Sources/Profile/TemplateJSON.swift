@@ -1,16 +1,19 @@
 import Foundation
 
-/// A JSON value as a profile gives it (a request body template, a value a response is compared with) or as a
-/// target answers it: decoded once, then walked without Foundation's untyped trees.
+/// A JSON value as a profile gives it (a request body template, a value a response is compared with, the whole
+/// document while its variables are substituted) or as a target answers it: decoded once, then walked without
+/// Foundation's untyped trees.
 ///
-/// Object keys are kept in a dictionary and written in sorted order, so a template always renders the same bytes.
+/// Numbers keep the JSON text that reproduces them, so an integer past 2^53 (an id, a price in micros) is written
+/// back with every digit. Object keys are kept in a dictionary and written in sorted order, so a template always
+/// renders the same bytes.
 public indirect enum TemplateJSON: Sendable, Hashable, Decodable {
     /// `null`.
     case null
     /// `true` or `false`.
     case bool(Bool)
-    /// Any number (JSON numbers are doubles here, as in JavaScript).
-    case number(Double)
+    /// A number, as the JSON text that reproduces it exactly (`409`, `1.5`, `18446744073709551615`).
+    case number(String)
     /// A string.
     case string(String)
     /// An array.
@@ -37,8 +40,13 @@ public indirect enum TemplateJSON: Sendable, Hashable, Decodable {
             self = .null
         } else if let value = try? single.decode(Bool.self) {
             self = .bool(value)
+        } else if let value = try? single.decode(Int64.self) {
+            self = .number(String(value))
+        } else if let value = try? single.decode(UInt64.self) {
+            self = .number(String(value))
         } else if let value = try? single.decode(Double.self) {
-            self = .number(value)
+            // JSON5 allows Infinity and NaN; profile validation refuses them later with the path, so keep them.
+            self = .number(value.isNaN ? "NaN" : value.isInfinite ? (value < 0 ? "-Infinity" : "Infinity") : "\(value)")
         } else {
             self = .string(try single.decode(String.self))
         }
@@ -71,7 +79,7 @@ public indirect enum TemplateJSON: Sendable, Hashable, Decodable {
         switch self {
         case .null: "null"
         case .bool(let value): value ? "true" : "false"
-        case .number(let value): Self.numberText(value)
+        case .number(let text): text
         case .string(let value): "\"" + JSONEscaping.escaped(value) + "\""
         case .array(let items): "[" + items.map(\.jsonText).joined(separator: ",") + "]"
         case .object(let fields):
@@ -79,13 +87,6 @@ public indirect enum TemplateJSON: Sendable, Hashable, Decodable {
                 + fields.keys.sorted().map { "\"\(JSONEscaping.escaped($0))\":\(fields[$0]!.jsonText)" }
                 .joined(separator: ",") + "}"
         }
-    }
-
-    /// Integers without a fraction (so `409` stays `409`, not `409.0`), other numbers in Swift's shortest form,
-    /// which is valid JSON.
-    static func numberText(_ value: Double) -> String {
-        if value == value.rounded() && abs(value) < 1e15 { return String(Int64(value)) }
-        return "\(value)"
     }
 }
 

@@ -112,115 +112,28 @@ public struct ProfileVariables: Sendable, Hashable {
     }
 }
 
-/// A profile document as parsed values, so that variables are substituted in string values only (never in
-/// keys, never across quotes or comments) and the result is decoded as before.
-enum ProfileTree: Decodable {
-    case null
-    case bool(Bool)
-    /// A number, kept as the JSON text that reproduces it exactly.
-    case number(String)
-    case string(String)
-    case array([ProfileTree])
-    case object([String: ProfileTree])
-
-    init(from decoder: any Decoder) throws {
-        if var items = try? decoder.unkeyedContainer() {
-            var array: [ProfileTree] = []
-            while !items.isAtEnd { array.append(try items.decode(ProfileTree.self)) }
-            self = .array(array)
-            return
-        }
-        if let object = try? decoder.container(keyedBy: AnyKey.self) {
-            var members: [String: ProfileTree] = [:]
-            for key in object.allKeys { members[key.stringValue] = try object.decode(ProfileTree.self, forKey: key) }
-            self = .object(members)
-            return
-        }
-        let single = try decoder.singleValueContainer()
-        if single.decodeNil() {
-            self = .null
-        } else if let value = try? single.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? single.decode(Int64.self) {
-            self = .number(String(value))
-        } else if let value = try? single.decode(UInt64.self) {
-            self = .number(String(value))
-        } else if let value = try? single.decode(Double.self) {
-            // JSON5 allows Infinity and NaN; validation refuses them later with the path, so keep them.
-            self = .number(value.isNaN ? "NaN" : value.isInfinite ? (value < 0 ? "-Infinity" : "Infinity") : "\(value)")
-        } else {
-            self = .string(try single.decode(String.self))
-        }
-    }
-
+/// Variables over a profile document parsed as values, so that they are substituted in string values only (never
+/// in keys, never across quotes or comments) and the result, written back as ``TemplateJSON/jsonText``, is
+/// decoded as before.
+extension TemplateJSON {
     /// The same tree with every string value substituted.
-    func substituting(_ variables: ProfileVariables, path: String = "") throws(ProfileIssue) -> ProfileTree {
+    func substituting(_ variables: ProfileVariables, path: String = "") throws(ProfileIssue) -> TemplateJSON {
         switch self {
         case .null, .bool, .number: return self
         case .string(let text): return .string(try variables.substitute(text, path: path))
         case .array(let items):
-            var out: [ProfileTree] = []
+            var out: [TemplateJSON] = []
             for (index, item) in items.enumerated() {
                 out.append(try item.substituting(variables, path: path + "[\(index)]"))
             }
             return .array(out)
         case .object(let members):
-            var out: [String: ProfileTree] = [:]
+            var out: [String: TemplateJSON] = [:]
             // Sorted, so that of two undefined variables the same one is always named first.
             for (key, value) in members.sorted(by: { $0.key < $1.key }) {
                 out[key] = try value.substituting(variables, path: joinPath(path, key))
             }
             return .object(out)
         }
-    }
-
-    /// JSON text of the tree.
-    var json: String {
-        var out = ""
-        write(to: &out)
-        return out
-    }
-
-    private func write(to out: inout String) {
-        switch self {
-        case .null: out += "null"
-        case .bool(let value): out += value ? "true" : "false"
-        case .number(let text): out += text
-        case .string(let text): Self.quote(text, to: &out)
-        case .array(let items):
-            out += "["
-            for (index, item) in items.enumerated() {
-                if index > 0 { out += "," }
-                item.write(to: &out)
-            }
-            out += "]"
-        case .object(let members):
-            out += "{"
-            for (index, (key, value)) in members.sorted(by: { $0.key < $1.key }).enumerated() {
-                if index > 0 { out += "," }
-                Self.quote(key, to: &out)
-                out += ":"
-                value.write(to: &out)
-            }
-            out += "}"
-        }
-    }
-
-    private static func quote(_ text: String, to out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -223,41 +224,11 @@ final class LedgerProcess: @unchecked Sendable {
     }
 
     private func exchange(_ method: String, _ path: String, _ body: [UInt8]) throws -> (status: Int, body: [UInt8]) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        do {
+            return try RawHTTPClient.exchange(port: port, method, path, body: body)
+        } catch {
+            throw DurabilityError("\(method) \(path): \(error)")
         }
-        guard connected == 0 else { throw DurabilityError("connect failed") }
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-        if method == "POST" { head += "Content-Length: \(body.count)\r\n" }
-        let bytes = Array((head + "\r\n").utf8) + body
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard sent > 0 else { throw DurabilityError("send failed") }
-            offset += sent
-        }
-        var response: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            response.append(contentsOf: chunk[..<count])
-        }
-        let text = String(decoding: response, as: UTF8.self)
-        guard let end = text.range(of: "\r\n\r\n"), text.hasPrefix("HTTP/1.1 "),
-            let status = Int(text.dropFirst(9).prefix(3))
-        else { throw DurabilityError("no complete response") }
-        return (status, Array(response[text[..<end.upperBound].utf8.count...]))
     }
 }
 

@@ -1,106 +1,11 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A blocking HTTP/1.1 client on one socket, so tests can see keep-alive and send raw bytes.
-final class RawClient {
-    private let fd: Int32
-    private var buffer: [UInt8] = []
-
-    init(port: UInt16, timeoutSeconds: Int = 10) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        // No close here: deinit runs for a class whose throwing init had set every property, and a second
-        // close could hit a descriptor another test's server has just been given.
-        if result != 0 { throw ClientError.connectFailed(errno) }
-    }
-
-    deinit { close(fd) }
-
-    enum ClientError: Error, Equatable {
-        case connectFailed(Int32)
-        case closed, malformed
-    }
-
-    func send(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            if written <= 0 { return }
-            offset += written
-        }
-    }
-
-    func request(
-        _ method: String,
-        _ target: String,
-        body: [UInt8] = [],
-        headers: [String] = []
-    ) throws -> (
-        status: Int, headers: [String: String], body: [UInt8]
-    ) {
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-        for header in headers { head += header + "\r\n" }
-        if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
-        head += "\r\n"
-        send(Array(head.utf8) + body)
-        return try readResponse()
-    }
-
-    func readResponse() throws -> (status: Int, headers: [String: String], body: [UInt8]) {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        var headerEnd: Int?
-        while headerEnd == nil {
-            if let range = findSeparator(separator) { headerEnd = range } else { try fill() }
-        }
-        let headText = String(decoding: buffer[..<headerEnd!], as: UTF8.self)
-        buffer.removeFirst(headerEnd! + 4)
-        var lines = headText.components(separatedBy: "\r\n")
-        let statusLine = lines.removeFirst().split(separator: " ")
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw ClientError.malformed }
-        var headers: [String: String] = [:]
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
-                in: .whitespaces
-            )
-        }
-        let length = Int(headers["content-length"] ?? "0") ?? 0
-        while buffer.count < length { try fill() }
-        let body = Array(buffer[..<length])
-        buffer.removeFirst(length)
-        return (status, headers, body)
-    }
-
-    private func findSeparator(_ separator: [UInt8]) -> Int? {
-        guard buffer.count >= 4 else { return nil }
-        for index in 0...(buffer.count - 4) where Array(buffer[index..<index + 4]) == separator { return index }
-        return nil
-    }
-
-    private func fill() throws {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { throw ClientError.closed }
-        buffer.append(contentsOf: chunk[..<count])
-    }
-}
 
 struct EchoReply: Codable {
     var method: String
@@ -141,7 +46,7 @@ struct HTTPServerTests {
     func passesMethodPathAndQuery(method: String, target: String, path: String, query: String?) throws {
         let server = try echoServer()
         defer { server.shutdown() }
-        let client = try RawClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let response = try client.request(method, target, headers: ["X-Test: hello"])
         #expect(response.status == 200)
         #expect(response.headers["content-type"] == "application/json")
@@ -156,7 +61,7 @@ struct HTTPServerTests {
     func accumulatesTheWholeBody(size: Int) throws {
         let server = try echoServer()
         defer { server.shutdown() }
-        let client = try RawClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let response = try client.request("POST", "/echo", body: [UInt8](repeating: 65, count: size))
         #expect(response.status == 200)
         let reply = try JSONDecoder().decode(EchoReply.self, from: Data(response.body))
@@ -166,7 +71,7 @@ struct HTTPServerTests {
     @Test func rejectsAnOversizedBodyWith413() throws {
         let server = try echoServer(maxBodyBytes: 1000)
         defer { server.shutdown() }
-        let client = try RawClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let response = try client.request("POST", "/echo", body: [UInt8](repeating: 65, count: 1001))
         #expect(response.status == 413)
         #expect(String(decoding: response.body, as: UTF8.self).contains("exceeds 1000 bytes"))
@@ -175,7 +80,7 @@ struct HTTPServerTests {
     @Test func rejectsAnOversizedChunkedBodyWith413() throws {
         let server = try echoServer(maxBodyBytes: 1000)
         defer { server.shutdown() }
-        let client = try RawClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         let chunk = String(repeating: "B", count: 600)
         let head = "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
         let chunks = "258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n"
@@ -187,7 +92,7 @@ struct HTTPServerTests {
     @Test func keepsTheConnectionAlive() throws {
         let server = try echoServer()
         defer { server.shutdown() }
-        let client = try RawClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         for index in 0..<20 {
             let response = try client.request("POST", "/n/\(index)", body: Array("body \(index)".utf8))
             #expect(response.status == 200)
@@ -203,7 +108,7 @@ struct HTTPServerTests {
         let failures = ConcurrentCounter()
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             do {
-                let client = try RawClient(port: port)
+                let client = try RawHTTPClient(port: port)
                 for index in 0..<25 {
                     let body = [UInt8](repeating: UInt8(worker), count: 100 + index)
                     let response = try client.request("POST", "/w/\(worker)", body: body)
@@ -222,7 +127,7 @@ struct HTTPServerTests {
         let port = server.port
         server.shutdown()
         server.shutdown()
-        #expect(throws: (any Error).self) { _ = try RawClient(port: port).request("GET", "/") }
+        #expect(throws: (any Error).self) { _ = try RawHTTPClient(port: port).request("GET", "/") }
     }
 
     @Test(arguments: ["localhost", "not an address", "999.1.1.1"])
@@ -239,7 +144,7 @@ struct HTTPServerTests {
             }
         }
         defer { server.shutdown() }
-        let client = try RawClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         for index in 0..<10 {
             let response = try client.request("GET", "/a/\(index)")
             #expect(response.status == 201)
@@ -263,9 +168,9 @@ struct HTTPServerTests {
         }
         defer { server.shutdown() }
         let port = server.port
-        let waiting = try RawClient(port: port)
+        let waiting = try RawHTTPClient(port: port)
         waiting.send(Array("GET /wait HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
-        let quick = try RawClient(port: port).request("GET", "/quick")
+        let quick = try RawHTTPClient(port: port).request("GET", "/quick")
         #expect(String(decoding: quick.body, as: UTF8.self) == "quick")
         let released = try waiting.readResponse()
         #expect(String(decoding: released.body, as: UTF8.self) == "released")
@@ -277,11 +182,11 @@ struct HTTPServerTests {
                 respond(HTTPResponse(status: 200))
             }
         }
-        let client = try RawClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         client.send(Array("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
         Thread.sleep(forTimeInterval: 0.01)
         server.shutdown()
-        #expect(throws: (any Error).self) { _ = try RawClient(port: server.port).request("GET", "/") }
+        #expect(throws: (any Error).self) { _ = try RawHTTPClient(port: server.port).request("GET", "/") }
     }
 
     @Test func answersAFreshClientWhileAndAfterThousandsOfStalledConnectionsAreHeld() throws {
@@ -291,11 +196,11 @@ struct HTTPServerTests {
         let server = try echoServer(threads: 2)
         defer { server.shutdown() }
         var stalled = try openStalledConnections(1500, port: server.port)
-        let during = try RawClient(port: server.port, timeoutSeconds: 5).request("GET", "/health")
+        let during = try RawHTTPClient(port: server.port, timeoutSeconds: 5).request("GET", "/health")
         #expect(during.status == 200)
         stalled.removeAll()
         #expect(waitForOpenConnections(of: server, atMost: 0, seconds: 5))
-        let after = try RawClient(port: server.port, timeoutSeconds: 5).request("GET", "/health")
+        let after = try RawHTTPClient(port: server.port, timeoutSeconds: 5).request("GET", "/health")
         #expect(after.status == 200)
     }
 
@@ -310,7 +215,7 @@ struct HTTPServerTests {
         var stalled = try openStalledConnections(400, port: server.port)
         stalled.removeAll()
         #expect(waitForOpenConnections(of: server, atMost: 0, seconds: 5))
-        let after = try RawClient(port: server.port, timeoutSeconds: 5).request("GET", "/health")
+        let after = try RawHTTPClient(port: server.port, timeoutSeconds: 5).request("GET", "/health")
         #expect(after.status == 200)
     }
 
@@ -318,10 +223,10 @@ struct HTTPServerTests {
         let limits = HTTPServerLimits(requestTimeoutSeconds: 1, idleTimeoutSeconds: 60)
         let server = try HTTPServer(threads: 1, limits: limits) { _ in HTTPResponse(status: 200) }
         defer { server.shutdown() }
-        let stalled = try RawClient(port: server.port, timeoutSeconds: 10)
+        let stalled = try RawHTTPClient(port: server.port, timeoutSeconds: 10)
         stalled.send(Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8))
         let started = ContinuousClock.now
-        #expect(throws: RawClient.ClientError.closed) { _ = try stalled.readResponse() }
+        #expect(throws: RawHTTPClient.ClientError.closed) { _ = try stalled.readResponse() }
         // Closed by the request timeout, not by the 10 s receive timeout of the client.
         #expect(ContinuousClock.now - started < .seconds(8))
     }
@@ -331,7 +236,7 @@ struct HTTPServerTests {
         let limits = HTTPServerLimits(requestTimeoutSeconds: 1, idleTimeoutSeconds: 60)
         let server = try HTTPServer(threads: 1, limits: limits) { _ in HTTPResponse(status: 200) }
         defer { server.shutdown() }
-        let client = try RawClient(port: server.port)
+        let client = try RawHTTPClient(port: server.port)
         #expect(try client.request("GET", "/first").status == 200)
         Thread.sleep(forTimeInterval: 2.5)
         #expect(try client.request("GET", "/second").status == 200)
@@ -345,9 +250,9 @@ struct HTTPServerTests {
 }
 
 /// Opens `count` connections that each send part of a request's headers and then wait.
-func openStalledConnections(_ count: Int, port: UInt16) throws -> [RawClient] {
+func openStalledConnections(_ count: Int, port: UInt16) throws -> [RawHTTPClient] {
     try (0..<count).map { _ in
-        let client = try RawClient(port: port)
+        let client = try RawHTTPClient(port: port)
         client.send(Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8))
         return client
     }
@@ -367,7 +272,7 @@ func waitForOpenConnections(of server: HTTPServer, atMost limit: Int, seconds: I
 func raiseOpenFileLimit(to wanted: Int) throws {
     var limit = rlimit()
     let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-    guard getrlimit(resource, &limit) == 0 else { throw RawClient.ClientError.malformed }
+    guard getrlimit(resource, &limit) == 0 else { throw RawHTTPClient.ClientError.malformed }
     guard limit.rlim_cur < rlim_t(wanted) else { return }
     limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
     _ = setrlimit(resource, &limit)

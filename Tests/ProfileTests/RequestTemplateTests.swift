@@ -219,6 +219,19 @@ struct RequestTemplateTests {
         #expect(String(decoding: body.render(Self.values), as: UTF8.self) == #"["coins","{\"a\": 1}","{}"]"#)
     }
 
+    @Test func bodyNumbersKeepEveryDigitOfTheProfile() throws {
+        // 2^53 + 1 and a price in micros past 2^63 have no exact double; the template writes the profile's digits.
+        let target = Self.backend.replacingOccurrences(
+            of: "n: 3,",
+            with: "n: 9007199254740993, micros: 18446744073709551615, price: 0.99, big: 1e300,"
+        )
+        let device = try #require(try Self.profile(target: target).target.deviceDelivery)
+        let text = String(decoding: try #require(device.body).render(Self.values), as: UTF8.self)
+        #expect(text.contains(#""n":9007199254740993,"#), "\(text)")
+        #expect(text.contains(#""micros":18446744073709551615,"#), "\(text)")
+        #expect(text.contains(#""price":0.99,"#) && text.contains(#""big":1e+300,"#), "\(text)")
+    }
+
     @Test func urlValuesArePercentEncodedAndHeadersLoseControlCharacters() throws {
         let url = try TemplateString("http://127.0.0.1:1/u/{account.id}/t/{account.token}?p={productId}")
         #expect(

@@ -1,51 +1,13 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import Testing
 
 @testable import ReferenceLedger
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A blocking HTTP/1.1 exchange on a fresh loopback connection (`Connection: close`).
 func http(_ port: UInt16, _ method: String, _ path: String, body: [UInt8] = []) throws -> (status: Int, body: [UInt8]) {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var timeout = timeval(tv_sec: 20, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard connected == 0 else { throw TestFailure("connect failed") }
-    var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-    if method == "POST" || !body.isEmpty { request += "Content-Length: \(body.count)\r\n" }
-    let bytes = Array((request + "\r\n").utf8) + body
-    var offset = 0
-    while offset < bytes.count {
-        let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        guard sent > 0 else { break }
-        offset += sent
-    }
-    var response: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        if count <= 0 { break }
-        response.append(contentsOf: chunk[..<count])
-    }
-    let text = String(decoding: response, as: UTF8.self)
-    guard let headEnd = text.range(of: "\r\n\r\n"), let status = Int(text.split(separator: " ")[1]) else {
-        throw TestFailure("malformed response: \(text.prefix(80))")
-    }
-    let headBytes = text[..<headEnd.upperBound].utf8.count
-    return (status, Array(response[headBytes...]))
+    try RawHTTPClient.exchange(port: port, method, path, body: body, timeoutSeconds: 20)
 }
 
 struct TestFailure: Error, CustomStringConvertible {
