@@ -74,7 +74,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PayStormCLITests",
-            dependencies: ["PayStormCLI", "AppStoreModel", "Minting", "Signing"],
+            dependencies: ["PayStormCLI", "PayStorm", "AppStoreModel", "Minting", "Signing"],
             exclude: ["Snapshots"]
         ),
         .testTarget(

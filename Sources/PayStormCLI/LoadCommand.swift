@@ -1,5 +1,6 @@
 import Foundation
 import Load
+import PayStorm
 
 extension Command {
     /// `paystorm load`: a vegeta-like open-loop attack on one URL.

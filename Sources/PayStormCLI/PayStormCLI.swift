@@ -1,4 +1,5 @@
 import Foundation
+public import PayStorm
 
 /// The `paystorm` command line: dispatches to one subcommand and turns every
 /// error into one line on standard error and a documented exit code.

@@ -1,4 +1,5 @@
 import Dispatch
+import PayStorm
 
 #if canImport(Glibc)
 import Glibc
