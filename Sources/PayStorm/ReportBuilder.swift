@@ -199,12 +199,6 @@ enum ReportBuilder {
     }
 }
 
-/// The version written into every report.
-public enum PayStormVersion {
-    /// The current version.
-    public static let current = "0.1.0"
-}
-
 extension ShardCounts {
     init(_ counts: LoadCounts) {
         self.init(
