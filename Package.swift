@@ -78,7 +78,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PayStormCLITests",
-            dependencies: ["PayStormCLI", "AppStoreModel", "Minting", "Signing"],
+            dependencies: ["PayStormCLI", "PayStorm", "AppStoreModel", "Minting", "Signing"],
             exclude: ["Snapshots"]
         ),
         .testTarget(

@@ -23,7 +23,8 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
     private var upstreamTime = 0.0
     private let faults: Faults
     private var rng: SplitMix64
-    private var buffer = Heap<Entry>()
+    // The delivery is boxed so sifting moves one reference instead of a large struct.
+    private var buffer = Heap<TimedEntry<Box>>()
     private var nextID: UInt64 = 0
     private var order: UInt64 = 0
     private var listenerStarts: [Int: Double] = [:]
@@ -80,12 +81,12 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
             upstreamTime = action.at
             plan(action)
         }
-        return buffer.pop()?.delivery
+        return buffer.pop()?.payload.delivery
     }
 
     private mutating func add(_ delivery: PlannedDelivery) {
         order += 1
-        buffer.push(Entry(delivery: delivery, order: order))
+        buffer.push(TimedEntry(at: delivery.at, order: order, payload: Box(delivery)))
     }
 
     private mutating func newID() -> UInt64 {
@@ -428,24 +429,7 @@ public struct ChaosPolicy: Sendable {
     }
 }
 
-/// A heap entry: the sort key inline, the delivery boxed, so sifting moves one reference instead of a large struct.
-private struct Entry: Comparable, Sendable {
-    var at: Double
-    var order: UInt64
-    var box: Box
-
-    init(delivery: PlannedDelivery, order: UInt64) {
-        self.at = delivery.at
-        self.order = order
-        self.box = Box(delivery)
-    }
-
-    var delivery: PlannedDelivery { box.delivery }
-
-    static func < (a: Entry, b: Entry) -> Bool { a.at < b.at || (a.at == b.at && a.order < b.order) }
-    static func == (a: Entry, b: Entry) -> Bool { a.order == b.order }
-}
-
+/// A delivery by reference, so the chaos heap sifts one pointer per entry.
 private final class Box: Sendable {
     let delivery: PlannedDelivery
     init(_ delivery: PlannedDelivery) { self.delivery = delivery }

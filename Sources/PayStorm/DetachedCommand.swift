@@ -44,22 +44,43 @@ enum DetachedCommand {
         case .failure(let failure): return .cannotStart(failure.description)
         }
 
-        let deadline = Date().addingTimeInterval(timeout)
+        switch wait(for: pid, until: Date().addingTimeInterval(timeout), cancelled: cancelled) {
+        case .exited(let status):
+            return .exited(status)
+        case .lost:
+            return .exited(-1)
+        case .stillRunning:
+            // Reap it later so it does not stay a zombie; it keeps running in its own session.
+            Thread.detachNewThread {
+                var ignored: Int32 = 0
+                _ = waitpid(pid, &ignored, 0)
+            }
+            return .timedOut
+        }
+    }
+
+    /// How waiting for a spawned child ended.
+    enum Wait: Equatable {
+        /// It exited with this status (or `128 + signal` when a signal ended it); it is reaped.
+        case exited(Int32)
+        /// It was still running at the deadline (or when the wait was cancelled); it is not reaped.
+        case stillRunning
+        /// `waitpid` failed with this `errno`.
+        case lost(Int32)
+    }
+
+    /// Polls `pid` until it exits, `deadline` passes or `cancelled` returns true; the poll starts at half a
+    /// millisecond, so a quick command costs little, and backs off to 20 ms.
+    static func wait(for pid: pid_t, until deadline: Date, cancelled: () -> Bool = { false }) -> Wait {
+        var pause: useconds_t = 500
         while true {
             var waitStatus: Int32 = 0
             let reaped = waitpid(pid, &waitStatus, WNOHANG)
-            if reaped == pid { return .exited(Self.exitStatus(waitStatus)) }
-            if reaped < 0 && errno != EINTR { return .exited(-1) }
-            if Date() >= deadline || cancelled() {
-                // Reap it later so it does not stay a zombie; it keeps running in its own session.
-                let child = pid
-                Thread.detachNewThread {
-                    var ignored: Int32 = 0
-                    _ = waitpid(child, &ignored, 0)
-                }
-                return .timedOut
-            }
-            usleep(20_000)
+            if reaped == pid { return .exited(exitStatus(waitStatus)) }
+            if reaped < 0 && errno != EINTR { return .lost(errno) }
+            if Date() >= deadline || cancelled() { return .stillRunning }
+            usleep(pause)
+            pause = min(pause * 2, 20_000)
         }
     }
 

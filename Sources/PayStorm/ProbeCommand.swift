@@ -39,24 +39,19 @@ enum ProbeCommand {
         case .failure(let failure): throw .transport("cannot start \(shown): \(failure)")
         }
 
-        let deadline = Date().addingTimeInterval(timeout)
-        var pause: useconds_t = 500
-        var waitStatus: Int32 = 0
-        while true {
-            let reaped = waitpid(pid, &waitStatus, WNOHANG)
-            if reaped == pid { break }
-            if reaped < 0 && errno != EINTR { throw .transport("lost \(shown): \(String(cString: strerror(errno)))") }
-            if Date() >= deadline {
-                // The session is the command's own (setsid), so this ends what it started too.
-                kill(-pid, SIGKILL)
-                _ = waitpid(pid, &waitStatus, 0)
-                throw .transport("\(shown) timed out after \(PayStormRun.format(timeout)) s")
-            }
-            usleep(pause)
-            pause = min(pause * 2, 20_000)
+        let exit: Int32
+        switch DetachedCommand.wait(for: pid, until: Date().addingTimeInterval(timeout)) {
+        case .exited(let status):
+            exit = status
+        case .lost(let number):
+            throw .transport("lost \(shown): \(String(cString: strerror(number)))")
+        case .stillRunning:
+            // The session is the command's own (setsid), so this ends what it started too.
+            kill(-pid, SIGKILL)
+            var ignored: Int32 = 0
+            _ = waitpid(pid, &ignored, 0)
+            throw .transport("\(shown) timed out after \(PayStormRun.format(timeout)) s")
         }
-        let signal = waitStatus & 0x7f
-        let exit = signal == 0 ? (waitStatus >> 8) & 0xff : 128 + signal
         guard exit == 0 else {
             let message = String(decoding: readAll(stderrFile).prefix(4096), as: UTF8.self)
             let firstLine = message.split(whereSeparator: \.isNewline).first.map { ": \($0)" } ?? ""

@@ -144,15 +144,15 @@ enum ReportBuilder {
         runVerdict: Reporting.Verdict
     ) -> Int32 {
         if interrupted {
-            PayStormRun.exitInterrupted
+            ExitCode.interrupted.rawValue
         } else if invariantVerdict == .fail {
-            PayStormRun.exitViolation
+            ExitCode.violation.rawValue
         } else if thresholds.contains(where: \.breached) {
-            PayStormRun.exitThreshold
+            ExitCode.thresholdBreached.rawValue
         } else if runVerdict == .unknown {
-            PayStormRun.exitUnknown
+            ExitCode.unknown.rawValue
         } else {
-            PayStormRun.exitPass
+            ExitCode.success.rawValue
         }
     }
 
@@ -197,12 +197,6 @@ enum ReportBuilder {
             unchecked: unchecked
         )
     }
-}
-
-/// The version written into every report.
-public enum PayStormVersion {
-    /// The current version.
-    public static let current = "0.1.0"
 }
 
 extension ShardCounts {

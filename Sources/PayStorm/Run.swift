@@ -73,17 +73,6 @@ public struct RunOutcome: Sendable {
 /// print(outcome.report.verdict)  // .fail, with a witness per violation
 /// ```
 public enum PayStormRun {
-    /// Exit codes of a finished run.
-    public static let exitPass: Int32 = 0
-    /// At least one invariant was violated.
-    public static let exitViolation: Int32 = 1
-    /// Nothing violated, but not everything could be decided.
-    public static let exitUnknown: Int32 = 2
-    /// A threshold was breached.
-    public static let exitThreshold: Int32 = 3
-    /// The run was interrupted (a partial report was written).
-    public static let exitInterrupted: Int32 = 130
-
     /// The engine of the run in progress, so a signal handler can stop it.
     private static let current = Mutex<LoadEngine?>(nil)
     private static let interrupted = Atomic<Bool>(false)

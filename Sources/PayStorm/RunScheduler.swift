@@ -368,23 +368,15 @@ struct ProbeFailure: Error, CustomStringConvertible {
 
 /// Items ordered by time; equal times keep insertion order.
 struct TimeHeap<Element: Sendable> {
-    private struct Entry: Comparable, Sendable {
-        var at: Double
-        var order: UInt64
-        var element: Element
-        static func < (a: Entry, b: Entry) -> Bool { a.at < b.at || (a.at == b.at && a.order < b.order) }
-        static func == (a: Entry, b: Entry) -> Bool { a.order == b.order }
-    }
-
-    private var heap = Heap<Entry>()
+    private var heap = Heap<TimedEntry<Element>>()
     private var order: UInt64 = 0
 
     var firstTime: Double? { heap.first?.at }
 
     mutating func push(_ element: Element, at time: Double) {
         order += 1
-        heap.push(Entry(at: time, order: order, element: element))
+        heap.push(TimedEntry(at: time, order: order, payload: element))
     }
 
-    mutating func pop() -> Element? { heap.pop()?.element }
+    mutating func pop() -> Element? { heap.pop()?.payload }
 }

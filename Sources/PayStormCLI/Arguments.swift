@@ -1,3 +1,5 @@
+import PayStorm
+
 /// A small command-line parser: options are consumed by name, whatever is left
 /// over is an error. `--name value` and `--name=value` both work.
 ///

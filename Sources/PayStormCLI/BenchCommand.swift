@@ -2,6 +2,7 @@ import AppStoreModel
 import Dispatch
 import Foundation
 import Minting
+import PayStorm
 import Signing
 import Synchronization
 

@@ -1,3 +1,5 @@
+public import PayStorm
+
 /// One `paystorm` subcommand.
 public struct Command: Sendable {
     /// The word after `paystorm`.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PayStorm
 import ReferenceLedger
 import Signing
 

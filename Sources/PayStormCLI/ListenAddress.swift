@@ -1,3 +1,5 @@
+import PayStorm
+
 /// Listen addresses and the loopback rule, in one place for every command that binds or sends.
 enum ListenAddress {
     /// Splits `HOST:PORT` or `[V6]:PORT`; `localhost` becomes 127.0.0.1.

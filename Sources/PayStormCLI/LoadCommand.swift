@@ -1,5 +1,6 @@
 import Foundation
 import Load
+import PayStorm
 
 extension Command {
     /// `paystorm load`: a vegeta-like open-loop attack on one URL.
@@ -189,20 +190,10 @@ enum LoadCLI {
             }
 
             // SIGINT/SIGTERM stop the run; the partial outputs are still written.
-            signal(SIGINT, SIG_IGN)
-            signal(SIGTERM, SIG_IGN)
-            let signalQueue = DispatchQueue(label: "paystorm.load.signals")
-            let sources = [SIGINT, SIGTERM].map { number in
-                let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
-                source.setEventHandler { engine.stop() }
-                source.resume()
-                return source
+            let signals = TerminationSignal.handle(on: DispatchQueue(label: "paystorm.load.signals")) { _ in
+                engine.stop()
             }
-            defer {
-                for source in sources { source.cancel() }
-                signal(SIGINT, SIG_DFL)
-                signal(SIGTERM, SIG_DFL)
-            }
+            defer { signals.cancel(restoringDefaults: true) }
 
             let requestMethod = method ?? "GET"
             let stats = engine.run(mode) { index, _ in

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import PayStorm
 import Signing
 
 #if canImport(Glibc)

@@ -1,10 +1,11 @@
 import Foundation
+public import PayStorm
 
 /// The `paystorm` command line: dispatches to one subcommand and turns every
 /// error into one line on standard error and a documented exit code.
 public enum PayStormCLI {
-    /// The version printed by `paystorm --version` and written into reports.
-    public static let version = "0.1.0"
+    /// The version printed by `paystorm --version`; the same one reports carry (``PayStormVersion``).
+    public static let version = PayStormVersion.current
 
     /// Every subcommand, in the order `paystorm --help` lists them.
     public static var commands: [Command] {

@@ -185,16 +185,8 @@ extension Command {
     /// Runs with signal handling and prints the verdict.
     static func execute(_ options: RunOptions) throws -> ExitCode {
         let quiet = options.status == .quiet
-        let signals = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { PayStormRun.interrupt() }
-            source.resume()
-            return source
-        }
-        defer {
-            for source in signals { source.cancel() }
-        }
+        let signals = TerminationSignal.handle { _ in PayStormRun.interrupt() }
+        defer { signals.cancel() }
         let outcome: RunOutcome
         do {
             outcome = try PayStormRun.execute(options) { line in

@@ -1,10 +1,14 @@
 import Dispatch
+import PayStorm
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Serving commands (`ledger serve`, `pki ocsp`) block here until SIGTERM or SIGINT.
+/// SIGINT and SIGTERM, caught the one way every command catches them.
+///
+/// `run` and `load` stop their run and still write the partial report; serving commands
+/// (`ledger serve`, `pki ocsp`) block here until a signal arrives.
 enum TerminationSignal {
     /// Waits for SIGTERM or SIGINT, then runs `shutdown`.
     /// - Returns: `.interrupted` after SIGINT, `.success` after SIGTERM.
@@ -17,24 +21,54 @@ enum TerminationSignal {
     /// would otherwise be lost between the default action and the handler, and the wait never end.
     static func listen() -> Listener { Listener() }
 
-    /// Signals caught since `listen()`.
-    final class Listener {
-        private let done = DispatchSemaphore(value: 0)
-        private let received = Received()
+    /// Calls `handler` with the signal's number on `queue` for each SIGINT or SIGTERM until the
+    /// returned catcher is cancelled; meanwhile neither signal ends the process.
+    static func handle(
+        on queue: DispatchQueue = .global(),
+        _ handler: @escaping @Sendable (Int32) -> Void
+    ) -> Catcher {
+        Catcher(queue: queue, handler: handler)
+    }
+
+    /// Catches SIGINT and SIGTERM until cancelled.
+    final class Catcher {
         private var sources: [any DispatchSourceSignal] = []
 
-        fileprivate init() {
+        fileprivate init(queue: DispatchQueue, handler: @escaping @Sendable (Int32) -> Void) {
             for number in [SIGTERM, SIGINT] {
                 // Ignored first so the default action cannot end the process; resuming the source then
                 // installs libdispatch's own handler.
                 signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { [received, done] in
-                    received.set(number)
-                    done.signal()
-                }
+                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+                source.setEventHandler { handler(number) }
                 source.resume()
                 sources.append(source)
+            }
+        }
+
+        /// Stops calling the handler.
+        /// - Parameter restoringDefaults: whether SIGINT and SIGTERM end the process again afterwards;
+        ///   otherwise they stay ignored until it exits.
+        func cancel(restoringDefaults: Bool = false) {
+            for source in sources { source.cancel() }
+            sources = []
+            if restoringDefaults {
+                signal(SIGINT, SIG_DFL)
+                signal(SIGTERM, SIG_DFL)
+            }
+        }
+    }
+
+    /// Signals caught since `listen()`.
+    final class Listener {
+        private let done = DispatchSemaphore(value: 0)
+        private let received = Received()
+        private var catcher: Catcher?
+
+        fileprivate init() {
+            catcher = TerminationSignal.handle { [received, done] number in
+                received.set(number)
+                done.signal()
             }
         }
 
@@ -43,7 +77,7 @@ enum TerminationSignal {
         func wait(thenShutDown shutdown: () -> Void) -> ExitCode {
             done.wait()
             shutdown()
-            for source in sources { source.cancel() }
+            catcher?.cancel()
             return received.value == SIGINT ? .interrupted : .success
         }
     }

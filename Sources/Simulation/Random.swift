@@ -70,8 +70,34 @@ public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
     }
 }
 
+/// A heap entry ordered by time; equal times keep the order they were pushed in (`order`, a sequence
+/// number the owner counts), so a run replays the same way. The simulation, the chaos stream and the run's
+/// scheduler all key their heaps with it.
+public struct TimedEntry<Payload: Sendable>: Comparable, Sendable {
+    /// Seconds into the run.
+    public var at: Double
+    /// The tie-breaker among entries with the same time: lower pops first.
+    public var order: UInt64
+    /// What is due at `at`.
+    public var payload: Payload
+
+    /// Creates an entry.
+    /// - Parameters:
+    ///   - at: seconds into the run.
+    ///   - order: the tie-breaker among equal times, unique per heap.
+    ///   - payload: what is due.
+    public init(at: Double, order: UInt64, payload: Payload) {
+        self.at = at
+        self.order = order
+        self.payload = payload
+    }
+
+    public static func < (a: Self, b: Self) -> Bool { a.at < b.at || (a.at == b.at && a.order < b.order) }
+    public static func == (a: Self, b: Self) -> Bool { a.order == b.order }
+}
+
 /// A binary min-heap, the one the simulation, the chaos stream and the run's scheduler share. Elements break
-/// ties themselves (with sequence numbers) so the order is deterministic.
+/// ties themselves (``TimedEntry`` with its sequence number) so the order is deterministic.
 public struct Heap<Element: Comparable & Sendable>: Sendable {
     private var items: [Element] = []
 

@@ -21,7 +21,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
 
     private var rng: SplitMix64
     private var accounts: [AccountState]
-    private var queue = Heap<Scheduled>()
+    private var queue = Heap<TimedEntry<Job>>()
     private var arrivals: ArrivalTimes
     private var nextArrival: Double
     private var order: UInt64 = 0
@@ -86,12 +86,12 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             let arrivalDue = nextArrival < duration
             if let top = queue.first, !arrivalDue || top.at <= nextArrival {
                 let item = queue.pop()!
-                if case .emit(var action) = item.job {
+                if case .emit(var action) = item.payload {
                     action.sequence = emitted
                     emitted += 1
                     return action
                 }
-                run(item.job, at: item.at)
+                run(item.payload, at: item.at)
                 continue
             }
             guard arrivalDue else { return nil }
@@ -140,7 +140,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     private mutating func schedule(_ job: Job, at t: Double) {
         if case .emit = job {} else if t >= duration { return }
         order += 1
-        queue.push(Scheduled(at: t, order: order, job: job))
+        queue.push(TimedEntry(at: t, order: order, payload: job))
     }
 
     private mutating func emit(
@@ -1197,15 +1197,6 @@ public struct World: Sequence, IteratorProtocol, Sendable {
 }
 
 // MARK: - Per-account state (compact: it is what the world's memory grows with)
-
-private struct Scheduled: Comparable, Sendable {
-    var at: Double
-    var order: UInt64
-    var job: Job
-
-    static func < (a: Scheduled, b: Scheduled) -> Bool { a.at < b.at || (a.at == b.at && a.order < b.order) }
-    static func == (a: Scheduled, b: Scheduled) -> Bool { a.order == b.order }
-}
 
 private enum Job: Sendable {
     indirect case emit(Action)

@@ -1,7 +1,11 @@
 import Foundation
 import Testing
 
-/// `paystorm run` on bad input: one clear line and the documented exit code, never a crash.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `paystorm run` on bad input or a signal: one clear line and the documented exit code, never a crash.
 struct RunCommandTests {
     @Test func missingProfileIsExit66() throws {
         let (code, output) = try PayStormRunner.exec(["run", "Profiles/no-such-profile.json5"])
@@ -76,6 +80,51 @@ struct RunCommandTests {
         ])
         #expect(code == 66, "\(output)")
         #expect(output.contains("--pki"))
+    }
+
+    @Test func interruptedRunExits130AndStillWritesItsReport() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("interrupted-\(UUID()).json5")
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID())")
+        defer {
+            try? FileManager.default.removeItem(at: file)
+            try? FileManager.default.removeItem(at: reports)
+        }
+        // Two minutes of schedule: only the signal can end it within the test's bounds.
+        let text = """
+            { name: "interrupted", seed: 1, target: { embeddedLedger: true },
+              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
+              population: { accounts: 10 }, actionMix: { consumable: 1 },
+              schedule: [{ kind: "constant", rate: 2, seconds: 120 }] }
+            """
+        try Data(text.utf8).write(to: file)
+        let process = Process()
+        process.executableURL = try LedgerProcess.binary()
+        process.arguments = ["run", file.path, "--quiet", "--no-history", "--reports", reports.path]
+        process.currentDirectoryURL = PayStormRunner.root
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // SIGKILL: a run whose signal handling is broken may ignore SIGTERM too, and must not outlive the test.
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+        // The report folder appears once the run has started, after the signal handlers are in place.
+        let started = Date()
+        while process.isRunning, Date().timeIntervalSince(started) < 30,
+            ((try? FileManager.default.contentsOfDirectory(atPath: reports.path)) ?? []).isEmpty
+        {
+            usleep(100_000)
+        }
+        try #require(process.isRunning)
+        usleep(500_000)
+        process.interrupt()
+        let interrupted = Date()
+        while process.isRunning, Date().timeIntervalSince(interrupted) < 60 { usleep(100_000) }
+        try #require(!process.isRunning, "the run did not stop within 60 seconds of SIGINT")
+
+        #expect(process.terminationStatus == 130)
+        let data = try Data(contentsOf: reports.appendingPathComponent("latest/summary.json"))
+        let summary = try JSONDecoder().decode(PayStormRunner.Summary.self, from: data)
+        #expect(summary.exitCode == 130)
     }
 
     @Test func replayNeedsASeed() throws {

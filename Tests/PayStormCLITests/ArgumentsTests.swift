@@ -1,3 +1,4 @@
+import PayStorm
 import Testing
 
 @testable import PayStormCLI

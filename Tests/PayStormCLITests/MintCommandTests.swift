@@ -1,6 +1,7 @@
 import AppStoreModel
 import Foundation
 import Minting
+import PayStorm
 import Signing
 import Testing
 

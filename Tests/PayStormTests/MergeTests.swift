@@ -108,7 +108,7 @@ struct MergeTests {
         let report = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path).report
         #expect(report.thresholds.count == 1)
         #expect(report.thresholds.first?.passed == false)
-        #expect(report.verdict == .fail && report.exitCode == PayStormRun.exitThreshold)
+        #expect(report.verdict == .fail && report.exitCode == ExitCode.thresholdBreached.rawValue)
     }
 
     @Test func aViolationInOneShardFailsTheMerge() throws {
@@ -119,7 +119,7 @@ struct MergeTests {
         let (root, folders) = try Self.folders(reports)
         defer { try? FileManager.default.removeItem(at: root) }
         let report = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path).report
-        #expect(report.invariantVerdict == .fail && report.exitCode == PayStormRun.exitViolation)
+        #expect(report.invariantVerdict == .fail && report.exitCode == ExitCode.violation.rawValue)
     }
 
     @Test func refusesShardsOfDifferentRuns() throws {

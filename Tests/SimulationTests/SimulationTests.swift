@@ -322,3 +322,17 @@ struct ScheduleArrivalTests {
         }
     }
 }
+
+struct TimedEntryTests {
+    /// World, ChaosStream and the run's scheduler rely on this order to replay a run the same way.
+    @Test func popsByTimeThenByPushOrder() {
+        var heap = Heap<TimedEntry<String>>()
+        let pushed: [(Double, String)] = [(2, "c"), (1, "a"), (2, "d"), (1, "b"), (0.5, "first"), (2, "e")]
+        for (order, (at, name)) in pushed.enumerated() {
+            heap.push(TimedEntry(at: at, order: UInt64(order), payload: name))
+        }
+        var popped: [String] = []
+        while let entry = heap.pop() { popped.append(entry.payload) }
+        #expect(popped == ["first", "a", "b", "c", "d", "e"])
+    }
+}
