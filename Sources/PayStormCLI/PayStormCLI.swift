@@ -4,7 +4,7 @@ public import PayStorm
 /// The `paystorm` command line: dispatches to one subcommand and turns every
 /// error into one line on standard error and a documented exit code.
 public enum PayStormCLI {
-    /// The version printed by `paystorm --version`; the same one reports carry (``PayStormVersion``).
+    /// The version printed by `paystorm --version`; the same one reports carry (`PayStormVersion` in the PayStorm module).
     public static let version = PayStormVersion.current
 
     /// Every subcommand, in the order `paystorm --help` lists them.
