@@ -117,6 +117,9 @@ final class RunScheduler: TimedRequestSource {
     private let transformer: SafetyProbes?
 
     private var followUps = TimeHeap<PlannedDelivery>()
+    /// Follow-ups waiting in `followUps`, per minted body they resend (`sameBytesAs ?? id`): a body is forgotten
+    /// once no follow-up waits for it, so the cache holds what is still to be resent, not the whole run.
+    private var waitingFor: [UInt64: Int] = [:]
     private var probes = TimeHeap<String>()
     private var sent: [Int: Sent] = [:]
     private var nextRequestID = 0
@@ -185,7 +188,9 @@ final class RunScheduler: TimedRequestSource {
             return probeRequest(account, at: now)
         }
         if follow <= planned, let delivery = followUps.pop() {
-            let body = cache.body(of: delivery.sameBytesAs ?? delivery.id) ?? (try? bodies.body(for: delivery)) ?? nil
+            let key = delivery.sameBytesAs ?? delivery.id
+            if let waiting = waitingFor[key] { waitingFor[key] = waiting > 1 ? waiting - 1 : nil }
+            let body = cache.body(of: key) ?? (try? bodies.body(for: delivery)) ?? nil
             return deliveryRequest(delivery, body: body, failure: body == nil ? "body not available" : nil, at: now)
         }
         guard let minted = pipeline.peek() else { return nil }
@@ -324,10 +329,12 @@ final class RunScheduler: TimedRequestSource {
         let due = next.count
         next.removeAll { $0.at > endOfFollowUps }
         followUpsAfterSettle += due - next.count
+        let key = delivery.sameBytesAs ?? delivery.id
         for follow in next { followUps.push(follow, at: follow.at) }
-        if next.isEmpty && delivery.afterSuccessDelays.isEmpty {
-            cache.forget(delivery.id)
-        }
+        if !next.isEmpty { waitingFor[key, default: 0] += next.count }
+        if waitingFor[key] == nil { cache.forget(key) }
+        // A planned copy (a concurrent or delayed duplicate) was minted under its own ID as well.
+        if key != delivery.id { cache.forget(delivery.id) }
     }
 
     private func handleProbe(_ account: String, result: LoadResult, at now: Double) {
