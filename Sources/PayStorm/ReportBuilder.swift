@@ -70,8 +70,10 @@ enum ReportBuilder {
             runVerdict: runVerdict
         )
         let replayBase =
-            "paystorm replay \(options.profilePath) --seed \(profile.seed)"
+            "paystorm replay \(shellQuoted(options.profilePath)) --seed \(profile.seed)"
             + options.flaws.map { " --flaw \($0)" }.joined()
+            + options.variables.sorted { $0.key < $1.key }.map { " --set \(shellQuoted("\($0.key)=\($0.value)"))" }
+            .joined()
         let violations = verdict.violations.map { witness in
             Violation(
                 invariant: witness.invariant.rawValue,
@@ -222,4 +224,12 @@ extension LoadCounts {
         errors = counts.errors
         missed = counts.missed
     }
+}
+
+/// `value` as one POSIX shell word: unchanged when it is plain, else in single quotes, so a replay line can be
+/// pasted whatever the `--set` values hold.
+func shellQuoted(_ value: String) -> String {
+    let plain = value.allSatisfy { $0.isLetter || $0.isNumber || "-_=.,:/@%+".contains($0) }
+    if plain && !value.isEmpty { return value }
+    return "'" + value.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
