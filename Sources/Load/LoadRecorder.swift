@@ -398,12 +398,15 @@ public final class LoadRecorder {
     ///   - stats: the engine's final counters.
     ///   - thresholds: the thresholds to evaluate.
     ///   - settings: facts about the run to keep in the summary.
-    /// - Returns: the summary, also written to `summary.json` when there is a directory.
+    ///   - writesSummary: whether to write `summary.json`; false when a caller writes its own report there
+    ///     (`paystorm run`), so the file has one author.
+    /// - Returns: the summary, also written to `summary.json` when there is a directory and `writesSummary`.
     @discardableResult
     public func finish(
         _ stats: LoadEngineStats,
         thresholds: [Threshold] = [],
-        settings: [String: String] = [:]
+        settings: [String: String] = [:],
+        writesSummary: Bool = true
     ) -> LoadSummary {
         if status == .live { printStatus("\n") }
         timeseriesFile?.close()
@@ -435,7 +438,7 @@ public final class LoadRecorder {
             passed: outcomes.allSatisfy(\.passed),
             settings: settings
         )
-        if let directory {
+        if let directory, writesSummary {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             if let data = try? encoder.encode(summary) {

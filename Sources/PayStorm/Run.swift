@@ -321,7 +321,12 @@ public enum PayStormRun {
         let wasInterrupted = interrupted.load(ordering: .relaxed)
         restartThread.finish()
         notes += restartThread.notes
-        let summary = recorder.finish(stats, thresholds: thresholds, settings: ["seed": String(profile.seed)])
+        let summary = recorder.finish(
+            stats,
+            thresholds: thresholds,
+            settings: ["seed": String(profile.seed)],
+            writesSummary: false
+        )
         history.close()
         if let dropped = history.droppedNote { notes.append(dropped) }
 

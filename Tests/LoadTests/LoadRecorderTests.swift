@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Load
@@ -69,5 +70,17 @@ struct LoadRecorderTests {
         #expect(lines[0].contains("remaining 4s"))
         #expect(lines[1].contains("past the schedule") && !lines[1].contains("remaining"))
         #expect(lines[2].contains("draining 4 in flight") && !lines[2].contains("remaining"))
+    }
+
+    @Test func summaryJSONIsWrittenOnlyWhenTheCallerDoesNotWriteItsOwn() throws {
+        for writes in [true, false] {
+            let directory = FileManager.default.temporaryDirectory
+                .appendingPathComponent("recorder-\(UInt64.random(in: 0...UInt64.max))").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let recorder = try LoadRecorder(directory: directory)
+            recorder.finish(stats(at: 1, sent: 0, scheduled: 0), writesSummary: writes)
+            #expect(FileManager.default.fileExists(atPath: directory + "/summary.json") == writes)
+        }
     }
 }
