@@ -143,46 +143,8 @@ public enum ProbeError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Reads what the target grants one account. Transports (HTTP, processes) are supplied as closures by the
-/// caller, so probes stay testable and this module stays free of I/O.
-public protocol Probe: Sendable {
-    /// The state of the account with this `appAccountToken`.
-    /// - Throws: ``ProbeError``.
-    func state(of account: String) async throws -> AccountState
-}
-
-/// The contract's HTTP probe (or a per-account command): the fetched bytes are the normalized JSON.
-public struct ContractProbe: Probe {
-    private let fetch: @Sendable (String) async throws -> [UInt8]
-
-    /// - Parameter fetch: returns the body for an `appAccountToken` (the caller substitutes it into the URL or
-    ///   the command); throw to report a transport failure.
-    public init(fetch: @escaping @Sendable (String) async throws -> [UInt8]) { self.fetch = fetch }
-
-    /// Fetches and decodes.
-    public func state(of account: String) async throws -> AccountState {
-        try AccountState.decode(contractJSON: try await fetch(account))
-    }
-}
-
 /// A backend's own account endpoint, mapped onto the contract with JSON pointers.
-public struct PointerProbe: Probe {
-    private let mapping: PointerMapping
-    private let fetch: @Sendable (String) async throws -> [UInt8]
-
-    /// - Parameters:
-    ///   - mapping: the profile's pointers.
-    ///   - fetch: returns the backend's JSON for an `appAccountToken`.
-    public init(mapping: PointerMapping, fetch: @escaping @Sendable (String) async throws -> [UInt8]) {
-        self.mapping = mapping
-        self.fetch = fetch
-    }
-
-    /// Fetches and maps.
-    public func state(of account: String) async throws -> AccountState {
-        try Self.map(try await fetch(account), with: mapping)
-    }
-
+public enum PointerProbe {
     /// Maps a backend's JSON onto the contract.
     /// - Throws: ``ProbeError/badJSON(_:)`` when the JSON does not parse or the entitlements pointer does not
     ///   lead to an array.
@@ -327,23 +289,5 @@ public enum JSONLines {
             }
         }
         return BulkAnswer(states)
-    }
-}
-
-/// A bulk command printing every account at once as JSON lines. Conforms to ``Probe`` by running the command
-/// on each call; call ``states()`` once per probe round instead.
-public struct BulkProbe: Probe {
-    private let run: @Sendable () async throws -> [UInt8]
-
-    /// - Parameter run: runs the command and returns its stdout.
-    public init(run: @escaping @Sendable () async throws -> [UInt8]) { self.run = run }
-
-    /// Every account the command printed.
-    public func states() async throws -> BulkAnswer { try JSONLines.parse(try await run()) }
-
-    /// One account (runs the whole command).
-    /// - Throws: ``ProbeError/missingAccount(_:)`` when the command printed no line for it.
-    public func state(of account: String) async throws -> AccountState {
-        try await states().state(of: account)
     }
 }

@@ -440,12 +440,10 @@ struct CheckingTests {
         #expect(throws: ProbeError.self) { try JSONLines.parse(Array("{\"entitlements\": []}\n".utf8)) }
     }
 
-    @Test func probesUseTheirFetchClosures() async throws {
-        let probe = ContractProbe { token in Array(#"{"entitlements": [{"productId": "\#(token)"}]}"#.utf8) }
-        #expect(try await probe.state(of: "pro").entitlements.first?.productId == "pro")
-        let bulk = BulkProbe { Array(#"{"appAccountToken": "A", "balances": {"c": 1}}"#.utf8) }
-        #expect(try await bulk.state(of: "A").balances["c"] == 1)
-        await #expect(throws: ProbeError.self) { try await bulk.state(of: "Z") }
+    @Test func aBulkAnswerWithoutTheAccountIsAnErrorNotAnEmptyAccount() throws {
+        let answer = try JSONLines.parse(Array(#"{"appAccountToken": "a", "balances": {"c": 1}}"#.utf8))
+        #expect(try answer.state(of: "A").balances["c"] == 1)
+        #expect(throws: ProbeError.missingAccount("Z")) { try answer.state(of: "Z") }
     }
 }
 
