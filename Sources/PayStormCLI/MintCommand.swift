@@ -83,139 +83,37 @@ enum MintCommand {
     /// Parses the arguments, mints, and returns what to print.
     /// - Throws: `CLIError` with the documented exit code.
     static func output(_ arguments: Arguments) throws -> String {
-        var args = arguments
-        let pkiDirectory = try args.option("--pki")
-        let typeOption = try args.option("--type")
-        let subtypeOption = try args.option("--subtype")
-        let bareTransaction = args.flag("--transaction")
-        let bareRenewal = args.flag("--renewal-info")
-        let productId = try args.option("--product") ?? "com.example.paystorm.monthly"
-        let productTypeOption = try args.option("--product-type")
-        let accountToken = try args.option("--account-token")
-        let environmentOption = try args.option("--environment") ?? Environment.sandbox.rawValue
-        let bundleId = try args.option("--bundle-id") ?? "com.example.paystorm"
-        let appAppleIdOption = try args.option("--app-apple-id")
-        let signedDateOption = try args.option("--signed-date")
-        let notificationUUID = try args.option("--notification-uuid")
-        let transactionId = try args.option("--transaction-id")
-        let originalTransactionId = try args.option("--original-transaction-id")
-        let forgeOption = try args.option("--forge")
-        let printJWS = args.flag("--jws")
-        let allowUnknown = args.flag("--allow-unknown-type")
-        try args.finish()
-
-        guard let pkiDirectory else {
-            throw CLIError(.usage, "missing --pki DIR (create one with 'paystorm pki init DIR')")
-        }
-        if bareTransaction && bareRenewal {
-            throw CLIError(.usage, "choose one of --transaction and --renewal-info")
-        }
-        let kind = try parseKind(type: typeOption, subtype: subtypeOption, allowUnknown: allowUnknown)
-        if kind == nil && !bareTransaction && !bareRenewal {
-            throw CLIError(.usage, "choose --type TYPE, --transaction or --renewal-info (see 'paystorm mint --help')")
-        }
-        let productType = try productTypeOption.map(parseProductType)
-        if let accountToken, !AppStoreJSON.isValidUUID(accountToken) {
-            throw CLIError(.usage, "--account-token '\(accountToken)' is not a UUID")
-        }
-        let environment = Environment(rawValue: environmentOption)
-        guard environment.isKnown else {
-            throw CLIError(
-                .usage,
-                "unknown environment '\(environmentOption)' (known: \(Environment.allKnown.map(\.rawValue).joined(separator: ", ")))"
-            )
-        }
-        let appAppleId = try appAppleIdOption.map { text in
-            guard let value = Int64(text), value > 0 else {
-                throw CLIError(.usage, "--app-apple-id expects a positive integer, got '\(text)'")
-            }
-            return value
-        }
-        let signedDate =
-            try signedDateOption.map { text in
-                guard let value = Int64(text), value >= 0 else {
-                    throw CLIError(.usage, "--signed-date expects UNIX milliseconds, got '\(text)'")
-                }
-                return value
-            } ?? Minter.nowMilliseconds()
-        if let notificationUUID, !AppStoreJSON.isValidUUID(notificationUUID) {
-            throw CLIError(.usage, "--notification-uuid '\(notificationUUID)' is not a UUID")
-        }
-        for (flag, value) in [
-            ("--transaction-id", transactionId), ("--original-transaction-id", originalTransactionId),
-        ] {
-            // Apple's transaction identifiers are decimal strings; a backend may well parse them as integers.
-            if let value, value.isEmpty || value.count > 20 || !value.allSatisfy({ $0.isASCII && $0.isNumber }) {
-                throw CLIError(.usage, "\(flag) expects 1 to 20 decimal digits, got '\(value)'")
-            }
-        }
-        /// The purchase the kind implies, with the identifiers the user gave.
-        func purchase(_ kind: NotificationKind?, _ productType: ProductType?) -> Purchase {
-            var purchase = Purchase(
-                kind: kind,
-                productId: productId,
-                productType: productType,
-                appAccountToken: accountToken,
-                signedDate: signedDate
-            )
-            if let transactionId {
-                // A first purchase is its own original; keep it so unless the original is given too.
-                if purchase.originalTransactionId == purchase.transactionId {
-                    purchase.originalTransactionId = transactionId
-                }
-                purchase.transactionId = transactionId
-            }
-            if let originalTransactionId { purchase.originalTransactionId = originalTransactionId }
-            return purchase
-        }
-        let forgery = try forgeOption.map { name in
-            let forgery = Forgery(rawValue: name)
-            guard forgery.isKnown else {
-                throw CLIError(
-                    .usage,
-                    "unknown forgery '\(name)' (known: \(Forgery.allCases.map(\.rawValue).joined(separator: ", ")))"
-                )
-            }
-            return forgery
-        }
-
-        let pki = try loadPKI(pkiDirectory)
-        let app = AppIdentity(bundleId: bundleId, appAppleId: appAppleId ?? 1_234_567_890, environment: environment)
-        let minter = Minter(pki: pki, app: app)
+        let options = try MintOptions(arguments)
+        let pki = try loadPKI(options.pkiDirectory)
+        let minter = Minter(pki: pki, app: options.app)
         do {
-            if bareTransaction {
+            switch options.shape {
+            case .transaction:
                 return try minter.transaction(
-                    purchase(kind, productType),
-                    kind: kind,
-                    signedDate: signedDate,
-                    forgery: forgery
+                    options.purchase(options.productType),
+                    kind: options.kind,
+                    signedDate: options.signedDate,
+                    forgery: options.forgery
                 )
                 .jws
-            }
-            if bareRenewal {
-                if let productType, productType != .autoRenewableSubscription {
-                    throw CLIError(
-                        .usage,
-                        "a renewal info describes an auto-renewable subscription, not '\(productType)'"
-                    )
-                }
+            case .renewalInfo:
                 return try minter.renewalInfo(
-                    purchase(kind, .autoRenewableSubscription),
-                    kind: kind,
-                    signedDate: signedDate,
-                    forgery: forgery
+                    options.purchase(.autoRenewableSubscription),
+                    kind: options.kind,
+                    signedDate: options.signedDate,
+                    forgery: options.forgery
                 )
                 .jws
+            case .notification(let kind):
+                let minted = try minter.notification(
+                    kind,
+                    purchase: options.purchase(options.productType),
+                    signedDate: options.signedDate,
+                    notificationUUID: options.notificationUUID,
+                    forgery: options.forgery
+                )
+                return options.printJWS ? minted.signedPayload : String(decoding: minted.body, as: UTF8.self)
             }
-            guard let kind else { throw CLIError(.internalError, "no kind to mint") }
-            let minted = try minter.notification(
-                kind,
-                purchase: purchase(kind, productType),
-                signedDate: signedDate,
-                notificationUUID: notificationUUID,
-                forgery: forgery
-            )
-            return printJWS ? minted.signedPayload : String(decoding: minted.body, as: UTF8.self)
         } catch let error as MintError {
             throw CLIError(.usage, error.message)
         }
