@@ -38,6 +38,11 @@ let package = Package(
             name: "ReferenceLedger",
             dependencies: ["AppStoreModel", "Signing", "HTTPServer", "CSQLite", "CPayStormShims"]
         ),
+        // The App Store Server API as PayStorm plays it, beside the reference ledger: the run path feeds it.
+        .target(
+            name: "AppStoreServerAPI",
+            dependencies: ["AppStoreModel", "Simulation", "Signing", "Minting", "HTTPServer"]
+        ),
         .target(
             name: "PayStorm",
             dependencies: [
@@ -87,6 +92,10 @@ let package = Package(
                 "PayStorm", "Profile", "Simulation", "Chaos", "Checking", "Minting", "Signing", "AppStoreModel", "Load",
                 "Reporting",
             ]
+        ),
+        .testTarget(
+            name: "AppStoreServerAPITests",
+            dependencies: ["AppStoreServerAPI", "AppStoreModel", "Simulation", "Signing", "Minting", "HTTPServer"]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["paystorm", "TestSupport"]),
     ]
