@@ -54,7 +54,7 @@ let package = Package(
             name: "PayStormCLI",
             dependencies: [
                 "PayStorm", "AppStoreModel", "Profile", "Signing", "Minting", "Load", "ReferenceLedger",
-                "Reporting", "HTTPServer",
+                "Reporting", "HTTPServer", "AppStoreServerAPI", "Simulation",
             ]
         ),
         .executableTarget(name: "paystorm", dependencies: ["PayStormCLI"]),
