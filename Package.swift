@@ -95,7 +95,9 @@ let package = Package(
         ),
         .testTarget(
             name: "AppStoreServerAPITests",
-            dependencies: ["AppStoreServerAPI", "AppStoreModel", "Simulation", "Signing", "Minting", "HTTPServer"]
+            dependencies: [
+                "AppStoreServerAPI", "AppStoreModel", "Simulation", "Signing", "Minting", "HTTPServer", "Profile",
+            ]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["paystorm", "TestSupport"]),
     ]

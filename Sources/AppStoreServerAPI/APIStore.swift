@@ -37,7 +37,8 @@ public final class APIStore: Sendable {
         }
     }
 
-    /// Inserts a transaction, or a newer view of one already known (a refund, an upgrade flag).
+    /// Inserts a transaction, or a newer view of one already known (a refund, an upgrade flag); a view signed
+    /// no later than the one known is ignored.
     /// - Parameters:
     ///   - transaction: the transaction's facts.
     ///   - customer: the customer (the world's account index); every answer stays within one customer.
@@ -196,6 +197,9 @@ struct StoreState: Sendable {
 
     mutating func insert(_ transaction: TransactionFacts, customer: Int, at: Int64) {
         let id = transaction.transactionId
+        // A device posting (or redelivering) an older view must not undo what the App Store already knows,
+        // such as a refund: only a view signed later is newer.
+        if let latest = transactions[id]?.last, transaction.signedDate <= latest.value.signedDate { return }
         if transactions[id] == nil {
             order.append(id)
             customerOf[id] = customer

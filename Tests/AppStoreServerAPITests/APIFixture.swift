@@ -126,6 +126,7 @@ final class APIFixture: Sendable {
         if let revoked {
             fields["revocationDate"] = revoked
             fields["revocationReason"] = 0
+            fields["signedDate"] = revoked  // a refund is a newer view of the transaction
         }
         let data = try! JSONSerialization.data(withJSONObject: fields)
         return try! JSONDecoder().decode(TransactionFacts.self, from: data)

@@ -60,6 +60,22 @@ struct AppStoreServerAPITests {
         #expect(refunds["hasMore"] as? Bool == false)
     }
 
+    @Test func keepsARefundWhenAnOlderViewArrivesLater() throws {
+        let fixture = try APIFixture()
+        let id = "1000000000000004"
+        fixture.store.insert(APIFixture.facts(id: id), customer: 0, at: APIFixture.start)
+        fixture.store.insert(
+            APIFixture.facts(id: id, revoked: APIFixture.start + 5_000),
+            customer: 0,
+            at: APIFixture.start + 5_000
+        )
+        // A device's late redelivery of the purchase, as the world's unfinished-transaction sweep sends it.
+        fixture.store.insert(APIFixture.facts(id: id), customer: 0, at: APIFixture.start + 6_000)
+        fixture.advance(seconds: 7)
+        let answer = fixture.request("GET", "/inApps/v1/transactions/\(id)")
+        #expect(fixture.transaction(fixture.json(answer)["signedTransactionInfo"])?.revocationDate != nil)
+    }
+
     @Test func pagesHistoryTwentyAtATimeWithItsRevision() throws {
         let fixture = try APIFixture()
         for index in 0..<45 {
