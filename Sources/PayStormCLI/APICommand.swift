@@ -74,32 +74,14 @@ extension Command {
             return value
         }
         let variables = try profileVariables(&arguments)
-        var configuration = APIConfiguration()
-        configuration.bundleId = try arguments.option("--bundle-id") ?? configuration.bundleId
-        configuration.environment = try arguments.option("--environment") ?? "Sandbox"
-        guard ["Sandbox", "Production"].contains(configuration.environment) else {
-            throw CLIError(.usage, "--environment must be Sandbox or Production, got '\(configuration.environment)'")
-        }
-        configuration.appAppleId = try arguments.int("--app-apple-id").map { Int64($0) } ?? configuration.appAppleId
-        let keyId = try arguments.option("--key-id")
-        let publicKeyPath = try arguments.option("--public-key")
+        var configuration = try apiConfiguration(&arguments)
         let hostNames = try arguments.options("--host-name")
         let plain = arguments.flag("--http")
         let faultSeed = try arguments.option("--fault-seed")
-        configuration.faults = try faults(&arguments)
         let threads = try arguments.int("--threads") ?? 4
         guard threads > 0, threads <= 256 else { throw CLIError(.usage, "--threads must be 1…256") }
         try arguments.finish()
 
-        switch (keyId, publicKeyPath) {
-        case (let kid?, let path?):
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CLIError(.noInput, "cannot read --public-key \(path)")
-            }
-            configuration.publicKeys = [kid: String(decoding: data, as: UTF8.self)]
-        case (nil, nil): break
-        default: throw CLIError(.usage, "--key-id and --public-key go together")
-        }
         let (host, port) = try ListenAddress.parse(listen)
         guard ListenAddress.isLoopback(host) else {
             throw CLIError(.usage, "refusing to listen on non-loopback \(host)")
@@ -124,16 +106,9 @@ extension Command {
             // Nothing is delivered: notifications the API causes are kept for the history and the test status.
             api = try AppStoreServerAPI(store: store, configuration: configuration, pki: pki, deliver: { _ in })
         } catch {
-            throw CLIError(.badInput, "--public-key \(publicKeyPath ?? ""): \(error)")
+            throw CLIError(.badInput, "--public-key: \(error)")
         }
-        var tls: HTTPServerTLS?
-        if !plain {
-            let certificate = try TLSServerCertificate.issue(
-                by: pki,
-                hostNames: TLSServerCertificate.appStoreHostNames + hostNames + [host]
-            )
-            tls = HTTPServerTLS(keyPEM: try certificate.keyPEM(), certificateChainPEM: certificate.certificatePEM)
-        }
+        let tls = plain ? nil : try tlsSettings(pki: pki, hostNames: hostNames + [host])
         let termination = TerminationSignal.listen()
         let server: APIServer
         do {
@@ -148,6 +123,37 @@ extension Command {
             feeder?.stop()
             server.shutdown()
         }
+    }
+
+    /// The app, the bearer key and the faults, from their flags.
+    private static func apiConfiguration(_ arguments: inout Arguments) throws -> APIConfiguration {
+        var configuration = APIConfiguration()
+        configuration.bundleId = try arguments.option("--bundle-id") ?? configuration.bundleId
+        configuration.environment = try arguments.option("--environment") ?? "Sandbox"
+        guard ["Sandbox", "Production"].contains(configuration.environment) else {
+            throw CLIError(.usage, "--environment must be Sandbox or Production, got '\(configuration.environment)'")
+        }
+        configuration.appAppleId = try arguments.int("--app-apple-id").map { Int64($0) } ?? configuration.appAppleId
+        switch (try arguments.option("--key-id"), try arguments.option("--public-key")) {
+        case (let kid?, let path?):
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIError(.noInput, "cannot read --public-key \(path)")
+            }
+            configuration.publicKeys = [kid: String(decoding: data, as: UTF8.self)]
+        case (nil, nil): break
+        default: throw CLIError(.usage, "--key-id and --public-key go together")
+        }
+        configuration.faults = try faults(&arguments)
+        return configuration
+    }
+
+    /// A fresh TLS certificate from the PKI's root for Apple's API hosts and `hostNames`.
+    private static func tlsSettings(pki: TestPKI, hostNames: [String]) throws -> HTTPServerTLS {
+        let certificate = try TLSServerCertificate.issue(
+            by: pki,
+            hostNames: TLSServerCertificate.appStoreHostNames + hostNames
+        )
+        return HTTPServerTLS(keyPEM: try certificate.keyPEM(), certificateChainPEM: certificate.certificatePEM)
     }
 
     private static func faults(_ arguments: inout Arguments) throws -> APIFaults {
