@@ -38,6 +38,11 @@ let package = Package(
             name: "ReferenceLedger",
             dependencies: ["AppStoreModel", "Signing", "HTTPServer", "CSQLite", "CPayStormShims"]
         ),
+        // The App Store Server API as PayStorm plays it, beside the reference ledger: the run path feeds it.
+        .target(
+            name: "AppStoreServerAPI",
+            dependencies: ["AppStoreModel", "Simulation", "Signing", "Minting", "HTTPServer"]
+        ),
         .target(
             name: "PayStorm",
             dependencies: [
@@ -49,7 +54,7 @@ let package = Package(
             name: "PayStormCLI",
             dependencies: [
                 "PayStorm", "AppStoreModel", "Profile", "Signing", "Minting", "Load", "ReferenceLedger",
-                "Reporting", "HTTPServer",
+                "Reporting", "HTTPServer", "AppStoreServerAPI", "Simulation",
             ]
         ),
         .executableTarget(name: "paystorm", dependencies: ["PayStormCLI"]),
@@ -86,6 +91,12 @@ let package = Package(
             dependencies: [
                 "PayStorm", "Profile", "Simulation", "Chaos", "Checking", "Minting", "Signing", "AppStoreModel", "Load",
                 "Reporting",
+            ]
+        ),
+        .testTarget(
+            name: "AppStoreServerAPITests",
+            dependencies: [
+                "AppStoreServerAPI", "AppStoreModel", "Simulation", "Signing", "Minting", "HTTPServer", "Profile",
             ]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["paystorm", "TestSupport"]),

@@ -11,8 +11,17 @@ struct MHD_Daemon *ps_mhd_start_daemon(unsigned int flags,
                                        void *(*uri_log)(void *cls, const char *uri, struct MHD_Connection *connection),
                                        void *uri_log_cls,
                                        MHD_RequestCompletedCallback completed,
-                                       void *completed_cls) {
+                                       void *completed_cls,
+                                       const char *https_key_pem,
+                                       const char *https_cert_pem) {
+    /* The TLS options ride in an option array, empty (just the end marker) for plain HTTP. */
+    struct MHD_OptionItem tls[] = {
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)https_key_pem},
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)https_cert_pem},
+        {MHD_OPTION_END, 0, NULL},
+    };
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
+                            MHD_OPTION_ARRAY, https_key_pem != NULL ? tls : tls + 2,
                             MHD_OPTION_SOCK_ADDR, bind_address,
                             MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,

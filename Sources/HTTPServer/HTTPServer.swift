@@ -7,102 +7,6 @@ import Synchronization
 internal import Glibc
 #endif
 
-/// One HTTP request, fully read (the body is accumulated before the handler runs).
-public struct HTTPRequest: Sendable {
-    /// The request method, such as `GET` or `POST`.
-    public var method: String
-    /// The path without the query, as libmicrohttpd decoded it (for example `/accounts/abc`).
-    public var path: String
-    /// The raw query string after `?`, or nil when there is none.
-    public var query: String?
-    /// The request headers, with lowercased names. Repeated headers are joined with `, `.
-    public var headers: [String: String]
-    /// The request body.
-    public var body: [UInt8]
-
-    /// Creates a request (used by tests and by in-process callers).
-    public init(
-        method: String,
-        path: String,
-        query: String? = nil,
-        headers: [String: String] = [:],
-        body: [UInt8] = []
-    ) {
-        self.method = method
-        self.path = path
-        self.query = query
-        self.headers = headers
-        self.body = body
-    }
-}
-
-/// One HTTP response.
-public struct HTTPResponse: Sendable {
-    /// The status code.
-    public var status: Int
-    /// Response headers (a `Content-Length` is added by the server).
-    public var headers: [String: String]
-    /// The response body.
-    public var body: [UInt8]
-
-    /// Creates a response.
-    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-    }
-
-    /// A JSON response with `Content-Type: application/json`.
-    ///
-    /// - Parameters:
-    ///   - status: The status code.
-    ///   - object: The value to encode (keys sorted, so bodies are stable).
-    /// - Returns: The response; a 500 with a JSON reason if encoding fails.
-    public static func json(_ status: Int, _ object: some Encodable) -> HTTPResponse {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            let data = try encoder.encode(object)
-            return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: Array(data))
-        } catch {
-            let body = Array(#"{"error":"response encoding failed"}"#.utf8)
-            return HTTPResponse(status: 500, headers: ["Content-Type": "application/json"], body: body)
-        }
-    }
-}
-
-/// Why the server could not start.
-public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
-    /// One line naming the problem.
-    public var message: String
-    /// The `errno` at the failure, or 0.
-    public var code: Int32
-
-    /// A description for logs and the command line.
-    public var description: String { code == 0 ? message : "\(message) (errno \(code))" }
-}
-
-/// Limits that keep a server answering when clients misbehave (idle or half-sent connections by the
-/// thousand), without getting in the way of a load run's keep-alive connections.
-public struct HTTPServerLimits: Sendable, Equatable {
-    /// Connections served at once, over all pool threads; more wait in the kernel's accept queue. Clamped
-    /// below the process's open-file limit, so accepting never fails for want of a descriptor.
-    public var maxConnections: Int
-    /// Seconds a connection may stay silent while its request is incomplete (a new connection, or
-    /// headers or a body still arriving) before it is closed.
-    public var requestTimeoutSeconds: Int
-    /// Seconds a keep-alive connection may stay idle between complete requests before it is closed.
-    public var idleTimeoutSeconds: Int
-
-    /// Creates limits; the defaults hold thousands of stalled connections while a fresh one is still
-    /// answered at once.
-    public init(maxConnections: Int = 16_384, requestTimeoutSeconds: Int = 10, idleTimeoutSeconds: Int = 60) {
-        self.maxConnections = maxConnections
-        self.requestTimeoutSeconds = requestTimeoutSeconds
-        self.idleTimeoutSeconds = idleTimeoutSeconds
-    }
-}
-
 /// A small HTTP/1.1 server on libmicrohttpd: a pool of polling threads, so an idle connection
 /// holds a descriptor and a little memory but never a thread; keep-alive; a request body size limit (413
 /// when exceeded); a connection limit and timeouts (``HTTPServerLimits``); and a synchronous handler that
@@ -122,6 +26,7 @@ public final class HTTPServer: @unchecked Sendable {
     private let stopped = Atomic<Bool>(false)
     private let context: Unmanaged<ServerContext>
     private let host: String
+    private let tlsStrings: (key: UnsafeMutablePointer<CChar>?, certificate: UnsafeMutablePointer<CChar>?)
 
     /// The bound port (the real one when 0 was asked for).
     public let port: UInt16
@@ -137,14 +42,17 @@ public final class HTTPServer: @unchecked Sendable {
     ///   - threads: The size of the thread pool that accepts, reads and runs the handler.
     ///   - maxBodyBytes: Larger request bodies are answered with 413 and never reach the handler.
     ///   - limits: The connection limit and timeouts.
+    ///   - tls: HTTPS settings, or nil for plain HTTP.
     ///   - handler: Called once per complete request, on a pool thread; it must not block for long.
-    /// - Throws: `HTTPServerError` when the address is not numeric or the daemon cannot start.
+    /// - Throws: `HTTPServerError` when the address is not numeric or the daemon cannot start (for HTTPS: a key
+    ///   or certificate GnuTLS cannot load).
     public convenience init(
         host: String = "127.0.0.1",
         port: UInt16 = 0,
         threads: Int = 4,
         maxBodyBytes: Int = 1 << 20,
         limits: HTTPServerLimits = HTTPServerLimits(),
+        tls: HTTPServerTLS? = nil,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
     ) throws {
         try self.init(
@@ -153,6 +61,7 @@ public final class HTTPServer: @unchecked Sendable {
             threads: threads,
             maxBodyBytes: maxBodyBytes,
             limits: limits,
+            tls: tls,
             handler: .sync(handler)
         )
     }
@@ -168,6 +77,7 @@ public final class HTTPServer: @unchecked Sendable {
     ///   - threads: The size of the thread pool that accepts, reads and runs the handler.
     ///   - maxBodyBytes: Larger request bodies are answered with 413 and never reach the handler.
     ///   - limits: The connection limit and timeouts.
+    ///   - tls: HTTPS settings, or nil for plain HTTP.
     ///   - asyncHandler: Called once per complete request, on a pool thread, with the function that answers it.
     /// - Throws: `HTTPServerError` when the address is not numeric or the daemon cannot start.
     public convenience init(
@@ -176,6 +86,7 @@ public final class HTTPServer: @unchecked Sendable {
         threads: Int = 4,
         maxBodyBytes: Int = 1 << 20,
         limits: HTTPServerLimits = HTTPServerLimits(),
+        tls: HTTPServerTLS? = nil,
         asyncHandler: @escaping @Sendable (HTTPRequest, _ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void
     ) throws {
         try self.init(
@@ -184,6 +95,7 @@ public final class HTTPServer: @unchecked Sendable {
             threads: threads,
             maxBodyBytes: maxBodyBytes,
             limits: limits,
+            tls: tls,
             handler: .async(asyncHandler)
         )
     }
@@ -194,6 +106,7 @@ public final class HTTPServer: @unchecked Sendable {
         threads: Int,
         maxBodyBytes: Int,
         limits: HTTPServerLimits,
+        tls: HTTPServerTLS?,
         handler: Handler
     ) throws {
         let requestTimeout = UInt32(clamping: max(1, limits.requestTimeoutSeconds))
@@ -214,6 +127,10 @@ public final class HTTPServer: @unchecked Sendable {
         var flags = UInt32(MHD_USE_POLL.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue)
         // Suspend/resume brings the inter-thread channel, which MHD_quiesce_daemon also needs.
         flags |= UInt32(MHD_ALLOW_SUSPEND_RESUME.rawValue)
+        if tls != nil { flags |= UInt32(MHD_USE_TLS.rawValue) }
+        // Kept for the daemon's life: libmicrohttpd does not promise to copy the PEM text.
+        let keyPEM = tls.map { strdup($0.keyPEM) } ?? nil
+        let certificatePEM = tls.map { strdup($0.certificateChainPEM) } ?? nil
         var storage = sockaddr_storage()
         var v4 = in_addr()
         var v6 = in6_addr()
@@ -234,6 +151,8 @@ public final class HTTPServer: @unchecked Sendable {
             }
         } else {
             context.release()
+            free(keyPEM)
+            free(certificatePEM)
             throw HTTPServerError(message: "listen address '\(host)' is not a numeric IPv4 or IPv6 address", code: 0)
         }
         let started = withUnsafePointer(to: &storage) { pointer in
@@ -252,15 +171,21 @@ public final class HTTPServer: @unchecked Sendable {
                     uriLogger,
                     context.toOpaque(),
                     requestCompleted,
-                    context.toOpaque()
+                    context.toOpaque(),
+                    keyPEM,
+                    certificatePEM
                 )
             }
         }
         guard let started else {
             let code = errno
             context.release()
-            throw HTTPServerError(message: "cannot listen on \(host):\(port)", code: code)
+            free(keyPEM)
+            free(certificatePEM)
+            let what = tls == nil ? "" : " with TLS (is the key and certificate PEM valid?)"
+            throw HTTPServerError(message: "cannot listen on \(host):\(port)\(what)", code: code)
         }
+        self.tlsStrings = (keyPEM, certificatePEM)
         self.daemon = started
         self.context = context
         self.host = host
@@ -297,6 +222,8 @@ public final class HTTPServer: @unchecked Sendable {
     deinit {
         shutdown()
         context.release()
+        free(tlsStrings.key)
+        free(tlsStrings.certificate)
     }
 }
 

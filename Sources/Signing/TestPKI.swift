@@ -291,7 +291,7 @@ private func writeFile(_ path: String, _ bytes: [UInt8], mode: mode_t) throws {
 }
 
 /// Builds one X.509 v3 certificate with OpenSSL's v3 extension configuration syntax.
-private struct CertificateBuilder {
+struct CertificateBuilder {
     var commonName: String
     var subjectKey: SigningKey
     var issuer: Certificate?

@@ -9,7 +9,8 @@
 
 /* MHD_start_daemon with one fixed option list: bind address, thread pool size, connection limit,
    connection timeout (s), per-connection memory limit (bytes), the URI log callback (its result becomes the
-   first *req_cls) and the request-completed callback. */
+   first *req_cls), the request-completed callback, and for HTTPS (flags with MHD_USE_TLS) the PEM key and
+   certificate chain (MHD_OPTION_HTTPS_MEM_KEY and _CERT; both NULL for plain HTTP). */
 struct MHD_Daemon *ps_mhd_start_daemon(unsigned int flags,
                                        const struct sockaddr *bind_address,
                                        unsigned int thread_pool_size,
@@ -21,7 +22,9 @@ struct MHD_Daemon *ps_mhd_start_daemon(unsigned int flags,
                                        void *(*uri_log)(void *cls, const char *uri, struct MHD_Connection *connection),
                                        void *uri_log_cls,
                                        MHD_RequestCompletedCallback completed,
-                                       void *completed_cls);
+                                       void *completed_cls,
+                                       const char *https_key_pem,
+                                       const char *https_cert_pem);
 
 /* MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT)->port, or 0 when unknown. */
 uint16_t ps_mhd_daemon_port(struct MHD_Daemon *daemon);

@@ -1,0 +1,137 @@
+import AppStoreModel
+internal import Foundation
+import HTTPServer
+import Minting
+import Simulation
+
+extension AppStoreServerAPI {
+    /// Signs a notification's facts as its `signedPayload`.
+    func signed(_ notification: NotificationFacts) throws -> String {
+        try minter.signNotification(
+            notification.payload(signedTransactionInfo: nil, signedRenewalInfo: nil),
+            transaction: notification.transaction?.payload,
+            renewal: notification.renewal?.payload
+        )
+    }
+
+    /// A notification of the app, as Apple would send it now.
+    func notificationFacts(type: String, now: Int64) -> NotificationFacts {
+        NotificationFacts(
+            notificationType: type,
+            subtype: nil,
+            notificationUUID: UUID().uuidString.lowercased(),
+            signedDate: now,
+            version: "2.0",
+            bundleId: configuration.bundleId,
+            appAppleId: configuration.appAppleId,
+            environment: configuration.environment
+        )
+    }
+
+    /// Records a notification the API caused and hands it to the delivery hook.
+    func send(_ notification: NotificationFacts, now: Int64) throws {
+        let signedPayload = try signed(notification)
+        store.recordNotification(notification, at: now)
+        deliver?(APINotification(facts: notification, signedPayload: signedPayload))
+    }
+
+    func requestTestNotification(now: Int64) throws -> HTTPResponse {
+        guard deliver != nil else { throw APIErrorCode.serverNotificationURLNotFound }
+        let notification = notificationFacts(type: "TEST", now: now)
+        // Apple's tokens are a UUID and the request's time in milliseconds.
+        let token = "\(notification.notificationUUID)_\(now)"
+        store.withState { $0.testNotifications[token] = notification.notificationUUID }
+        try send(notification, now: now)
+        return .json(200, SendTestNotificationResponse(testNotificationToken: token))
+    }
+
+    func testNotificationStatus(_ token: String) throws -> HTTPResponse {
+        let parts = token.split(separator: "_")
+        guard parts.count == 2, UUID(uuidString: String(parts[0])) != nil, Int64(parts[1]) != nil else {
+            throw APIErrorCode.invalidTestNotificationToken
+        }
+        let record = store.withState { state -> NotificationRecord? in
+            guard let uuid = state.testNotifications[token] else { return nil }
+            return state.notifications.last { $0.facts.notificationUUID == uuid }
+        }
+        guard let record else { throw APIErrorCode.testNotificationNotFound }
+        return .json(
+            200,
+            CheckTestNotificationResponse(signedPayload: try signed(record.facts), sendAttempts: record.sendAttempts)
+        )
+    }
+
+    func notificationHistory(_ body: [UInt8], query: Query, now: Int64) throws -> HTTPResponse {
+        let request = try NotificationHistoryFilter(body, now: now)
+        let offset = try PageToken.offset(query.value("paginationToken"), invalid: .invalidPaginationToken)
+        let records = try store.withState { state throws(APIErrorCode) -> [NotificationRecord] in
+            var customer: Int?
+            if let id = request.transactionId {
+                customer = try requireTransaction(id, in: state, at: now, endpoint: "getNotificationHistory").customer
+            }
+            return state.notifications.filter { record in
+                guard record.at <= now, request.matches(record) else { return false }
+                guard let customer else { return true }
+                return record.facts.transaction.map { state.customerOf[$0.transactionId] == customer } ?? false
+            }
+        }
+        let page = records.dropFirst(offset).prefix(Self.pageSize)
+        let hasMore = offset + page.count < records.count
+        return .json(
+            200,
+            NotificationHistoryResponse(
+                paginationToken: hasMore ? PageToken.encode(offset + page.count) : nil,
+                hasMore: hasMore,
+                notificationHistory: try page.map {
+                    NotificationHistoryResponseItem(signedPayload: try signed($0.facts), sendAttempts: $0.sendAttempts)
+                }
+            )
+        )
+    }
+}
+
+/// The body of `POST /inApps/v1/notifications/history`, validated as Apple does.
+struct NotificationHistoryFilter {
+    var startDate: Int64
+    var endDate: Int64
+    var notificationType: String?
+    var notificationSubtype: String?
+    var transactionId: String?
+    var onlyFailures: Bool
+
+    /// Apple keeps 180 days of history.
+    static let retentionMilliseconds: Int64 = 180 * 86_400_000
+
+    init(_ body: [UInt8], now: Int64) throws(APIErrorCode) {
+        guard let fields = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body)) else {
+            throw .generalBadRequest
+        }
+        guard case .integer(let start)? = fields["startDate"] else { throw .invalidStartDate }
+        guard case .integer(let end)? = fields["endDate"] else { throw .invalidEndDate }
+        guard start <= end else { throw .startDateAfterEndDate }
+        guard start >= now - Self.retentionMilliseconds else { throw .startDateTooFarInPast }
+        startDate = start
+        endDate = end
+        if let value = fields["notificationType"], value != .null {
+            guard case .string(let type) = value, NotificationTypeV2.allKnown.contains(.init(rawValue: type)) else {
+                throw .invalidNotificationType
+            }
+            notificationType = type
+        }
+        if case .string(let subtype)? = fields["notificationSubtype"] { notificationSubtype = subtype }
+        if let value = fields["transactionId"], value != .null {
+            guard case .string(let id) = value else { throw .invalidTransactionId }
+            transactionId = id
+        }
+        if notificationType != nil && transactionId != nil { throw .multipleFiltersSupplied }
+        if case .bool(let value)? = fields["onlyFailures"] { onlyFailures = value } else { onlyFailures = false }
+    }
+
+    func matches(_ record: NotificationRecord) -> Bool {
+        guard record.at >= startDate && record.at < endDate else { return false }
+        if let notificationType, record.facts.notificationType != notificationType { return false }
+        if let notificationSubtype, record.facts.subtype != notificationSubtype { return false }
+        if onlyFailures && record.sendAttempts.contains(where: { $0.sendAttemptResult == "SUCCESS" }) { return false }
+        return true
+    }
+}
