@@ -1,3 +1,4 @@
+import Profile
 import Testing
 
 @testable import Load
@@ -65,18 +66,18 @@ struct ScheduleTests {
     }
 
     @Test(arguments: [
-        ("500@10s", [RateSchedule.Segment.constant(rate: 500, duration: .seconds(10))]),
+        ("500@10s", [RateSegment(.constant(rate: 500), seconds: 10)]),
         (
             "10->500@1m,500@5m",
-            [.ramp(from: 10, to: 500, duration: .seconds(60)), .constant(rate: 500, duration: .seconds(300))]
+            [RateSegment(.ramp(from: 10, to: 500), seconds: 60), RateSegment(.constant(rate: 500), seconds: 300)]
         ),
-        ("sine(200,100,20s)@2m", [.sine(mean: 200, amplitude: 100, period: .seconds(20), duration: .seconds(120))]),
+        ("sine(200,100,20s)@2m", [RateSegment(.sine(mean: 200, amplitude: 100, periodSeconds: 20), seconds: 120)]),
         (
             "100@500ms, 1000@5s",
-            [.constant(rate: 100, duration: .milliseconds(500)), .constant(rate: 1000, duration: .seconds(5))]
+            [RateSegment(.constant(rate: 100), seconds: 0.5), RateSegment(.constant(rate: 1000), seconds: 5)]
         ),
     ])
-    func parsesScheduleText(text: String, segments: [RateSchedule.Segment]) throws {
+    func parsesScheduleText(text: String, segments: [RateSegment]) throws {
         #expect(try RateSchedule.parse(text).segments == segments)
     }
 
