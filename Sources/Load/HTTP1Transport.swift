@@ -44,23 +44,30 @@ final class HTTP1Connection {
     var wireStart: Int64 = 0
     var deadline = Int64.max
 
-    init?(pool: HTTP1Pool, configuration: LoadEngineConfiguration, transport: UnsafeMutableRawPointer) {
+    /// Makes a handle that connects to the pool's origin.
+    /// - Throws: ``CurlSetupError`` when libcurl refuses an option; nil when it cannot make a handle.
+    init?(
+        pool: HTTP1Pool,
+        configuration: LoadEngineConfiguration,
+        transport: UnsafeMutableRawPointer
+    ) throws(CurlSetupError) {
         guard let easy = curl_easy_init() else { return nil }
         self.pool = pool
         self.easy = easy
-        setCommonOptions(
-            easy,
+        let setup = CurlEasySetup(easy: easy)
+        try setCommonOptions(
+            setup,
             owner: Unmanaged.passUnretained(self).toOpaque(),
             configuration: configuration,
             transport: transport
         )
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_CONNECT_ONLY, 1)
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1)
+        try setup.set(CURLOPT_CONNECT_ONLY, 1)
+        try setup.set(CURLOPT_FRESH_CONNECT, 1)
         // libcurl prunes idle cached connections after 118 s; these are ours while open.
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(Int32.max))
+        try setup.set(CURLOPT_MAXAGE_CONN, Int(Int32.max))
         // ALPN offers http/1.1 only: this connection speaks nothing else.
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
-        _ = (pool.origin + "/").withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
+        try setup.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        try setup.set(CURLOPT_URL, string: pool.origin + "/")
     }
 
     deinit { curl_easy_cleanup(easy) }
@@ -158,24 +165,43 @@ extension Transport {
         let connection: HTTP1Connection
         if let spare = pool.spare.popLast() {
             connection = spare
-        } else if let made = HTTP1Connection(
-            pool: pool,
-            configuration: configuration,
-            transport: Unmanaged.passUnretained(self).toOpaque()
-        ) {
+        } else {
+            let made: HTTP1Connection?
+            do {
+                made = try HTTP1Connection(
+                    pool: pool,
+                    configuration: configuration,
+                    transport: Unmanaged.passUnretained(self).toOpaque()
+                )
+            } catch {
+                failFirstWaiting(pool, detail: error.description)
+                return
+            }
+            guard let made else {
+                failFirstWaiting(pool, detail: "libcurl could not create a handle")
+                return
+            }
             connection = made
             pool.all.append(made)
-        } else {
-            if let pending = pool.dequeue() {
-                fail(pending, error: .other, detail: "libcurl could not create a handle")
-            }
+        }
+        let added = curl_multi_add_handle(multi, connection.easy)
+        guard added == CURLM_OK else {
+            pool.spare.append(connection)
+            failFirstWaiting(
+                pool,
+                detail: "libcurl refused the connection: \(String(cString: curl_multi_strerror(added)))"
+            )
             return
         }
         connection.state = .connecting
         connection.served = 0
         pool.open += 1
         pool.connecting += 1
-        curl_multi_add_handle(multi, connection.easy)
+    }
+
+    /// Fails the request waiting longest in `pool`: a connection for it could not even be started.
+    private func failFirstWaiting(_ pool: HTTP1Pool, detail: String) {
+        if let pending = pool.dequeue() { fail(pending, error: .other, detail: detail + "; never sent") }
     }
 
     /// libcurl finished connecting `connection` (or failed to).
@@ -183,16 +209,19 @@ extension Transport {
         let pool = connection.pool
         pool.connecting -= 1
         var socket: curl_socket_t = -1
+        var code = code
         if code == CURLE_OK {
-            _ = ps_curl_easy_getinfo_socket(connection.easy, CURLINFO_ACTIVESOCKET, &socket)
+            // CURLE_OK and no socket is not a connection either: the socket's code is the failure.
+            code = ps_curl_easy_getinfo_socket(connection.easy, CURLINFO_ACTIVESOCKET, &socket)
         }
         guard code == CURLE_OK, socket >= 0 else {
-            var osErrno = 0
-            _ = ps_curl_easy_getinfo_long(connection.easy, CURLINFO_OS_ERRNO, &osErrno)
+            let osErrno = osErrno(of: connection.easy)
             closeConnection(connection)
             if let pending = pool.dequeue() {
                 let error = classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno)
-                fail(pending, error: error, detail: curlFailureDetail(code, osErrno: osErrno))
+                let detail =
+                    code == CURLE_OK ? "libcurl connected without a socket" : curlFailureDetail(code, osErrno: osErrno)
+                fail(pending, error: error, detail: detail)
             }
             pump(pool)
             return
