@@ -385,8 +385,8 @@ final class Transport {
             results.append(finish(easy: easy, code: code, received: monotonicNanoseconds() - runStart))
         }
         while let connection = orphans.popLast() {
-            guard connection.state != .closed else { continue }
-            failConnection(connection, error: .reset, detail: "libcurl closed the connection", retryable: true)
+            guard connection.isOpen else { continue }
+            apply(connection.machine.readFailed("libcurl closed the connection", resetByPeer: true), to: connection)
         }
         expireHTTP1(now: now)
         expireWaiting(now: now)
