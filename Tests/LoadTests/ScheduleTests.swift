@@ -55,6 +55,20 @@ struct ScheduleTests {
         #expect(abs(count - 10_000) < 500)
     }
 
+    /// Values of the pacer as it was before it moved onto Profile's `ArrivalTimes` (its own SplitMix64 and
+    /// integral inversion, at 66eca0e): a seeded `paystorm load --arrivals poisson` run sends at the same times.
+    @Test func poissonPacerKeepsItsTimesAcrossTheMoveToProfile() {
+        var constant = Pacer(schedule: RateSchedule.constant(1000, for: .seconds(1)).with(arrivals: .poisson(seed: 7)))
+        let first = (0..<5).compactMap { _ in constant.next() }
+        #expect(first == [942_045, 5_029_119, 5_133_634, 5_673_322, 6_466_418].map { Duration.nanoseconds($0) })
+        var ramp = Pacer(
+            schedule: RateSchedule.ramp(from: 0, to: 10, over: .seconds(1)).with(arrivals: .poisson(seed: 3))
+        )
+        var times: [Duration] = []
+        while let next = ramp.next() { times.append(next) }
+        #expect(times == [659_756_023, 711_708_617, 777_441_628].map { Duration.nanoseconds($0) })
+    }
+
     @Test func rateAndExpectedCountAreClosedForm() {
         let schedule = RateSchedule.ramp(from: 10, to: 30, over: .seconds(2)).then(.constant(5, for: .seconds(1)))
         #expect(schedule.duration == .seconds(3))
