@@ -74,7 +74,7 @@ let package = Package(
         ),
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),
-        .testTarget(name: "LoadTests", dependencies: ["Load"], exclude: ["Interop"]),
+        .testTarget(name: "LoadTests", dependencies: ["Load", "Profile", "CCurl"], exclude: ["Interop"]),
         .testTarget(name: "CheckingTests", dependencies: ["Checking", "Simulation", "Chaos", "Profile"]),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting"], exclude: ["Snapshots"]),
         .testTarget(

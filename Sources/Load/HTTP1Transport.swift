@@ -5,101 +5,6 @@ internal import CPayStormShims
 internal import Glibc
 #endif
 
-/// A request waiting for, or on, a fast-path connection.
-struct HTTP1Pending {
-    var request: LoadRequest
-    var target: HTTP1Target
-    var intended: Int64
-    var sent: Int64
-    /// When it must be answered (monotonic): its intended time plus the request timeout.
-    var deadline: Int64
-    /// Whether it was already sent once on a kept-alive connection that turned out dead.
-    var retried = false
-}
-
-/// One kept-alive connection of the fast path: libcurl makes it (`CURLOPT_CONNECT_ONLY`: DNS,
-/// connect timeout, TLS with the configured CA), PayStorm writes the requests and reads the
-/// responses. Confined to the engine's thread.
-final class HTTP1Connection {
-    enum State { case closed, connecting, idle, sending, receiving }
-
-    unowned let pool: HTTP1Pool
-    let easy: UnsafeMutableRawPointer
-    var state = State.closed
-    var socket: Int32 = -1
-    /// Responses completed since it connected (a request that dies on a reused connection is retried once).
-    var served = 0
-    var current: HTTP1Pending?
-    /// The request head (and, over TLS, the body); a plain socket sends the body from the request.
-    var out: [UInt8] = []
-    /// The body sent after `out`, kept alive until the request ends.
-    var body: [UInt8] = []
-    var outSent = 0
-    var outTotal = 0
-    var watchingWrites = false
-    var parser = HTTP1ResponseParser()
-    var response: [UInt8] = []
-    var responseBytes = 0
-    /// Monotonic time of the first byte written for the current request.
-    var wireStart: Int64 = 0
-    var deadline = Int64.max
-
-    init?(pool: HTTP1Pool, configuration: LoadEngineConfiguration, transport: UnsafeMutableRawPointer) {
-        guard let easy = curl_easy_init() else { return nil }
-        self.pool = pool
-        self.easy = easy
-        setCommonOptions(
-            easy,
-            owner: Unmanaged.passUnretained(self).toOpaque(),
-            configuration: configuration,
-            transport: transport
-        )
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_CONNECT_ONLY, 1)
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1)
-        // libcurl prunes idle cached connections after 118 s; these are ours while open.
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(Int32.max))
-        // ALPN offers http/1.1 only: this connection speaks nothing else.
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
-        _ = (pool.origin + "/").withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
-    }
-
-    deinit { curl_easy_cleanup(easy) }
-}
-
-/// The fast-path connections to one origin, capped at the configured count, and the requests
-/// waiting for one of them (FIFO).
-final class HTTP1Pool {
-    let origin: String
-    let isTLS: Bool
-    /// Every connection object made for this origin (at most the cap), open or not.
-    var all: [HTTP1Connection] = []
-    /// Open connections with nothing in flight (most recently used last).
-    var idle: [HTTP1Connection] = []
-    /// Closed connections whose handles can connect again.
-    var spare: [HTTP1Connection] = []
-    /// Connections open or connecting.
-    var open = 0
-    var connecting = 0
-    private var waiting = FIFOQueue<HTTP1Pending>()
-
-    init(origin: String, isTLS: Bool) {
-        self.origin = origin
-        self.isTLS = isTLS
-    }
-
-    var waitingCount: Int { waiting.count }
-
-    /// The next request to start (the one waiting longest).
-    var firstWaiting: HTTP1Pending? { waiting.first }
-
-    func enqueue(_ pending: HTTP1Pending) { waiting.append(pending) }
-
-    /// Puts a request back at the head (a retry goes first).
-    func requeue(_ pending: HTTP1Pending) { waiting.prepend(pending) }
-
-    func dequeue() -> HTTP1Pending? { waiting.popFirst() }
-}
-
 extension Transport {
     /// Hands the fast path's results to the engine; only now do they stop counting in flight, so
     /// the engine never sees nothing in flight while a result is on its way.
@@ -158,24 +63,43 @@ extension Transport {
         let connection: HTTP1Connection
         if let spare = pool.spare.popLast() {
             connection = spare
-        } else if let made = HTTP1Connection(
-            pool: pool,
-            configuration: configuration,
-            transport: Unmanaged.passUnretained(self).toOpaque()
-        ) {
+        } else {
+            let made: HTTP1Connection?
+            do {
+                made = try HTTP1Connection(
+                    pool: pool,
+                    configuration: configuration,
+                    transport: Unmanaged.passUnretained(self).toOpaque()
+                )
+            } catch {
+                failFirstWaiting(pool, detail: error.description)
+                return
+            }
+            guard let made else {
+                failFirstWaiting(pool, detail: "libcurl could not create a handle")
+                return
+            }
             connection = made
             pool.all.append(made)
-        } else {
-            if let pending = pool.dequeue() {
-                fail(pending, error: .other, detail: "libcurl could not create a handle")
-            }
+        }
+        let added = curl_multi_add_handle(multi, connection.easy)
+        guard added == CURLM_OK else {
+            pool.spare.append(connection)
+            failFirstWaiting(
+                pool,
+                detail: "libcurl refused the connection: \(String(cString: curl_multi_strerror(added)))"
+            )
             return
         }
-        connection.state = .connecting
-        connection.served = 0
+        connection.machine.connect()
+        connection.isOpen = true
         pool.open += 1
         pool.connecting += 1
-        curl_multi_add_handle(multi, connection.easy)
+    }
+
+    /// Fails the request waiting longest in `pool`: a connection for it could not even be started.
+    private func failFirstWaiting(_ pool: HTTP1Pool, detail: String) {
+        if let pending = pool.dequeue() { fail(pending, error: .other, detail: detail + "; never sent") }
     }
 
     /// libcurl finished connecting `connection` (or failed to).
@@ -183,25 +107,26 @@ extension Transport {
         let pool = connection.pool
         pool.connecting -= 1
         var socket: curl_socket_t = -1
+        var code = code
         if code == CURLE_OK {
-            _ = ps_curl_easy_getinfo_socket(connection.easy, CURLINFO_ACTIVESOCKET, &socket)
+            // CURLE_OK and no socket is not a connection either: the socket's code is the failure.
+            code = ps_curl_easy_getinfo_socket(connection.easy, CURLINFO_ACTIVESOCKET, &socket)
         }
         guard code == CURLE_OK, socket >= 0 else {
-            var osErrno = 0
-            _ = ps_curl_easy_getinfo_long(connection.easy, CURLINFO_OS_ERRNO, &osErrno)
+            let osErrno = osErrno(of: connection.easy)
             closeConnection(connection)
             if let pending = pool.dequeue() {
                 let error = classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno)
-                fail(pending, error: error, detail: curlFailureDetail(code, osErrno: osErrno))
+                let detail =
+                    code == CURLE_OK ? "libcurl connected without a socket" : curlFailureDetail(code, osErrno: osErrno)
+                fail(pending, error: error, detail: detail)
             }
             pump(pool)
             return
         }
         connection.socket = socket
         adopt(socket: socket, for: connection)
-        connection.state = .idle
-        pool.idle.append(connection)
-        pump(pool)
+        apply(connection.machine.connected(), to: connection)
     }
 
     private func start(_ pending: HTTP1Pending, on connection: HTTP1Connection) {
@@ -210,9 +135,6 @@ extension Transport {
         HTTP1RequestWriter.write(pending.request, target: pending.target, into: &connection.out, body: isTLS)
         connection.body = isTLS ? [] : pending.request.body
         connection.current = pending
-        connection.outSent = 0
-        connection.outTotal = connection.out.count + connection.body.count
-        connection.parser.reset(expectsBody: pending.request.method != "HEAD")
         connection.response.removeAll(keepingCapacity: connection.response.capacity <= 64 * 1024)
         connection.responseBytes = 0
         connection.wireStart = now
@@ -224,56 +146,68 @@ extension Transport {
         }
         if !pending.retried { noteStart(intended: pending.intended, at: now) }
         if connection.deadline < nextHTTP1Deadline { nextHTTP1Deadline = connection.deadline }
-        connection.state = .sending
-        writeRequest(connection)
+        let action = connection.machine.start(
+            total: connection.out.count + connection.body.count,
+            resetAfter: pending.request.resetAfterBytes,
+            hangUpOnResponse: pending.request.hangUpOnResponse,
+            expectsBody: pending.request.method != "HEAD"
+        )
+        apply(action, to: connection)
     }
 
-    /// Writes what is left of the request; waits for writability when the socket is full.
-    private func writeRequest(_ connection: HTTP1Connection) {
-        let limit = connection.current?.request.resetAfterBytes.map { min(max($0, 0), connection.outTotal) }
-        let end = limit ?? connection.outTotal
-        while connection.outSent < end {
-            var written = 0
-            var failure: (detail: String, retryable: Bool)?
-            if connection.pool.isTLS {
-                connection.out.withUnsafeBytes { buffer in
-                    let code = curl_easy_send(
-                        connection.easy,
-                        buffer.baseAddress! + connection.outSent,
-                        end - connection.outSent,
-                        &written
-                    )
-                    if code != CURLE_OK && code != CURLE_AGAIN { failure = (curlFailureDetail(code), true) }
-                }
-            } else {
-                // Head and body in one call, the body straight from the request (no copy).
-                let result = connection.out.withUnsafeBytes { head in
-                    connection.body.withUnsafeBytes { body in
-                        sendHeadAndBody(connection.socket, head: head, body: body, from: connection.outSent, to: end)
-                    }
-                }
-                if result >= 0 {
-                    written = result
-                } else if errno != EAGAIN && errno != EINTR {
-                    failure = (String(cString: strerror(errno)), errno == ECONNRESET || errno == EPIPE)
-                }
-            }
-            if let failure {
-                failConnection(connection, error: .reset, detail: failure.detail, retryable: failure.retryable)
-                return
-            }
-            if written == 0 {
-                watchWrites(connection, true)
-                return
-            }
-            connection.outSent += written
+    /// Does what the connection's state machine asks: writes, watches, hands over or fails the request,
+    /// closes the connection, starts the next request.
+    func apply(_ action: HTTP1ConnectionStateMachine.Action, to connection: HTTP1Connection) {
+        var action = action
+        while case .write(let from, let to) = action {
+            action = write(connection, from: from, to: to)
         }
-        if let limit {
-            resetConnection(connection, after: limit)
-            return
+        switch action {
+        case .wait, .write:
+            break
+        case .awaitWritable:
+            watchWrites(connection, true)
+        case .awaitResponse:
+            if connection.watchingWrites { watchWrites(connection, false) }
+        case .ready:
+            connection.pool.idle.append(connection)
+            pump(connection.pool)
+        case .complete(let keepAlive):
+            complete(connection, keepAlive: keepAlive)
+        case .fail(let error, let detail, let retry):
+            failConnection(connection, error: error, detail: detail, retry: retry)
+        case .reset(let bytes):
+            resetConnection(connection, after: bytes)
+        case .close:
+            closeConnection(connection)
+            pump(connection.pool)
         }
-        if connection.watchingWrites { watchWrites(connection, false) }
-        connection.state = .receiving
+    }
+
+    /// Writes request bytes `from..<to` once and reports the outcome to the state machine.
+    private func write(_ connection: HTTP1Connection, from: Int, to end: Int) -> HTTP1ConnectionStateMachine.Action {
+        var written = 0
+        if connection.pool.isTLS {
+            let code = connection.out.withUnsafeBytes { buffer in
+                curl_easy_send(connection.easy, buffer.baseAddress! + from, end - from, &written)
+            }
+            if code != CURLE_OK && code != CURLE_AGAIN {
+                return connection.machine.writeFailed(curlFailureDetail(code), retryable: true)
+            }
+        } else {
+            // Head and body in one call, the body straight from the request (no copy).
+            let result = connection.out.withUnsafeBytes { head in
+                connection.body.withUnsafeBytes { body in
+                    sendHeadAndBody(connection.socket, head: head, body: body, from: from, to: end)
+                }
+            }
+            if result < 0 && errno != EAGAIN && errno != EINTR {
+                let retryable = errno == ECONNRESET || errno == EPIPE
+                return connection.machine.writeFailed(String(cString: strerror(errno)), retryable: retryable)
+            }
+            written = max(result, 0)
+        }
+        return written == 0 ? connection.machine.writeBlocked() : connection.machine.wrote(written)
     }
 
     /// Ends a network-reset fault: the connection is closed with a TCP RST (SO_LINGER 0) after
@@ -281,22 +215,23 @@ extension Transport {
     private func resetConnection(_ connection: HTTP1Connection, after bytes: Int) {
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
         setsockopt(connection.socket, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        let total = connection.out.count + connection.body.count
         failConnection(
             connection,
             error: .reset,
-            detail: "reset after \(bytes) of \(connection.outTotal) request bytes (network-reset fault)",
-            retryable: false
+            detail: "reset after \(bytes) of \(total) request bytes (network-reset fault)",
+            retry: false
         )
     }
 
     /// Handles epoll events on a fast-path socket.
     func handle(_ connection: HTTP1Connection, events: UInt32) {
-        switch connection.state {
+        switch connection.machine.state {
         case .sending:
-            writeRequest(connection)
+            apply(connection.machine.writable(), to: connection)
             // A server may answer before reading the whole body (a 413, say): read that answer.
             let readable = EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue
-            if connection.state != .closed && events & readable != 0 { readResponse(connection) }
+            if connection.machine.isBusy && events & readable != 0 { readResponse(connection) }
         case .receiving:
             readResponse(connection)
         case .idle:
@@ -306,90 +241,49 @@ extension Transport {
         }
     }
 
-    /// Reads and parses what arrived; completes or fails the request when the response ends.
+    /// Reads what arrived and hands it to the state machine until the socket is drained or the machine
+    /// acts on it (the response ended, or the connection failed).
     private func readResponse(_ connection: HTTP1Connection) {
         let buffer = readBuffer
         while true {
             var count = 0
-            var closedByPeer = false
             if connection.pool.isTLS {
                 let code = curl_easy_recv(connection.easy, buffer.baseAddress, buffer.count, &count)
                 if code == CURLE_AGAIN { return }
                 if code != CURLE_OK {
-                    let retryable = connection.parser.receivedBytes == 0
-                    failConnection(connection, error: .reset, detail: curlFailureDetail(code), retryable: retryable)
+                    apply(connection.machine.readFailed(curlFailureDetail(code), resetByPeer: true), to: connection)
                     return
                 }
-                closedByPeer = count == 0
             } else {
                 count = recv(connection.socket, buffer.baseAddress, buffer.count, 0)
                 if count < 0 {
                     if errno == EAGAIN || errno == EINTR { return }
-                    let retryable = errno == ECONNRESET && connection.parser.receivedBytes == 0
-                    failConnection(
-                        connection,
-                        error: .reset,
-                        detail: String(cString: strerror(errno)),
-                        retryable: retryable
-                    )
+                    let detail = String(cString: strerror(errno))
+                    apply(connection.machine.readFailed(detail, resetByPeer: errno == ECONNRESET), to: connection)
                     return
                 }
-                closedByPeer = count == 0
             }
-            if closedByPeer {
-                if connection.parser.finishAtClose() {
-                    complete(connection)
-                } else if connection.parser.receivedBytes == 0 {
-                    failConnection(
-                        connection,
-                        error: .reset,
-                        detail: "the server closed the connection without answering",
-                        retryable: true
-                    )
-                } else {
-                    failConnection(
-                        connection,
-                        error: .reset,
-                        detail: "the server closed the connection in the middle of the response",
-                        retryable: false
-                    )
+            let action: HTTP1ConnectionStateMachine.Action
+            if count == 0 {
+                action = connection.machine.peerClosed()
+            } else {
+                action = connection.machine.read(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { chunk in
+                    capture(chunk, into: connection)
                 }
-                return
             }
-            if connection.current?.request.hangUpOnResponse == true {
-                failConnection(
-                    connection,
-                    error: .hungUp,
-                    detail: "hung up when the response started (lost response)",
-                    retryable: false
-                )
-                return
-            }
-            let complete: Bool
-            do {
-                complete = try connection.parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) { chunk in
-                    connection.responseBytes += chunk.count
-                    if configuration.captureBodies && connection.response.count < configuration.maxCapturedBodyBytes {
-                        let kept = min(chunk.count, configuration.maxCapturedBodyBytes - connection.response.count)
-                        connection.response.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<kept]))
-                    }
-                }
-            } catch {
-                failConnection(
-                    connection,
-                    error: .other,
-                    detail: "malformed HTTP response: \(error.message)",
-                    retryable: false
-                )
-                return
-            }
-            if complete {
-                self.complete(connection)
-                return
-            }
+            guard action == .wait else { return apply(action, to: connection) }
             // A plain socket that did not fill the buffer is drained (level-triggered epoll says when
             // more comes); TLS may hold decrypted bytes, so it is read until it would block.
             if !connection.pool.isTLS && count < buffer.count { return }
+        }
+    }
+
+    /// Counts response body bytes, keeping them up to the configured limit.
+    private func capture(_ chunk: UnsafeRawBufferPointer, into connection: HTTP1Connection) {
+        connection.responseBytes += chunk.count
+        if configuration.captureBodies && connection.response.count < configuration.maxCapturedBodyBytes {
+            let kept = min(chunk.count, configuration.maxCapturedBodyBytes - connection.response.count)
+            connection.response.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<kept]))
         }
     }
 
@@ -404,22 +298,21 @@ extension Transport {
             if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
         }
         // Closed, failed, or bytes nobody asked for: the connection is not usable.
-        closeConnection(connection)
-        pump(connection.pool)
+        apply(connection.machine.peerClosed(), to: connection)
     }
 
-    private func complete(_ connection: HTTP1Connection) {
+    /// Hands over the response of the request on `connection`; the connection goes back to the idle
+    /// list (`keepAlive`) or is closed.
+    private func complete(_ connection: HTTP1Connection, keepAlive: Bool) {
         var result = self.result(of: connection.current!, wireStart: connection.wireStart)
-        result.status = connection.parser.status
+        result.status = connection.machine.parser.status
         result.body = connection.response
         result.bodyBytes = connection.responseBytes
         finished.append(result)
         connection.current = nil
-        connection.served += 1
+        connection.deadline = .max
         let pool = connection.pool
-        // Answered before the whole request was written: the rest would be taken for a new request.
-        if connection.parser.keepAlive && connection.outSent == connection.outTotal {
-            connection.state = .idle
+        if keepAlive {
             pool.idle.append(connection)
         } else {
             closeConnection(connection)
@@ -427,16 +320,15 @@ extension Transport {
         pump(pool)
     }
 
-    /// Fails the request in flight on `connection` and closes it; a request that found a reused
-    /// connection dead before any answer is retried once on another (as libcurl does).
-    func failConnection(_ connection: HTTP1Connection, error: LoadErrorClass, detail: String, retryable: Bool) {
+    /// Closes `connection` and fails its request, or (`retry`, and not retried before) queues it again
+    /// at the head, for another connection.
+    func failConnection(_ connection: HTTP1Connection, error: LoadErrorClass, detail: String, retry: Bool) {
         let pool = connection.pool
         let pending = connection.current
-        let reused = connection.served > 0
         connection.current = nil
         closeConnection(connection)
         if var pending {
-            if retryable && reused && !pending.retried {
+            if retry && !pending.retried {
                 pending.retried = true
                 pool.requeue(pending)
             } else {
@@ -472,13 +364,14 @@ extension Transport {
     /// Closes a connection (libcurl closes the socket when its handle leaves the multi handle) and
     /// keeps its handle for a later connect.
     func closeConnection(_ connection: HTTP1Connection) {
-        guard connection.state != .closed else { return }
-        if connection.state == .idle, let index = connection.pool.idle.firstIndex(where: { $0 === connection }) {
+        guard connection.isOpen else { return }
+        _ = connection.machine.close()
+        if let index = connection.pool.idle.firstIndex(where: { $0 === connection }) {
             connection.pool.idle.remove(at: index)
         }
         if connection.socket >= 0 && Int(connection.socket) < owners.count { owners[Int(connection.socket)] = nil }
         connection.socket = -1
-        connection.state = .closed
+        connection.isOpen = false
         connection.watchingWrites = false
         connection.deadline = .max
         curl_multi_remove_handle(multi, connection.easy)
@@ -491,14 +384,14 @@ extension Transport {
         guard now >= nextHTTP1Deadline else { return }
         nextHTTP1Deadline = .max
         for pool in pools.values {
-            for connection in pool.all where connection.state == .sending || connection.state == .receiving {
+            for connection in pool.all where connection.machine.isBusy {
                 if connection.deadline <= now, let pending = connection.current {
                     let detail =
                         connection.deadline < pending.deadline
                         ? "no complete response within its own \((pending.request.timeout ?? .zero).microseconds / 1000) ms timeout"
                         : "no complete response within the \(timeoutNanos / 1_000_000) ms request timeout, "
                             + "counted from its intended time"
-                    failConnection(connection, error: .timeout, detail: detail, retryable: false)
+                    apply(connection.machine.timedOut(detail), to: connection)
                 } else if connection.deadline < nextHTTP1Deadline {
                     nextHTTP1Deadline = connection.deadline
                 }

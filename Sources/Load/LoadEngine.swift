@@ -137,6 +137,8 @@ public struct LoadEngineStats: Sendable, Equatable {
     /// Whether nothing more will be released and the run only waits for the requests in flight
     /// (each ends by its intended time plus the request timeout).
     public var draining = false
+    /// Why the run could not start (the transport could not be set up, libcurl's refusal named), or nil.
+    public var failure: String?
 }
 
 /// Why the engine could not start.
@@ -170,15 +172,17 @@ public final class LoadEngine: Sendable {
     public let configuration: LoadEngineConfiguration
     private let stopRequested = Atomic<Bool>(false)
 
-    /// Creates an engine.
+    /// Creates an engine, and sets up a transport and its handles once so that an option libcurl refuses
+    /// (HTTP/2 from a libcurl built without it, say) is an error now, naming the option, rather than in the run.
     /// - Throws: ``LoadConfigurationError`` for bad settings, ``LoadEngineError`` when libcurl
-    ///   cannot start.
+    ///   cannot start or refuses a setup option.
     public init(_ configuration: LoadEngineConfiguration = LoadEngineConfiguration()) throws {
         try configuration.validate()
         self.configuration = configuration
         guard Self.globalInit == CURLE_OK else {
             throw LoadEngineError(message: "libcurl failed to initialise (code \(Self.globalInit.rawValue))")
         }
+        try Transport(configuration).checkSetup()
     }
 
     private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
@@ -228,26 +232,36 @@ public final class LoadEngine: Sendable {
         sink: (LoadResult) -> Void,
         tick: (LoadEngineStats) -> Void = { _ in }
     ) -> LoadEngineStats {
-        guard var loop = makeLoop(mode) else { return Self.stoppedStats }
-        return loop.run(source: source, sink: sink, tick: tick)
+        switch makeLoop(Release(mode)) {
+        case .success(var loop): return loop.run(source: source, sink: sink, tick: tick)
+        case .failure(let error): return Self.stoppedStats(error)
+        }
     }
 
     /// The counters of a run whose transport could not start.
-    private static var stoppedStats: LoadEngineStats {
+    private static func stoppedStats(_ error: LoadEngineError) -> LoadEngineStats {
         var stats = LoadEngineStats()
         stats.stopped = true
+        stats.failure = error.message
         return stats
     }
 
-    /// A fresh loop on a new transport (nil when libcurl cannot make one), with the stop flag cleared.
-    private func makeLoop(_ mode: LoadMode) -> EngineLoop? {
+    /// A fresh loop on a new transport, with the stop flag cleared.
+    private func makeLoop(_ release: Release) -> Result<EngineLoop, LoadEngineError> {
         stopRequested.store(false, ordering: .relaxed)
-        guard let transport = Transport(configuration) else { return nil }
-        return EngineLoop(
-            configuration: configuration,
-            mode: mode,
-            transport: transport,
-            stopRequested: { self.stopRequested.load(ordering: .relaxed) }
+        let transport: Transport
+        do {
+            transport = try Transport(configuration)
+        } catch {
+            return .failure(error)
+        }
+        return .success(
+            EngineLoop(
+                configuration: configuration,
+                release: release,
+                transport: transport,
+                stopRequested: { self.stopRequested.load(ordering: .relaxed) }
+            )
         )
     }
 
@@ -266,11 +280,11 @@ public final class LoadEngine: Sendable {
         sink: (LoadResult) -> Void,
         tick: (LoadEngineStats) -> Void = { _ in }
     ) -> LoadEngineStats {
-        guard var loop = makeLoop(.closed(users: 0, thinkTime: .zero, duration: .zero)) else {
-            return Self.stoppedStats
+        switch makeLoop(.timed(source)) {
+        case .success(var loop):
+            return loop.run(source: { _, intended in source.take(intended) }, sink: sink, tick: tick)
+        case .failure(let error): return Self.stoppedStats(error)
         }
-        loop.timed = source
-        return loop.run(source: { _, intended in source.take(intended) }, sink: sink, tick: tick)
     }
 }
 
@@ -280,193 +294,4 @@ func monotonicNanoseconds() -> Int64 {
     var spec = timespec()
     clock_gettime(CLOCK_MONOTONIC, &spec)
     return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
-}
-
-/// The state of one run; lives on the engine's thread.
-struct EngineLoop {
-    let configuration: LoadEngineConfiguration
-    let mode: LoadMode
-    let transport: Transport
-    let stopRequested: () -> Bool
-
-    var stats = LoadEngineStats()
-    var pacer: Pacer?
-    /// Timed mode: the stream that gives intended times (no pacer, no users).
-    var timed: (any TimedRequestSource)?
-    var isClosed: Bool { pacer == nil && timed == nil }
-    /// Closed mode: intended times of users ready to send (FIFO; think time is constant).
-    var readyUsers = FIFOQueue<Int64>()
-    var closedEnd: Int64 = 0
-    var nextIndex = 0
-
-    init(
-        configuration: LoadEngineConfiguration,
-        mode: LoadMode,
-        transport: Transport,
-        stopRequested: @escaping () -> Bool
-    ) {
-        self.configuration = configuration
-        self.mode = mode
-        self.transport = transport
-        self.stopRequested = stopRequested
-        switch mode {
-        case .open(let schedule):
-            pacer = Pacer(schedule: schedule)
-        case .closed(let users, _, let duration):
-            for _ in 0..<max(users, 0) { readyUsers.append(0) }
-            closedEnd = duration.nanoseconds
-        }
-    }
-
-    private var pendingDue: Int64?
-
-    /// The next intended time (ns from start), or nil when nothing more will be released.
-    mutating func nextDue() -> Int64? {
-        if let pendingDue { return pendingDue }
-        if let timed {
-            if let next = timed.nextDue() {
-                pendingDue = next.nanoseconds
-            }
-        } else if pacer != nil {
-            if let next = pacer!.next() {
-                pendingDue = next.nanoseconds
-            }
-        } else if let due = readyUsers.first, due < closedEnd {
-            pendingDue = due
-        }
-        return pendingDue
-    }
-
-    mutating func consumeDue() {
-        pendingDue = nil
-        if isClosed { _ = readyUsers.popFirst() }
-    }
-
-    mutating func run(
-        source: (Int, Duration) -> LoadRequest?,
-        sink: (LoadResult) -> Void,
-        tick: (LoadEngineStats) -> Void
-    ) -> LoadEngineStats {
-        let start = monotonicNanoseconds()
-        transport.runStart = start
-        let tickNanos = max(configuration.tickInterval.microseconds * 1000, 1_000_000)
-        var nextTick = tickNanos
-        var releasing = true
-        // Reset at each tick, so each tick reports the worst release of its own second.
-        var releaseLag: Int64 = 0
-        let thinkNanos: Int64
-        if case .closed(_, let think, _) = mode { thinkNanos = think.microseconds * 1000 } else { thinkNanos = 0 }
-
-        var completions: [LoadResult] = []
-
-        let timeoutNanos = Int64(configuration.totalTimeout.seconds * 1e9)
-        while true {
-            var now = monotonicNanoseconds() - start
-            if stopRequested() && releasing {
-                releasing = false
-                stats.stopped = true
-            }
-            // Release every due request (bounded per pass so that I/O keeps flowing).
-            var released = 0
-            while releasing, released < 512, let due = nextDue(), due <= now {
-                consumeDue()
-                released += 1
-                releaseLag = max(releaseLag, now - due)
-                let index = nextIndex
-                nextIndex += 1
-                let intended = Duration.nanoseconds(due)
-                guard let request = source(index, intended) else {
-                    // A timed slot may send nothing; only the other modes end on nil.
-                    if timed != nil { continue }
-                    stats.sourceEnded = true
-                    releasing = false
-                    break
-                }
-                stats.scheduled += 1
-                // Released after its whole timeout has passed, the request could only time out unsent: the
-                // harness fell behind its own schedule, which is not the target's failure, so it is missed.
-                let behind = now - due
-                let overCap = transport.inFlight >= configuration.maxInFlight
-                if overCap || behind >= timeoutNanos {
-                    stats.missed += 1
-                    stats.completed += 1
-                    sink(
-                        LoadResult(
-                            id: request.id,
-                            kind: request.kind,
-                            intended: intended,
-                            sent: intended,
-                            wireStart: intended,
-                            received: intended,
-                            status: 0,
-                            error: .missed,
-                            detail: overCap
-                                ? "in-flight cap \(configuration.maxInFlight) reached"
-                                : String(
-                                    format: "the harness released it %.1f s late, past the request timeout",
-                                    Double(behind) / 1e9
-                                )
-                        )
-                    )
-                    if isClosed { readyUsers.append(due + thinkNanos) }
-                    continue
-                }
-                transport.submit(request, intended: due, sent: now)
-                stats.sent += 1
-                if released % 64 == 0 { now = monotonicNanoseconds() - start }
-            }
-            // Open loop ends with the schedule; closed loop when no user is due and none is waiting.
-            if releasing && nextDue() == nil && (pacer != nil || transport.inFlight == 0) { releasing = false }
-
-            transport.perform(into: &completions)
-            for result in completions {
-                stats.completed += 1
-                if isClosed {
-                    readyUsers.append(result.received.microseconds * 1000 + thinkNanos)
-                }
-                sink(result)
-            }
-            completions.removeAll(keepingCapacity: true)
-            stats.inFlight = transport.inFlight
-            stats.late = transport.lateStarts
-            stats.draining = !releasing
-
-            now = monotonicNanoseconds() - start
-            if now >= nextTick {
-                stats.elapsed = .nanoseconds(now)
-                stats.intendedRate = currentRate(at: now)
-                stats.releaseLag = .nanoseconds(releaseLag)
-                tick(stats)
-                releaseLag = 0
-                nextTick = (now / tickNanos + 1) * tickNanos
-            }
-            if !releasing && transport.inFlight == 0 { break }
-            if stopRequested() && !releasing {
-                transport.cancelAll(into: &completions)
-                for result in completions {
-                    stats.completed += 1
-                    sink(result)
-                }
-                completions.removeAll()
-                break
-            }
-            // Wait for I/O, the next due time or the next tick, whichever is first.
-            var wait = nextTick - now
-            if releasing, let due = nextDue() { wait = min(wait, due - now) }
-            wait = min(wait, 50_000_000)
-            if wait > 0 { transport.wait(nanoseconds: wait) }
-        }
-        stats.inFlight = transport.inFlight
-        stats.elapsed = .nanoseconds(monotonicNanoseconds() - start)
-        stats.intendedRate = 0
-        stats.releaseLag = .nanoseconds(releaseLag)
-        tick(stats)
-        return stats
-    }
-
-    func currentRate(at now: Int64) -> Double {
-        if let timed { return timed.intendedRate(at: .nanoseconds(now)) }
-        if case .open(let schedule) = mode { return schedule.rate(at: .nanoseconds(now)) }
-        return 0
-    }
 }

@@ -1,5 +1,5 @@
 internal import Foundation
-internal import Profile
+public import Profile
 
 /// Why a schedule, duration or threshold text is invalid.
 public struct LoadConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -20,7 +20,9 @@ public enum Arrivals: Sendable, Equatable {
     case poisson(seed: UInt64)
 }
 
-/// An open-loop rate over time: a sequence of segments (constant, linear ramp, sine).
+/// An open-loop rate over time: a sequence of Profile's `RateSegment` values (constant, linear ramp,
+/// steps, spike, sine), whose integral and its inverse are the one implementation of the schedule math that
+/// the simulated world and `paystorm load` share.
 ///
 /// Pure value: ``rate(at:)`` and ``expectedCount(until:)`` are closed-form; ``Pacer`` turns it
 /// into intended send times.
@@ -30,100 +32,30 @@ public enum Arrivals: Sendable, Equatable {
 ///     .then(.constant(500, for: .seconds(300)))
 /// ```
 public struct RateSchedule: Sendable, Equatable {
-    /// One piece of a schedule.
-    public enum Segment: Sendable, Equatable {
-        /// `rate` requests per second for `duration`.
-        case constant(rate: Double, duration: Duration)
-        /// From `from` to `to` requests per second, linearly, over `duration`.
-        case ramp(from: Double, to: Double, duration: Duration)
-        /// `mean + amplitude × sin(2πt / period)` requests per second for `duration`.
-        case sine(mean: Double, amplitude: Double, period: Duration, duration: Duration)
-
-        /// The segment's length.
-        public var duration: Duration {
-            switch self {
-            case .constant(_, let duration), .ramp(_, _, let duration), .sine(_, _, _, let duration):
-                return duration
-            }
-        }
-
-        /// The rate `t` seconds into the segment.
-        func rate(at t: Double) -> Double {
-            switch self {
-            case .constant(let rate, _):
-                return rate
-            case .ramp(let from, let to, let duration):
-                return from + (to - from) * t / duration.seconds
-            case .sine(let mean, let amplitude, let period, _):
-                return mean + amplitude * sin(2 * Double.pi * t / period.seconds)
-            }
-        }
-
-        /// The same segment as a profile's, whose integral and its inverse the pacer uses: one
-        /// implementation of the schedule math for `paystorm load` and the simulated world.
-        private var profileSegment: RateSegment {
-            switch self {
-            case .constant(let rate, let duration):
-                RateSegment(.constant(rate: rate), seconds: duration.seconds)
-            case .ramp(let from, let to, let duration):
-                RateSegment(.ramp(from: from, to: to), seconds: duration.seconds)
-            case .sine(let mean, let amplitude, let period, let duration):
-                RateSegment(
-                    .sine(mean: mean, amplitude: amplitude, periodSeconds: period.seconds),
-                    seconds: duration.seconds
-                )
-            }
-        }
-
-        /// The integral of the rate over the first `t` seconds.
-        func count(until t: Double) -> Double { profileSegment.count(until: t) }
-
-        /// The time at which the integral reaches `target` (0 ≤ target ≤ count(until: duration)).
-        func time(forCount target: Double) -> Double { profileSegment.time(forCount: target) }
-
-        /// The largest rate in the segment.
-        var peakRate: Double {
-            switch self {
-            case .constant(let rate, _): return rate
-            case .ramp(let from, let to, _): return max(from, to)
-            case .sine(let mean, let amplitude, _, _): return mean + abs(amplitude)
-            }
-        }
-
-        /// The smallest rate in the segment.
-        var lowestRate: Double {
-            switch self {
-            case .constant(let rate, _): return rate
-            case .ramp(let from, let to, _): return min(from, to)
-            case .sine(let mean, let amplitude, _, _): return mean - abs(amplitude)
-            }
-        }
-    }
-
     /// The segments, played in order.
-    public var segments: [Segment]
+    public var segments: [RateSegment]
     /// How arrivals are spread.
     public var arrivals: Arrivals
 
     /// Creates a schedule from segments.
-    public init(segments: [Segment], arrivals: Arrivals = .uniform) {
+    public init(segments: [RateSegment], arrivals: Arrivals = .uniform) {
         self.segments = segments
         self.arrivals = arrivals
     }
 
     /// A constant rate.
     public static func constant(_ rate: Double, for duration: Duration) -> RateSchedule {
-        RateSchedule(segments: [.constant(rate: rate, duration: duration)])
+        RateSchedule(segments: [RateSegment(.constant(rate: rate), seconds: duration.seconds)])
     }
 
     /// A linear ramp.
     public static func ramp(from: Double, to: Double, over duration: Duration) -> RateSchedule {
-        RateSchedule(segments: [.ramp(from: from, to: to, duration: duration)])
+        RateSchedule(segments: [RateSegment(.ramp(from: from, to: to), seconds: duration.seconds)])
     }
 
     /// Constant steps, each lasting `step`.
     public static func steps(_ rates: [Double], each step: Duration) -> RateSchedule {
-        RateSchedule(segments: rates.map { .constant(rate: $0, duration: step) })
+        RateSchedule(segments: rates.map { RateSegment(.constant(rate: $0), seconds: step.seconds) })
     }
 
     /// `base`, then `peak` for `length` starting at `at`, then `base` until `total`.
@@ -136,12 +68,8 @@ public struct RateSchedule: Sendable, Equatable {
     )
         -> RateSchedule
     {
-        var segments: [Segment] = []
-        if at > .zero { segments.append(.constant(rate: base, duration: at)) }
-        segments.append(.constant(rate: peak, duration: length))
-        let rest = total - at - length
-        if rest > .zero { segments.append(.constant(rate: base, duration: rest)) }
-        return RateSchedule(segments: segments)
+        let shape = RateSegment.Shape.spike(base: base, peak: peak, atSeconds: at.seconds, spikeSeconds: length.seconds)
+        return RateSchedule(segments: [RateSegment(shape, seconds: total.seconds)])
     }
 
     /// A sine wave around `mean`.
@@ -153,7 +81,8 @@ public struct RateSchedule: Sendable, Equatable {
     )
         -> RateSchedule
     {
-        RateSchedule(segments: [.sine(mean: mean, amplitude: amplitude, period: period, duration: duration)])
+        let shape = RateSegment.Shape.sine(mean: mean, amplitude: amplitude, periodSeconds: period.seconds)
+        return RateSchedule(segments: [RateSegment(shape, seconds: duration.seconds)])
     }
 
     /// Several schedules played one after another (arrivals of the first).
@@ -172,21 +101,17 @@ public struct RateSchedule: Sendable, Equatable {
     }
 
     /// The total length.
-    public var duration: Duration { segments.reduce(.zero) { $0 + $1.duration } }
+    public var duration: Duration {
+        .nanoseconds(Int64((segments.reduce(0) { $0 + $1.seconds } * 1e9).rounded()))
+    }
 
     /// The largest rate anywhere in the schedule.
     public var peakRate: Double { segments.map(\.peakRate).max() ?? 0 }
 
     /// The intended rate (requests per second) `elapsed` into the run; 0 after the end.
     public func rate(at elapsed: Duration) -> Double {
-        var t = elapsed.seconds
-        guard t >= 0 else { return 0 }
-        for segment in segments {
-            let length = segment.duration.seconds
-            if t < length { return max(segment.rate(at: t), 0) }
-            t -= length
-        }
-        return 0
+        let t = elapsed.seconds
+        return t >= 0 ? max(segments.rate(at: t), 0) : 0
     }
 
     /// The expected number of arrivals in the first `elapsed` of the run.
@@ -194,10 +119,9 @@ public struct RateSchedule: Sendable, Equatable {
         var t = elapsed.seconds
         var total = 0.0
         for segment in segments {
-            let length = segment.duration.seconds
             if t <= 0 { break }
-            total += segment.count(until: min(t, length))
-            t -= length
+            total += segment.count(until: min(t, segment.seconds))
+            t -= segment.seconds
         }
         return total
     }
@@ -208,14 +132,14 @@ public struct RateSchedule: Sendable, Equatable {
         guard !segments.isEmpty else { throw LoadConfigurationError("the schedule has no segments") }
         for (index, segment) in segments.enumerated() {
             let name = "schedule segment \(index + 1)"
-            guard segment.duration > .zero else { throw LoadConfigurationError("\(name) has no duration") }
+            guard segment.seconds > 0 else { throw LoadConfigurationError("\(name) has no duration") }
             guard segment.peakRate.isFinite, segment.lowestRate.isFinite else {
                 throw LoadConfigurationError("\(name) has a non-finite rate")
             }
             guard segment.lowestRate >= 0 else {
                 throw LoadConfigurationError("\(name) goes below 0 requests per second")
             }
-            if case .sine(_, _, let period, _) = segment, period <= .zero {
+            if case .sine(_, _, let period) = segment.shape, !(period > 0) {
                 throw LoadConfigurationError("\(name) has a sine period of 0")
             }
         }
@@ -245,13 +169,13 @@ public struct RateSchedule: Sendable, Equatable {
     ) throws(LoadConfigurationError)
         -> RateSchedule
     {
-        var segments: [Segment] = []
+        var segments: [RateSegment] = []
         for part in splitTopLevel(text) {
             let item = part.trimmingWhitespace()
             guard let at = item.lastIndex(of: "@") else {
                 throw LoadConfigurationError("schedule segment '\(item)' needs '@DURATION'")
             }
-            let duration = try parseDuration(String(item[item.index(after: at)...]))
+            let seconds = try parseDuration(String(item[item.index(after: at)...])).seconds
             let head = item[..<at]
             if head.hasPrefix("sine(") && head.hasSuffix(")") {
                 let inner = head.dropFirst(5).dropLast()
@@ -260,17 +184,18 @@ public struct RateSchedule: Sendable, Equatable {
                     throw LoadConfigurationError("schedule segment '\(item)': expected sine(MEAN,AMPLITUDE,PERIOD)")
                 }
                 let period = try parseDuration(fields[2])
-                segments.append(.sine(mean: mean, amplitude: amplitude, period: period, duration: duration))
+                let shape = RateSegment.Shape.sine(mean: mean, amplitude: amplitude, periodSeconds: period.seconds)
+                segments.append(RateSegment(shape, seconds: seconds))
             } else if let arrow = head.range(of: "->") {
                 guard let from = Double(head[..<arrow.lowerBound].trimmingWhitespace()),
                     let to = Double(head[arrow.upperBound...].trimmingWhitespace())
                 else { throw LoadConfigurationError("schedule segment '\(item)': expected FROM->TO@DURATION") }
-                segments.append(.ramp(from: from, to: to, duration: duration))
+                segments.append(RateSegment(.ramp(from: from, to: to), seconds: seconds))
             } else {
                 guard let rate = Double(head.trimmingWhitespace()) else {
                     throw LoadConfigurationError("schedule segment '\(item)': '\(head)' is not a rate")
                 }
-                segments.append(.constant(rate: rate, duration: duration))
+                segments.append(RateSegment(.constant(rate: rate), seconds: seconds))
             }
         }
         let schedule = RateSchedule(segments: segments, arrivals: arrivals)

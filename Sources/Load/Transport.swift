@@ -5,206 +5,6 @@ internal import CPayStormShims
 internal import Glibc
 #endif
 
-/// One reusable easy handle with the buffers of its current transfer.
-///
-/// Confined to the engine's thread (curl handles are not thread-safe), hence not Sendable.
-final class Transfer {
-    let easy: UnsafeMutableRawPointer
-    var bodyBuffer: UnsafeMutableRawPointer?
-    var bodyCapacity = 0
-    var response: [UInt8] = []
-    var responseBytes = 0
-    var capture = true
-    var captureLimit = 1 << 20
-    var headerList: UnsafeMutablePointer<curl_slist>?
-    var lastHeaders: [(name: String, value: String)] = []
-    var lastURL = ""
-    var lastShape: (method: String, bodyCount: Int)?
-    var id = 0
-    var kind = ""
-    var intended: Int64 = 0
-    var sent: Int64 = 0
-    /// Monotonic time when libcurl was about to write the request (0 if it never was).
-    var wireStartAbsolute: Int64 = 0
-    /// The timeout set on the handle, in ms (set again only when a transfer needs another).
-    var timeoutMilliseconds = 0
-    /// Hang up when the response starts (a lost-response fault).
-    var hangUp = false
-
-    init?(configuration: LoadEngineConfiguration, transport: UnsafeMutableRawPointer) {
-        guard let easy = curl_easy_init() else { return nil }
-        self.easy = easy
-        capture = configuration.captureBodies
-        captureLimit = configuration.maxCapturedBodyBytes
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        setCommonOptions(easy, owner: me, configuration: configuration, transport: transport)
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me)
-        _ = ps_curl_easy_setopt_write_function(easy, transferWrite)
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, me)
-        _ = ps_curl_easy_setopt_prereq_function(easy, transferPrerequest)
-        timeoutMilliseconds = Int(configuration.totalTimeout.microseconds / 1000)
-        // No CURLOPT_HEADERDATA: with it set and no header function, libcurl writes headers into the body.
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeoutMilliseconds)
-        switch configuration.httpVersion {
-        case .http1_1:
-            _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
-        case .http2:
-            _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
-            _ = ps_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
-        }
-    }
-
-    /// Sets up the handle for `request`, allowed `timeout` milliseconds from now; the body is copied
-    /// into a buffer owned by this transfer, so it outlives the caller's array until the transfer ends.
-    func prepare(_ request: LoadRequest, timeout: Int, http2PriorKnowledge: Bool) {
-        id = request.id
-        kind = request.kind
-        response.removeAll(keepingCapacity: response.capacity <= 64 * 1024)
-        responseBytes = 0
-        wireStartAbsolute = 0
-        var timeout = timeout
-        // A transfer cannot be cut mid-request: a reset fault becomes the shortest timeout instead.
-        if request.resetAfterBytes != nil { timeout = 1 }
-        if timeout != timeoutMilliseconds {
-            timeoutMilliseconds = timeout
-            _ = ps_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeout)
-        }
-        if request.hangUpOnResponse != hangUp {
-            hangUp = request.hangUpOnResponse
-            _ = ps_curl_easy_setopt_header_function(easy, hangUp ? transferHangUpOnHeader : nil)
-        }
-        // libcurl keeps options between transfers on a handle: set only what changed.
-        if request.url != lastURL {
-            _ = request.url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
-            lastURL = request.url
-            if http2PriorKnowledge {
-                let version =
-                    request.url.hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
-                _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, version)
-            }
-        }
-        let method = request.method
-        if request.body.count > bodyCapacity {
-            bodyBuffer?.deallocate()
-            bodyCapacity = max(request.body.count, 256)
-            bodyBuffer = .allocate(byteCount: bodyCapacity, alignment: 16)
-            lastShape = nil
-        }
-        if let bodyBuffer, !request.body.isEmpty {
-            request.body.withUnsafeBytes { bodyBuffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        }
-        let shape = (method: method, bodyCount: request.body.count)
-        if let lastShape, lastShape == shape {
-            // Same method and body size as the previous transfer: the options still hold.
-        } else {
-            setMethod(method, bodyCount: request.body.count)
-            lastShape = shape
-        }
-        if headerList == nil || !request.headers.elementsEqual(lastHeaders, by: { $0 == $1 }) {
-            curl_slist_free_all(headerList)
-            // An empty Expect stops libcurl's 100-continue wait on bodies above 1 KB.
-            var list = curl_slist_append(nil, "Expect:")
-            for header in request.headers {
-                list = curl_slist_append(list, "\(header.name): \(header.value)")
-            }
-            headerList = list
-            lastHeaders = request.headers
-            _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList)
-        }
-    }
-
-    private func setMethod(_ method: String, bodyCount: Int) {
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1)
-        _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, nil)
-        if bodyCount > 0 || method == "POST" {
-            _ = ps_curl_easy_setopt_long(easy, CURLOPT_POST, 1)
-            _ = ps_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bodyCount))
-            _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, bodyBuffer)
-            if method != "POST" {
-                _ = method.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
-            }
-        } else if method == "HEAD" {
-            _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
-        } else if method != "GET" {
-            _ = method.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, $0) }
-        }
-    }
-
-    deinit {
-        curl_easy_cleanup(easy)
-        curl_slist_free_all(headerList)
-        bodyBuffer?.deallocate()
-    }
-}
-
-/// The options every easy handle of the transport shares: `owner` as its private pointer, the
-/// transport's socket callbacks, no signals, no proxy, TCP_NODELAY, the connect timeout, the CA file.
-func setCommonOptions(
-    _ easy: UnsafeMutableRawPointer,
-    owner: UnsafeMutableRawPointer,
-    configuration: LoadEngineConfiguration,
-    transport: UnsafeMutableRawPointer
-) {
-    _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-    _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, owner)
-    _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_SOCKOPTDATA, transport)
-    _ = ps_curl_easy_setopt_sockopt_function(easy, transportNewSocket)
-    _ = ps_curl_easy_setopt_pointer(easy, CURLOPT_CLOSESOCKETDATA, transport)
-    _ = ps_curl_easy_setopt_closesocket_function(easy, transportCloseSocket)
-    _ = ps_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
-    // Never through a proxy: traffic goes only where the URL says (and libcurl stops reading
-    // the proxy environment variables on every transfer).
-    _ = ps_curl_easy_setopt_string(easy, CURLOPT_PROXY, "")
-    _ = ps_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout.microseconds / 1000))
-    if let caFile = configuration.caFile {
-        _ = caFile.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CAINFO, $0) }
-    }
-}
-
-/// libcurl's header callback for a lost-response fault: aborts the transfer at the first response
-/// header, so the request reached the target but the answer is lost.
-private let transferHangUpOnHeader:
-    @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
-        _,
-        _,
-        _,
-        _ in
-        0
-    }
-
-/// libcurl's write callback: appends to the transfer's response (or only counts it).
-private let transferWrite: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
-    data,
-    size,
-    count,
-    user in
-    let length = size * count
-    guard let user else { return length }
-    let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
-    transfer.responseBytes += length
-    if transfer.capture, let data, transfer.response.count < transfer.captureLimit {
-        let kept = min(length, transfer.captureLimit - transfer.response.count)
-        transfer.response.append(contentsOf: UnsafeRawBufferPointer(start: data, count: kept))
-    }
-    return length
-}
-
-/// libcurl's pre-request callback: stamps the moment the request goes on a connection, after any
-/// wait for a free one, so that service time excludes queueing in the transport.
-private let transferPrerequest:
-    @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32)
-        -> Int32 = {
-            user,
-            _,
-            _,
-            _,
-            _ in
-            if let user {
-                Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue().wireStartAbsolute = monotonicNanoseconds()
-            }
-            return 0  // CURL_PREREQFUNC_OK
-        }
-
 /// The libcurl multi handle, its transfer pool, an epoll set and the pacing timer; confined to
 /// one thread.
 ///
@@ -252,39 +52,77 @@ final class Transport {
     /// The run's start on the monotonic clock (results are offsets from it); set by the engine.
     var runStart: Int64 = 0
 
-    init?(_ configuration: LoadEngineConfiguration) {
-        guard let multi = curl_multi_init() else { return nil }
+    /// Makes the multi handle, the epoll set and the timer.
+    /// - Throws: ``LoadEngineError`` when the system or libcurl cannot make one, or libcurl refuses an
+    ///   option (named in the message).
+    init(_ configuration: LoadEngineConfiguration) throws(LoadEngineError) {
+        guard let multi = curl_multi_init() else {
+            throw LoadEngineError(message: "libcurl could not create a multi handle")
+        }
         self.multi = multi
         self.configuration = configuration
         timeoutNanos = configuration.totalTimeout.nanoseconds
         lateNanos = configuration.lateAfter.nanoseconds
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         timer = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
+        framed = configuration.httpVersion == .http1_1 && !configuration.libcurlTransfers
+        // From here deinit frees what was made, also when setup throws.
         guard epoll >= 0, timer >= 0 else {
-            curl_multi_cleanup(multi)
-            if epoll >= 0 { close(epoll) }
-            if timer >= 0 { close(timer) }
-            return nil
+            throw LoadEngineError(
+                message: "cannot create the engine's epoll set or timer: \(String(cString: strerror(errno)))"
+            )
         }
         var timerEvent = epoll_event()
         timerEvent.events = EPOLLIN.rawValue
         timerEvent.data.fd = timer
         epoll_ctl(epoll, EPOLL_CTL_ADD, timer, &timerEvent)
-        framed = configuration.httpVersion == .http1_1 && !configuration.libcurlTransfers
+        do {
+            try setMultiOptions()
+        } catch {
+            throw LoadEngineError(message: "cannot set up the transport: \(error)")
+        }
+    }
+
+    /// Makes one handle of each kind this configuration uses, so that libcurl refuses an option now
+    /// rather than on the first request.
+    /// - Throws: ``LoadEngineError`` naming the option.
+    func checkSetup() throws(LoadEngineError) {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        do {
+            _ = try Transfer(configuration: configuration, transport: me)
+            if framed {
+                let pool = HTTP1Pool(origin: "http://127.0.0.1", isTLS: false)
+                _ = try HTTP1Connection(pool: pool, configuration: configuration, transport: me)
+            }
+        } catch {
+            throw LoadEngineError(message: "cannot set up the transport: \(error)")
+        }
+    }
+
+    private func setMultiOptions() throws(CurlSetupError) {
+        let setup = CurlMultiSetup(multi: multi)
         let connections = configuration.connectionsPerHost
         if !framed {
             // The fast path keeps its own per-origin cap (libcurl would count its connections too).
-            _ = ps_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, connections)
+            try setup.set(CURLMOPT_MAX_HOST_CONNECTIONS, "CURLMOPT_MAX_HOST_CONNECTIONS", connections)
         }
-        _ = ps_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, connections * 2)
+        try setup.set(CURLMOPT_MAXCONNECTS, "CURLMOPT_MAXCONNECTS", connections * 2)
         if configuration.httpVersion == .http2 {
-            _ = ps_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+            try setup.set(CURLMOPT_PIPELINING, "CURLMOPT_PIPELINING", Int(CURLPIPE_MULTIPLEX))
         }
         let me = Unmanaged.passUnretained(self).toOpaque()
-        _ = ps_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, me)
-        _ = ps_curl_multi_setopt_socket_function(multi, transportSocket)
-        _ = ps_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, me)
-        _ = ps_curl_multi_setopt_timer_function(multi, transportTimer)
+        try setup.set(CURLMOPT_SOCKETDATA, "CURLMOPT_SOCKETDATA", pointer: me)
+        try setup.check(
+            ps_curl_multi_setopt_socket_function(multi, transportSocket),
+            "CURLMOPT_SOCKETFUNCTION",
+            "a callback"
+        )
+        try setup.set(CURLMOPT_TIMERDATA, "CURLMOPT_TIMERDATA", pointer: me)
+        try setup.check(
+            ps_curl_multi_setopt_timer_function(multi, transportTimer),
+            "CURLMOPT_TIMERFUNCTION",
+            "a callback"
+        )
     }
 
     deinit {
@@ -294,8 +132,8 @@ final class Transport {
         active.removeAll()
         free.removeAll()
         curl_multi_cleanup(multi)
-        close(timer)
-        close(epoll)
+        if timer >= 0 { close(timer) }
+        if epoll >= 0 { close(epoll) }
     }
 
     /// epoll interest per socket as registered with the kernel.
@@ -429,6 +267,15 @@ final class Transport {
         )
     }
 
+    /// The result of a request that failed before it was sent (a setup call libcurl refused, named in
+    /// `detail`): an `other` failure, received now.
+    func notSent(_ request: LoadRequest, intended: Int64, sent: Int64, detail: String) -> LoadResult {
+        var result = timedOutWaiting(request, intended: intended, sent: sent)
+        result.error = .other
+        result.detail = detail + "; never sent"
+        return result
+    }
+
     private func begin(_ request: LoadRequest, intended: Int64, sent: Int64) {
         let now = monotonicNanoseconds()
         let remaining = deadline(intended: intended) - now
@@ -440,24 +287,37 @@ final class Transport {
         var timeout = Int((remaining + 999_999) / 1_000_000)
         if let own = request.timeout { timeout = min(timeout, max(1, Int(own.microseconds / 1000))) }
         let transfer: Transfer
-        if let reused = free.popLast() {
-            transfer = reused
-        } else if let created = Transfer(
-            configuration: configuration,
-            transport: Unmanaged.passUnretained(self).toOpaque()
-        ) {
-            transfer = created
-        } else {
-            // Out of memory for a curl handle: retry when a transfer ends.
-            waiting.prepend((request, intended, sent))
+        do {
+            if let reused = free.popLast() {
+                transfer = reused
+            } else if let created = try Transfer(
+                configuration: configuration,
+                transport: Unmanaged.passUnretained(self).toOpaque()
+            ) {
+                transfer = created
+            } else {
+                // Out of memory for a curl handle: retry when a transfer ends.
+                waiting.prepend((request, intended, sent))
+                return
+            }
+            try transfer.prepare(request, timeout: timeout, http2PriorKnowledge: configuration.httpVersion == .http2)
+        } catch {
+            finished.append(notSent(request, intended: intended, sent: sent, detail: error.description))
             return
         }
-        transfer.prepare(request, timeout: timeout, http2PriorKnowledge: configuration.httpVersion == .http2)
         noteStart(intended: intended, at: now)
         transfer.intended = intended
         transfer.sent = sent
+        let added = curl_multi_add_handle(multi, transfer.easy)
+        guard added == CURLM_OK else {
+            free.append(transfer)
+            let reason = String(cString: curl_multi_strerror(added))
+            finished.append(
+                notSent(request, intended: intended, sent: sent, detail: "libcurl refused the transfer: \(reason)")
+            )
+            return
+        }
         active[ObjectIdentifier(transfer)] = transfer
-        curl_multi_add_handle(multi, transfer.easy)
     }
 
     private func beginWaiting() {
@@ -516,17 +376,17 @@ final class Transport {
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result
-            var pointer: UnsafeMutableRawPointer?
-            _ = ps_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer)
-            if let connection = Unmanaged<AnyObject>.fromOpaque(pointer!).takeUnretainedValue() as? HTTP1Connection {
+            if let connection = Unmanaged<AnyObject>.fromOpaque(owner(of: easy)).takeUnretainedValue()
+                as? HTTP1Connection
+            {
                 connected(connection, code: code)
                 continue
             }
             results.append(finish(easy: easy, code: code, received: monotonicNanoseconds() - runStart))
         }
         while let connection = orphans.popLast() {
-            guard connection.state != .closed else { continue }
-            failConnection(connection, error: .reset, detail: "libcurl closed the connection", retryable: true)
+            guard connection.isOpen else { continue }
+            apply(connection.machine.readFailed("libcurl closed the connection", resetByPeer: true), to: connection)
         }
         expireHTTP1(now: now)
         expireWaiting(now: now)
@@ -535,13 +395,10 @@ final class Transport {
     }
 
     private func finish(easy: UnsafeMutableRawPointer, code: CURLcode, received: Int64) -> LoadResult {
-        var pointer: UnsafeMutableRawPointer?
-        _ = ps_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer)
-        let transfer = Unmanaged<Transfer>.fromOpaque(pointer!).takeUnretainedValue()
+        let transfer = Unmanaged<Transfer>.fromOpaque(owner(of: easy)).takeUnretainedValue()
         var status = 0
-        _ = ps_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        var osErrno = 0
-        _ = ps_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
+        let statusCode = ps_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        let osErrno = osErrno(of: easy)
         let wireStart =
             transfer.wireStartAbsolute == 0
             ? received : min(max(transfer.wireStartAbsolute - runStart, transfer.sent), received)
@@ -552,6 +409,8 @@ final class Transport {
             if transfer.hangUp && code == CURLE_WRITE_ERROR { error = .hungUp }
             detail = curlFailureDetail(code, osErrno: osErrno)
             status = 0
+        } else if statusCode != CURLE_OK {
+            (error, detail) = (.other, "libcurl could not report the status: \(curlFailureDetail(statusCode))")
         }
         let result = LoadResult(
             id: transfer.id,
@@ -657,57 +516,4 @@ private let transportTimer: @convention(c) (UnsafeMutableRawPointer?, Int, Unsaf
     let transport = Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue()
     transport.curlDeadline = milliseconds < 0 ? nil : monotonicNanoseconds() + Int64(milliseconds) * 1_000_000
     return 0
-}
-
-/// libcurl's message for a failure, with the system's when there is an errno: what results show.
-func curlFailureDetail(_ code: CURLcode, osErrno: Int = 0) -> String {
-    var detail = "curl \(code.rawValue): \(String(cString: curl_easy_strerror(code)))"
-    if osErrno != 0 { detail += " (\(String(cString: strerror(Int32(osErrno)))))" }
-    return detail
-}
-
-/// Maps a libcurl failure to a PayStorm error class (pure, tested by table).
-func classifyCurlFailure(code: Int, osErrno: Int) -> LoadErrorClass {
-    switch code {
-    case 28:  // CURLE_OPERATION_TIMEDOUT
-        return .timeout
-    case 5, 6:  // COULDNT_RESOLVE_PROXY, COULDNT_RESOLVE_HOST
-        return .dns
-    case 7:  // COULDNT_CONNECT
-        return osErrno == Int(ECONNREFUSED) || osErrno == 0 ? .refused : .other
-    case 35, 51, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98:  // SSL_* and PEER_FAILED_VERIFICATION
-        return .tls
-    case 52, 55, 56, 18, 16, 92:  // GOT_NOTHING, SEND_ERROR, RECV_ERROR, PARTIAL_FILE, HTTP2, HTTP2_STREAM
-        return .reset
-    default:
-        return .other
-    }
-}
-
-extension LoadEngine {
-    /// Checks that `url`'s host accepts a connection (and a TLS handshake for `https://`),
-    /// without sending a request.
-    /// - Returns: nil when it does, else the failure's class and libcurl's message.
-    public func probe(url: String) -> (error: LoadErrorClass, detail: String)? {
-        guard let easy = curl_easy_init() else { return (.other, "libcurl could not create a handle") }
-        defer { curl_easy_cleanup(easy) }
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        _ = ps_curl_easy_setopt_long(easy, CURLOPT_CONNECT_ONLY, 1)
-        _ = ps_curl_easy_setopt_long(
-            easy,
-            CURLOPT_CONNECTTIMEOUT_MS,
-            Int(configuration.connectTimeout.microseconds / 1000)
-        )
-        if let caFile = configuration.caFile {
-            _ = caFile.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_CAINFO, $0) }
-        }
-        _ = url.withCString { ps_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }
-        let code = curl_easy_perform(easy)
-        guard code != CURLE_OK else { return nil }
-        var osErrno = 0
-        _ = ps_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
-        return (
-            classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno), String(cString: curl_easy_strerror(code))
-        )
-    }
 }

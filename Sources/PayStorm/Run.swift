@@ -291,6 +291,7 @@ public enum PayStormRun {
         }
         safetyProbes?.finish()
         history.flush()
+        if let failure = stats.failure { throw .internalError("the load engine could not start: \(failure)") }
 
         // Settle, then read the final state of every account the oracle knows.
         var notes: [String] = []

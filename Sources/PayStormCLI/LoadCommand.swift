@@ -203,6 +203,9 @@ enum LoadCLI {
             } tick: { stats in
                 recorder.tick(stats)
             }
+            if let failure = stats.failure {
+                throw CLIError(.internalError, "the load engine could not start: \(failure)")
+            }
             let summary = recorder.finish(
                 stats,
                 thresholds: thresholds,

@@ -54,6 +54,16 @@ public struct RateSegment: Sendable, Hashable, Decodable {
         }
     }
 
+    /// The lowest rate the segment reaches (below 0 only for a malformed segment, which validation refuses).
+    public var lowestRate: Double {
+        switch shape {
+        case .constant(let rate): rate
+        case .ramp(let from, let to), .steps(let from, let to, _): min(from, to)
+        case .spike(let base, let peak, _, _): min(base, peak)
+        case .sine(let mean, let amplitude, _): mean - abs(amplitude)
+        }
+    }
+
     /// Strict decoding; `kind` selects the shape and its keys.
     public init(from decoder: any Decoder) throws {
         let all = [
@@ -180,8 +190,11 @@ extension RateSegment {
     }
 }
 
-/// The intended times of a schedule's arrivals, evenly spread: the n-th arrival (from 0) is where the
-/// integrated rate reaches n, so a rate of 0 produces nothing and a ramp from 0 starts slowly, exactly.
+/// The intended times of a schedule's arrivals: the one pacer of PayStorm, used by the simulated world and by
+/// `paystorm load`. Evenly spread, the n-th arrival (from 0) is where the integrated rate reaches n, so a rate of
+/// 0 produces nothing and a ramp from 0 starts slowly, exactly. With a seed, the n-th arrival is where the
+/// integrated rate reaches the n-th point of a unit-rate Poisson process (a time change, so Poisson arrivals
+/// follow ramps, steps and sines too), drawn from ``SplitMix64`` so that a run replays.
 ///
 /// ```swift
 /// var arrivals = ArrivalTimes(profile.schedule)
@@ -193,10 +206,17 @@ public struct ArrivalTimes: Sequence, IteratorProtocol, Sendable {
     private var segmentStart = 0.0
     private var countAtSegmentStart = 0.0
     private var target = 0.0
+    /// The generator of Poisson gaps; nil for evenly spread arrivals.
+    private var random: SplitMix64?
 
-    /// Arrivals of `segments`, played in order.
-    public init(_ segments: [RateSegment]) {
+    /// Arrivals of `segments`, played in order: evenly spread, or a Poisson process seeded with `poissonSeed`.
+    public init(_ segments: [RateSegment], poissonSeed: UInt64? = nil) {
         self.segments = segments
+        if let poissonSeed {
+            var generator = SplitMix64(seed: poissonSeed)
+            target = generator.exponential()
+            random = generator
+        }
     }
 
     /// The next arrival, in seconds since the start of the schedule, or nil after its end.
@@ -207,7 +227,12 @@ public struct ArrivalTimes: Sequence, IteratorProtocol, Sendable {
             let local = target - countAtSegmentStart
             // The tolerance keeps rate × duration exact despite floating-point sums (10/s × 0.3 s).
             if local < total - 1e-9 {
-                target += 1
+                if var generator = random {
+                    target += generator.exponential()
+                    random = generator
+                } else {
+                    target += 1
+                }
                 return segmentStart + segment.time(forCount: local)
             }
             countAtSegmentStart += total
@@ -215,6 +240,15 @@ public struct ArrivalTimes: Sequence, IteratorProtocol, Sendable {
             index += 1
         }
         return nil
+    }
+}
+
+extension SplitMix64 {
+    /// An exponential variate with mean 1 (the gap between two points of a unit-rate Poisson process).
+    public mutating func exponential() -> Double {
+        // 53 random bits in (0, 1]; never 0, so the logarithm is finite.
+        let unit = (Double(next() >> 11) + 1) / 9_007_199_254_740_992
+        return -log(unit)
     }
 }
 

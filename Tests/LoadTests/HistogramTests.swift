@@ -1,4 +1,5 @@
 import Foundation
+import Profile
 import Testing
 
 @testable import Load

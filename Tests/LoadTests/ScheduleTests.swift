@@ -1,3 +1,4 @@
+import Profile
 import Testing
 
 @testable import Load
@@ -54,6 +55,20 @@ struct ScheduleTests {
         #expect(abs(count - 10_000) < 500)
     }
 
+    /// Values of the pacer as it was before it moved onto Profile's `ArrivalTimes` (its own SplitMix64 and
+    /// integral inversion, at 66eca0e): a seeded `paystorm load --arrivals poisson` run sends at the same times.
+    @Test func poissonPacerKeepsItsTimesAcrossTheMoveToProfile() {
+        var constant = Pacer(schedule: RateSchedule.constant(1000, for: .seconds(1)).with(arrivals: .poisson(seed: 7)))
+        let first = (0..<5).compactMap { _ in constant.next() }
+        #expect(first == [942_045, 5_029_119, 5_133_634, 5_673_322, 6_466_418].map { Duration.nanoseconds($0) })
+        var ramp = Pacer(
+            schedule: RateSchedule.ramp(from: 0, to: 10, over: .seconds(1)).with(arrivals: .poisson(seed: 3))
+        )
+        var times: [Duration] = []
+        while let next = ramp.next() { times.append(next) }
+        #expect(times == [659_756_023, 711_708_617, 777_441_628].map { Duration.nanoseconds($0) })
+    }
+
     @Test func rateAndExpectedCountAreClosedForm() {
         let schedule = RateSchedule.ramp(from: 10, to: 30, over: .seconds(2)).then(.constant(5, for: .seconds(1)))
         #expect(schedule.duration == .seconds(3))
@@ -65,18 +80,18 @@ struct ScheduleTests {
     }
 
     @Test(arguments: [
-        ("500@10s", [RateSchedule.Segment.constant(rate: 500, duration: .seconds(10))]),
+        ("500@10s", [RateSegment(.constant(rate: 500), seconds: 10)]),
         (
             "10->500@1m,500@5m",
-            [.ramp(from: 10, to: 500, duration: .seconds(60)), .constant(rate: 500, duration: .seconds(300))]
+            [RateSegment(.ramp(from: 10, to: 500), seconds: 60), RateSegment(.constant(rate: 500), seconds: 300)]
         ),
-        ("sine(200,100,20s)@2m", [.sine(mean: 200, amplitude: 100, period: .seconds(20), duration: .seconds(120))]),
+        ("sine(200,100,20s)@2m", [RateSegment(.sine(mean: 200, amplitude: 100, periodSeconds: 20), seconds: 120)]),
         (
             "100@500ms, 1000@5s",
-            [.constant(rate: 100, duration: .milliseconds(500)), .constant(rate: 1000, duration: .seconds(5))]
+            [RateSegment(.constant(rate: 100), seconds: 0.5), RateSegment(.constant(rate: 1000), seconds: 5)]
         ),
     ])
-    func parsesScheduleText(text: String, segments: [RateSchedule.Segment]) throws {
+    func parsesScheduleText(text: String, segments: [RateSegment]) throws {
         #expect(try RateSchedule.parse(text).segments == segments)
     }
 
