@@ -41,7 +41,7 @@ let package = Package(
         // The App Store Server API as PayStorm plays it, beside the reference ledger: the run path feeds it.
         .target(
             name: "AppStoreServerAPI",
-            dependencies: ["AppStoreModel", "Simulation", "Signing", "Minting", "HTTPServer"]
+            dependencies: ["AppStoreModel", "Profile", "Simulation", "Signing", "Minting", "HTTPServer"]
         ),
         .target(
             name: "PayStorm",

@@ -1,3 +1,4 @@
+import Profile
 public import Simulation
 import Synchronization
 
