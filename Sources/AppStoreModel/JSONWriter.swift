@@ -123,8 +123,10 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
         var text = value
         text.withUTF8 { buffer in
-            var start = 0
-            for index in 0..<buffer.count {
+            // Most strings (a nested JWS is 6 KB of base64url) need no escape: one copy, no per-byte appends.
+            var start = Self.plainPrefixLength(buffer)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<start]))
+            for index in start..<buffer.count {
                 let byte = buffer[index]
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
@@ -146,6 +148,29 @@ public struct JSONWriter: Sendable {
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<buffer.count]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+extension JSONWriter {
+    /// How many leading bytes need no escape, eight at a time: a word is plain when none of its bytes is
+    /// below 0x20, a quote or a backslash (the classic has-zero-byte test on the word and its XORs).
+    static func plainPrefixLength(_ buffer: UnsafeBufferPointer<UInt8>) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasByteBelow(_ word: UInt64, _ limit: UInt64) -> Bool { (word &- ones &* limit) & ~word & highs != 0 }
+        var index = 0
+        guard let base = buffer.baseAddress else { return 0 }
+        let raw = UnsafeRawPointer(base)
+        while index + 8 <= buffer.count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if hasByteBelow(word, 0x20) || hasByteBelow(word ^ (ones &* 0x22), 1)
+                || hasByteBelow(word ^ (ones &* 0x5C), 1)
+            {
+                break
+            }
+            index += 8
+        }
+        return index
     }
 }
 

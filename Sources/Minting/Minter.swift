@@ -45,21 +45,6 @@ public struct Minter: Sendable {
 
     // MARK: - Helpers shared with `Purchase`
 
-    /// The current time in UNIX milliseconds.
-    public static func nowMilliseconds() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
-    }
-
-    /// A random 16-digit transaction identifier in the style of the sandbox (`2000…`).
-    public static func randomTransactionId() -> String {
-        "2000" + String(UInt64.random(in: 100_000_000_000...999_999_999_999))
-    }
-
-    /// A fresh lowercase UUID, as Apple writes `notificationUUID`.
-    public static func randomUUID() -> String {
-        UUID().uuidString.lowercased()
-    }
-
     /// The product type a kind implies when none is given: an auto-renewable subscription for
     /// subscription events, a consumable for refunds, consumption requests and one-time charges, a
     /// non-consumable for Family Sharing revocations.
@@ -440,8 +425,16 @@ public struct Minter: Sendable {
     /// - Parameter signedPayload: the notification JWS (base64url and dots, so nothing needs escaping).
     /// - Returns: the body bytes.
     public static func webhookBody(_ signedPayload: String) -> [UInt8] {
-        Array("{\"signedPayload\":\"\(signedPayload)\"}".utf8)
+        // One buffer of the final size: interpolating a 20 KB string and copying it out costs two passes more.
+        var body: [UInt8] = []
+        body.reserveCapacity(signedPayload.utf8.count + webhookPrefix.count + 2)
+        body.append(contentsOf: webhookPrefix)
+        body.append(contentsOf: signedPayload.utf8)
+        body.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
+        return body
     }
+
+    private static let webhookPrefix = Array("{\"signedPayload\":\"".utf8)
 
     // MARK: - Forgery mechanics
 

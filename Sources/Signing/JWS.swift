@@ -121,11 +121,9 @@ public enum JWS {
         return failed ? nil : output
     }
 
-    /// Builds the compact JWS around a digest signer; shared by `sign` and `ES256Signer`.
-    /// - Parameter prefixHash: SHA-256 state after `headerSegment` and the dot, when the caller keeps one.
+    /// Builds the compact JWS around a digest signer (the general path; `ES256Signer` has its own).
     static func signCompact(
         headerSegment: [UInt8],
-        prefixHash: PrefixHash? = nil,
         payload: [UInt8],
         sign: ([UInt8]) throws -> [UInt8]
     ) throws -> String {
@@ -133,52 +131,46 @@ public enum JWS {
         output.reserveCapacity(headerSegment.count + 1 + (payload.count * 4 + 2) / 3 + 1 + 86)
         output.append(contentsOf: headerSegment)
         output.append(UInt8(ascii: "."))
-        let payloadStart = output.count
         appendBase64URL(payload, to: &output)
-        let digest: [UInt8]
-        if let prefixHash {
-            digest = try output.withUnsafeBufferPointer {
-                try prefixHash.digest(appending: UnsafeBufferPointer(rebasing: $0[payloadStart...]))
-            }
-        } else {
-            digest = sha256(output)
-        }
-        let signature = try sign(digest)
+        let signature = try sign(sha256(output))
         output.append(UInt8(ascii: "."))
         appendBase64URL(signature, to: &output)
         return String(decoding: output, as: UTF8.self)
     }
 
     static func appendBase64URL(_ bytes: [UInt8], to output: inout [UInt8]) {
-        let count = bytes.count
+        bytes.withUnsafeBufferPointer { appendBase64URL($0, to: &output) }
+    }
+
+    /// Appends base64url (no padding) of `input` to `output` in one pass over a buffer grown once.
+    static func appendBase64URL(_ input: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        let count = input.count
         let encodedCount = count / 3 * 4 + [0, 2, 3][count % 3]
         guard encodedCount > 0 else { return }
         let start = output.count
         // Grow once, then write through a raw pointer: per-byte `append` costs a uniqueness check each time.
         output.append(contentsOf: repeatElement(0, count: encodedCount))
         output.withUnsafeMutableBufferPointer { buffer in
-            bytes.withUnsafeBufferPointer { input in
-                pairTable.withUnsafeBufferPointer { pairs in
-                    // Two characters per lookup: each 12-bit half of a 3-byte group maps to a UInt16.
-                    let out = UnsafeMutableRawPointer(buffer.baseAddress! + start)
-                    var offset = 0
-                    var index = 0
-                    while index + 3 <= count {
-                        let value =
-                            Int(input[index]) << 16 | Int(input[index + 1]) << 8 | Int(input[index + 2])
-                        out.storeBytes(of: pairs[value >> 12], toByteOffset: offset, as: UInt16.self)
-                        out.storeBytes(of: pairs[value & 0xFFF], toByteOffset: offset + 2, as: UInt16.self)
-                        offset += 4
-                        index += 3
-                    }
-                    let rest = count - index
-                    if rest > 0 {
-                        let second = rest == 2 ? Int(input[index + 1]) << 8 : 0
-                        let value = Int(input[index]) << 16 | second
-                        out.storeBytes(of: pairs[value >> 12], toByteOffset: offset, as: UInt16.self)
-                        if rest == 2 {
-                            out.storeBytes(of: encodeTable[value >> 6 & 63], toByteOffset: offset + 2, as: UInt8.self)
-                        }
+            pairTable.withUnsafeBufferPointer { pairs in
+                // Two characters per lookup: each 12-bit half of a 3-byte group maps to a UInt16.
+                let out = UnsafeMutableRawPointer(buffer.baseAddress! + start)
+                var offset = 0
+                var index = 0
+                while index + 3 <= count {
+                    let value =
+                        Int(input[index]) << 16 | Int(input[index + 1]) << 8 | Int(input[index + 2])
+                    out.storeBytes(of: pairs[value >> 12], toByteOffset: offset, as: UInt16.self)
+                    out.storeBytes(of: pairs[value & 0xFFF], toByteOffset: offset + 2, as: UInt16.self)
+                    offset += 4
+                    index += 3
+                }
+                let rest = count - index
+                if rest > 0 {
+                    let second = rest == 2 ? Int(input[index + 1]) << 8 : 0
+                    let value = Int(input[index]) << 16 | second
+                    out.storeBytes(of: pairs[value >> 12], toByteOffset: offset, as: UInt16.self)
+                    if rest == 2 {
+                        out.storeBytes(of: encodeTable[value >> 6 & 63], toByteOffset: offset + 2, as: UInt8.self)
                     }
                 }
             }
@@ -225,7 +217,7 @@ func sha256(_ bytes: [UInt8]) -> [UInt8] {
 }
 
 /// SHA-256 fetched once: an implicit fetch on every digest costs a lock in OpenSSL 3.
-private let sha256Digest = FetchedDigest("SHA256")
+let sha256Digest = FetchedDigest("SHA256")
 
 /// A SHA-256 state that has absorbed a fixed prefix; each digest copies it and adds the rest.
 ///
@@ -240,6 +232,18 @@ final class PrefixHash: @unchecked Sendable {
         guard EVP_DigestInit_ex(context, sha256Digest.pointer, nil) == 1,
             EVP_DigestUpdate(context, prefix, prefix.count) == 1
         else { throw SigningError.openSSL("EVP_DigestUpdate") }
+    }
+
+    /// Keeps a copy of a computation's state.
+    init(copying state: OpaquePointer) throws {
+        guard let context = EVP_MD_CTX_new() else { throw SigningError.openSSL("EVP_MD_CTX_new") }
+        template = context
+        guard EVP_MD_CTX_copy_ex(context, state) == 1 else { throw SigningError.openSSL("EVP_MD_CTX_copy_ex") }
+    }
+
+    /// Puts the kept state into `context`; false when OpenSSL fails.
+    func copy(into context: OpaquePointer) -> Bool {
+        EVP_MD_CTX_copy_ex(context, template) == 1
     }
 
     deinit {
@@ -260,42 +264,10 @@ final class PrefixHash: @unchecked Sendable {
 }
 
 /// `@unchecked Sendable`: an `EVP_MD` fetched once and only read afterwards.
-private final class FetchedDigest: @unchecked Sendable {
+final class FetchedDigest: @unchecked Sendable {
     let pointer: OpaquePointer?
     init(_ name: String) { pointer = EVP_MD_fetch(nil, name, nil) }
     deinit { EVP_MD_free(pointer) }
-}
-
-/// The fast signing path: the header (`alg` ES256, `x5c` = leaf, intermediate, root) is
-/// encoded once; each call only encodes the payload and signs.
-///
-/// Safe to call from any number of threads: each call borrows its own OpenSSL context from a pool.
-public struct ES256Signer: Sendable {
-    private let headerSegment: [UInt8]
-    private let prefixHash: PrefixHash?
-    private let pool: PKeyContextPool
-
-    /// Creates a signer for a PKI's leaf key and chain.
-    public init(pki: TestPKI) {
-        self.init(key: pki.leafKey, header: JWSHeader(alg: "ES256", x5c: JWS.x5c(pki.chain), typ: nil))
-    }
-
-    /// Creates a signer for any key and a fixed header (forgeries: other chains or `alg`).
-    public init(key: SigningKey, header: JWSHeader) {
-        // Encoding a Codable struct of strings cannot fail.
-        headerSegment = Array(JWS.base64URL((try? header.jsonBytes()) ?? []).utf8)
-        // The header (about 3 KB with x5c) is the same for every JWS: hash it once.
-        prefixHash = try? PrefixHash(headerSegment + [UInt8(ascii: ".")])
-        pool = PKeyContextPool(key: key, mode: .sign)
-    }
-
-    /// Signs one payload into a compact JWS.
-    /// - Throws: `SigningError` when OpenSSL fails (not expected with a valid P-256 key).
-    public func sign(payload: [UInt8]) throws -> String {
-        try JWS.signCompact(headerSegment: headerSegment, prefixHash: prefixHash, payload: payload) { digest in
-            try pool.withContext { try $0.signRaw(digest: digest) }
-        }
-    }
 }
 
 /// One `EVP_PKEY_CTX` set up for signing or verifying with a key.
@@ -336,7 +308,9 @@ final class PKeyContext: @unchecked Sendable {
 
     /// Signs a SHA-256 digest and returns JOSE's raw `R||S` (32 bytes each for P-256).
     func signRaw(digest: [UInt8]) throws -> [UInt8] {
-        try rawSignature(fromDER: signDER(digest: digest), width: 32)
+        let der = try signDER(digest: digest)
+        if let raw = der.withUnsafeBufferPointer({ p256RawSignature(fromDER: $0) }) { return raw }
+        return try rawSignature(fromDER: der, width: 32)
     }
 
     /// Verifies a DER `ECDSA-Sig-Value` over a digest.

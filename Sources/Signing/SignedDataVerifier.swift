@@ -266,17 +266,21 @@ final class ChainVerifier: Sendable {
         }
         // One JSON pass for the claims the checks need and the model; a model failure waits its turn.
         // A plain top level (the usual case) gives the claims from a byte scan, sparing the probe.
-        let payloadData = Data(payload)
         let claims: ClaimsProbe
         let decodedModel: Result<T, any Error>
         if let plain = payload.withUnsafeBufferPointer({ PlainClaims.scan($0) }) {
-            // The scan saw `{` first, and the decoder only reaches `init(from:)` for valid JSON.
-            guard let decoded = try? JSONDecoder().decode(ModelOnly<T>.self, from: payloadData) else {
-                return failure("the JWS payload is not a JSON object")
+            if let model = payload.withUnsafeBufferPointer({ Self.read(T.self, from: $0) }) {
+                // The plain shape, read without JSONDecoder: the decoder would give the same value.
+                (claims, decodedModel) = (plain, .success(model))
+            } else {
+                // The scan saw `{` first, and the decoder only reaches `init(from:)` for valid JSON.
+                guard let decoded = try? JSONDecoder().decode(ModelOnly<T>.self, from: Data(payload)) else {
+                    return failure("the JWS payload is not a JSON object")
+                }
+                (claims, decodedModel) = (plain, decoded.model)
             }
-            (claims, decodedModel) = (plain, decoded.model)
         } else {
-            guard let decoded = try? JSONDecoder().decode(ClaimsAndModel<T>.self, from: payloadData) else {
+            guard let decoded = try? JSONDecoder().decode(ClaimsAndModel<T>.self, from: Data(payload)) else {
                 return failure("the JWS payload is not a JSON object")
             }
             (claims, decodedModel) = (decoded.claims, decoded.model)
@@ -336,6 +340,12 @@ final class ChainVerifier: Sendable {
 
         if let problem = claims.registeredClaimProblem(now: Date().timeIntervalSince1970) { return failure(problem) }
         return model
+    }
+
+    /// The model through `AppStoreJSON.read`, when `T` reads itself and the payload has the plain shape.
+    private static func read<T>(_ type: T.Type, from bytes: UnsafeBufferPointer<UInt8>) -> T? {
+        guard let readable = type as? any AppStoreJSONReadable.Type else { return nil }
+        return AppStoreJSON.read(readable, from: bytes) as? T
     }
 
     private func lookup(_ segment: UnsafeBufferPointer<UInt8>) -> CachedHeader? {

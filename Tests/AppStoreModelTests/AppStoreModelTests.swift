@@ -1,6 +1,7 @@
-import AppStoreModel
 import Foundation
 import Testing
+
+@testable import AppStoreModel
 
 struct AppStoreModelTests {
     private func encode(_ value: some Encodable) throws -> String {
@@ -385,5 +386,74 @@ struct AppStoreModelTests {
     func escapesStringsAsJSONEncoderDoes(text: String) throws {
         try expectSameBytes(JWSTransactionDecodedPayload(productId: text, storefront: text))
         try expectSameBytes(Summary(storefrontCountryCodes: [text, text]))
+    }
+
+    /// Every byte that needs an escape, at every offset of a string longer than one 8-byte word: the
+    /// word-at-a-time scan must stop before it, and the bytes must be JSONEncoder's.
+    @Test(arguments: [UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x00, 0x0A, 0x1F])
+    func escapesAtEveryOffsetOfALongString(special: UInt8) throws {
+        let plain = [UInt8]("eyJhbGciOiJFUzI1NiIsIng1YyI6WyJNSUlCL.-_".utf8)
+        for offset in 0..<plain.count {
+            var bytes = plain
+            bytes[offset] = special
+            let text = String(decoding: bytes, as: UTF8.self)
+            let scanned = bytes.withUnsafeBufferPointer { JSONWriter.plainPrefixLength($0) }
+            #expect(scanned <= offset && offset - scanned < 8)
+            try expectSameBytes(JWSTransactionDecodedPayload(productId: text))
+        }
+        let clean = plain.withUnsafeBufferPointer { JSONWriter.plainPrefixLength($0) }
+        #expect(clean == plain.count / 8 * 8)
+    }
+
+    private func fastRead<T: AppStoreJSONReadable>(_ type: T.Type, _ json: [UInt8]) -> T? {
+        json.withUnsafeBufferPointer { AppStoreJSON.read(type, from: $0) }
+    }
+
+    /// The payloads the verifier decodes on every delivery, read without JSONDecoder: the same values.
+    @Test func readsPlainPayloadsAsTheDecoderDoes() throws {
+        var transaction = Self.fullTransaction
+        (transaction.advancedCommerceInfo, transaction.commitmentInfo) = (nil, nil)
+        var renewal = Self.fullRenewal
+        (renewal.advancedCommerceInfo, renewal.commitmentInfo) = (nil, nil)
+        let notification = ResponseBodyV2DecodedPayload(
+            notificationType: .didRenew,
+            subtype: "FUTURE_SUBTYPE",
+            notificationUUID: "002e14d5-51f5-4503-b5a8-c3a1af68eb20",
+            data: NotificationData(
+                appAppleId: 1234,
+                bundleId: "com.example",
+                bundleVersion: "1.0",
+                environment: .sandbox,
+                signedTransactionInfo: "a.b.c",
+                signedRenewalInfo: "d.e.f",
+                status: 9,
+                consumptionRequestReason: .legal
+            ),
+            version: "2.0",
+            signedDate: -1
+        )
+        let json = AppStoreJSON.encoder()
+        #expect(fastRead(JWSTransactionDecodedPayload.self, Array(try json.encode(transaction))) == transaction)
+        #expect(fastRead(JWSRenewalInfoDecodedPayload.self, Array(try json.encode(renewal))) == renewal)
+        #expect(fastRead(ResponseBodyV2DecodedPayload.self, Array(try json.encode(notification))) == notification)
+    }
+
+    @Test(arguments: [
+        #"{"quantity":1.0}"#, #"{"quantity":2147483648}"#, #"{"productId":"a\"b"}"#, #"{"productId":null}"#,
+        #"{"productId":"x","productId":"y"}"#, #"{"price":01}"#, #"{"price":-}"#, #"{"unknown":1}"#,
+        #"{"isUpgraded":"true"}"#, #"{"type":1}"#, #"{"productId":"ü"}"#, "[]", #"{"price":1} x"#,
+        #"{"price":1,}"#, #"{"signedDate":1234567890123456789}"#, #"{"isUpgraded":truex}"#, #"{"price":1"#,
+        #"{"advancedCommerceInfo":{}}"#, "",
+    ])
+    func leavesEveryOtherShapeToTheDecoder(json: String) {
+        #expect(fastRead(JWSTransactionDecodedPayload.self, Array(json.utf8)) == nil)
+    }
+
+    @Test(arguments: [
+        "{}", #" { "price" : -7 , "quantity" : 0 ,"isUpgraded":false} "#, #"{"type":"Future Type","offerType":9}"#,
+    ])
+    func readsWhitespaceAndOpenValuesAsTheDecoderDoes(json: String) throws {
+        let decoded = try AppStoreJSON.decoder().decode(JWSTransactionDecodedPayload.self, from: Data(json.utf8))
+        #expect(fastRead(JWSTransactionDecodedPayload.self, Array(json.utf8)) == decoded)
     }
 }

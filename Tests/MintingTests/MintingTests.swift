@@ -252,6 +252,18 @@ struct MintingTests {
         #expect(throws: MintError.self) { try minter.transaction(forgery: Forgery(rawValue: "glitter")) }
     }
 
+    @Test func writesRandomVersion4UUIDsInLowercase() {
+        let uuids = (0..<64).map { _ in Minter.randomUUID() }
+        #expect(Set(uuids).count == uuids.count)
+        for text in uuids {
+            let parsed = UUID(uuidString: text)
+            #expect(parsed?.uuidString.lowercased() == text)
+            let bytes = Array(text.utf8)
+            #expect(bytes.count == 36 && bytes[14] == UInt8(ascii: "4"))
+            #expect([UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(bytes[19]))
+        }
+    }
+
     @Test func buildsTheWebhookBody() throws {
         let minted = try minter.notification(NotificationKind(.test, nil, .appIdentity))
         let body = try AppStoreJSON.decoder().decode(ResponseBodyV2.self, from: Data(minted.body))

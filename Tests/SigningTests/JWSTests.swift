@@ -123,6 +123,60 @@ import Testing
         #expect(p256DERSignature(fromRaw: [UInt8](repeating: 1, count: 63)) == nil)
     }
 
+    /// A payload that embeds a JWS of the same signer (a notification's nested transaction) is signed with
+    /// the repeated part's text and digest state kept from the first call: the JWS stays byte for byte
+    /// the general path's apart from the randomized signature, and it verifies.
+    @Test func signerKeepsTheRepeatedPrefixOfNestedPayloadsAndStaysExact() throws {
+        let signer = ES256Signer(pki: sharedPKI)
+        let header = JWSHeader(alg: "ES256", x5c: JWS.x5c(sharedPKI.chain))
+        for round in 0..<4 {
+            let nested = try signer.sign(payload: Array("{\"round\":\(round)}".utf8))
+            // Every round shares the text up to the first nested header, then differs; the padding puts the
+            // second nested header at each of the three alignments of base64's 3-byte groups.
+            let padding = String(repeating: "x", count: round)
+            let outer = Array(
+                "{\"data\":{\"a\":\"\(nested)\",\"p\":\"\(padding)\",\"b\":\"\(nested)\"},\"r\":\(round)}".utf8
+            )
+            let fast = try signer.sign(payload: outer)
+            let slow = try JWS.sign(payload: outer, header: header, key: sharedPKI.leafKey)
+            #expect(fast.split(separator: ".").prefix(2) == slow.split(separator: ".").prefix(2))
+            #expect(verify(fast, key: sharedPKI.leafKey))
+        }
+        #expect(signer.keptPrefixCount == 1)
+        // Payloads without a nested JWS of this signer keep nothing.
+        _ = try ES256Signer(pki: sharedPKI).sign(payload: Array("{}".utf8))
+    }
+
+    @Test func signerAppendsTheSameJWSItReturns() throws {
+        let signer = ES256Signer(pki: sharedPKI)
+        var buffer = Array("prefix:".utf8)
+        try signer.append(payload: Array(#"{"a":1}"#.utf8), to: &buffer)
+        let jws = String(decoding: buffer.dropFirst(7), as: UTF8.self)
+        #expect(jws.split(separator: ".").count == 3)
+        #expect(verify(jws, key: sharedPKI.leafKey))
+    }
+
+    @Test(arguments: edgeSignatures)
+    func fastRawSignatureMatchesOpenSSL(_ raw: [UInt8]) throws {
+        guard let der = derSignature(fromRaw: raw) else { return }
+        let fast = der.withUnsafeBufferPointer { p256RawSignature(fromDER: $0) }
+        #expect(fast == (try rawSignature(fromDER: der, width: 32)))
+    }
+
+    @Test func fastRawSignatureRefusesWhatIsNotAP256Signature() {
+        let good = derSignature(fromRaw: [UInt8](repeating: 0x11, count: 64))!
+        var badTag = good
+        badTag[0] = 0x31
+        var badLength = good
+        badLength[1] += 1
+        var signPadNotZero = derSignature(fromRaw: [0x80] + [UInt8](repeating: 1, count: 63))!
+        signPadNotZero[4] = 1
+        let trailing = good + [0]
+        for der in [badTag, badLength, signPadNotZero, trailing, [], [0x30, 0]] {
+            #expect(der.withUnsafeBufferPointer { p256RawSignature(fromDER: $0) } == nil)
+        }
+    }
+
     @Test func pythonLibraryAcceptsASignedTransaction() throws {
         guard pythonLibraryAvailable, let python = findExecutable("python3") else { return }
         let directory = try temporaryDirectory()
