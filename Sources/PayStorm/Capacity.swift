@@ -66,7 +66,7 @@ public enum PayStormCapacity {
 
     /// Parses objectives in the threshold grammar. Count metrics are judged on all traffic, so only latency
     /// objectives may name a kind.
-    /// - Throws: ``Load/LoadConfigurationError`` naming the objective.
+    /// - Throws: `LoadConfigurationError` (Load) naming the objective.
     public static func parseSLOs(_ texts: [String]) throws(LoadConfigurationError) -> [Load.Threshold] {
         try texts.map { text throws(LoadConfigurationError) in
             let slo = try Load.Threshold.parse(text, kinds: PayStormRun.thresholdKinds)

@@ -1,9 +1,10 @@
-/// Chooses the rates of a capacity search: it steps up from ``start`` by ``factor`` while steps are good
-/// (every objective held, PayStorm kept up), then bisects between the highest good rate and the lowest bad
-/// one until they are within ``resolution`` of each other. When the first step is already bad it steps
-/// down by the same factor until one is good. It never runs more than ``maxSteps`` steps, nor above
-/// ``maxRate``. A pure value: ``next(after:)`` reads only the results so far, so a fake step runner drives
-/// it in tests.
+/// Chooses the rates of a capacity search: it steps up from ``CapacitySearch/start`` by
+/// ``CapacitySearch/factor`` while steps are good (every objective held, PayStorm kept up), then bisects
+/// between the highest good rate and the lowest bad one until they are within ``CapacitySearch/resolution``
+/// of each other. When the first step is already bad it steps down by the same factor until one is good. It
+/// never runs more than ``CapacitySearch/maxSteps`` steps, nor above ``CapacitySearch/maxRate``. A pure
+/// value: ``CapacitySearch/next(after:)`` reads only the results so far, so a fake step runner drives it in
+/// tests.
 public struct CapacitySearch: Sendable, Hashable {
     /// The first rate, actions per second.
     public var start: Double

@@ -47,7 +47,7 @@ public struct RunOptions: Sendable {
     /// The shard of a run split across processes (`--shard INDEX/COUNT`): only its accounts are sent and
     /// checked, and the report records it for `paystorm merge`.
     public var shard: Shard?
-    /// A schedule that replaces the profile's (a capacity step's constant rate), applied before ``rateScale``.
+    /// A schedule that replaces the profile's (a capacity step's constant rate), applied before ``RunOptions/rateScale``.
     public var schedule: [RateSegment]?
     /// A settle period that replaces the profile's, in seconds (a capacity step keeps it short).
     public var settleSeconds: Double?

@@ -8,7 +8,7 @@ public struct SLOObservation: Codable, Sendable, Hashable {
     public var observed: Double
     /// The observed value for people, for example `212.4ms`.
     public var observedText: String
-    /// The objective's bound, in the unit of ``observed``.
+    /// The objective's bound, in the unit of ``SLOObservation/observed``.
     public var bound: Double
     /// Whether the objective held on the step.
     public var held: Bool
@@ -44,7 +44,7 @@ public struct StepPercentiles: Codable, Sendable, Hashable {
 }
 
 /// One constant-rate step of `paystorm capacity`, measured over its judged window (the step after its
-/// warm-up seconds): the inputs of ``CapacityAnalysis``.
+/// warm-up seconds): the inputs of ``CapacityReport``.
 public struct CapacityStep: Codable, Sendable, Hashable {
     /// The step's place in the order the search ran it, from 1.
     public var index: Int
