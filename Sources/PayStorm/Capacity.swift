@@ -90,11 +90,14 @@ public enum PayStormCapacity {
     ) throws(RunError) -> CapacityOutcome {
         interrupted.store(false, ordering: .relaxed)
         let (profile, thresholds) = try PayStormRun.load(options.run)
+        // The profile's thresholds go through the same rules as --slo: a count on one kind would be judged on
+        // counts a step does not keep per kind, and always hold.
         let slos: [Load.Threshold]
         do {
-            slos = options.slos.isEmpty ? thresholds : try parseSLOs(options.slos)
+            slos = try parseSLOs(options.slos.isEmpty ? thresholds.map(\.expression) : options.slos)
         } catch {
-            throw .badInput("\(error)")
+            throw options.slos.isEmpty
+                ? .badProfile("\(options.run.profilePath): thresholds: \(error)") : .badInput("\(error)")
         }
         guard !slos.isEmpty else {
             throw .badInput("\(options.run.profilePath): no SLO: pass --slo or give the profile thresholds")
@@ -123,7 +126,7 @@ public enum PayStormCapacity {
             maxRate: options.maxRate ?? start * 1000
         )
         log(
-            "capacity: \(profile.name), seed \(profile.seed), from \(CapacityReport.rate(start)) actions/s ×\(options.factor), "
+            "capacity: \(profile.name), seed \(profile.seed), from \(CapacityReport.rate(start)) actions/s ×\(format(options.factor)), "
                 + "\(format(options.stepSeconds)) s steps (the first \(format(options.warmupSeconds)) s warm-up, not judged), "
                 + "SLOs: \(slos.map(\.expression).joined(separator: ", "))"
         )

@@ -101,7 +101,8 @@ public struct CapacityReport: Codable, Sendable, Hashable {
     /// A rate for people: three significant digits below 1,000, whole numbers with grouped thousands above,
     /// the same on every locale.
     public static func rate(_ value: Double) -> String {
-        guard value >= 1000 else { return String(format: "%.3g", value) }
+        // %g would write 999.7 as 1e+03: from there on, whole numbers.
+        guard value >= 999.5 else { return String(format: "%.3g", value) }
         var digits = String(Int(value.rounded()))
         var text = ""
         while digits.count > 3 {

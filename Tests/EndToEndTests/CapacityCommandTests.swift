@@ -67,6 +67,24 @@ struct CapacityCommandTests {
         #expect(output.contains(slo[1]), "\(output)")
     }
 
+    /// Without --slo the profile's thresholds are the SLOs, under the same rules: a count on one kind is refused
+    /// (steps keep counts for all traffic only, so it would always hold) before anything is sent.
+    @Test func aProfileThresholdCountingOneKindIsRefusedAsAnSLO() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("capacity-kind-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let profile = """
+            { name: "kinds", seed: 1, target: { webhookURL: "http://127.0.0.1:9/notifications" },
+              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
+              population: { accounts: 10 }, actionMix: { consumable: 1 },
+              schedule: [{ kind: "constant", rate: 5, seconds: 3 }], thresholds: ["webhook.errorRate < 1%"] }
+            """
+        try profile.write(toFile: work + "/kinds.json5", atomically: true, encoding: .utf8)
+        let (code, output) = try PayStormRunner.exec(["capacity", work + "/kinds.json5", "--reports", work + "/r"])
+        #expect(code == 65, "\(output)")
+        #expect(output.contains("thresholds") && output.contains("webhook.errorRate"), "\(output)")
+    }
+
     @Test func fromAFolderThatIsNotACapacityFolderIsBadInput() throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("capacity-from-\(UUID())").path
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)

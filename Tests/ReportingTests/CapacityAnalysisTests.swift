@@ -214,6 +214,11 @@ struct CapacityAnalysisTests {
         #expect(text == (try String(contentsOf: url, encoding: .utf8)))
     }
 
+    @Test(arguments: [(999.7, "1,000"), (999.4, "999"), (12.345, "12.3"), (1_234_567, "1,234,567"), (0.5, "0.5")])
+    func ratesReadTheSameOnEveryLocaleAndNeverInExponents(value: Double, text: String) {
+        #expect(CapacityReport.rate(value) == text)
+    }
+
     @Test func theCapacityPageMarksTheKnee() {
         let html = CapacityWriter.html(Self.fixedReport)
         #expect(html.contains("knee 250/s"))
