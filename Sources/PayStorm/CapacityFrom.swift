@@ -19,35 +19,11 @@ extension PayStormCapacity {
         out: String?,
         reports: String
     ) throws(RunError) -> CapacityOutcome {
-        var stepFolders: [URL] = []
-        var capacityFolders: [URL] = []
-        let files = FileManager.default
-        for path in paths {
-            let url = URL(fileURLWithPath: path).standardizedFileURL
-            var isDirectory: ObjCBool = false
-            guard files.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw .noInput("\(path): no such folder")
-            }
-            if files.fileExists(atPath: url.appendingPathComponent(CapacityStepPlan.fileName).path) {
-                stepFolders.append(url)
-                continue
-            }
-            let steps = url.appendingPathComponent("steps")
-            let names = ((try? files.contentsOfDirectory(atPath: steps.path)) ?? []).sorted()
-            let found = names.map { steps.appendingPathComponent($0) }
-                .filter { files.fileExists(atPath: $0.appendingPathComponent(CapacityStepPlan.fileName).path) }
-            guard !found.isEmpty else {
-                throw .badInput(
-                    "\(path): neither a capacity folder (steps/*/step.json) nor a capacity step (step.json)"
-                )
-            }
-            capacityFolders.append(url)
-            stepFolders += found
-        }
+        let (stepFolders, capacityFolders) = try folders(paths)
         var texts = slos
         if texts.isEmpty, let folder = capacityFolders.first {
             let file = folder.appendingPathComponent("capacity.json")
-            if let data = files.contents(atPath: file.path),
+            if let data = FileManager.default.contents(atPath: file.path),
                 let earlier = try? JSONDecoder().decode(CapacityReport.self, from: data)
             {
                 texts = earlier.slos
@@ -103,6 +79,36 @@ extension PayStormCapacity {
             throw .cannotWrite("\(error)")
         }
         return CapacityOutcome(report: report, folder: target, interrupted: false)
+    }
+
+    /// The step folders to read and the capacity folders among `paths`.
+    private static func folders(_ paths: [String]) throws(RunError) -> (steps: [URL], capacity: [URL]) {
+        let files = FileManager.default
+        var stepFolders: [URL] = []
+        var capacityFolders: [URL] = []
+        for path in paths {
+            let url = URL(fileURLWithPath: path).standardizedFileURL
+            var isDirectory: ObjCBool = false
+            guard files.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw .noInput("\(path): no such folder")
+            }
+            if files.fileExists(atPath: url.appendingPathComponent(CapacityStepPlan.fileName).path) {
+                stepFolders.append(url)
+                continue
+            }
+            let steps = url.appendingPathComponent("steps")
+            let names = ((try? files.contentsOfDirectory(atPath: steps.path)) ?? []).sorted()
+            let found = names.map { steps.appendingPathComponent($0) }
+                .filter { files.fileExists(atPath: $0.appendingPathComponent(CapacityStepPlan.fileName).path) }
+            guard !found.isEmpty else {
+                throw .badInput(
+                    "\(path): neither a capacity folder (steps/*/step.json) nor a capacity step (step.json)"
+                )
+            }
+            capacityFolders.append(url)
+            stepFolders += found
+        }
+        return (stepFolders, capacityFolders)
     }
 
     /// A step folder's name as the report refers to it: relative to the output folder when inside it, else its

@@ -74,23 +74,7 @@ public enum CapacityStepReader {
         }
         let ok = window.reduce(0) { $0 + $1.ok }
         let failed = errors.values.reduce(0, +)
-        // Latency of the results that came in during the judged window (each interval by its midpoint).
-        var latency: [String: Histogram] = ["all": Histogram()]
-        var service: [String: Histogram] = ["all": Histogram()]
-        for entry in log.entries {
-            let middle = entry.start + entry.length / 2
-            guard middle > from && middle <= to, let tag = entry.tag, let dot = tag.lastIndex(of: ".") else { continue }
-            let kind = String(tag[..<dot])
-            switch tag[tag.index(after: dot)...] {
-            case "latency":
-                latency["all"]!.add(entry.histogram)
-                latency[kind, default: Histogram()].add(entry.histogram)
-            case "service":
-                service["all"]!.add(entry.histogram)
-                service[kind, default: Histogram()].add(entry.histogram)
-            default: continue
-            }
-        }
+        let (latency, service) = histograms(log, from: from, to: to)
         var counts = LoadCounts()
         counts.scheduled = window.reduce(0) { $0 + $1.scheduled }
         // Judged on the window's results: what came back, successes and failures (a missed send included).
@@ -136,6 +120,32 @@ public enum CapacityStepReader {
             }
         )
         return (step, summary.profile, summary.seed)
+    }
+
+    /// Latency and service time of the results that came in during the judged window (each interval by its
+    /// midpoint), by kind and `all`.
+    private static func histograms(
+        _ log: HistogramLogReader.Log,
+        from: Double,
+        to: Double
+    ) -> (latency: [String: Histogram], service: [String: Histogram]) {
+        var latency: [String: Histogram] = ["all": Histogram()]
+        var service: [String: Histogram] = ["all": Histogram()]
+        for entry in log.entries {
+            let middle = entry.start + entry.length / 2
+            guard middle > from && middle <= to, let tag = entry.tag, let dot = tag.lastIndex(of: ".") else { continue }
+            let kind = String(tag[..<dot])
+            switch tag[tag.index(after: dot)...] {
+            case "latency":
+                latency["all"]!.add(entry.histogram)
+                latency[kind, default: Histogram()].add(entry.histogram)
+            case "service":
+                service["all"]!.add(entry.histogram)
+                service[kind, default: Histogram()].add(entry.histogram)
+            default: continue
+            }
+        }
+        return (latency, service)
     }
 
     private static func percentiles(_ histogram: Histogram) -> StepPercentiles {
