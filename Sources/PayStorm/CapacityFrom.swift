@@ -98,7 +98,9 @@ extension PayStormCapacity {
             }
             let steps = url.appendingPathComponent("steps")
             let names = ((try? files.contentsOfDirectory(atPath: steps.path)) ?? []).sorted()
+            // Each step's run links `steps/latest` to its folder: a link is not a step of its own.
             let found = names.map { steps.appendingPathComponent($0) }
+                .filter { (try? files.destinationOfSymbolicLink(atPath: $0.path)) == nil }
                 .filter { files.fileExists(atPath: $0.appendingPathComponent(CapacityStepPlan.fileName).path) }
             guard !found.isEmpty else {
                 throw .badInput(

@@ -57,6 +57,8 @@ struct CapacityCommandTests {
                 as? [String: Any]
         )
         #expect(second["sustainableRate"] as? Double == sustainable)
+        // Every step once: the steps/latest link the runs leave is not a step of its own.
+        #expect((second["steps"] as? [Any])?.count == steps)
     }
 
     @Test(arguments: [["--slo", "p99 <"], ["--slo", "p99 < 250"], ["--slo", "webhook.errorRate < 1%"]])
