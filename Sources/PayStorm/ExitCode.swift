@@ -13,6 +13,9 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case unknown = 2
     /// A threshold from the profile was breached.
     case thresholdBreached = 3
+    /// `paystorm capacity` reached PayStorm's own ceiling (a harness-limited step) before the target broke an
+    /// objective, so the target's capacity is above what this machine can send.
+    case harnessLimited = 4
     /// A command-line flag or argument is wrong.
     case usage = 64
     /// An input (profile, payload, PKI file) is malformed.

@@ -4,7 +4,7 @@ import Checking
 public import Foundation
 public import Load
 import Minting
-import Profile
+public import Profile
 public import Reporting
 import Signing
 import Simulation
@@ -47,6 +47,10 @@ public struct RunOptions: Sendable {
     /// The shard of a run split across processes (`--shard INDEX/COUNT`): only its accounts are sent and
     /// checked, and the report records it for `paystorm merge`.
     public var shard: Shard?
+    /// A schedule that replaces the profile's (a capacity step's constant rate), applied before ``RunOptions/rateScale``.
+    public var schedule: [RateSegment]?
+    /// A settle period that replaces the profile's, in seconds (a capacity step keeps it short).
+    public var settleSeconds: Double?
 
     /// Creates options for a profile.
     public init(profilePath: String) {
@@ -111,6 +115,8 @@ public enum PayStormRun {
             throw .badProfile("\(error)")
         }
         if let seed = options.seed { profile.seed = seed }
+        if let schedule = options.schedule { profile.schedule = schedule }
+        if let settle = options.settleSeconds { profile.settleSeconds = settle }
         if options.rateScale != 1 {
             profile.schedule = profile.schedule.map { $0.scaled(by: options.rateScale) }
         }

@@ -11,7 +11,7 @@ public enum PayStormCLI {
     public static var commands: [Command] {
         [
             Command.runProfile, Command.replay, Command.target, Command.detect, Command.pki, Command.mint,
-            Command.verify, Command.ledger, Command.api, Command.load, Command.merge,
+            Command.verify, Command.ledger, Command.api, Command.load, Command.merge, Command.capacity,
             Command.bench,
         ]
     }

@@ -110,33 +110,12 @@ public enum HTMLReport {
         series: [(name: String, color: String, value: (TimelinePoint) -> Double)],
         unit: String
     ) -> String {
-        guard points.count >= 2 else { return "<p>(too short a run for a chart)</p>\n" }
-        let width = 900.0
-        let height = 220.0
-        let left = 60.0
-        let bottom = 24.0
-        let top = 10.0
-        let maxX = Double(points.map(\.second).max() ?? 1)
-        let maxY = max(1, series.flatMap { s in points.map(s.value) }.max() ?? 1) * 1.1
-        func x(_ second: Int) -> Double { left + (width - left - 10) * Double(second) / max(1, maxX) }
-        func y(_ value: Double) -> Double { top + (height - top - bottom) * (1 - value / maxY) }
-        var svg =
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" role=\"img\">\n"
-        svg +=
-            "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(width - left - 10)\" height=\"\(height - top - bottom)\" fill=\"none\" stroke=\"#ccc\"/>\n"
-        for tick in 0...4 {
-            let value = maxY * Double(tick) / 4
-            svg +=
-                "<text x=\"\(left - 4)\" y=\"\(String(format: "%.1f", y(value) + 4))\" text-anchor=\"end\">\(String(format: "%.4g", value))\(unit)</text>\n"
-        }
-        svg += "<text x=\"\(width - 10)\" y=\"\(height - 6)\" text-anchor=\"end\">\(Int(maxX)) s</text>\n"
-        for (index, s) in series.enumerated() {
-            let coordinates = points.map { String(format: "%.1f,%.1f", x($0.second), y(s.value($0))) }
-            svg +=
-                "<polyline fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"1.5\" points=\"\(coordinates.joined(separator: " "))\"/>\n"
-            svg +=
-                "<text x=\"\(left + 8 + Double(index) * 110)\" y=\"\(top + 14)\" fill=\"\(s.color)\" style=\"fill:\(s.color)\">\(Markup.escape(s.name))</text>\n"
-        }
-        return svg + "</svg>\n"
+        SVGChart.render(
+            series.map { s in
+                SVGChart.Series(name: s.name, color: s.color, points: points.map { (Double($0.second), s.value($0)) })
+            },
+            unit: unit,
+            xLabel: { "\(Int($0)) s" }
+        )
     }
 }

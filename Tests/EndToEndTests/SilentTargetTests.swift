@@ -54,20 +54,9 @@ final class SilentServer: @unchecked Sendable {
     private let lock = NSLock()
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (listener, port) = try loopbackListener()
         self.listener = listener
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 512) == 0
-                    && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard ok else { throw CocoaError(.fileWriteUnknown) }
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = port
         let fd = listener
         Thread.detachNewThread { [self] in
             while true {

@@ -1,0 +1,122 @@
+import Foundation
+import Load
+import Reporting
+
+extension PayStormCapacity {
+    /// Re-analyses steps already run (`paystorm capacity --from DIR...`), sending nothing.
+    /// - Parameters:
+    ///   - paths: capacity folders (their `steps/` are read) or step report folders (with `step.json`).
+    ///   - slos: the objectives; empty: those of the first capacity folder's `capacity.json`.
+    ///   - out: where to write the capacity files; nil: the capacity folder when exactly one was given, else a
+    ///     new `<UTC time>-<profile>-<seed>-capacity` folder under `reports`.
+    ///   - reports: the reports directory for a new folder.
+    /// - Returns: the analysis and its folder.
+    /// - Throws: ``RunError``: `.noInput` for a missing folder or file, `.badInput` for a folder that is not a
+    ///   capacity step or an objective that does not parse, `.cannotWrite` for the output.
+    public static func analyse(
+        paths: [String],
+        slos: [String],
+        out: String?,
+        reports: String
+    ) throws(RunError) -> CapacityOutcome {
+        let (stepFolders, capacityFolders) = try folders(paths)
+        var texts = slos
+        if texts.isEmpty, let folder = capacityFolders.first {
+            let file = folder.appendingPathComponent("capacity.json")
+            if let data = FileManager.default.contents(atPath: file.path),
+                let earlier = try? JSONDecoder().decode(CapacityReport.self, from: data)
+            {
+                texts = earlier.slos
+            }
+        }
+        guard !texts.isEmpty else { throw .badInput("no SLO to judge the steps by: pass --slo") }
+        let parsed: [Load.Threshold]
+        do {
+            parsed = try parseSLOs(texts)
+        } catch {
+            throw .badInput("\(error)")
+        }
+        let outURL: URL? =
+            out.map { URL(fileURLWithPath: $0).standardizedFileURL }
+            ?? (capacityFolders.count == 1 && paths.count == 1 ? capacityFolders[0] : nil)
+        var steps: [CapacityStep] = []
+        var identity: (profile: String, seed: UInt64)?
+        for folder in stepFolders {
+            do {
+                let read = try CapacityStepReader.read(folder, name: name(of: folder, under: outURL), slos: parsed)
+                steps.append(read.step)
+                identity = identity ?? (read.profile, read.seed)
+            } catch {
+                throw error.missing ? .noInput(error.description) : .badInput(error.description)
+            }
+        }
+        let profile = identity?.profile ?? "capacity"
+        let seed = identity?.seed ?? 0
+        let target: URL
+        do {
+            if let outURL {
+                target = try ReportFolder(exactly: outURL).url
+            } else {
+                target = try ReportFolder(
+                    root: URL(fileURLWithPath: reports),
+                    profile: profile,
+                    seed: seed,
+                    label: "capacity"
+                ).url
+            }
+        } catch {
+            throw .cannotWrite("\(error)")
+        }
+        let report = CapacityReport(
+            steps: steps,
+            slos: parsed.map(\.expression),
+            profile: profile,
+            seed: seed
+        )
+        do {
+            try CapacityWriter.writeAll(report, to: target)
+        } catch {
+            throw .cannotWrite("\(error)")
+        }
+        return CapacityOutcome(report: report, folder: target, interrupted: false)
+    }
+
+    /// The step folders to read and the capacity folders among `paths`.
+    private static func folders(_ paths: [String]) throws(RunError) -> (steps: [URL], capacity: [URL]) {
+        let files = FileManager.default
+        var stepFolders: [URL] = []
+        var capacityFolders: [URL] = []
+        for path in paths {
+            let url = URL(fileURLWithPath: path).standardizedFileURL
+            var isDirectory: ObjCBool = false
+            guard files.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw .noInput("\(path): no such folder")
+            }
+            if files.fileExists(atPath: url.appendingPathComponent(CapacityStepPlan.fileName).path) {
+                stepFolders.append(url)
+                continue
+            }
+            let steps = url.appendingPathComponent("steps")
+            let names = ((try? files.contentsOfDirectory(atPath: steps.path)) ?? []).sorted()
+            // Each step's run links `steps/latest` to its folder: a link is not a step of its own.
+            let found = names.map { steps.appendingPathComponent($0) }
+                .filter { (try? files.destinationOfSymbolicLink(atPath: $0.path)) == nil }
+                .filter { files.fileExists(atPath: $0.appendingPathComponent(CapacityStepPlan.fileName).path) }
+            guard !found.isEmpty else {
+                throw .badInput(
+                    "\(path): neither a capacity folder (steps/*/step.json) nor a capacity step (step.json)"
+                )
+            }
+            capacityFolders.append(url)
+            stepFolders += found
+        }
+        return (stepFolders, capacityFolders)
+    }
+
+    /// A step folder's name as the report refers to it: relative to the output folder when inside it, else its
+    /// full path (a name relative to a new folder could not be found from it).
+    private static func name(of folder: URL, under out: URL?) -> String {
+        guard let out, folder.path.hasPrefix(out.path + "/") else { return folder.path }
+        return String(folder.path.dropFirst(out.path.count + 1))
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `paystorm capacity` end to end against a loopback target of known capacity, and its usage errors.
+struct CapacityCommandTests {
+    @Test func capacityFindsTheKneeOfATargetWithKnownCapacity() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("capacity-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        #expect(try PayStormRunner.exec(["pki", "init", work + "/pki"]).0 == 0)
+        // Two workers, 40 ms each: 50 requests/s. Every action is one consumable purchase, one webhook.
+        let server = try FixedCapacityServer(workers: 2, serviceSeconds: 0.040)
+        defer { server.close() }
+        let profile = """
+            { name: "knee", seed: 3,
+              target: { webhookURL: "http://127.0.0.1:\(server.port)/notifications", requestTimeoutSeconds: 2 },
+              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
+              population: { accounts: 2000 }, actionMix: { consumable: 1 },
+              schedule: [{ kind: "constant", rate: 15, seconds: 3 }], settleSeconds: 0 }
+            """
+        try profile.write(toFile: work + "/knee.json5", atomically: true, encoding: .utf8)
+        // Above 50/s the queue grows by (rate − 50) requests a second: at 55/s the p90 of the judged seconds
+        // passes 200 ms, at 50/s the latency stays near the 40 ms service time.
+        let (code, output) = try PayStormRunner.exec([
+            "capacity", work + "/knee.json5", "--slo", "p90 < 200ms", "--slo", "errorRate < 1%", "--pki",
+            work + "/pki", "--reports", work + "/reports", "--step-seconds", "3", "--warmup-seconds", "1",
+            "--max-steps", "10", "--quiet",
+        ])
+        #expect(code == 0, "\(output)")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: work + "/reports")
+        let folder = work + "/reports/" + (try #require(folders.first { $0.hasSuffix("-capacity") }))
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/capacity.json")))
+                as? [String: Any]
+        )
+        let sustainable = try #require(json["sustainableRate"] as? Double, "\(output)")
+        #expect(abs(sustainable - 50) / 50 <= 0.10, "sustainable \(sustainable)/s, analytic 50/s: \(output)")
+        #expect(json["outcome"] as? String == "sustainable")
+        let csv = try String(contentsOfFile: folder + "/capacity.csv", encoding: .utf8)
+        let steps = (json["steps"] as? [Any])?.count ?? 0
+        #expect(csv.split(separator: "\n").count == steps + 1)
+        #expect(FileManager.default.fileExists(atPath: folder + "/capacity.html"))
+        #expect(output.contains("sustainable rate:"))
+
+        // Re-analysis sends nothing and finds the same rate.
+        let served = server.requests
+        let (again, reanalysed) = try PayStormRunner.exec(["capacity", "--from", folder])
+        #expect(again == 0, "\(reanalysed)")
+        #expect(server.requests == served)
+        let second = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/capacity.json")))
+                as? [String: Any]
+        )
+        #expect(second["sustainableRate"] as? Double == sustainable)
+        // Every step once: the steps/latest link the runs leave is not a step of its own.
+        #expect((second["steps"] as? [Any])?.count == steps)
+    }
+
+    @Test(arguments: [["--slo", "p99 <"], ["--slo", "p99 < 250"], ["--slo", "webhook.errorRate < 1%"]])
+    func aBadSLOIsAUsageErrorNamingIt(_ slo: [String]) throws {
+        let (code, output) = try PayStormRunner.exec(["capacity", "Profiles/capacity.json5"] + slo)
+        #expect(code == 64, "\(output)")
+        #expect(output.contains("--slo"))
+        #expect(output.contains(slo[1]), "\(output)")
+    }
+
+    /// Without --slo the profile's thresholds are the SLOs, under the same rules: a count on one kind is refused
+    /// (steps keep counts for all traffic only, so it would always hold) before anything is sent.
+    @Test func aProfileThresholdCountingOneKindIsRefusedAsAnSLO() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("capacity-kind-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let profile = """
+            { name: "kinds", seed: 1, target: { webhookURL: "http://127.0.0.1:9/notifications" },
+              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
+              population: { accounts: 10 }, actionMix: { consumable: 1 },
+              schedule: [{ kind: "constant", rate: 5, seconds: 3 }], thresholds: ["webhook.errorRate < 1%"] }
+            """
+        try profile.write(toFile: work + "/kinds.json5", atomically: true, encoding: .utf8)
+        let (code, output) = try PayStormRunner.exec(["capacity", work + "/kinds.json5", "--reports", work + "/r"])
+        #expect(code == 65, "\(output)")
+        #expect(output.contains("thresholds") && output.contains("webhook.errorRate"), "\(output)")
+    }
+
+    @Test func fromAFolderThatIsNotACapacityFolderIsBadInput() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("capacity-from-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let (code, output) = try PayStormRunner.exec(["capacity", "--from", work, "--slo", "p99 < 1s"])
+        #expect(code == 65, "\(output)")
+        #expect(output.contains(work))
+    }
+}
+
+/// An HTTP/1.1 server on 127.0.0.1:0 with a known capacity: `workers` servers, each taking `serviceSeconds`
+/// per request. Completion times follow the ideal schedule (a request starts when it arrives or when a
+/// worker frees, whichever is later), so a late wake-up on a busy machine adds latency but never lowers the
+/// capacity of `workers / serviceSeconds` requests a second.
+final class FixedCapacityServer: @unchecked Sendable {
+    // @unchecked: the listener and accepted descriptors are touched by the accept thread and close(); the
+    // workers' schedule and the counter are behind their own Mutex and Atomic.
+    let port: UInt16
+    private let listener: Int32
+    private let freeAt: Mutex<[Double]>
+    private let served = Atomic<Int>(0)
+    private let service: Double
+
+    var requests: Int { served.load(ordering: .relaxed) }
+
+    init(workers: Int, serviceSeconds: Double) throws {
+        service = serviceSeconds
+        freeAt = Mutex([Double](repeating: 0, count: workers))
+        let (listener, port) = try loopbackListener()
+        self.listener = listener
+        self.port = port
+        Thread.detachNewThread { [self] in
+            while true {
+                let client = accept(listener, nil, nil)
+                if client < 0 { return }
+                Thread.detachNewThread { [self] in serve(client) }
+            }
+        }
+    }
+
+    func close() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        Glibc.close(listener)
+    }
+
+    private static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// Answers each request on one kept-alive connection with 200 `{}` at its scheduled completion time.
+    private func serve(_ client: Int32) {
+        defer { Glibc.close(client) }
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            // One whole request: headers, then Content-Length bytes of body.
+            var end: Int?
+            var needed = 0
+            while true {
+                if end == nil, let range = buffer.firstRange(of: Array("\r\n\r\n".utf8)) {
+                    end = range.upperBound
+                    let head = String(decoding: buffer[..<range.lowerBound], as: UTF8.self).lowercased()
+                    let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                        .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) }
+                    needed = range.upperBound + (length ?? 0)
+                }
+                if end != nil && buffer.count >= needed { break }
+                let count = recv(client, &chunk, chunk.count, 0)
+                if count <= 0 { return }
+                buffer += chunk[0..<count]
+            }
+            buffer.removeFirst(needed)
+            let arrival = Self.now()
+            let done = freeAt.withLock { free in
+                let worker = free.indices.min { free[$0] < free[$1] }!
+                free[worker] = max(arrival, free[worker]) + service
+                return free[worker]
+            }
+            let wait = done - Self.now()
+            if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
+            served.add(1, ordering: .relaxed)
+            let response = Array(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}".utf8
+            )
+            if send(client, response, response.count, Int32(MSG_NOSIGNAL)) < 0 { return }
+        }
+    }
+}

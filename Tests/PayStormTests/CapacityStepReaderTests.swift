@@ -1,0 +1,89 @@
+import Foundation
+import Load
+import Reporting
+import Testing
+
+@testable import PayStorm
+
+/// Judging a step from its report folder: only the seconds after the warm-up and up to the end of the
+/// step's schedule count, and a harness-limited span inside the step marks it.
+struct CapacityStepReaderTests {
+    /// A step of 4 s with 2 s of warm-up: 10 requests a second; the warm-up seconds are slow and fail, the
+    /// judged seconds 3 and 4 are fast, second 5 (the drain after the schedule) is slow again.
+    static func writeStep(harnessLimitedFrom: Double? = nil) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("step-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let plan = CapacityStepPlan(index: 2, rate: 10, seconds: 4, warmupSeconds: 2, harnessCPU: 0.5)
+        try JSONEncoder().encode(plan).write(to: folder.appendingPathComponent("step.json"))
+        var summary = #"{"profile": "p", "seed": 7"#
+        if let from = harnessLimitedFrom {
+            summary +=
+                #", "harnessLimited": {"fromSeconds": \#(from), "deliveriesPerSecond": 9, "reason": "engine thread late"}"#
+        }
+        try Data((summary + "}").utf8).write(to: folder.appendingPathComponent("summary.json"))
+        var csv = TimeseriesRow.csvHeader + "\n"
+        for second in 1...5 {
+            let judged = second == 3 || second == 4
+            let ok = judged ? 9 : 5
+            let timeouts = judged ? 1 : 5
+            // second,intended_rate,scheduled,sent,ok,non_2xx,timeout,reset,refused,dns,tls,hung_up,other,missed,late,
+            // in_flight,p50_us,p90_us,p99_us,max_us,service_p99_us
+            csv += "\(second),10,10,10,\(ok),0,\(timeouts),0,0,0,0,0,0,0,\(judged ? 1 : 4),\(second),0,0,0,0,0\n"
+        }
+        try Data(csv.utf8).write(to: folder.appendingPathComponent("timeseries.csv"))
+        let log = try HistogramLogWriter(
+            path: folder.appendingPathComponent("latency.hlog").path,
+            startTime: Date(timeIntervalSince1970: 1_000)
+        )
+        for second in 0..<5 {
+            let micros: Int64 = second == 2 || second == 3 ? 10_000 : 2_000_000
+            for suffix in ["latency", "service"] {
+                var histogram = Histogram()
+                histogram.record(micros, count: 10)
+                log.write(
+                    HistogramLogEntry(tag: "webhook.\(suffix)", start: Double(second), length: 1, histogram: histogram)
+                )
+            }
+        }
+        log.close()
+        return folder
+    }
+
+    @Test func onlyTheSecondsAfterTheWarmupAndBeforeTheEndOfTheScheduleAreJudged() throws {
+        let folder = try Self.writeStep()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let slos = try PayStormCapacity.parseSLOs(["p99 < 100ms", "errorRate < 5%", "webhook.p50 < 20ms"])
+        let (step, profile, seed) = try CapacityStepReader.read(folder, name: "steps/x", slos: slos)
+        #expect(profile == "p" && seed == 7)
+        #expect(step.index == 2 && step.rate == 10 && step.folder == "steps/x")
+        #expect(step.offered == 10)
+        #expect(step.achieved == 9)
+        #expect(step.errors["timeout"] == 2)
+        #expect(step.late == 2)
+        #expect(step.inFlight == 4)
+        #expect(step.harnessCPU == 0.5)
+        #expect(step.latency.p99 < 11_000)
+        #expect(abs(step.meanServiceMicros - 10_000) < 20)
+        // Little's law: 9 requests/s × 10 ms.
+        #expect(abs(step.concurrency - 0.09) < 0.001)
+        #expect(step.slos.map(\.held) == [true, false, true])
+        #expect(step.harnessLimited == nil)
+    }
+
+    @Test func aHarnessLimitedSpanInsideTheStepMarksIt() throws {
+        let inside = try Self.writeStep(harnessLimitedFrom: 3)
+        defer { try? FileManager.default.removeItem(at: inside) }
+        #expect(try CapacityStepReader.read(inside, name: "a", slos: []).step.harnessLimited != nil)
+        // Limited only while the last answers drained, after the schedule: the step still measured the target.
+        let after = try Self.writeStep(harnessLimitedFrom: 4.5)
+        defer { try? FileManager.default.removeItem(at: after) }
+        #expect(try CapacityStepReader.read(after, name: "b", slos: []).step.harnessLimited == nil)
+    }
+
+    @Test func aFolderWithoutStepJSONIsMissingInput() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nostep-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(throws: CapacityStepError.self) { try CapacityStepReader.read(folder, name: "c", slos: []) }
+    }
+}
