@@ -24,11 +24,13 @@ struct CapacityCommandTests {
               schedule: [{ kind: "constant", rate: 15, seconds: 3 }], settleSeconds: 0 }
             """
         try profile.write(toFile: work + "/knee.json5", atomically: true, encoding: .utf8)
-        // Above 50/s the queue grows by (rate − 50) requests a second: at 55/s the p90 of the judged seconds
-        // passes 200 ms, at 50/s the latency stays near the 40 ms service time.
+        // Above 50/s the queue grows by (rate − 50) requests a second, so a request t seconds into an overloaded
+        // step waits (rate − 50)/50 × t: at 54/s the p90 of the judged seconds (1 to 6) passes 400 ms; below 50/s
+        // the latency stays near the 40 ms service time. The 360 ms between them absorb the scheduling delays of a
+        // busy 2-core machine (the suite runs beside the detection matrix), which a 200 ms SLO over 3 s steps did not.
         let (code, output) = try PayStormRunner.exec([
-            "capacity", work + "/knee.json5", "--slo", "p90 < 200ms", "--slo", "errorRate < 1%", "--pki",
-            work + "/pki", "--reports", work + "/reports", "--step-seconds", "3", "--warmup-seconds", "1",
+            "capacity", work + "/knee.json5", "--slo", "p90 < 400ms", "--slo", "errorRate < 1%", "--pki",
+            work + "/pki", "--reports", work + "/reports", "--step-seconds", "6", "--warmup-seconds", "1",
             "--max-steps", "10", "--quiet",
         ])
         #expect(code == 0, "\(output)")
