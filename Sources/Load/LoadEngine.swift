@@ -35,6 +35,15 @@ public protocol TimedRequestSource: AnyObject {
     func take(_ intended: Duration) -> LoadRequest?
     /// The rate the schedule intends at `elapsed`, for the status line (requests per second).
     func intendedRate(at elapsed: Duration) -> Double
+    /// Whether the request due at ``nextDue()`` can be taken now. A source still preparing it (a body being
+    /// signed) says false rather than block: the engine then keeps its transfers moving and asks again within
+    /// a millisecond, so a slow source never stalls the answers of the requests already in flight.
+    var nextIsReady: Bool { get }
+}
+
+extension TimedRequestSource {
+    /// Always ready: a source that prepares nothing ahead.
+    public var nextIsReady: Bool { true }
 }
 
 /// Transport and pacing settings (setup values; failures after the start are data).
@@ -354,6 +363,8 @@ struct EngineLoop {
         var releasing = true
         // Reset at each tick, so each tick reports the worst release of its own second.
         var releaseLag: Int64 = 0
+        // Set when a timed source's next request is due but not ready: the wait below is then short.
+        var sourceNotReady = false
         let thinkNanos: Int64
         if case .closed(_, let think, _) = mode { thinkNanos = think.microseconds * 1000 } else { thinkNanos = 0 }
 
@@ -368,7 +379,23 @@ struct EngineLoop {
             }
             // Release every due request (bounded per pass so that I/O keeps flowing).
             var released = 0
+            let passStart = now
+            sourceNotReady = false
             while releasing, released < 512, let due = nextDue(), due <= now {
+                if released > 0 {
+                    // Read again for each release: a source that took long over the previous one (or a busy
+                    // machine) must show in the lag of the next.
+                    now = monotonicNanoseconds() - start
+                    // A pass that has worked this long lets the answers in flight through before releasing more:
+                    // under overload a source's slow releases (missed ones included) must not starve the transport.
+                    if now - passStart > Self.releasePassNanos { break }
+                }
+                if let timed, !timed.nextIsReady {
+                    // Asked again later: what is due then may be something else (a retry that came due).
+                    pendingDue = nil
+                    sourceNotReady = true
+                    break
+                }
                 consumeDue()
                 released += 1
                 releaseLag = max(releaseLag, now - due)
@@ -387,7 +414,7 @@ struct EngineLoop {
                 // harness fell behind its own schedule, which is not the target's failure, so it is missed.
                 let behind = now - due
                 let overCap = transport.inFlight >= configuration.maxInFlight
-                if overCap || behind >= timeoutNanos {
+                if overCap || behind >= timeoutNanos || request.missedReason != nil {
                     stats.missed += 1
                     stats.completed += 1
                     sink(
@@ -400,12 +427,13 @@ struct EngineLoop {
                             received: intended,
                             status: 0,
                             error: .missed,
-                            detail: overCap
-                                ? "in-flight cap \(configuration.maxInFlight) reached"
-                                : String(
-                                    format: "the harness released it %.1f s late, past the request timeout",
-                                    Double(behind) / 1e9
-                                )
+                            detail: request.missedReason
+                                ?? (overCap
+                                    ? "in-flight cap \(configuration.maxInFlight) reached"
+                                    : String(
+                                        format: "the harness released it %.1f s late, past the request timeout",
+                                        Double(behind) / 1e9
+                                    ))
                         )
                     )
                     if isClosed { readyUsers.append(due + thinkNanos) }
@@ -413,7 +441,6 @@ struct EngineLoop {
                 }
                 transport.submit(request, intended: due, sent: now)
                 stats.sent += 1
-                if released % 64 == 0 { now = monotonicNanoseconds() - start }
             }
             // Open loop ends with the schedule; closed loop when no user is due and none is waiting.
             if releasing && nextDue() == nil && (pacer != nil || transport.inFlight == 0) { releasing = false }
@@ -452,9 +479,17 @@ struct EngineLoop {
             }
             // Wait for I/O, the next due time or the next tick, whichever is first.
             var wait = nextTick - now
-            if releasing, let due = nextDue() { wait = min(wait, due - now) }
+            if sourceNotReady {
+                // Its due time has passed: waiting for it would spin; a millisecond lets the source catch up.
+                wait = min(wait, 1_000_000)
+            } else if releasing, let due = nextDue() {
+                wait = min(wait, due - now)
+            }
             wait = min(wait, 50_000_000)
-            if wait > 0 { transport.wait(nanoseconds: wait) }
+            // Sockets are read only here, so this runs even with requests overdue (a zero wait only polls):
+            // skipping it whenever the engine was behind left every answer unread, the in-flight cap full and
+            // every further release missed, a collapse instead of a slowdown.
+            transport.wait(nanoseconds: max(wait, 0))
         }
         stats.inFlight = transport.inFlight
         stats.elapsed = .nanoseconds(monotonicNanoseconds() - start)
@@ -463,6 +498,9 @@ struct EngineLoop {
         tick(stats)
         return stats
     }
+
+    /// The longest a release pass runs before the engine serves its transfers (2 ms).
+    static let releasePassNanos: Int64 = 2_000_000
 
     func currentRate(at now: Int64) -> Double {
         if let timed { return timed.intendedRate(at: .nanoseconds(now)) }
