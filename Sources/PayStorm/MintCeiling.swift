@@ -53,7 +53,6 @@ extension PayStormRun {
         let start = DispatchTime.now().uptimeNanoseconds
         let limit = UInt64(seconds * 1e9)
         pipeline.start()
-        defer { pipeline.stop() }
         var deliveries = 0
         var signatures = 0
         var elapsed: UInt64 = 0
@@ -67,6 +66,7 @@ extension PayStormRun {
             deliveries += 1
             signatures += count
         }
+        pipeline.stopAndWait()
         return MintCeiling(
             deliveries: deliveries,
             signatures: signatures,

@@ -109,9 +109,15 @@ final class MintPipeline: @unchecked Sendable {
         self.batchSize = batchSize
     }
 
+    /// Signalled when the producer thread returns.
+    private let producerDone = DispatchSemaphore(value: 0)
+
     /// Starts the producer thread.
     func start() {
-        let thread = Thread { [self] in produce() }
+        let thread = Thread { [self] in
+            produce()
+            producerDone.signal()
+        }
         thread.name = "paystorm-mint"
         thread.start()
     }
@@ -122,6 +128,13 @@ final class MintPipeline: @unchecked Sendable {
         state.withLock { $0.stopped = true }
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// Stops producing and waits for the producer thread (after ``start()``), so that no signing is left
+    /// running when the process exits: OpenSSL's exit handlers free what a running signer still uses.
+    func stopAndWait() {
+        stop()
+        producerDone.wait()
     }
 
     /// The front of the pipeline, without waiting: time the front spends being signed while the consumer

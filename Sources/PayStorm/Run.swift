@@ -190,7 +190,7 @@ public enum PayStormRun {
                 MintPipeline(stream: chaos, bodies: bodies, cache: cache, clock: clock)
             }
         pipeline.start()
-        defer { pipeline.stop() }
+        defer { pipeline.stopAndWait() }
 
         let checker = Checker(profile: profile, startMillis: startMillis)
         let recorder: LoadRecorder
