@@ -38,6 +38,8 @@ struct EngineLoop {
     var releasing = true
     /// The worst delay between an intended time and its release since the last tick.
     var releaseLag: Int64 = 0
+    /// Set when a timed source's next request is due but not ready: the wait for I/O is then short.
+    var sourceNotReady = false
     private var pendingDue: Int64?
 
     init(
@@ -137,9 +139,17 @@ struct EngineLoop {
             }
             // Wait for I/O, the next due time or the next tick, whichever is first.
             var wait = nextTick - now
-            if releasing, let due = nextDue() { wait = min(wait, due - now) }
+            if sourceNotReady {
+                // Its due time has passed: waiting for it would spin; a millisecond lets the source catch up.
+                wait = min(wait, 1_000_000)
+            } else if releasing, let due = nextDue() {
+                wait = min(wait, due - now)
+            }
             wait = min(wait, 50_000_000)
-            if wait > 0 { transport.wait(nanoseconds: wait) }
+            // Sockets are read only here, so this runs even with requests overdue (a zero wait only polls):
+            // skipping it whenever the engine was behind left every answer unread, the in-flight cap full and
+            // every further release missed, a collapse instead of a slowdown.
+            transport.wait(nanoseconds: max(wait, 0))
         }
         stats.inFlight = transport.inFlight
         report(at: monotonicNanoseconds() - start, to: tick, final: true)
@@ -156,8 +166,9 @@ struct EngineLoop {
         releaseLag = 0
     }
 
-    /// Releases every request due by `now`, at most 512 per pass so that I/O keeps flowing: each goes to
-    /// the transport, or is missed (over the in-flight cap, or released after its whole timeout).
+    /// Releases every request due by `now`, at most 512 and ``releasePassNanos`` per pass so that I/O keeps
+    /// flowing: each goes to the transport, or is missed (over the in-flight cap, released after its whole
+    /// timeout, or dropped by its source).
     private mutating func releaseDue(
         now releaseStart: Int64,
         start runStart: Int64,
@@ -166,7 +177,22 @@ struct EngineLoop {
     ) {
         var now = releaseStart
         var released = 0
+        sourceNotReady = false
         while releasing, released < 512, let due = nextDue(), due <= now {
+            if released > 0 {
+                // Read again for each release: a source that took long over the previous one (or a busy
+                // machine) must show in the lag of the next.
+                now = monotonicNanoseconds() - runStart
+                // A pass that has worked this long lets the answers in flight through before releasing more:
+                // under overload a source's slow releases (missed ones included) must not starve the transport.
+                if now - releaseStart > Self.releasePassNanos { break }
+            }
+            if case .timed(let source) = release, !source.nextIsReady {
+                // Asked again later: what is due then may be something else (a retry that came due).
+                pendingDue = nil
+                sourceNotReady = true
+                break
+            }
             consumeDue()
             released += 1
             releaseLag = max(releaseLag, now - due)
@@ -190,17 +216,16 @@ struct EngineLoop {
             }
             transport.submit(request, intended: due, sent: now)
             stats.sent += 1
-            if released % 64 == 0 { now = monotonicNanoseconds() - runStart }
         }
     }
 
-    /// The result of a request that cannot be sent: the in-flight cap is reached, or it is released after
-    /// its whole timeout has passed, when it could only time out unsent (the harness fell behind its own
-    /// schedule, which is not the target's failure); nil when it can be sent.
+    /// The result of a request that cannot be sent: its source dropped it, the in-flight cap is reached, or it
+    /// is released after its whole timeout has passed, when it could only time out unsent (the harness fell
+    /// behind its own schedule, which is not the target's failure); nil when it can be sent.
     private func missedResult(_ request: LoadRequest, due: Int64, now: Int64) -> LoadResult? {
         let behind = now - due
         let overCap = transport.inFlight >= configuration.maxInFlight
-        guard overCap || behind >= transport.timeoutNanos else { return nil }
+        guard overCap || behind >= transport.timeoutNanos || request.missedReason != nil else { return nil }
         let intended = Duration.nanoseconds(due)
         return LoadResult(
             id: request.id,
@@ -211,11 +236,18 @@ struct EngineLoop {
             received: intended,
             status: 0,
             error: .missed,
-            detail: overCap
-                ? "in-flight cap \(configuration.maxInFlight) reached"
-                : String(format: "the harness released it %.1f s late, past the request timeout", Double(behind) / 1e9)
+            detail: request.missedReason
+                ?? (overCap
+                    ? "in-flight cap \(configuration.maxInFlight) reached"
+                    : String(
+                        format: "the harness released it %.1f s late, past the request timeout",
+                        Double(behind) / 1e9
+                    ))
         )
     }
+
+    /// The longest a release pass runs before the engine serves its transfers (2 ms).
+    static let releasePassNanos: Int64 = 2_000_000
 
     func currentRate(at now: Int64) -> Double {
         switch release {

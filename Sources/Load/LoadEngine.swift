@@ -35,6 +35,15 @@ public protocol TimedRequestSource: AnyObject {
     func take(_ intended: Duration) -> LoadRequest?
     /// The rate the schedule intends at `elapsed`, for the status line (requests per second).
     func intendedRate(at elapsed: Duration) -> Double
+    /// Whether the request due at ``nextDue()`` can be taken now. A source still preparing it (a body being
+    /// signed) says false rather than block: the engine then keeps its transfers moving and asks again within
+    /// a millisecond, so a slow source never stalls the answers of the requests already in flight.
+    var nextIsReady: Bool { get }
+}
+
+extension TimedRequestSource {
+    /// Always ready: a source that prepares nothing ahead.
+    public var nextIsReady: Bool { true }
 }
 
 /// Transport and pacing settings (setup values; failures after the start are data).

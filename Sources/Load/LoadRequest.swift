@@ -24,6 +24,9 @@ public struct LoadRequest: Sendable, Equatable {
     /// result's error is ``LoadErrorClass/reset``. libcurl transfers (HTTP/2, `libcurlTransfers`)
     /// cannot cut a request, so there the request times out after 200 µs instead.
     public var resetAfterBytes: Int?
+    /// Set when the source already knows the request cannot go out in time (it shed it rather than fall
+    /// further behind): the engine records it as missed with this detail and sends nothing.
+    public var missedReason: String?
 
     /// Creates a request.
     public init(
@@ -46,7 +49,7 @@ public struct LoadRequest: Sendable, Equatable {
         lhs.id == rhs.id && lhs.kind == rhs.kind && lhs.method == rhs.method && lhs.url == rhs.url
             && lhs.body == rhs.body && lhs.headers.elementsEqual(rhs.headers, by: { $0 == $1 })
             && lhs.timeout == rhs.timeout && lhs.hangUpOnResponse == rhs.hangUpOnResponse
-            && lhs.resetAfterBytes == rhs.resetAfterBytes
+            && lhs.resetAfterBytes == rhs.resetAfterBytes && lhs.missedReason == rhs.missedReason
     }
 }
 

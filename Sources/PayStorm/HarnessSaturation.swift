@@ -6,8 +6,10 @@ import Reporting
 /// A tick whose worst release came more than ``lagLimit`` after its intended time is behind: the engine's
 /// thread, not a connection wait (which a slow target causes), delayed it. ``ticksNeeded`` such ticks in a
 /// row make the run harness-limited from the first of them, and the span's sending rate is PayStorm's
-/// ceiling in this run. The reason is minting when the engine waited for the mint pipeline for at least
-/// ``mintShare`` of those ticks' time, else the engine's thread. A pure value, fed one tick at a time.
+/// ceiling in this run. A tick in which the mint pipeline shed deliveries (it could not sign them in time) is
+/// behind too, however small its lag: shedding keeps the lag small on purpose. The reason is minting when
+/// the pipeline shed or the engine waited for it for at least ``mintShare`` of those ticks' time, else the
+/// engine's thread. A pure value, fed one tick at a time.
 struct HarnessSaturation {
     /// A release this late (seconds after its intended time) puts its tick behind. Well above the scheduling
     /// jitter of a busy machine, well below the stalls of a saturated run (seconds).
@@ -21,6 +23,7 @@ struct HarnessSaturation {
         var at: Double
         var sent: Int
         var mintWaited: Double
+        var shed = 0
     }
 
     private var previous = Tick(at: 0, sent: 0, mintWaited: 0)
@@ -31,11 +34,12 @@ struct HarnessSaturation {
     private var limited: (from: Tick, to: Tick)?
 
     /// Takes one tick: seconds into the run, deliveries sent so far, the engine's worst release lag in the
-    /// tick (seconds), and the time it has waited for minting so far (seconds).
-    mutating func observe(at seconds: Double, sent: Int, releaseLag: Double, mintWaited: Double) {
-        let tick = Tick(at: seconds, sent: sent, mintWaited: mintWaited)
+    /// tick (seconds), the time it has waited for minting so far (seconds), and the deliveries the mint
+    /// pipeline has shed so far.
+    mutating func observe(at seconds: Double, sent: Int, releaseLag: Double, mintWaited: Double, shed: Int = 0) {
+        let tick = Tick(at: seconds, sent: sent, mintWaited: mintWaited, shed: shed)
         defer { previous = tick }
-        guard releaseLag > Self.lagLimit else {
+        guard releaseLag > Self.lagLimit || shed > previous.shed else {
             streak = 0
             streakStart = nil
             return
@@ -55,7 +59,8 @@ struct HarnessSaturation {
         return HarnessLimit(
             fromSeconds: from.at,
             deliveriesPerSecond: Double(to.sent - from.sent) / span,
-            reason: waitedShare >= Self.mintShare ? "minting behind the schedule" : "engine thread late"
+            reason: waitedShare >= Self.mintShare || to.shed > from.shed
+                ? "minting behind the schedule" : "engine thread late"
         )
     }
 }

@@ -85,7 +85,7 @@ final class HistoryLog {
         detail: String? = nil
     ) {
         guard chunks != nil else { return }
-        var line = "{\"t\":\(String(format: "%.6f", t)),\"event\":\"\(event)\",\"role\":\"\(Self.role(of: delivery))\""
+        var line = "{\"t\":\(Self.fixed(t, places: 6)),\"event\":\"\(event)\",\"role\":\"\(Self.role(of: delivery))\""
         line += ",\"delivery\":\(delivery.id)"
         line +=
             ",\"account\":\"\(delivery.action.appAccountToken)\",\"lifecycle\":\"\(delivery.action.lifecycle.rawValue)\""
@@ -100,7 +100,7 @@ final class HistoryLog {
             line += ",\"originalTransactionId\":\"\(original)\""
         }
         if let signed = delivery.signedDate {
-            line += ",\"signedAt\":" + String(format: "%.3f", Double(signed - startMillis) / 1000)
+            line += ",\"signedAt\":" + Self.fixed(Double(signed - startMillis) / 1000, places: 3)
         }
         if let forgery = delivery.forgery { line += ",\"forgery\":\"\(forgery)\"" }
         if let network = delivery.network { line += ",\"network\":\"\(network.rawValue)\"" }
@@ -115,7 +115,7 @@ final class HistoryLog {
     /// Appends one probe entry (a safety probe during the run).
     func writeProbe(event: String, at t: Double, account: String, result: LoadResult? = nil, sent: Bool? = nil) {
         guard chunks != nil else { return }
-        var line = "{\"t\":\(String(format: "%.6f", t)),\"event\":\"\(event)\",\"role\":\"probe\""
+        var line = "{\"t\":\(Self.fixed(t, places: 6)),\"event\":\"\(event)\",\"role\":\"probe\""
         line += ",\"account\":\"\(Self.escape(account))\""
         line += Self.outcomeFields(result: result, sent: sent, detail: nil)
         append(line + "}\n")
@@ -148,6 +148,24 @@ final class HistoryLog {
     func close() {
         flush()
         chunks?.close()
+    }
+
+    /// `value` with `places` decimals, as `String(format: "%.Nf")` writes it, without Foundation's formatter:
+    /// every history line has one or two, and under overload the engine's thread writes tens of thousands a
+    /// second.
+    static func fixed(_ value: Double, places: Int) -> String {
+        guard (0...6).contains(places), value.isFinite, abs(value) < 1e8 else {
+            return String(format: "%.\(places)f", value)
+        }
+        let scale = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000][places]
+        let scaled = (abs(value) * Double(scale)).rounded()
+        let units = Int64(scaled)
+        let whole = units / Int64(scale)
+        var text = (value < 0 && units > 0 ? "-" : "") + String(whole)
+        guard places > 0 else { return text }
+        let fraction = String(units % Int64(scale))
+        text += "." + String(repeating: "0", count: places - fraction.count) + fraction
+        return text
     }
 
     private static func escape(_ text: String) -> String {

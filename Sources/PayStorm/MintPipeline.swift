@@ -9,14 +9,32 @@ struct MintedDelivery: Sendable {
     var body: [UInt8]?
     /// Set when minting failed; the delivery is then recorded, never sent.
     var failure: String?
+    /// Set when the pipeline shed the delivery instead of signing it: its intended time had passed by more
+    /// than the pipeline's shedding horizon. It is PayStorm's miss, recorded, never sent.
+    var shed: String? = nil
+}
+
+/// What the engine's thread finds at the front of the pipeline, without waiting.
+enum MintHead {
+    /// The next delivery, minted (or shed).
+    case ready(MintedDelivery)
+    /// The next delivery, due at `at` (seconds into the run), is still being signed.
+    case minting(at: Double)
+    /// Nothing more will come.
+    case end
 }
 
 /// Signs deliveries ahead of the schedule on every core, in order, into a bounded buffer.
 ///
 /// One producer thread pulls the chaos stream (which is not thread-safe) in batches, signs each batch
-/// with `concurrentPerform`, and appends it; the engine thread takes from the front. The buffer holds at
-/// most `capacity` deliveries, so memory stays flat whatever the rate and duration; when the engine
-/// outruns minting it waits here and the sends show up as late, never hidden.
+/// with `concurrentPerform`, and appends it; the engine thread takes from the front without ever waiting
+/// (``head()``), so the answers of requests in flight keep flowing while minting catches up. The buffer
+/// holds at most `capacity` deliveries, so memory stays flat whatever the rate and duration.
+///
+/// Under a rate above the minting ceiling the pipeline sheds at the source: a delivery whose intended time
+/// passed more than `shedAfter` seconds before its batch was signed is not signed at all but handed on as
+/// missed, so minting keeps working on deliveries that can still go out nearly on time, at its ceiling,
+/// instead of signing a backlog that grows without bound and is sent later and later.
 final class MintPipeline: @unchecked Sendable {
     // @unchecked: `stream` is touched only by the producer thread; everything shared goes through `state`.
     private struct State {
@@ -24,36 +42,82 @@ final class MintPipeline: @unchecked Sendable {
         var head = 0
         var finished = false
         var stopped = false
+        /// The intended time of the first delivery of the batch being signed.
+        var mintingAt: Double?
+        /// Since when (uptime ns) the consumer has found the front still being signed.
+        var waitingSince: UInt64?
         /// Time the consumer spent waiting for minting, in nanoseconds.
         var waitedNanos: UInt64 = 0
+        /// Deliveries shed because they could not be signed in time.
+        var shed = 0
     }
+
+    /// How far past its intended time (seconds) a delivery may be when its batch is signed; later, it is shed.
+    static let defaultShedAfter = 0.25
 
     private let state = Mutex(State())
     private let condition = NSCondition()
     private let capacity: Int
     private let batchSize: Int
-    private let bodies: DeliveryBodies
+    private let sign: @Sendable (PlannedDelivery) throws -> [UInt8]?
     private let cache: BodyCache
+    /// Seconds into the run now; nil never sheds (the minting benchmark, which has no schedule).
+    private let clock: (@Sendable () -> Double)?
+    private let shedAfter: Double
+    /// Why a shed delivery was not sent, made once (a run may shed tens of thousands a second).
+    private let shedReason: String
     private var stream: any IteratorProtocol<PlannedDelivery>
 
-    /// Creates a pipeline; call ``start()`` to begin minting.
-    init(
+    /// Creates a pipeline that signs with the run's bodies; call ``start()`` to begin minting.
+    convenience init(
         stream: some IteratorProtocol<PlannedDelivery>,
         bodies: DeliveryBodies,
         cache: BodyCache,
+        clock: (@Sendable () -> Double)? = nil,
+        shedAfter: Double = MintPipeline.defaultShedAfter,
         capacity: Int = 8192,
         batchSize: Int = 256
     ) {
+        self.init(
+            stream: stream,
+            sign: { try bodies.body(for: $0) },
+            cache: cache,
+            clock: clock,
+            shedAfter: shedAfter,
+            capacity: capacity,
+            batchSize: batchSize
+        )
+    }
+
+    /// Creates a pipeline over any signer (a test's slow fake); call ``start()`` to begin minting.
+    init(
+        stream: some IteratorProtocol<PlannedDelivery>,
+        sign: @escaping @Sendable (PlannedDelivery) throws -> [UInt8]?,
+        cache: BodyCache,
+        clock: (@Sendable () -> Double)?,
+        shedAfter: Double,
+        capacity: Int,
+        batchSize: Int
+    ) {
         self.stream = stream
-        self.bodies = bodies
+        self.sign = sign
         self.cache = cache
+        self.clock = clock
+        self.shedAfter = shedAfter
+        shedReason = String(format: "minting fell behind: not signed within %.2f s of its intended time", shedAfter)
         self.capacity = capacity
         self.batchSize = batchSize
     }
 
+    /// Signalled when the producer thread returns.
+    private let producerDone = DispatchSemaphore(value: 0)
+
     /// Starts the producer thread.
     func start() {
-        let thread = Thread { [self] in produce() }
+        let thread = Thread { [self] in
+            produce()
+            producerDone.signal()
+        }
         thread.name = "paystorm-mint"
         thread.start()
     }
@@ -66,21 +130,49 @@ final class MintPipeline: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Stops producing and waits for the producer thread (after ``start()``), so that no signing is left
+    /// running when the process exits: OpenSSL's exit handlers free what a running signer still uses.
+    func stopAndWait() {
+        stop()
+        producerDone.wait()
+    }
+
+    /// The front of the pipeline, without waiting: time the front spends being signed while the consumer
+    /// asks counts as waited (see ``waited``).
+    func head() -> MintHead {
+        guard let (at, ready) = front() else { return .end }
+        guard ready else { return .minting(at: at) }
+        return state.withLock { s in s.head < s.ready.count ? .ready(s.ready[s.head]) : .minting(at: at) }
+    }
+
+    /// The intended time of the front and whether it is minted, without copying it (the engine asks this
+    /// several times per delivery); nil at the end. Counts waiting like ``head()``.
+    func front() -> (at: Double, ready: Bool)? {
+        state.withLock { s in
+            if s.head < s.ready.count {
+                if let since = s.waitingSince {
+                    s.waitedNanos += DispatchTime.now().uptimeNanoseconds - since
+                    s.waitingSince = nil
+                }
+                return (s.ready[s.head].planned.at, true)
+            }
+            if s.finished || s.stopped { return nil }
+            if s.waitingSince == nil { s.waitingSince = DispatchTime.now().uptimeNanoseconds }
+            let last = s.head > 0 ? s.ready[s.head - 1].planned.at : 0
+            return (s.mintingAt ?? last, false)
+        }
+    }
+
     /// The next delivery without taking it; waits while minting is behind. Nil at the end.
     func peek() -> MintedDelivery? {
         condition.lock()
         defer { condition.unlock() }
         while true {
-            let (item, done) = state.withLock { s -> (MintedDelivery?, Bool) in
-                (s.head < s.ready.count ? s.ready[s.head] : nil, s.finished || s.stopped)
+            switch head() {
+            case .ready(let item): return item
+            case .end: return nil
+            case .minting: condition.wait()
             }
-            if let item { return item }
-            if done { return nil }
-            // Counted only when the buffer is empty, so a pipeline that keeps up costs no clock reads.
-            let before = DispatchTime.now().uptimeNanoseconds
-            condition.wait()
-            let waited = DispatchTime.now().uptimeNanoseconds - before
-            state.withLock { $0.waitedNanos += waited }
         }
     }
 
@@ -88,15 +180,19 @@ final class MintPipeline: @unchecked Sendable {
     /// ahead of minting (the buffer is filled ahead of the clock, so a pipeline that keeps up never waits).
     var waited: Duration { .nanoseconds(Int64(state.withLock { $0.waitedNanos })) }
 
-    /// Removes the front delivery (after ``peek()`` returned it).
+    /// Deliveries shed so far because they could not be signed in time.
+    var shed: Int { state.withLock { $0.shed } }
+
+    /// Removes the front delivery (after ``head()`` or ``peek()`` returned it).
     func pop() {
         condition.lock()
         state.withLock { s in
             s.head += 1
-            // Compact now and then so the array does not grow with the run.
+            // Compact now and then so the array does not grow with the run (one entry stays before the head,
+            // the lower bound ``head()`` gives between batches).
             if s.head >= 4096 && s.head * 2 >= s.ready.count {
-                s.ready.removeFirst(s.head)
-                s.head = 0
+                s.ready.removeFirst(s.head - 1)
+                s.head = 1
             }
         }
         condition.broadcast()
@@ -114,10 +210,15 @@ final class MintPipeline: @unchecked Sendable {
             var batch: [PlannedDelivery] = []
             batch.reserveCapacity(batchSize)
             while batch.count < batchSize, let next = stream.next() { batch.append(next) }
-            let minted = mint(batch)
+            let first = batch.first?.at
+            state.withLock { $0.mintingAt = first }
+            let minted = mint(batch, shedBefore: clock.map { $0() - shedAfter })
+            let shed = minted.count { $0.shed != nil }
             condition.lock()
             state.withLock { s in
                 s.ready.append(contentsOf: minted)
+                s.shed += shed
+                s.mintingAt = nil
                 if batch.count < batchSize { s.finished = true }
             }
             condition.broadcast()
@@ -126,19 +227,23 @@ final class MintPipeline: @unchecked Sendable {
         }
     }
 
-    /// Signs a batch on every core. Copies that must resend the bytes of an earlier delivery are
-    /// resolved after the originals, in order, from the cache.
-    private func mint(_ batch: [PlannedDelivery]) -> [MintedDelivery] {
+    /// Signs a batch on every core, except deliveries due before `shedBefore` (seconds into the run), which
+    /// are shed. Copies that must resend the bytes of an earlier delivery are resolved after the originals,
+    /// in order, from the cache.
+    private func mint(_ batch: [PlannedDelivery], shedBefore: Double?) -> [MintedDelivery] {
+        let late = batch.map { planned in shedBefore.map { planned.sends && planned.at < $0 } ?? false }
         let results = Mutex([MintedDelivery?](repeating: nil, count: batch.count))
         DispatchQueue.concurrentPerform(iterations: batch.count) { index in
             let planned = batch[index]
-            guard planned.sameBytesAs == nil else { return }
+            guard planned.sameBytesAs == nil, !late[index] else { return }
             let minted = mintOne(planned)
             results.withLock { $0[index] = minted }
         }
         var out = results.withLock { $0 }
         for (index, planned) in batch.enumerated() {
-            if let original = planned.sameBytesAs {
+            if late[index] {
+                out[index] = MintedDelivery(planned: planned, body: nil, shed: shedReason)
+            } else if let original = planned.sameBytesAs {
                 if let bytes = cache.body(of: original) {
                     out[index] = MintedDelivery(planned: planned, body: bytes)
                 } else {
@@ -153,7 +258,7 @@ final class MintPipeline: @unchecked Sendable {
 
     private func mintOne(_ planned: PlannedDelivery) -> MintedDelivery {
         do {
-            return MintedDelivery(planned: planned, body: try bodies.body(for: planned))
+            return MintedDelivery(planned: planned, body: try sign(planned))
         } catch {
             return MintedDelivery(planned: planned, body: nil, failure: "minting failed: \(error)")
         }

@@ -181,14 +181,22 @@ public enum PayStormRun {
         let chaos = ChaosStream(world, profile: profile)
         let restarts = chaos.restarts
         let cache = BodyCache()
+        // The run's clock, for shedding what minting cannot sign in time.
+        let runStart = Double(startMillis) / 1000
+        let clock: @Sendable () -> Double = { Date().timeIntervalSince1970 - runStart }
         let pipeline =
             if let shard = options.shard {
-                MintPipeline(stream: ShardDeliveries(base: chaos, shard: shard), bodies: bodies, cache: cache)
+                MintPipeline(
+                    stream: ShardDeliveries(base: chaos, shard: shard),
+                    bodies: bodies,
+                    cache: cache,
+                    clock: clock
+                )
             } else {
-                MintPipeline(stream: chaos, bodies: bodies, cache: cache)
+                MintPipeline(stream: chaos, bodies: bodies, cache: cache, clock: clock)
             }
         pipeline.start()
-        defer { pipeline.stop() }
+        defer { pipeline.stopAndWait() }
 
         let checker = Checker(profile: profile, startMillis: startMillis)
         let recorder: LoadRecorder
@@ -271,6 +279,7 @@ public enum PayStormRun {
             target.endpoints.probe == nil ? 0 : profile.target.probe?.intervalSeconds ?? (target.ledger != nil ? 2 : 0)
         var lastSafetyRound = 0.0
         var saturation = HarnessSaturation()
+        var saturationTold = false
         let stats = engine.run(timed: scheduler) { result in
             scheduler.handle(result)
         } tick: { stats in
@@ -282,8 +291,14 @@ public enum PayStormRun {
                 at: now,
                 sent: stats.sent,
                 releaseLag: stats.releaseLag.seconds,
-                mintWaited: pipeline.waited.seconds
+                mintWaited: pipeline.waited.seconds,
+                shed: pipeline.shed
             )
+            // Said as soon as it is known, so whoever watches does not read the coming latency as the target's.
+            if !saturationTold, let limit = saturation.limit {
+                saturationTold = true
+                log(limit.sentence + ": sends beyond PayStorm's own ceiling are counted as missed")
+            }
             if probeInterval > 0 && now - lastSafetyRound >= probeInterval {
                 lastSafetyRound = now
                 scheduler.scheduleSafetyProbes(at: now, delay: 0.5)

@@ -174,14 +174,24 @@ final class RunScheduler: TimedRequestSource {
     // MARK: TimedRequestSource
 
     func nextDue() -> Duration? {
-        let candidates = [pipeline.peek()?.planned.at, followUps.firstTime, probes.firstTime].compactMap { $0 }
+        let candidates = [pipelineAt, followUps.firstTime, probes.firstTime].compactMap { $0 }
         guard let first = candidates.min() else { return nil }
         return .nanoseconds(Int64(first * 1e9))
     }
 
+    /// Not ready only when the earliest thing due is a delivery still being signed: the engine keeps its
+    /// transfers moving meanwhile instead of blocking on the pipeline.
+    var nextIsReady: Bool {
+        guard let (at, ready) = pipeline.front(), !ready else { return true }
+        return min(followUps.firstTime ?? .infinity, probes.firstTime ?? .infinity) < at
+    }
+
+    /// The intended time of the pipeline's front, minted or not; nil at its end.
+    private var pipelineAt: Double? { pipeline.front()?.at }
+
     func take(_ intended: Duration) -> LoadRequest? {
         let now = intended.seconds
-        let planned = pipeline.peek()?.planned.at ?? .infinity
+        let planned = pipeline.front()?.at ?? .infinity
         let follow = followUps.firstTime ?? .infinity
         let probe = probes.firstTime ?? .infinity
         if probe <= planned && probe <= follow, let account = probes.pop() {
@@ -193,8 +203,10 @@ final class RunScheduler: TimedRequestSource {
             let body = cache.body(of: key) ?? (try? bodies.body(for: delivery)) ?? nil
             return deliveryRequest(delivery, body: body, failure: body == nil ? "body not available" : nil, at: now)
         }
-        guard let minted = pipeline.peek() else { return nil }
+        // The engine takes only what ``nextIsReady`` said was ready.
+        guard case .ready(let minted) = pipeline.head() else { return nil }
         pipeline.pop()
+        if let shed = minted.shed { return shedRequest(minted.planned, reason: shed, at: now) }
         return deliveryRequest(minted.planned, body: minted.body, failure: minted.failure, at: now)
     }
 
@@ -274,6 +286,34 @@ final class RunScheduler: TimedRequestSource {
         case .reset?: request.resetAfterBytes = body.count / 2  // a TCP RST partway through the request
         case nil: break
         }
+        return request
+    }
+
+    /// A delivery the pipeline shed (it could not be signed in time): handed to the engine as missed, so it is
+    /// counted, recorded as PayStorm's miss (not the target's failure), and never sent.
+    private func shedRequest(_ delivery: PlannedDelivery, reason: String, at now: Double) -> LoadRequest? {
+        if let only, delivery.action.appAccountToken != only { return nil }
+        for fault in delivery.faults { faultCounts[fault.fault, default: 0] += 1 }
+        checker.sent(delivery, at: now)
+        guard let role = Endpoints.role(of: delivery) else { return nil }
+        guard endpoints.template(for: role) != nil else {
+            let reason = role == .deviceReport ? "no device report endpoint" : "no device endpoint"
+            checker.record(delivery, outcome: .notSent(reason: reason), at: now)
+            history.write(event: "skip", at: now, delivery: delivery, detail: reason)
+            return nil
+        }
+        let id = nextRequestID
+        nextRequestID += 1
+        // Never sent, so no URL or headers are rendered: under overload most deliveries come this way.
+        var request = LoadRequest(id: id, kind: role == .webhook ? "webhook" : "device", url: "")
+        if delivery.forgery != nil {
+            request.kind = "forged"
+        } else if delivery.network != nil {
+            request.kind = "network-fault"
+        }
+        request.missedReason = reason
+        countIntended(at: now)
+        sent[id] = Sent(delivery: delivery)
         return request
     }
 

@@ -17,6 +17,7 @@ extension Command {
             Usage:
               paystorm bench mint [--seconds N] [--threads N] [--no-openssl-speed]
               paystorm bench verify [--seconds N] [--threads N] [--no-openssl-speed]
+              paystorm bench ceiling PROFILE [--seconds N] [--rate-scale X] [--seed N] [--set NAME=VALUE]
 
             mint    notifications/s, each an outer signedPayload with a nested signedTransactionInfo and
                     signedRenewalInfo (3 ES256 signatures), on 1 thread and on N threads (default: all
@@ -27,6 +28,12 @@ extension Command {
                     >= 0.9 x raw signs/s. RSS is printed before and after to show memory flat.
             verify  notifications/s through SignedDataVerifier (outer, transaction and renewal info:
                     3 ES256 verifications plus decoding) beside the raw EVP_PKEY_verify rate.
+            ceiling deliveries/s that a run of PROFILE can sign: its world, chaos and full Minter behind
+                    the run's mint pipeline on every core, drained as fast as it signs, so the rate is
+                    weighted by the profile's mix of deliveries and their signatures. A run's sending
+                    rate is judged against it (Benchmarks/ceiling/run.sh). Prints
+                    'ceiling: D deliveries/s (S signatures/s) on C cores over T s' and the
+                    --rate-scale that puts the profile's schedule at that ceiling.
 
             --seconds N          length of each measured phase (default 5)
             --threads N          threads for the multi-thread phases (default: active cores)
@@ -36,8 +43,9 @@ extension Command {
     ) { arguments in
         var arguments = arguments
         guard let what = arguments.positional() else {
-            throw CLIError(.usage, "missing benchmark (mint or verify); run 'paystorm bench --help'")
+            throw CLIError(.usage, "missing benchmark (mint, verify or ceiling); run 'paystorm bench --help'")
         }
+        if what == "ceiling" { return try benchCeiling(&arguments) }
         let seconds = try arguments.double("--seconds") ?? 5
         let threads = try arguments.int("--threads") ?? ProcessInfo.processInfo.activeProcessorCount
         let skipSpeed = arguments.flag("--no-openssl-speed")
@@ -48,7 +56,7 @@ extension Command {
         switch what {
         case "mint": try bench.mint()
         case "verify": try bench.verify()
-        default: throw CLIError(.usage, "unknown benchmark '\(what)' (mint or verify)")
+        default: throw CLIError(.usage, "unknown benchmark '\(what)' (mint, verify or ceiling)")
         }
         return .success
     }

@@ -49,4 +49,23 @@ struct HarnessSaturationTests {
         #expect(limit.deliveriesPerSecond == 3_000)
         #expect(limit.reason == "engine thread late")
     }
+
+    @Test func sheddingIsHarnessLimitedThoughTheReleasesStayOnTime() throws {
+        var saturation = HarnessSaturation()
+        // Minting keeps up for 4 s, then sheds every second: the releases stay on time because it sheds.
+        for second in 1...10 {
+            saturation.observe(
+                at: Double(second),
+                sent: second * 3_000,
+                releaseLag: 0.05,
+                mintWaited: 0,
+                shed: max(0, second - 4) * 27_000
+            )
+        }
+        let limit = try #require(saturation.limit)
+        #expect(limit.fromSeconds == 4)
+        #expect(limit.deliveriesPerSecond == 3_000)
+        #expect(limit.reason == "minting behind the schedule")
+        #expect(limit.sentence == "harness-limited from 4 s at 3,000 deliveries/s (minting behind the schedule)")
+    }
 }

@@ -43,4 +43,10 @@ struct HistoryLogTests {
         #expect(log.droppedNote == nil)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("history-000001.jsonl.gz").path))
     }
+
+    @Test(arguments: [0, 0.5, 1.25, 12.3456789, 0.000_000_4, 0.000_000_6, 3_599.999_999_7, 86_400.1, -2.5, -0.001_6])
+    func timesAreWrittenAsFormatWritesThem(value: Double) {
+        #expect(HistoryLog.fixed(value, places: 6) == String(format: "%.6f", value))
+        #expect(HistoryLog.fixed(value, places: 3) == String(format: "%.3f", value))
+    }
 }

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The run path's ceiling and overload behaviour (issue 11, item 1). Builds paystorm in release mode, starts
+# nginx answering `return 200` on loopback (one worker; installed with apt-get when missing), measures the
+# minting ceiling of the profile with `paystorm bench ceiling` in the same run, then runs `paystorm run`
+# (no probe, no faults, 100,000 accounts, constant schedule, 15 s) at 1x, 2x and 10x that ceiling and prints,
+# for each: deliveries intended, sent/s, p99 from the intended time, the harness-limited span, and the ratio
+# sent/s / ceiling. Goal: >= 0.8 at 1x, and never less at 2x or 10x than at 1x. Not run in CI.
+#
+# Usage: Benchmarks/ceiling/run.sh [SECONDS] [FACTORS...]   (defaults: 15 s; factors 1 2 10)
+set -euo pipefail
+source "$(dirname "$0")/../load/common.sh"
+cd "$ROOT"
+RUN_SECONDS="${1:-15}"; shift || true
+FACTORS=("${@:-1 2 10}"); read -r -a FACTORS <<<"${FACTORS[*]}"
+
+if ! command -v nginx >/dev/null; then
+    apt-get install -y nginx-light >/dev/null
+fi
+swift build -c release --product paystorm 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || true
+PAYSTORM="$(swift build -c release --show-bin-path)/paystorm"
+[[ -x "$PAYSTORM" ]] || { echo "release build failed" >&2; exit 70; }
+
+# nginx gets the last core; paystorm (world, minting, engine) the machine as it would in a real run.
+start_nginx "$(( $(nproc) - 1 ))"
+PROFILE="$WORK/ceiling.json5"
+sed "s/seconds: 15 }/seconds: $RUN_SECONDS }/" Benchmarks/ceiling/null-target.json5 >"$PROFILE"
+VARS=(--set "TARGET=http://127.0.0.1:$NGINX_PORT")
+# The null target trusts anything; a run against an external target still needs the PKI it would trust.
+"$PAYSTORM" pki init "$WORK/pki" >/dev/null
+
+echo "# $(uname -srm), $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $PAYSTORM bench ceiling Benchmarks/ceiling/null-target.json5 --seconds 5"
+# Signs the profile's stream for 5 s (or to its end); counts what its whole schedule intends without signing.
+BENCH=$("$PAYSTORM" bench ceiling "$PROFILE" "${VARS[@]}" --seconds 5)
+echo "$BENCH"
+CEILING=$(awk '/^ceiling:/ {print $2}' <<<"$BENCH")
+SCALE=$(awk '/meets the ceiling/ {for (i = 1; i < NF; i++) if ($i == "--rate-scale") s = $(i + 1); print s}' <<<"$BENCH")
+
+printf '\n%-6s %-11s %-10s %-10s %-12s %-8s %s\n' factor rate-scale intended sent/s "p99 (ms)" ratio harness-limited
+for factor in "${FACTORS[@]}"; do
+    scale=$(python3 -c "print(round($SCALE * $factor, 4))")
+    "$PAYSTORM" run "$PROFILE" "${VARS[@]}" --pki "$WORK/pki" --rate-scale "$scale" \
+        --reports "$WORK/reports-$factor" --quiet >"$WORK/run-$factor.txt" 2>&1 || true
+    [[ -f "$WORK/reports-$factor/latest/summary.json" ]] || { cat "$WORK/run-$factor.txt" >&2; exit 1; }
+    python3 - "$WORK/reports-$factor/latest/summary.json" "$CEILING" "$factor" "$scale" "$RUN_SECONDS" <<'PY'
+import json, sys
+path, ceiling, factor, scale, seconds = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5])
+report = json.load(open(path))
+requests = report["requests"]
+p99 = max((l["micros"].get("p99", 0) for l in report.get("latency", [])
+           if l["measure"] == "intended" and l["kind"] == "all"), default=0) / 1000
+rate = requests["sent"] / seconds
+limit = report.get("harnessLimited")
+span = (f"from {limit['fromSeconds']:.0f} s at {limit['deliveriesPerSecond']:,.0f}/s ({limit['reason']})"
+        if limit else "no")
+print(f"{factor + 'x':<6} {scale:<11} {requests['intended']:<10} {rate:<10.0f} {p99:<12.0f} "
+      f"{rate / ceiling:<8.2f} {span}")
+PY
+done

@@ -1,0 +1,64 @@
+import Foundation
+import PayStorm
+
+extension Command {
+    /// `paystorm bench ceiling PROFILE`: the rate at which a run of the profile can sign its deliveries.
+    /// - Throws: `CLIError` for a bad option, an unreadable profile or a PKI that cannot be generated.
+    static func benchCeiling(_ arguments: inout Arguments) throws -> ExitCode {
+        let seconds = try arguments.double("--seconds") ?? 5
+        let scale = try arguments.double("--rate-scale")
+        let seedText = try arguments.option("--seed")
+        let variables = try profileVariables(&arguments)
+        guard let profile = arguments.positional() else {
+            throw CLIError(.usage, "missing PROFILE; run 'paystorm bench --help'")
+        }
+        try arguments.finish()
+        guard seconds > 0, seconds <= 3600 else { throw CLIError(.usage, "--seconds must be in (0, 3600]") }
+        guard FileManager.default.isReadableFile(atPath: profile) else {
+            throw CLIError(.noInput, "cannot read profile \(profile)")
+        }
+        var options = RunOptions(profilePath: profile)
+        options.variables = variables
+        if let scale {
+            guard rateScaleBounds.contains(scale) else {
+                throw CLIError(.usage, "--rate-scale must be from 0.01 to 1000, got \(scale)")
+            }
+            options.rateScale = scale
+        }
+        if let seedText {
+            guard let seed = UInt64(seedText) else {
+                throw CLIError(.usage, "--seed expects an unsigned integer, got '\(seedText)'")
+            }
+            options.seed = seed
+        }
+        let ceiling: MintCeiling
+        do {
+            ceiling = try PayStormRun.mintCeiling(options, seconds: seconds)
+        } catch {
+            throw CLIError(RunCommandSupport.exitCode(for: error), error.description)
+        }
+        print(
+            String(
+                format: "ceiling: %.0f deliveries/s (%.0f signatures/s) on %d cores over %.1f s",
+                ceiling.deliveriesPerSecond,
+                ceiling.signaturesPerSecond,
+                ceiling.cores,
+                ceiling.seconds
+            )
+        )
+        // What --rate-scale puts the profile's schedule at the ceiling, for a sweep (Benchmarks/ceiling/run.sh).
+        let scaleNow = options.rateScale
+        if ceiling.intendedPerSecond > 0 {
+            print(
+                String(
+                    format: "schedule: %.0f deliveries/s intended at --rate-scale %g; "
+                        + "--rate-scale %.4g meets the ceiling",
+                    ceiling.intendedPerSecond,
+                    scaleNow,
+                    scaleNow * ceiling.deliveriesPerSecond / ceiling.intendedPerSecond
+                )
+            )
+        }
+        return .success
+    }
+}

@@ -1,0 +1,140 @@
+import Chaos
+import Foundation
+import Profile
+import Simulation
+import Synchronization
+import Testing
+
+@testable import PayStorm
+
+struct MintPipelineTests {
+    static let profile = """
+        {
+          name: "pipeline", seed: 3,
+          target: { embeddedLedger: true },
+          catalog: { products: [{ id: "coins", type: "consumable", priceMilli: 990 }] },
+          population: { accounts: 500 },
+          actionMix: { consumable: 1 },
+          schedule: [{ kind: "constant", rate: 400, seconds: 10 }],
+        }
+        """
+
+    /// `count` deliveries that send, re-timed `spacing` seconds apart from 0.
+    static func deliveries(_ count: Int, spacing: Double) throws -> [PlannedDelivery] {
+        let profile = try Profile.decode(Data(Self.profile.utf8), file: "pipeline.json5")
+        let stream = ChaosStream(World(profile: profile, startMillis: 1_800_000_000_000), profile: profile)
+        let sending = Array(stream.lazy.filter(\.sends).prefix(count))
+        try #require(sending.count == count)
+        return sending.enumerated().map { index, planned in
+            var retimed = planned
+            retimed.at = Double(index) * spacing
+            return retimed
+        }
+    }
+
+    /// Drains a pipeline the way the engine's thread does, and returns everything in order.
+    static func drain(_ pipeline: MintPipeline) -> [MintedDelivery] {
+        var out: [MintedDelivery] = []
+        while let minted = pipeline.peek() {
+            pipeline.pop()
+            out.append(minted)
+        }
+        return out
+    }
+
+    /// A run clock that a signature advances: the fake minter signs `rate` deliveries per second of it.
+    final class SigningClock: Sendable {
+        let now = Mutex(0.0)
+        let perSignature: Double
+        init(rate: Double) { perSignature = 1 / rate }
+        func sign(_ planned: PlannedDelivery) -> [UInt8]? {
+            now.withLock { $0 += perSignature }
+            return Array("signed \(planned.id)".utf8)
+        }
+    }
+
+    @Test func impossibleRateKeepsMintingAtTheCeilingAndShedsTheRest() throws {
+        // 1,000 deliveries/s intended for 2 s against a minter that signs 100/s.
+        let planned = try Self.deliveries(2_000, spacing: 0.001)
+        let clock = SigningClock(rate: 100)
+        let pipeline = MintPipeline(
+            stream: planned.makeIterator(),
+            sign: { clock.sign($0) },
+            cache: BodyCache(),
+            clock: { clock.now.withLock { $0 } },
+            shedAfter: 0.05,
+            capacity: 64,
+            batchSize: 16
+        )
+        pipeline.start()
+        let out = Self.drain(pipeline)
+        #expect(out.map(\.planned.id) == planned.map(\.id))
+        let signed = out.filter { $0.body != nil }
+        let shed = out.filter { $0.shed != nil }
+        #expect(signed.count + shed.count == planned.count)
+        #expect(shed.allSatisfy { $0.body == nil && $0.failure == nil })
+        #expect(pipeline.shed == shed.count)
+        // Minting never stopped: it signed at its ceiling (about 100/s over the 2 s) through to the end.
+        #expect((150...260).contains(signed.count))
+        #expect((signed.last?.planned.at ?? 0) > 1.8)
+        // What it signed could still go out nearly on time: a batch's worth of signing after the horizon at most.
+        let lastSigning = clock.now.withLock { $0 }
+        #expect(lastSigning - (signed.last?.planned.at ?? 0) < 0.05 + 16 * 0.01 + 0.01)
+    }
+
+    @Test func pipelineThatKeepsUpShedsNothing() throws {
+        let planned = try Self.deliveries(300, spacing: 0.01)
+        let pipeline = MintPipeline(
+            stream: planned.makeIterator(),
+            sign: { Array("signed \($0.id)".utf8) },
+            cache: BodyCache(),
+            clock: { 0 },
+            shedAfter: 0.05,
+            capacity: 64,
+            batchSize: 16
+        )
+        pipeline.start()
+        let out = Self.drain(pipeline)
+        #expect(out.count == 300)
+        #expect(out.allSatisfy { $0.body != nil && $0.shed == nil })
+        #expect(pipeline.shed == 0)
+    }
+
+    @Test func frontBeingSignedIsReportedWithoutWaiting() throws {
+        let planned = try Self.deliveries(4, spacing: 0.5)
+        let gate = DispatchSemaphore(value: 0)
+        let pipeline = MintPipeline(
+            stream: planned.makeIterator(),
+            sign: { planned in
+                gate.wait()
+                return Array("signed \(planned.id)".utf8)
+            },
+            cache: BodyCache(),
+            clock: nil,
+            shedAfter: 0.05,
+            capacity: 64,
+            batchSize: 16
+        )
+        defer {
+            pipeline.stop()
+            for _ in 0..<4 { gate.signal() }
+        }
+        pipeline.start()
+        // The signer is stuck: the engine's thread is told so at once instead of blocking in the pipeline.
+        for _ in 0..<3 {
+            guard case .minting(let at) = pipeline.head() else {
+                Issue.record("the front should still be minting")
+                return
+            }
+            #expect(at == 0)
+        }
+        for _ in 0..<4 { gate.signal() }
+        let first = try #require(pipeline.peek())
+        #expect(first.planned.id == planned[0].id)
+        guard case .ready(let ready) = pipeline.head() else {
+            Issue.record("the front should be ready")
+            return
+        }
+        #expect(ready.body == Array("signed \(planned[0].id)".utf8))
+    }
+}
