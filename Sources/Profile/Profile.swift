@@ -149,7 +149,8 @@ extension Profile: Decodable {
         if actionMix.total <= 0 {
             throw ProfileIssue(path: f.at("actionMix"), expected: "at least one weight above 0")
         }
-        try catalog.checkMix(actionMix, path: f.at("actionMix"))
+        let refundsMidStream = (faults.refundMidStream?.probability ?? 0) > 0
+        try catalog.checkMix(actionMix, refundsMidStream: refundsMidStream, path: f.at("actionMix"))
         if let forgery = faults.forgery, forgery.kinds(onlineChecks: target.verifierOnlineChecks).isEmpty {
             throw ProfileIssue(
                 path: f.at("faults") + ".forgery.kinds",

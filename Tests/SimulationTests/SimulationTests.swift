@@ -96,7 +96,7 @@ struct SimulationTests {
         (.gracePeriodExpired, "GRACE_PERIOD_EXPIRED", nil), (.upgrade, "DID_CHANGE_RENEWAL_PREF", "UPGRADE"),
         (.downgrade, "DID_CHANGE_RENEWAL_PREF", "DOWNGRADE"),
         (.autoRenewDisabled, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"),
-        (.autoRenewEnabled, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"), (.offerRedeemed, "OFFER_REDEEMED", nil),
+        (.autoRenewEnabled, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"),
         (.priceIncreasePending, "PRICE_INCREASE", "PENDING"), (.priceIncreaseAccepted, "PRICE_INCREASE", "ACCEPTED"),
         (.refund, "REFUND", nil), (.consumptionRequest, "CONSUMPTION_REQUEST", nil),
         (.refundDeclined, "REFUND_DECLINED", nil), (.familyRevoke, "REVOKE", nil),
