@@ -207,9 +207,9 @@ final class LedgerStore: Sendable {
                 return outcome
             }
         }
-        guard let transaction = event.transaction, let transactionId = transaction.transactionId,
-            let productId = transaction.productId
-        else {
+        guard let signed = event.transaction else { return outcome }
+        let transaction = try refundTarget(signed, of: event, in: database)
+        guard let transactionId = transaction.transactionId, let productId = transaction.productId else {
             return outcome
         }
         let token = transaction.appAccountToken?.lowercased() ?? ""
@@ -345,6 +345,36 @@ final class LedgerStore: Sendable {
             )
         }
         return outcome
+    }
+
+    /// The transaction a refund or revocation applies to: the signed one, or with the `refund-by-product` flaw
+    /// the account's latest stored transaction of the same product (for a subscription, its current period).
+    private func refundTarget(
+        _ signed: TransactionFacts,
+        of event: LedgerEvent,
+        in database: Database
+    ) throws -> TransactionFacts {
+        let revoking =
+            signed.revocationDate != nil || event.notificationType == "REFUND" || event.notificationType == "REVOKE"
+        guard flaws.contains(.refundByProduct), revoking, let token = signed.appAccountToken?.lowercased(),
+            let productId = signed.productId
+        else { return signed }
+        let latest = try database.query(
+            """
+            SELECT transaction_id, original_transaction_id, purchase_date, expires_date, quantity FROM transactions
+            WHERE app_account_token = ? AND product_id = ?
+            ORDER BY COALESCE(expires_date, purchase_date, signed_date) DESC, rowid DESC LIMIT 1
+            """,
+            [.text(token), .text(productId)]
+        ).first
+        guard let latest, let id = latest[0].string else { return signed }
+        var target = signed
+        target.transactionId = id
+        target.originalTransactionId = latest[1].string ?? id
+        target.purchaseDate = latest[2].int
+        target.expiresDate = latest[3].int
+        target.quantity = latest[4].int.map { Int32($0) }
+        return target
     }
 
     /// Moves the subscription to the state this event reports, if the event is newer than what is stored.
