@@ -92,6 +92,7 @@ public struct Catalog: Sendable, Hashable, Decodable {
             ("billingFailure", mix.billingFailure, subscribing),
             ("offerRedemption", mix.offerRedemption, promotional),
             ("priceIncrease", mix.priceIncrease, subscribing),
+            ("renewalExtension", mix.renewalExtension, subscribing),
         ]
         for (key, weight, reason) in needs where weight > 0 {
             guard let reason else { continue }

@@ -131,7 +131,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         case 10: return armBillingFailure(account: account, at: t)
         case 11: return redeemOffer(account: account, at: t)
         case 12: return announcePriceIncrease(account: account, at: t)
-        default: return report(account: account, at: t)
+        case 13: return report(account: account, at: t)
+        default: return extendRenewal(account: account, at: t)
         }
     }
 
@@ -458,6 +459,13 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             sub.offer = Int8(intro)
             sub.offerRemaining = Int8(products[product].offers[intro].periods)
             accounts[account].setIntroUsed(group)
+        }
+        if previous != nil, sub.offer < 0,
+            let winBack = products[product].offers.firstIndex(where: { $0.kind == .winBack }), rng.chance(0.5)
+        {
+            // A win-back offer brings a lapsed subscriber back at a discount (RESUBSCRIBE, offerType 4).
+            sub.offer = Int8(winBack)
+            sub.offerRemaining = Int8(products[product].offers[winBack].periods)
         }
         sub.version &+= 1
         accounts[account].setSub(group, sub)
@@ -827,6 +835,46 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             subtype: choice.position > sub.position ? "DOWNGRADE" : nil,
             lifecycle: .offerRedeemed,
             truth: .none,
+            at: t
+        )
+        return true
+    }
+
+    /// Apple extends the renewal date of an active subscription (customer-service compensation, 1 to 30 days
+    /// compressed): `RENEWAL_EXTENDED` with the same transaction ending later, owed until then. One in ten
+    /// fails (`RENEWAL_EXTENSION`/`FAILURE`: nothing changes).
+    private mutating func extendRenewal(account: Int, at t: Double) -> Bool {
+        // A pending price consent or an armed billing failure would be lost with the jobs a new version drops.
+        guard
+            let group = pickActive(
+                account,
+                where: { sub, _ in sub.status == .active && sub.priceIncrease != 1 && !sub.failNext }
+            ), var sub = accounts[account].sub(group)
+        else { return false }
+        guard rng.chance(0.9) else {
+            subscriptionNotification(
+                account: account,
+                group: group,
+                type: "RENEWAL_EXTENSION",
+                subtype: "FAILURE",
+                lifecycle: .renewalExtensionFailed,
+                truth: .none,
+                at: t
+            )
+            return true
+        }
+        sub.expiresMs += Int64((profile.timeCompression.seconds(days: Double(1 + rng.below(30))) * 1000).rounded())
+        sub.version &+= 1
+        accounts[account].setSub(group, sub)
+        schedule(.renew(account: account, group: group, version: sub.version), at: seconds(sub.expiresMs))
+        // A grant of the same transaction, with its new end: the backend owes the subscription until then.
+        subscriptionNotification(
+            account: account,
+            group: group,
+            type: "RENEWAL_EXTENDED",
+            subtype: nil,
+            lifecycle: .renewalExtended,
+            truth: .grant,
             at: t
         )
         return true

@@ -26,7 +26,7 @@ struct LifecycleCheckingTests {
                 ],
               },
               population: { accounts: 30, devicesPerAccount: 1 },
-              actionMix: { subscribe: 3, offerRedemption: 2, refund: 2, refundReversal: 3 },
+              actionMix: { subscribe: 3, offerRedemption: 2, refund: 2, refundReversal: 3, renewalExtension: 2 },
               timeCompression: { secondsPerMonth: 20 },
               schedule: [{ kind: "constant", rate: 4, seconds: 90 }],
             }
@@ -34,8 +34,9 @@ struct LifecycleCheckingTests {
         return try Profile.decode(Data(text.utf8), file: "lifecycles.json5")
     }
 
-    /// A decisive moment after a delivery: the checker and an ideal target fed every delivery up to 4 s later,
-    /// when nothing else happened to the account in between and its period ends well after.
+    /// A decisive moment after a delivery: the checker and an ideal target fed every delivery up to `probe`
+    /// (by default 4 s later), when nothing else happened to the account in between and its period ends well
+    /// after.
     struct Moment {
         var checker: Checker
         var ideal: IdealTarget
@@ -43,14 +44,16 @@ struct LifecycleCheckingTests {
         var t: Double
     }
 
-    func moment(after match: (PlannedDelivery) -> Bool) throws -> Moment {
+    func moment(
+        after match: (PlannedDelivery) -> Bool,
+        probe: (PlannedDelivery, [PlannedDelivery]) -> Double? = { delivery, _ in delivery.at + 4 }
+    ) throws -> Moment {
         let profile = try self.profile()
         let planned = Array(ChaosStream(World(profile: profile, startMillis: start), profile: profile))
         let found = planned.first { candidate in
             guard match(candidate), case .notification(let note) = candidate.action.delivery,
-                let expires = note.renewal?.renewalDate
+                let expires = note.renewal?.renewalDate, let t = probe(candidate, planned)
             else { return false }
-            let t = candidate.at + 4
             let quiet = !planned.contains {
                 $0.action.appAccountToken == candidate.action.appAccountToken
                     && $0.action.event != candidate.action.event
@@ -59,7 +62,7 @@ struct LifecycleCheckingTests {
             return quiet && Double(expires - start) / 1000 > t + 3
         }
         let delivery = try #require(found)
-        let t = delivery.at + 4
+        let t = try #require(probe(delivery, planned))
         let checker = Checker(profile: profile, startMillis: start)
         var ideal = IdealTarget()
         for item in planned where item.at <= t {
@@ -132,5 +135,22 @@ struct LifecycleCheckingTests {
         var ignored = correct
         ignored.entitlements = []
         #expect(subscriptionState(m, ignored).contains(.subscriptionState))
+    }
+
+    @Test func anIgnoredRenewalExtensionFailsSubscriptionState() throws {
+        // Probed 3 s after the end the extension moved: owed still, but not by a target that ignored it.
+        let extended = { (delivery: PlannedDelivery) in notification(delivery, "RENEWAL_EXTENDED", nil) }
+        let m = try moment(after: extended) { extended, planned in
+            let id = extended.action.truth.transactionId
+            let ends = planned.filter { $0.action.truth.kind == .grant && $0.action.truth.transactionId == id }
+                .compactMap(\.action.truth.expiresDate)
+            guard let before = ends.min(), before < extended.action.truth.expiresDate ?? 0 else { return nil }
+            return max(extended.at + 3, Double(before - start) / 1000 + 3)
+        }
+        let token = m.delivery.action.appAccountToken
+        let correct = m.ideal.state(token, at: m.t)
+        #expect(correct.entitlements.map(\.expiresDate) == [m.delivery.action.truth.expiresDate])
+        #expect(subscriptionState(m, correct).isEmpty)
+        #expect(subscriptionState(m, AccountState()).contains(.subscriptionState))
     }
 }

@@ -182,6 +182,13 @@ struct ProfileTests {
             expectation: "actionMix.subscribe is 0"
         ),
         BadCase(
+            replacing: (
+                "actionMix: { consumable: 1, subscribe: 1 }", "actionMix: { consumable: 1, renewalExtension: 1 }"
+            ),
+            path: "actionMix.renewalExtension",
+            expectation: "actionMix.subscribe is 0"
+        ),
+        BadCase(
             replacing: ("population: { accounts: 10 }", "population: { accounts: 10 }, thresholds: [42]"),
             path: "thresholds[0]",
             expectation: "threshold string"

@@ -64,7 +64,10 @@ struct LifecycleTests {
               target: { embeddedLedger: true, bundleId: "com.example.test" },
               catalog: {
                 groups: [{ id: "premium", billingRetrySeconds: 4 }],
-                products: [{ id: "gold", type: "autoRenewable", group: "premium", priceMilli: 9990, periodSeconds: 4 }],
+                products: [
+                  { id: "gold", type: "autoRenewable", group: "premium", priceMilli: 9990, periodSeconds: 4,
+                    offers: [{ id: "gold.winback", kind: "winBack", discount: "payUpFront", priceMilli: 4990 }] },
+                ],
               },
               population: { accounts: 20, devicesPerAccount: 1 },
               actionMix: { subscribe: 3, refund: 2, refundReversal: 2 },
@@ -152,5 +155,39 @@ struct LifecycleTests {
             #expect(decision.1.signedDate > request.signedDate)
         }
         #expect(decided > 0)
+    }
+
+    @Test func aWinBackOfferBringsALapsedSubscriberBack() throws {
+        let subscriptions = try subscriptionsOnly().compactMap { action -> NotificationFacts? in
+            guard case .notification(let note) = action.delivery, note.notificationType == "SUBSCRIBED" else {
+                return nil
+            }
+            return note
+        }
+        let winBacks = subscriptions.filter { $0.transaction?.offerType == 4 }
+        #expect(!winBacks.isEmpty)
+        #expect(
+            winBacks.allSatisfy { $0.subtype == "RESUBSCRIBE" && $0.transaction?.offerIdentifier == "gold.winback" }
+        )
+        #expect(winBacks.allSatisfy { $0.transaction?.price == 4990 })
+    }
+
+    @Test func aRenewalExtensionEndsTheSameTransactionLater() throws {
+        let grants = run(try richProfile(accounts: 30, seconds: 200)).filter { $0.truth.kind == .grant }
+        let extensions = grants.filter { $0.lifecycle == .renewalExtended }
+        #expect(!extensions.isEmpty)
+        for action in extensions {
+            guard case .notification(let note) = action.delivery else { continue }
+            let expires = try #require(action.truth.expiresDate)
+            // The same transaction was granted by its own purchase or renewal, ending earlier; the renewal date
+            // moves with it.
+            let before = grants.filter {
+                $0.lifecycle != .renewalExtended && $0.truth.transactionId == action.truth.transactionId
+            }.compactMap(\.truth.expiresDate).min()
+            #expect(try #require(before) < expires)
+            #expect(note.transaction?.expiresDate == expires)
+            #expect(note.renewal?.renewalDate == expires)
+            #expect(note.status == SubscriptionStatus.active.rawValue)
+        }
     }
 }
