@@ -445,21 +445,34 @@ final class LedgerStore: Sendable {
                 )
                 return
             }
-            // A newer notification may carry an older transaction (CONSUMPTION_REQUEST, REFUND_DECLINED...):
-            // its status is current, but the period and product stay those of the latest transaction.
+            // A newer notification may carry an older transaction (CONSUMPTION_REQUEST, REFUND_DECLINED, the
+            // refund of an older period): its status is current, but the period and product stay those of the
+            // current transaction, the one bought last. An upgrade replaces it at once, even if it ends sooner
+            // than the period it cuts short; a renewal extension re-signs it with a later end.
             let expires = transaction.expiresDate ?? 0
+            let stored = try database.query(
+                """
+                SELECT t.purchase_date, s.expires_date FROM subscriptions s
+                LEFT JOIN transactions t ON t.transaction_id = s.transaction_id WHERE s.original_transaction_id = ?
+                """,
+                [.text(originalId)]
+            ).first
+            let purchase = transaction.purchaseDate ?? 0
+            let storedPurchase = stored?[0].int ?? 0
+            let current = purchase > storedPurchase || (purchase == storedPurchase && expires >= stored?[1].int ?? 0)
+            let switches: SQLValue = .integer(current ? 1 : 0)
             try database.query(
                 """
                 UPDATE subscriptions SET app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END,
-                    product_id = CASE WHEN ? >= COALESCE(expires_date, 0) THEN ? ELSE product_id END,
-                    transaction_id = CASE WHEN ? >= COALESCE(expires_date, 0) THEN ? ELSE transaction_id END,
-                    expires_date = NULLIF(MAX(COALESCE(expires_date, 0), ?), 0),
+                    product_id = CASE WHEN ? THEN ? ELSE product_id END,
+                    transaction_id = CASE WHEN ? THEN ? ELSE transaction_id END,
+                    expires_date = CASE WHEN ? THEN NULLIF(?, 0) ELSE expires_date END,
                     status = ?, grace_expires_date = ?, auto_renew_status = ?, signed_date = ?
                 WHERE original_transaction_id = ?
                 """,
                 [
-                    values[0], values[0], .integer(expires), values[1], .integer(expires), values[2],
-                    .integer(expires), values[3], values[5], values[6], values[7], values[8],
+                    values[0], values[0], switches, values[1], switches, values[2], switches, .integer(expires),
+                    values[3], values[5], values[6], values[7], values[8],
                 ]
             )
         } else {

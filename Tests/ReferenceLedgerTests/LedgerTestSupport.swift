@@ -93,12 +93,13 @@ struct Shop {
         quantity: Int = 1,
         signature: String = "valid",
         bundle: String? = nil,
-        environment env: String? = nil
+        environment env: String? = nil,
+        purchased: Int64? = nil
     ) -> String {
         var object: [String: Any] = [
             "transactionId": id, "originalTransactionId": original ?? id, "bundleId": bundle ?? bundleId,
             "environment": env ?? environment, "productId": product, "type": type, "appAccountToken": token,
-            "purchaseDate": now - 1000, "quantity": quantity, "signedDate": signedDate ?? now,
+            "purchaseDate": purchased ?? now - 1000, "quantity": quantity, "signedDate": signedDate ?? now,
         ]
         if let expires { object["expiresDate"] = expires }
         if let revoked { object["revocationDate"] = revoked }

@@ -112,4 +112,41 @@ struct LifecycleLedgerTests {
         #expect(state.entitlements.map(\.productId) == ["gold"])
         #expect(state.count("g2") == 1)
     }
+
+    /// An upgrade ends the period it replaces: even one a renewal extension made end later than the upgrade.
+    @Test func anUpgradeReplacesAnExtendedPeriodThatEndsLater() throws {
+        let fixture = try LedgerFixture()
+        let shop = Shop()
+        let extended = shop.transaction(
+            "s1",
+            product: "silver",
+            type: autoRenewable,
+            original: "s1",
+            signedDate: shop.now - 2000,
+            expires: shop.now + 3 * hour,
+            purchased: shop.now - 2 * hour
+        )
+        let note = shop.notification("RENEWAL_EXTENDED", signedDate: shop.now - 2000, transaction: extended, status: 1)
+        #expect(try fixture.post("/notifications", note).status == 200)
+        let gold = shop.transaction(
+            "g2",
+            product: "gold",
+            type: autoRenewable,
+            original: "s1",
+            signedDate: shop.now - 1000,
+            expires: shop.now + hour,
+            purchased: shop.now - 1000
+        )
+        let upgrade = shop.notification(
+            "DID_CHANGE_RENEWAL_PREF",
+            subtype: "UPGRADE",
+            signedDate: shop.now - 1000,
+            transaction: gold,
+            status: 1
+        )
+        #expect(try fixture.post("/notifications", upgrade).status == 200)
+        let state = try fixture.account(shop.token)
+        #expect(state.entitlements.map(\.productId) == ["gold"])
+        #expect(state.entitlements.first?.expiresDate == shop.now + hour)
+    }
 }
