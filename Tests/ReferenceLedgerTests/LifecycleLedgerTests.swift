@@ -79,74 +79,47 @@ struct LifecycleLedgerTests {
         #expect(entitled == [true, false, true])
     }
 
-    @Test func anUpgradeOfferEntitlesTheHigherLevelAtOnce() throws {
+    /// An upgrade takes effect at once, by an offer or by a change of plan, also when the period it cuts short
+    /// ends later (renewal-extended) than the upgrade's own.
+    @Test(arguments: [
+        ("OFFER_REDEEMED", "SUBSCRIBED", hour, 2 * hour),
+        ("DID_CHANGE_RENEWAL_PREF", "RENEWAL_EXTENDED", 3 * hour, hour),
+    ])
+    func anUpgradeEntitlesTheHigherLevelAtOnce(
+        upgrade: String,
+        before: String,
+        silverEnd: Int64,
+        goldEnd: Int64
+    )
+        throws
+    {
         let fixture = try LedgerFixture()
         let shop = Shop()
-        let silver = shop.transaction(
-            "s1",
-            product: "silver",
-            type: autoRenewable,
-            original: "s1",
-            signedDate: shop.now - 2000,
-            expires: shop.now + hour
-        )
-        let subscribed = shop.notification("SUBSCRIBED", signedDate: shop.now - 2000, transaction: silver, status: 1)
-        #expect(try fixture.post("/notifications", subscribed).status == 200)
-        let gold = shop.transaction(
-            "g2",
-            product: "gold",
-            type: autoRenewable,
-            original: "s1",
-            signedDate: shop.now - 1000,
-            expires: shop.now + 2 * hour
-        )
-        let offer = shop.notification(
-            "OFFER_REDEEMED",
-            subtype: "UPGRADE",
-            signedDate: shop.now - 1000,
-            transaction: gold,
-            status: 1
-        )
-        #expect(try fixture.post("/notifications", offer).status == 200)
+        let ends = [("s1", "silver", shop.now - 2 * hour, silverEnd), ("g2", "gold", shop.now - 1000, goldEnd)]
+        for (index, (id, product, purchased, end)) in ends.enumerated() {
+            let signed = shop.now - Int64(2 - index) * 1000
+            let transaction = shop.transaction(
+                id,
+                product: product,
+                type: autoRenewable,
+                original: "s1",
+                signedDate: signed,
+                expires: shop.now + end,
+                purchased: purchased
+            )
+            let type = index == 0 ? before : upgrade
+            let note = shop.notification(
+                type,
+                subtype: index == 0 ? nil : "UPGRADE",
+                signedDate: signed,
+                transaction: transaction,
+                status: 1
+            )
+            #expect(try fixture.post("/notifications", note).status == 200)
+        }
         let state = try fixture.account(shop.token)
         #expect(state.entitlements.map(\.productId) == ["gold"])
+        #expect(state.entitlements.first?.expiresDate == shop.now + goldEnd)
         #expect(state.count("g2") == 1)
-    }
-
-    /// An upgrade ends the period it replaces: even one a renewal extension made end later than the upgrade.
-    @Test func anUpgradeReplacesAnExtendedPeriodThatEndsLater() throws {
-        let fixture = try LedgerFixture()
-        let shop = Shop()
-        let extended = shop.transaction(
-            "s1",
-            product: "silver",
-            type: autoRenewable,
-            original: "s1",
-            signedDate: shop.now - 2000,
-            expires: shop.now + 3 * hour,
-            purchased: shop.now - 2 * hour
-        )
-        let note = shop.notification("RENEWAL_EXTENDED", signedDate: shop.now - 2000, transaction: extended, status: 1)
-        #expect(try fixture.post("/notifications", note).status == 200)
-        let gold = shop.transaction(
-            "g2",
-            product: "gold",
-            type: autoRenewable,
-            original: "s1",
-            signedDate: shop.now - 1000,
-            expires: shop.now + hour,
-            purchased: shop.now - 1000
-        )
-        let upgrade = shop.notification(
-            "DID_CHANGE_RENEWAL_PREF",
-            subtype: "UPGRADE",
-            signedDate: shop.now - 1000,
-            transaction: gold,
-            status: 1
-        )
-        #expect(try fixture.post("/notifications", upgrade).status == 200)
-        let state = try fixture.account(shop.token)
-        #expect(state.entitlements.map(\.productId) == ["gold"])
-        #expect(state.entitlements.first?.expiresDate == shop.now + hour)
     }
 }
