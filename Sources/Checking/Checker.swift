@@ -904,6 +904,17 @@ public final class Checker: Sendable {
                 )
             }
             let truthEntitled = (sub.status == .active || sub.status == .gracePeriod) && c.now < end
+            // The level owed is the current transaction's: an upgrade (also by an offer) takes effect at once,
+            // a downgrade only at the next renewal. Judged once the target acknowledged that transaction.
+            if truthEntitled, let entitlement, entitlement.productId != sub.product,
+                let current = c.book.txs[sub.transactionId], current.acked, !current.revoked
+            {
+                return .fail(
+                    "subscription \(original) is owed \(sub.product) since transaction \(sub.transactionId), which the target acknowledged, but the target entitles \(entitlement.productId)",
+                    c.evidence([current], [.purchase, .acks, .recent]),
+                    showing(entitlement)
+                )
+            }
             if truthEntitled && !entitled {
                 let covering = series.filter { ($0.expires ?? 0) > c.now + c.boundary }
                 if covering.contains(where: \.acked) {

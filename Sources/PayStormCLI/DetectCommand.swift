@@ -93,6 +93,9 @@ extension Command {
         case .ignoreRefund, .resurrectAfterRefund: ["revocation-honored"]
         case .staleOverwrite: ["no-stale-regression", "revocation-honored", "no-lost-purchase"]
         case .ackBeforeCommit: ["no-lost-purchase"]
+        // The wrong transaction revoked: the refunded one still counts (a consumable's balance), the one revoked
+        // instead is lost, or a subscription's current period ends.
+        case .refundByProduct: ["revocation-honored", "no-lost-purchase", "subscription-state"]
         }
     }
 }

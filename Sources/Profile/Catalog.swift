@@ -56,7 +56,7 @@ public struct Catalog: Sendable, Hashable, Decodable {
         products.filter { $0.type == .autoRenewable && $0.group == group }.sorted { $0.level < $1.level }
     }
 
-    func checkMix(_ mix: ActionMix, path: String) throws {
+    func checkMix(_ mix: ActionMix, refundsMidStream: Bool, path: String) throws {
         let needs: [(String, Double, ProductKind)] = [
             ("consumable", mix.consumable, .consumable),
             ("nonConsumable", mix.nonConsumable, .nonConsumable),
@@ -68,6 +68,35 @@ public struct Catalog: Sendable, Hashable, Decodable {
                 path: path + "." + key,
                 expected: "weight 0, because catalog.products has no \(type.rawValue) product"
             )
+        }
+        try checkLifecycleMix(mix, refundsMidStream: refundsMidStream, path: path)
+    }
+
+    /// A lifecycle weight the world could never act on would silently turn into purchases: refused instead.
+    private func checkLifecycleMix(_ mix: ActionMix, refundsMidStream: Bool, path: String) throws {
+        let subscribing = mix.subscribe > 0 ? nil : "actionMix.subscribe is 0, so no account ever subscribes"
+        let levels =
+            groups.contains { subscriptions(in: $0.id).count > 1 }
+            ? subscribing : "no catalog.groups entry has two or more autoRenewable levels"
+        let promotional =
+            products.contains { $0.offers.contains { $0.kind == .promotional } }
+            ? subscribing : "no catalog.products entry has a promotional offer"
+        let refunds =
+            mix.refund > 0 || refundsMidStream ? nil : "actionMix.refund is 0 and faults.refundMidStream is off"
+        let needs: [(String, Double, String?)] = [
+            ("cancel", mix.cancel, subscribing),
+            ("resume", mix.resume, subscribing),
+            ("upgrade", mix.upgrade, levels),
+            ("downgrade", mix.downgrade, levels),
+            ("refundReversal", mix.refundReversal, refunds),
+            ("billingFailure", mix.billingFailure, subscribing),
+            ("offerRedemption", mix.offerRedemption, promotional),
+            ("priceIncrease", mix.priceIncrease, subscribing),
+            ("renewalExtension", mix.renewalExtension, subscribing),
+        ]
+        for (key, weight, reason) in needs where weight > 0 {
+            guard let reason else { continue }
+            throw ProfileIssue(path: path + "." + key, expected: "weight 0, because \(reason)")
         }
     }
 }

@@ -149,7 +149,8 @@ extension Profile: Decodable {
         if actionMix.total <= 0 {
             throw ProfileIssue(path: f.at("actionMix"), expected: "at least one weight above 0")
         }
-        try catalog.checkMix(actionMix, path: f.at("actionMix"))
+        let refundsMidStream = (faults.refundMidStream?.probability ?? 0) > 0
+        try catalog.checkMix(actionMix, refundsMidStream: refundsMidStream, path: f.at("actionMix"))
         if let forgery = faults.forgery, forgery.kinds(onlineChecks: target.verifierOnlineChecks).isEmpty {
             throw ProfileIssue(
                 path: f.at("faults") + ".forgery.kinds",
@@ -561,10 +562,14 @@ public struct ActionMix: Sendable, Hashable, Decodable {
     public var priceIncrease: Double = 0.2
     /// A device reports a purchase outcome (pending or cancelled) that must not grant.
     public var deviceReport: Double = 0.3
+    /// Apple extends an active subscription's renewal date (`RENEWAL_EXTENDED`; one in ten fails,
+    /// `RENEWAL_EXTENSION`/`FAILURE`).
+    public var renewalExtension: Double = 0.1
 
     static let keys = [
         "consumable", "nonConsumable", "subscribe", "nonRenewing", "cancel", "resume", "upgrade", "downgrade",
         "refund", "refundReversal", "billingFailure", "offerRedemption", "priceIncrease", "deviceReport",
+        "renewalExtension",
     ]
 
     /// The default mix.
@@ -588,13 +593,14 @@ public struct ActionMix: Sendable, Hashable, Decodable {
         offerRedemption = try w("offerRedemption")
         priceIncrease = try w("priceIncrease")
         deviceReport = try w("deviceReport")
+        renewalExtension = try w("renewalExtension")
     }
 
     /// The weights, in the order their fields are declared.
     public var weights: [Double] {
         [
             consumable, nonConsumable, subscribe, nonRenewing, cancel, resume, upgrade, downgrade, refund,
-            refundReversal, billingFailure, offerRedemption, priceIncrease, deviceReport,
+            refundReversal, billingFailure, offerRedemption, priceIncrease, deviceReport, renewalExtension,
         ]
     }
 

@@ -11,6 +11,7 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
     case unlockOnPending = "unlock-on-pending"
     case ackBeforeCommit = "ack-before-commit"
     case trustClientClaims = "trust-client-claims"
+    case refundByProduct = "refund-by-product"
 
     /// What the flawed ledger does wrong, in one line (used by `--help` and the README).
     public var summary: String {
@@ -35,6 +36,8 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
             "answers 200 at once and commits in the background every 2 s, so a crash loses acknowledged grants"
         case .trustClientClaims:
             "grants what the app says it bought: a device report of a successful purchase, with no signed transaction"
+        case .refundByProduct:
+            "a refund revokes the account's latest transaction of the product, not the one refunded (a refunded older renewal ends the current period)"
         }
     }
 
@@ -47,6 +50,7 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
         case .ignoreRefund: "revocation honored"
         case .staleOverwrite: "no stale regression"
         case .resurrectAfterRefund: "revocation honored"
+        case .refundByProduct: "revocation honored or subscription state"
         case .ackBeforeCommit: "no lost purchase"
         }
     }

@@ -207,9 +207,9 @@ final class LedgerStore: Sendable {
                 return outcome
             }
         }
-        guard let transaction = event.transaction, let transactionId = transaction.transactionId,
-            let productId = transaction.productId
-        else {
+        guard let signed = event.transaction else { return outcome }
+        let transaction = try refundTarget(signed, of: event, in: database)
+        guard let transactionId = transaction.transactionId, let productId = transaction.productId else {
             return outcome
         }
         let token = transaction.appAccountToken?.lowercased() ?? ""
@@ -347,6 +347,36 @@ final class LedgerStore: Sendable {
         return outcome
     }
 
+    /// The transaction a refund or revocation applies to: the signed one, or with the `refund-by-product` flaw
+    /// the account's latest stored transaction of the same product (for a subscription, its current period).
+    private func refundTarget(
+        _ signed: TransactionFacts,
+        of event: LedgerEvent,
+        in database: Database
+    ) throws -> TransactionFacts {
+        let revoking =
+            signed.revocationDate != nil || event.notificationType == "REFUND" || event.notificationType == "REVOKE"
+        guard flaws.contains(.refundByProduct), revoking, let token = signed.appAccountToken?.lowercased(),
+            let productId = signed.productId
+        else { return signed }
+        let latest = try database.query(
+            """
+            SELECT transaction_id, original_transaction_id, purchase_date, expires_date, quantity FROM transactions
+            WHERE app_account_token = ? AND product_id = ?
+            ORDER BY COALESCE(expires_date, purchase_date, signed_date) DESC, rowid DESC LIMIT 1
+            """,
+            [.text(token), .text(productId)]
+        ).first
+        guard let latest, let id = latest[0].string else { return signed }
+        var target = signed
+        target.transactionId = id
+        target.originalTransactionId = latest[1].string ?? id
+        target.purchaseDate = latest[2].int
+        target.expiresDate = latest[3].int
+        target.quantity = latest[4].int.map { Int32($0) }
+        return target
+    }
+
     /// Moves the subscription to the state this event reports, if the event is newer than what is stored.
     private func applySubscription(
         _ event: LedgerEvent,
@@ -415,21 +445,34 @@ final class LedgerStore: Sendable {
                 )
                 return
             }
-            // A newer notification may carry an older transaction (CONSUMPTION_REQUEST, REFUND_DECLINED...):
-            // its status is current, but the period and product stay those of the latest transaction.
+            // A newer notification may carry an older transaction (CONSUMPTION_REQUEST, REFUND_DECLINED, the
+            // refund of an older period): its status is current, but the period and product stay those of the
+            // current transaction, the one bought last. An upgrade replaces it at once, even if it ends sooner
+            // than the period it cuts short; a renewal extension re-signs it with a later end.
             let expires = transaction.expiresDate ?? 0
+            let stored = try database.query(
+                """
+                SELECT t.purchase_date, s.expires_date FROM subscriptions s
+                LEFT JOIN transactions t ON t.transaction_id = s.transaction_id WHERE s.original_transaction_id = ?
+                """,
+                [.text(originalId)]
+            ).first
+            let purchase = transaction.purchaseDate ?? 0
+            let storedPurchase = stored?[0].int ?? 0
+            let current = purchase > storedPurchase || (purchase == storedPurchase && expires >= stored?[1].int ?? 0)
+            let switches: SQLValue = .integer(current ? 1 : 0)
             try database.query(
                 """
                 UPDATE subscriptions SET app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END,
-                    product_id = CASE WHEN ? >= COALESCE(expires_date, 0) THEN ? ELSE product_id END,
-                    transaction_id = CASE WHEN ? >= COALESCE(expires_date, 0) THEN ? ELSE transaction_id END,
-                    expires_date = NULLIF(MAX(COALESCE(expires_date, 0), ?), 0),
+                    product_id = CASE WHEN ? THEN ? ELSE product_id END,
+                    transaction_id = CASE WHEN ? THEN ? ELSE transaction_id END,
+                    expires_date = CASE WHEN ? THEN NULLIF(?, 0) ELSE expires_date END,
                     status = ?, grace_expires_date = ?, auto_renew_status = ?, signed_date = ?
                 WHERE original_transaction_id = ?
                 """,
                 [
-                    values[0], values[0], .integer(expires), values[1], .integer(expires), values[2],
-                    .integer(expires), values[3], values[5], values[6], values[7], values[8],
+                    values[0], values[0], switches, values[1], switches, values[2], switches, .integer(expires),
+                    values[3], values[5], values[6], values[7], values[8],
                 ]
             )
         } else {

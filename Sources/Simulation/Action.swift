@@ -40,7 +40,8 @@ public enum Lifecycle: String, Sendable, Hashable, CaseIterable, Codable {
     case purchase, familyShare, subscribe, resubscribe, renewal, billingRecovery, renewalFailure, gracePeriodExpired,
         expiry, upgrade, downgrade, autoRenewDisabled, autoRenewEnabled, offerRedeemed, priceIncreasePending,
         priceIncreaseAccepted, refund, familyRevoke, refundReversal, askToBuyPending, askToBuyApproved,
-        askToBuyDeclined, deviceReport, billingFailureArmed, consumptionRequest, refundDeclined
+        askToBuyDeclined, deviceReport, billingFailureArmed, consumptionRequest, refundDeclined, renewalExtended,
+        renewalExtensionFailed
 }
 
 /// What an action sends.

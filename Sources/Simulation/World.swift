@@ -131,7 +131,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         case 10: return armBillingFailure(account: account, at: t)
         case 11: return redeemOffer(account: account, at: t)
         case 12: return announcePriceIncrease(account: account, at: t)
-        default: return report(account: account, at: t)
+        case 13: return report(account: account, at: t)
+        default: return extendRenewal(account: account, at: t)
         }
     }
 
@@ -249,6 +250,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             _ = complete(product: product, account: account, device: device, at: t, approval: true)
         case .refund(let account):
             _ = refund(account: account, at: t, cause: "refundMidStream", latestOnly: true)
+        case .refundDecision(let account, let group, let transaction, let approve):
+            decideRefund(account: account, group: group, transaction: transaction, approve: approve, at: t)
         }
     }
 
@@ -449,12 +452,20 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         sub.offerRemaining = 0
         sub.pendingOffer = -1
         sub.upgradedFrom = 0
+        sub.previous = nil
         if !accounts[account].introUsed(group),
             let intro = products[product].offers.firstIndex(where: { $0.kind == .introductory })
         {
             sub.offer = Int8(intro)
             sub.offerRemaining = Int8(products[product].offers[intro].periods)
             accounts[account].setIntroUsed(group)
+        }
+        if previous != nil, sub.offer < 0,
+            let winBack = products[product].offers.firstIndex(where: { $0.kind == .winBack }), rng.chance(0.5)
+        {
+            // A win-back offer brings a lapsed subscriber back at a discount (RESUBSCRIBE, offerType 4).
+            sub.offer = Int8(winBack)
+            sub.offerRemaining = Int8(products[product].offers[winBack].periods)
         }
         sub.version &+= 1
         accounts[account].setSub(group, sub)
@@ -502,9 +513,17 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     private mutating func renew(account: Int, group: Int, at t: Double, recovery: Bool) {
         guard var sub = accounts[account].sub(group) else { return }
         let now = millis(t)
-        let pendingApplies = sub.position == sub.autoRenewPosition
+        sub.previous = Period(
+            transaction: sub.transaction,
+            webOrder: sub.webOrder,
+            purchaseMs: sub.purchaseMs,
+            expiresMs: sub.expiresMs,
+            position: sub.position,
+            offer: sub.offer,
+            priceBumped: sub.priceBumped
+        )
+        // A pending offer belongs to the auto-renew product, which the renewal makes current.
         sub.position = sub.autoRenewPosition
-        if !pendingApplies { sub.pendingOffer = -1 }
         sub.transaction = newTransaction()
         sub.webOrder = newWebOrder()
         sub.purchaseMs = recovery ? now : sub.expiresMs
@@ -675,6 +694,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         if !upgrade {
             sub.autoRenewPosition =
                 sub.position + 1 + Int32(rng.below(groupProducts[group].count - Int(sub.position) - 1))
+            // An offer redeemed for the former renewal product does not carry over.
+            sub.pendingOffer = -1
             accounts[account].setSub(group, sub)
             subscriptionNotification(
                 account: account,
@@ -687,17 +708,44 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             )
             return true
         }
+        upgradeNow(
+            account: account,
+            group: group,
+            to: Int32(rng.below(Int(sub.position))),
+            offer: -1,
+            notificationType: "DID_CHANGE_RENEWAL_PREF",
+            lifecycle: .upgrade,
+            at: t
+        )
+        return true
+    }
+
+    /// An upgrade takes effect at once: a new transaction for the higher level starts a full period now and
+    /// supersedes the current one (Apple refunds its unused part).
+    private mutating func upgradeNow(
+        account: Int,
+        group: Int,
+        to position: Int32,
+        offer: Int8,
+        notificationType: String,
+        lifecycle: Lifecycle,
+        at t: Double
+    ) {
+        guard var sub = accounts[account].sub(group) else { return }
         let now = millis(t)
         let old = sub.transaction
-        sub.position = Int32(rng.below(Int(sub.position)))
-        sub.autoRenewPosition = sub.position
+        let product = groupProducts[group][Int(position)]
+        sub.position = position
+        sub.autoRenewPosition = position
         sub.transaction = newTransaction()
         sub.webOrder = newWebOrder()
         sub.purchaseMs = now
-        sub.expiresMs = now + Int64(products[groupProducts[group][Int(sub.position)]].periodSeconds * 1000)
-        sub.offer = -1
-        sub.offerRemaining = 0
+        sub.expiresMs = now + Int64(products[product].periodSeconds * 1000)
+        sub.offer = offer
+        sub.offerRemaining = offer >= 0 ? Int8(products[product].offers[Int(offer)].periods) : 0
+        sub.pendingOffer = -1
         sub.upgradedFrom = old
+        sub.previous = nil
         sub.version &+= 1
         accounts[account].setSub(group, sub)
         schedule(.renew(account: account, group: group, version: sub.version), at: seconds(sub.expiresMs))
@@ -710,22 +758,21 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             account: account,
             purchaser: rng.below(profile.population.devicesPerAccount),
             everyDevice: true,
-            lifecycle: .upgrade,
+            lifecycle: lifecycle,
             event: event,
             truth: truth,
             at: t,
             cause: nil
         )
         let note = notification(
-            type: "DID_CHANGE_RENEWAL_PREF",
+            type: notificationType,
             subtype: "UPGRADE",
             signedMs: now,
             status: SubscriptionStatus.active.rawValue,
             facts,
             renewal(account: account, group: group, signedMs: now)
         )
-        emit(.upgrade, account: account, event: event, at: t + rng.between(0.05, 0.5), .notification(note), truth)
-        return true
+        emit(lifecycle, account: account, event: event, at: t + rng.between(0.05, 0.5), .notification(note), truth)
     }
 
     private mutating func armBillingFailure(account: Int, at t: Double) -> Bool {
@@ -749,25 +796,85 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         return true
     }
 
+    /// An active subscriber redeems a promotional offer (or an offer code): for the current product it applies
+    /// from the next renewal (`OFFER_REDEEMED` without subtype); for a higher level it is an upgrade that takes
+    /// effect at once (`UPGRADE`: a new transaction the backend must grant now); for a lower level, a downgrade
+    /// from the next renewal (`DOWNGRADE`: the current product stays owed until then).
     private mutating func redeemOffer(account: Int, at t: Double) -> Bool {
-        let products = self.products
-        let groupProducts = self.groupProducts
-        let candidate = pickActive(account) { sub, group in
-            sub.pendingOffer < 0 && sub.status == .active
-                && products[groupProducts[group][Int(sub.position)]].offers.contains { $0.kind == .promotional }
+        var choices: [(group: Int, position: Int32, offer: Int8)] = []
+        for group in activeGroups(account) {
+            guard let sub = accounts[account].sub(group), sub.status == .active, sub.pendingOffer < 0 else { continue }
+            for (position, index) in groupProducts[group].enumerated() {
+                for (offer, kind) in products[index].offers.map(\.kind).enumerated() where kind == .promotional {
+                    choices.append((group, Int32(position), Int8(offer)))
+                }
+            }
         }
-        guard let group = candidate, var sub = accounts[account].sub(group) else { return false }
-        let offers = products[groupProducts[group][Int(sub.position)]].offers
-        let promos = offers.indices.filter { offers[$0].kind == .promotional }
-        sub.pendingOffer = Int8(promos[rng.below(promos.count)])
+        guard !choices.isEmpty else { return false }
+        let choice = choices[rng.below(choices.count)]
+        guard var sub = accounts[account].sub(choice.group) else { return false }
+        if choice.position < sub.position {
+            upgradeNow(
+                account: account,
+                group: choice.group,
+                to: choice.position,
+                offer: choice.offer,
+                notificationType: "OFFER_REDEEMED",
+                lifecycle: .offerRedeemed,
+                at: t
+            )
+            return true
+        }
+        sub.autoRenewPosition = choice.position
+        sub.pendingOffer = choice.offer
+        accounts[account].setSub(choice.group, sub)
+        subscriptionNotification(
+            account: account,
+            group: choice.group,
+            type: "OFFER_REDEEMED",
+            subtype: choice.position > sub.position ? "DOWNGRADE" : nil,
+            lifecycle: .offerRedeemed,
+            truth: .none,
+            at: t
+        )
+        return true
+    }
+
+    /// Apple extends the renewal date of an active subscription (customer-service compensation, 1 to 30 days
+    /// compressed): `RENEWAL_EXTENDED` with the same transaction ending later, owed until then. One in ten
+    /// fails (`RENEWAL_EXTENSION`/`FAILURE`: nothing changes).
+    private mutating func extendRenewal(account: Int, at t: Double) -> Bool {
+        // A pending price consent or an armed billing failure would be lost with the jobs a new version drops.
+        guard
+            let group = pickActive(
+                account,
+                where: { sub, _ in sub.status == .active && sub.priceIncrease != 1 && !sub.failNext }
+            ), var sub = accounts[account].sub(group)
+        else { return false }
+        guard rng.chance(0.9) else {
+            subscriptionNotification(
+                account: account,
+                group: group,
+                type: "RENEWAL_EXTENSION",
+                subtype: "FAILURE",
+                lifecycle: .renewalExtensionFailed,
+                truth: .none,
+                at: t
+            )
+            return true
+        }
+        sub.expiresMs += Int64((profile.timeCompression.seconds(days: Double(1 + rng.below(30))) * 1000).rounded())
+        sub.version &+= 1
         accounts[account].setSub(group, sub)
+        schedule(.renew(account: account, group: group, version: sub.version), at: seconds(sub.expiresMs))
+        // A grant of the same transaction, with its new end: the backend owes the subscription until then.
         subscriptionNotification(
             account: account,
             group: group,
-            type: "OFFER_REDEEMED",
+            type: "RENEWAL_EXTENDED",
             subtype: nil,
-            lifecycle: .offerRedeemed,
-            truth: .none,
+            lifecycle: .renewalExtended,
+            truth: .grant,
             at: t
         )
         return true
@@ -818,6 +925,10 @@ public struct World: Sequence, IteratorProtocol, Sendable {
 
     // MARK: - Refunds
 
+    /// Refunds one of the account's refundable purchases or subscription periods; false when it has none.
+    /// Any past period of a subscription may be refunded, not only the current one; mid-stream refunds
+    /// (`latestOnly`) follow their purchase. A third of the refunds are requested from inside the app first
+    /// (see `requestRefund`).
     private mutating func refund(account: Int, at t: Double, cause: String?, latestOnly: Bool = false) -> Bool {
         let purchases = accounts[account].purchases
         let subs = activeGroups(account)
@@ -835,65 +946,124 @@ public struct World: Sequence, IteratorProtocol, Sendable {
                 latestPurchase.purchaseMs >= subMs
                 ? purchases.count - 1 : purchases.count + subs.firstIndex(of: latestSub)!
         }
-        let now = millis(t)
-        if !latestOnly && rng.chance(0.3) && requestRefund(account: account, pick: pick, at: t) { return true }
-        let reason: Int32 = rng.chance(0.5) ? 1 : 0
+        let requested = !latestOnly && rng.chance(0.3)
         if pick < purchases.count {
             let ref = purchases[pick]
-            accounts[account].forget(ref.transaction)
-            accounts[account].rememberRefund(ref)
-            let index = Int(ref.product)
-            if products[index].type == .nonConsumable { accounts[account].setOwned(index, false) }
-            var facts = purchaseTransaction(account: account, ref: ref, signedMs: now)
-            facts.revocationDate = now
-            facts.revocationReason = reason
-            facts.revocationType = "REFUND_FULL"
-            facts.revocationPercentage = 100_000
-            revokeNotification(account: account, facts: facts, type: "REFUND", lifecycle: .refund, at: t, cause: cause)
-            if ref.shared != 0,
-                let partner = Self.familyPartner(of: account, seed: profile.seed, population: profile.population)
-            {
-                var shared = facts
-                shared.transactionId = String(ref.shared)
-                shared.originalTransactionId = String(ref.shared)
-                shared.inAppOwnershipType = "FAMILY_SHARED"
-                shared.appAccountToken = token(partner)
-                shared.appTransactionId = appTransactionId(partner)
-                shared.price = 0
-                shared.revocationType = "FAMILY_REVOKE"
-                shared.revocationPercentage = nil
-                accounts[partner].setOwned(index, false)
-                revokeNotification(
-                    account: partner,
-                    facts: shared,
-                    type: "REVOKE",
-                    lifecycle: .familyRevoke,
-                    at: t,
-                    cause: cause
-                )
+            if requested {
+                requestRefund(account: account, group: -1, transaction: ref.transaction, at: t)
+            } else {
+                refundPurchase(account: account, ref: ref, at: t, cause: cause)
             }
             return true
         }
         let group = subs[pick - purchases.count]
+        let sub = accounts[account].sub(group)!
+        let older = !latestOnly && sub.previous != nil && rng.chance(0.5)
+        if requested {
+            let transaction = older ? sub.previous!.transaction : sub.transaction
+            requestRefund(account: account, group: group, transaction: transaction, at: t)
+        } else if older {
+            refundPreviousPeriod(account: account, group: group, at: t, cause: cause)
+        } else {
+            refundSubscription(account: account, group: group, at: t, cause: cause)
+        }
+        return true
+    }
+
+    private mutating func refundPurchase(account: Int, ref: PurchaseRef, at t: Double, cause: String?) {
+        let now = millis(t)
+        accounts[account].forget(ref.transaction)
+        accounts[account].rememberRefund(ref)
+        let index = Int(ref.product)
+        if products[index].type == .nonConsumable { accounts[account].setOwned(index, false) }
+        var facts = purchaseTransaction(account: account, ref: ref, signedMs: now)
+        revoked(&facts, at: now)
+        revokeNotification(account: account, facts: facts, type: "REFUND", lifecycle: .refund, at: t, cause: cause)
+        guard ref.shared != 0,
+            let partner = Self.familyPartner(of: account, seed: profile.seed, population: profile.population)
+        else { return }
+        var shared = facts
+        shared.transactionId = String(ref.shared)
+        shared.originalTransactionId = String(ref.shared)
+        shared.inAppOwnershipType = "FAMILY_SHARED"
+        shared.appAccountToken = token(partner)
+        shared.appTransactionId = appTransactionId(partner)
+        shared.price = 0
+        shared.revocationType = "FAMILY_REVOKE"
+        shared.revocationPercentage = nil
+        accounts[partner].setOwned(index, false)
+        revokeNotification(
+            account: partner,
+            facts: shared,
+            type: "REVOKE",
+            lifecycle: .familyRevoke,
+            at: t,
+            cause: cause
+        )
+    }
+
+    /// Fills the revocation fields of a fully refunded transaction.
+    private mutating func revoked(_ facts: inout TransactionFacts, at now: Int64) {
+        facts.revocationDate = now
+        facts.revocationReason = rng.chance(0.5) ? 1 : 0
+        facts.revocationType = "REFUND_FULL"
+        facts.revocationPercentage = 100_000
+    }
+
+    /// Refunds the current period: the subscription is revoked and stops renewing.
+    private mutating func refundSubscription(account: Int, group: Int, at t: Double, cause: String?) {
+        let now = millis(t)
         var sub = accounts[account].sub(group)!
+        let reason: Int32 = rng.chance(0.5) ? 1 : 0
         sub.status = .revoked
         sub.autoRenew = false
         sub.revocationMs = now
         sub.revocationReason = reason
         sub.version &+= 1
         accounts[account].setSub(group, sub)
-        var facts = subscriptionTransaction(account: account, group: group, reason: nil, signedMs: now)
-        facts.revocationDate = now
-        facts.revocationReason = reason
-        facts.revocationType = "REFUND_FULL"
-        facts.revocationPercentage = 100_000
-        let event = newEvent()
+        // subscriptionTransaction fills the revocation from the revoked state.
+        let facts = subscriptionTransaction(account: account, group: group, reason: nil, signedMs: now)
         let truth = subscriptionTruth(account: account, group: group, kind: .revoke, signedMs: now)
+        subscriptionRefundNotification(account: account, group: group, facts: facts, truth: truth, at: t, cause: cause)
+    }
+
+    /// Refunds the period before the current one: only that transaction is revoked; the current period is
+    /// still owed, so a backend that refunds "the product" (its latest transaction) ends a period it must not.
+    private mutating func refundPreviousPeriod(account: Int, group: Int, at t: Double, cause: String?) {
+        let now = millis(t)
+        guard var facts = previousTransaction(account: account, group: group, signedMs: now),
+            var sub = accounts[account].sub(group), let period = sub.previous
+        else { return }
+        sub.previous = nil
+        accounts[account].setSub(group, sub)
+        revoked(&facts, at: now)
+        var truth = Truth(kind: .revoke, effectiveDate: now)
+        truth.productId = facts.productId
+        truth.productType = .autoRenewable
+        truth.transactionId = facts.transactionId
+        truth.originalTransactionId = facts.originalTransactionId
+        truth.groupId = profile.catalog.groups[group].id
+        truth.expiresDate = period.expiresMs
+        // No status: the subscription's state is its current period's, which this refund leaves alone.
+        subscriptionRefundNotification(account: account, group: group, facts: facts, truth: truth, at: t, cause: cause)
+    }
+
+    /// A subscription's `REFUND` (status and renewal info as of now) and the revoked transaction on every device.
+    private mutating func subscriptionRefundNotification(
+        account: Int,
+        group: Int,
+        facts: TransactionFacts,
+        truth: Truth,
+        at t: Double,
+        cause: String?
+    ) {
+        let now = millis(t)
+        let event = newEvent()
         let note = notification(
             type: "REFUND",
             subtype: nil,
             signedMs: now,
-            status: SubscriptionStatus.revoked.rawValue,
+            status: accounts[account].sub(group)!.status.rawValue,
             facts,
             renewal(account: account, group: group, signedMs: now)
         )
@@ -909,50 +1079,97 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             at: t,
             cause: cause
         )
-        return true
     }
 
-    /// A refund requested from inside the app: Apple may ask for consumption data, then may decline.
-    /// - Returns: true when the request was declined (nothing is refunded).
-    private mutating func requestRefund(account: Int, pick: Int, at t: Double) -> Bool {
+    /// A refund requested from inside the app: Apple asks for consumption data at once (consumables and
+    /// auto-renewable subscriptions, `CONSUMPTION_REQUEST`), then decides 12 to 48 hours later (compressed
+    /// like every period): a refund, or `REFUND_DECLINED`.
+    /// - Parameters:
+    ///   - group: -1 for a one-time purchase, else the subscription group.
+    ///   - transaction: the transaction asked about (for a subscription, the current or the previous period).
+    private mutating func requestRefund(account: Int, group: Int, transaction: UInt64, at t: Double) {
         let now = millis(t)
-        let purchases = accounts[account].purchases
-        let facts: TransactionFacts
-        var renewal: RenewalFacts?
-        var status: Int32?
-        if pick < purchases.count {
-            facts = purchaseTransaction(account: account, ref: purchases[pick], signedMs: now)
-        } else {
-            let group = activeGroups(account)[pick - purchases.count]
-            facts = subscriptionTransaction(account: account, group: group, reason: nil, signedMs: now)
-            renewal = self.renewal(account: account, group: group, signedMs: now)
-            status = accounts[account].sub(group)?.status.rawValue
-        }
-        let truth = Truth(kind: .none, effectiveDate: now)
-        if facts.type == ProductKind.consumable.appleName || facts.type == ProductKind.autoRenewable.appleName {
+        guard let subject = refundSubject(account: account, group: group, transaction: transaction, signedMs: now)
+        else { return }
+        let type = subject.facts.type
+        if type == ProductKind.consumable.appleName || type == ProductKind.autoRenewable.appleName {
             var note = notification(
                 type: "CONSUMPTION_REQUEST",
                 subtype: nil,
                 signedMs: now,
-                status: status,
-                facts,
-                renewal
+                status: subject.status,
+                subject.facts,
+                subject.renewal
             )
             note.consumptionRequestReason = "UNINTENDED_PURCHASE"
+            var truth = Truth(kind: .none, effectiveDate: now)
+            truth.transactionId = subject.facts.transactionId
             emit(.consumptionRequest, account: account, event: newEvent(), at: t, .notification(note), truth)
         }
-        guard rng.chance(0.5) else { return false }
+        let approve = rng.chance(0.5)
+        let hours = rng.between(12, 48)
+        schedule(
+            .refundDecision(account: account, group: group, transaction: transaction, approve: approve),
+            at: t + profile.timeCompression.seconds(days: hours / 24)
+        )
+    }
+
+    /// Apple's decision on a refund request, if the transaction is still refundable (not refunded meanwhile, and
+    /// for a subscription still its current or previous period).
+    private mutating func decideRefund(account: Int, group: Int, transaction: UInt64, approve: Bool, at t: Double) {
+        let now = millis(t)
+        guard let subject = refundSubject(account: account, group: group, transaction: transaction, signedMs: now)
+        else { return }
+        if approve {
+            if group < 0, let ref = accounts[account].purchases.first(where: { $0.transaction == transaction }) {
+                refundPurchase(account: account, ref: ref, at: t, cause: nil)
+            } else if accounts[account].sub(group)?.transaction == transaction {
+                refundSubscription(account: account, group: group, at: t, cause: nil)
+            } else {
+                refundPreviousPeriod(account: account, group: group, at: t, cause: nil)
+            }
+            return
+        }
         let declined = notification(
             type: "REFUND_DECLINED",
             subtype: nil,
-            signedMs: now + 1,
-            status: status,
-            facts,
-            renewal
+            signedMs: now,
+            status: subject.status,
+            subject.facts,
+            subject.renewal
         )
-        let later = Truth(kind: .none, effectiveDate: now + 1)
-        emit(.refundDeclined, account: account, event: newEvent(), at: t + 0.001, .notification(declined), later)
-        return true
+        var truth = Truth(kind: .none, effectiveDate: now)
+        truth.transactionId = subject.facts.transactionId
+        emit(.refundDeclined, account: account, event: newEvent(), at: t, .notification(declined), truth)
+    }
+
+    /// The transaction a refund request is about, signed at `signedMs`, with its subscription's renewal info and
+    /// status; nil when it can no longer be refunded.
+    private mutating func refundSubject(
+        account: Int,
+        group: Int,
+        transaction: UInt64,
+        signedMs: Int64
+    ) -> (facts: TransactionFacts, renewal: RenewalFacts?, status: Int32?)? {
+        if group < 0 {
+            guard let ref = accounts[account].purchases.first(where: { $0.transaction == transaction }) else {
+                return nil
+            }
+            return (purchaseTransaction(account: account, ref: ref, signedMs: signedMs), nil, nil)
+        }
+        guard let sub = accounts[account].sub(group), sub.status == .active || sub.status == .gracePeriod else {
+            return nil
+        }
+        let facts: TransactionFacts?
+        if sub.transaction == transaction {
+            facts = subscriptionTransaction(account: account, group: group, reason: nil, signedMs: signedMs)
+        } else if sub.previous?.transaction == transaction {
+            facts = previousTransaction(account: account, group: group, signedMs: signedMs)
+        } else {
+            facts = nil
+        }
+        guard let facts else { return nil }
+        return (facts, renewal(account: account, group: group, signedMs: signedMs), sub.status.rawValue)
     }
 
     private mutating func revokeNotification(
@@ -986,10 +1203,23 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         )
     }
 
+    /// Reverses an earlier refund: of a one-time purchase, or of a subscription's current period.
     private mutating func reverseRefund(account: Int, at t: Double) -> Bool {
-        guard let ref = accounts[account].refunded.last else { return false }
+        let revokedGroups = accounts[account].subs.indices.filter { accounts[account].subs[$0]?.status == .revoked }
+        var purchase = accounts[account].refunded.last
+        if let ref = purchase, products[Int(ref.product)].type == .nonConsumable,
+            accounts[account].owns(Int(ref.product))
+        {
+            purchase = nil
+        }
+        let choices = revokedGroups.count + (purchase == nil ? 0 : 1)
+        guard choices > 0 else { return false }
+        let pick = choices > 1 ? rng.below(choices) : 0
+        guard let ref = purchase, pick == revokedGroups.count else {
+            reverseSubscriptionRefund(account: account, group: revokedGroups[pick], at: t)
+            return true
+        }
         let index = Int(ref.product)
-        if products[index].type == .nonConsumable && accounts[account].owns(index) { return false }
         accounts[account].refunded.removeLast()
         accounts[account].remember(ref)
         if products[index].type == .nonConsumable { accounts[account].setOwned(index, true) }
@@ -1004,6 +1234,33 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         let note = notification(type: "REFUND_REVERSED", subtype: nil, signedMs: now, status: nil, facts, nil)
         emit(.refundReversal, account: account, event: newEvent(), at: t, .notification(note), truth)
         return true
+    }
+
+    /// Apple reverses the refund of a subscription's current period: the period is owed again until its
+    /// unchanged end; auto-renew stays off (the refund turned it off), so the subscription then expires.
+    private mutating func reverseSubscriptionRefund(account: Int, group: Int, at t: Double) {
+        guard var sub = accounts[account].sub(group) else { return }
+        let now = millis(t)
+        let ongoing = sub.expiresMs > now
+        sub.status = ongoing ? .active : .expired
+        if !ongoing { sub.expirationIntent = 1 }
+        sub.revocationMs = 0
+        sub.version &+= 1
+        accounts[account].setSub(group, sub)
+        if ongoing {
+            schedule(.renew(account: account, group: group, version: sub.version), at: seconds(sub.expiresMs))
+        }
+        let facts = subscriptionTransaction(account: account, group: group, reason: nil, signedMs: now)
+        let truth = subscriptionTruth(account: account, group: group, kind: .reinstate, signedMs: now)
+        let note = notification(
+            type: "REFUND_REVERSED",
+            subtype: nil,
+            signedMs: now,
+            status: sub.status.rawValue,
+            facts,
+            renewal(account: account, group: group, signedMs: now)
+        )
+        emit(.refundReversal, account: account, event: newEvent(), at: t, .notification(note), truth)
     }
 
     // MARK: - Payload facts
@@ -1072,7 +1329,37 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     )
         -> TransactionFacts
     {
-        let sub = accounts[account].sub(group)!
+        subscriptionTransaction(
+            account: account,
+            group: group,
+            sub: accounts[account].sub(group)!,
+            reason: reason,
+            signedMs: signedMs
+        )
+    }
+
+    /// The transaction of the period before the current one, as Apple signs it at `signedMs`.
+    private mutating func previousTransaction(account: Int, group: Int, signedMs: Int64) -> TransactionFacts? {
+        guard var old = accounts[account].sub(group), let period = old.previous else { return nil }
+        old.transaction = period.transaction
+        old.webOrder = period.webOrder
+        old.purchaseMs = period.purchaseMs
+        old.expiresMs = period.expiresMs
+        old.position = period.position
+        old.offer = period.offer
+        old.priceBumped = period.priceBumped
+        old.upgradedFrom = 0
+        old.status = .active
+        return subscriptionTransaction(account: account, group: group, sub: old, reason: nil, signedMs: signedMs)
+    }
+
+    private mutating func subscriptionTransaction(
+        account: Int,
+        group: Int,
+        sub: SubState,
+        reason: String?,
+        signedMs: Int64
+    ) -> TransactionFacts {
         let index = groupProducts[group][Int(sub.position)]
         let product = products[index]
         var price = product.priceMilli
@@ -1146,8 +1433,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             facts.isInBillingRetryPeriod = false
         }
         if sub.priceIncrease != 0 { facts.priceIncreaseStatus = sub.priceIncrease == 2 ? 1 : 0 }
-        if sub.pendingOffer >= 0, sub.position == sub.autoRenewPosition, Int(sub.pendingOffer) < current.offers.count {
-            let offer = current.offers[Int(sub.pendingOffer)]
+        if sub.pendingOffer >= 0, Int(sub.pendingOffer) < next.offers.count {
+            let offer = next.offers[Int(sub.pendingOffer)]
             facts.offerType = offer.kind.appleNumber
             facts.offerIdentifier = offer.id
             facts.offerDiscountType = offer.discount.appleName
@@ -1207,6 +1494,20 @@ private enum Job: Sendable {
     case priceConsent(account: Int, group: Int, version: UInt32)
     case askToBuy(account: Int, product: Int, device: Int, approve: Bool)
     case refund(account: Int)
+    /// Apple's answer to a refund request, hours after its `CONSUMPTION_REQUEST`: `group` is -1 for a one-time
+    /// purchase, else the subscription group whose period `transaction` was asked about.
+    case refundDecision(account: Int, group: Int, transaction: UInt64, approve: Bool)
+}
+
+/// A subscription period that is no longer current, kept so that a refund of an older renewal can be played.
+private struct Period: Sendable {
+    var transaction: UInt64
+    var webOrder: UInt64
+    var purchaseMs: Int64
+    var expiresMs: Int64
+    var position: Int32
+    var offer: Int8
+    var priceBumped: Bool
 }
 
 private struct PurchaseRef: Sendable {
@@ -1239,9 +1540,12 @@ private struct SubState: Sendable {
     var priceIncrease: Int8 = 0
     var offer: Int8 = -1
     var offerRemaining: Int8 = 0
+    /// An offer redeemed for the next renewal: an index into the offers of the auto-renew product.
     var pendingOffer: Int8 = -1
     var expirationIntent: Int32 = 0
     var revocationReason: Int32 = 0
+    /// The period before the current one (renewed from, never refunded), if any.
+    var previous: Period?
 
     init(original: UInt64, originalMs: Int64) {
         self.original = original

@@ -19,6 +19,7 @@ struct DetectionTests {
         ("unlock-on-pending", ["no-unlock-without-verified-purchase"]),
         ("ack-before-commit", ["no-lost-purchase"]),
         ("trust-client-claims", ["no-unlock-without-verified-purchase"]),
+        ("refund-by-product", ["revocation-honored", "no-lost-purchase", "subscription-state"]),
     ]
 
     @Test(arguments: cases)

@@ -31,7 +31,7 @@ struct ProfileTests {
         return text
     }
 
-    @Test(arguments: ["smoke", "nightly-chaos", "soak", "capacity", "forgery"])
+    @Test(arguments: ["smoke", "detect", "nightly-chaos", "soak", "capacity", "forgery"])
     func loadsShippedProfile(name: String) throws {
         let path = Self.repository.appendingPathComponent("Profiles/\(name).json5").path
         let profile = try Profile.load(path: path)
@@ -158,6 +158,35 @@ struct ProfileTests {
             replacing: ("actionMix: { consumable: 1, subscribe: 1 }", "actionMix: { nonRenewing: 1 }"),
             path: "actionMix.nonRenewing",
             expectation: "no nonRenewing product"
+        ),
+        BadCase(
+            replacing: (
+                "actionMix: { consumable: 1, subscribe: 1 }", "actionMix: { subscribe: 1, offerRedemption: 1 }"
+            ),
+            path: "actionMix.offerRedemption",
+            expectation: "no catalog.products entry has a promotional offer"
+        ),
+        BadCase(
+            replacing: ("actionMix: { consumable: 1, subscribe: 1 }", "actionMix: { subscribe: 1, upgrade: 1 }"),
+            path: "actionMix.upgrade",
+            expectation: "two or more autoRenewable levels"
+        ),
+        BadCase(
+            replacing: ("actionMix: { consumable: 1, subscribe: 1 }", "actionMix: { subscribe: 1, refundReversal: 1 }"),
+            path: "actionMix.refundReversal",
+            expectation: "actionMix.refund is 0 and faults.refundMidStream is off"
+        ),
+        BadCase(
+            replacing: ("actionMix: { consumable: 1, subscribe: 1 }", "actionMix: { consumable: 1, cancel: 1 }"),
+            path: "actionMix.cancel",
+            expectation: "actionMix.subscribe is 0"
+        ),
+        BadCase(
+            replacing: (
+                "actionMix: { consumable: 1, subscribe: 1 }", "actionMix: { consumable: 1, renewalExtension: 1 }"
+            ),
+            path: "actionMix.renewalExtension",
+            expectation: "actionMix.subscribe is 0"
         ),
         BadCase(
             replacing: ("population: { accounts: 10 }", "population: { accounts: 10 }, thresholds: [42]"),

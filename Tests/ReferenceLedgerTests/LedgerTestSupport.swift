@@ -93,12 +93,13 @@ struct Shop {
         quantity: Int = 1,
         signature: String = "valid",
         bundle: String? = nil,
-        environment env: String? = nil
+        environment env: String? = nil,
+        purchased: Int64? = nil
     ) -> String {
         var object: [String: Any] = [
             "transactionId": id, "originalTransactionId": original ?? id, "bundleId": bundle ?? bundleId,
             "environment": env ?? environment, "productId": product, "type": type, "appAccountToken": token,
-            "purchaseDate": now - 1000, "quantity": quantity, "signedDate": signedDate ?? now,
+            "purchaseDate": purchased ?? now - 1000, "quantity": quantity, "signedDate": signedDate ?? now,
         ]
         if let expires { object["expiresDate"] = expires }
         if let revoked { object["revocationDate"] = revoked }
@@ -197,4 +198,41 @@ final class LedgerFixture: Sendable {
 extension AccountState {
     func count(_ transactionId: String) -> Int { grants.first { $0.transactionId == transactionId }?.count ?? 0 }
     func entitled(_ productId: String) -> Bool { entitlements.contains { $0.productId == productId } }
+}
+
+extension LedgerFixture {
+    /// A subscription `o1` of `monthly`, bought and signed at `bought` (its period ended an hour ago), renewed
+    /// as `t2` signed at `renewed` (current for another hour), each by its webhook.
+    func subscribeAndRenew(_ shop: Shop, bought: Int64, renewed: Int64) throws {
+        let first = shop.transaction(
+            "o1",
+            product: "monthly",
+            type: "Auto-Renewable Subscription",
+            original: "o1",
+            signedDate: bought,
+            expires: shop.now - 3_600_000
+        )
+        let second = shop.transaction(
+            "t2",
+            product: "monthly",
+            type: "Auto-Renewable Subscription",
+            original: "o1",
+            signedDate: renewed,
+            expires: shop.now + 3_600_000
+        )
+        let subscribed = shop.notification(
+            "SUBSCRIBED",
+            subtype: "INITIAL_BUY",
+            signedDate: bought,
+            transaction: first,
+            status: 1
+        )
+        guard try post("/notifications", subscribed).status == 200,
+            try post(
+                "/notifications",
+                shop.notification("DID_RENEW", signedDate: renewed, transaction: second, status: 1)
+            )
+            .status == 200
+        else { throw TestFailure("the subscription's webhooks were not acknowledged") }
+    }
 }

@@ -396,36 +396,7 @@ struct ReferenceLedgerTests {
     @Test func keepsTheLatestPeriodWhenANewerNotificationCarriesAnOlderTransaction() throws {
         let fixture = try LedgerFixture()
         let shop = Shop()
-        let first = shop.transaction(
-            "o1",
-            product: "monthly",
-            type: autoRenewable,
-            original: "o1",
-            signedDate: shop.now - 3 * hour,
-            expires: shop.now - hour
-        )
-        let renewed = shop.transaction(
-            "t2",
-            product: "monthly",
-            type: autoRenewable,
-            original: "o1",
-            signedDate: shop.now - 2 * hour,
-            expires: shop.now + hour
-        )
-        _ = try fixture.post(
-            "/notifications",
-            shop.notification(
-                "SUBSCRIBED",
-                subtype: "INITIAL_BUY",
-                signedDate: shop.now - 3 * hour,
-                transaction: first,
-                status: 1
-            )
-        )
-        _ = try fixture.post(
-            "/notifications",
-            shop.notification("DID_RENEW", signedDate: shop.now - 2 * hour, transaction: renewed, status: 1)
-        )
+        try fixture.subscribeAndRenew(shop, bought: shop.now - 3 * hour, renewed: shop.now - 2 * hour)
         let old = shop.transaction(
             "o1",
             product: "monthly",
