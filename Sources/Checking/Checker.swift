@@ -288,6 +288,20 @@ public final class Checker: Sendable {
         state.withLock { ($0.tallies, $0.violationCount) }
     }
 
+    /// What the oracle keeps for one account (for tests of its memory): the transactions kept, the slots
+    /// reserved for them, the bytes of one slot, the folded transaction IDs and the bytes those take.
+    func storage(
+        of account: String
+    ) -> (kept: Int, reserved: Int, recordBytes: Int, foldedIDs: Int, foldedIDBytes: Int) {
+        state.withLock { state in
+            let book = state.books[account] ?? Book()
+            return (
+                book.txs.count, book.txs.capacity, MemoryLayout<Tx>.stride, book.foldedIDs.count,
+                book.foldedIDs.bytes
+            )
+        }
+    }
+
     /// Every account the oracle knows (to probe at settle), sorted.
     public func knownAccounts() -> [String] { state.withLock { $0.books.keys.sorted() } }
 
@@ -1004,6 +1018,8 @@ private struct LogEntry: Sendable {
     var at: Double
     var delivery: UInt64
     var phrase: UInt32
+    /// The trail's part it is kept under (a `Part` raw value), in what would be padding.
+    var part: UInt8 = 0
 }
 
 /// Which parts of a transaction's trail a witness cites.
@@ -1022,39 +1038,45 @@ private struct Part: OptionSet, Sendable {
     static let all: Part = [.purchase, .acks, .rejections, .refund, .recent]
 }
 
-/// A transaction's evidence, bounded: a witness needs the decisive events, not the whole history.
+/// A transaction's evidence, bounded: a witness needs the decisive events, not the whole history. Kept in
+/// one array, each entry tagged with its part, so a transaction holds one allocation rather than one a part.
 private struct Trail: Sendable {
-    var first: LogEntry?
-    var acks: [LogEntry] = []
-    var rejections: [LogEntry] = []
-    var refund: [LogEntry] = []
-    var recent: [LogEntry] = []
+    private var kept: [LogEntry] = []
 
     mutating func note(_ entry: LogEntry, as part: Part, limit: Int) {
-        /// Keeps the first `count - 1` entries and the latest one.
-        func keep(_ list: inout [LogEntry], _ count: Int) {
-            if list.count < count { list.append(entry) } else { list[count - 1] = entry }
-        }
+        var entry = entry
+        entry.part = part.rawValue
         switch part {
         case .purchase:
-            if first == nil { first = entry } else { note(entry, as: .recent, limit: limit) }
-        case .acks: keep(&acks, 3)
-        case .rejections: keep(&rejections, 2)
-        case .refund: keep(&refund, 3)
+            if kept.contains(where: { $0.part == Part.purchase.rawValue }) {
+                note(entry, as: .recent, limit: limit)
+            } else {
+                kept.append(entry)
+            }
+        case .acks: keep(entry, 3)
+        case .rejections: keep(entry, 2)
+        case .refund: keep(entry, 3)
         default:
             guard limit > 0 else { return }
-            if recent.count >= limit { recent.removeFirst() }
-            recent.append(entry)
+            entry.part = Part.recent.rawValue
+            let recent = kept.indices.filter { kept[$0].part == entry.part }
+            if recent.count >= limit, let oldest = recent.first { kept.remove(at: oldest) }
+            kept.append(entry)
         }
     }
 
+    /// Keeps the first `count - 1` entries of the entry's part and the latest one.
+    private mutating func keep(_ entry: LogEntry, _ count: Int) {
+        let same = kept.indices.filter { kept[$0].part == entry.part }
+        if same.count < count { kept.append(entry) } else { kept[same[count - 1]] = entry }
+    }
+
+    /// The entries of the chosen parts: the purchase, acknowledgments, rejections, refund, then the rest.
     func entries(_ parts: Part) -> [LogEntry] {
         var list: [LogEntry] = []
-        if parts.contains(.purchase), let first { list.append(first) }
-        if parts.contains(.acks) { list += acks }
-        if parts.contains(.rejections) { list += rejections }
-        if parts.contains(.refund) { list += refund }
-        if parts.contains(.recent) { list += recent }
+        for part in [Part.purchase, .acks, .rejections, .refund, .recent] where parts.contains(part) {
+            list += kept.filter { $0.part == part.rawValue }
+        }
         return list
     }
 }
@@ -1072,44 +1094,125 @@ private struct Folded: Sendable {
     var unrefunded = 0
 }
 
-private struct Tx: Sendable {
+/// One transaction's truth and answers. A soak keeps up to `Checker.Options.foldAbove` of these for every
+/// account for the whole run, so the scalars are stored narrow (counts and statuses in 32 bits, flags in
+/// bits, the original transaction ID as a number) behind full-width accessors: 128 bytes instead of 216,
+/// and no string of its own for each period of a subscription.
+private struct Tx: KeyedByID, Sendable {
     var id: String
-    var sequence: UInt64
     var product: String
-    var type: ProductKind?
-    var quantity = 1
     var group: String?
-    var original: String?
-    var expires: Int64?
-    var forged = false
-    var genuine = false
-    var sent = false
-    var acked = false
-    /// Some delivery of the purchase was acknowledged, ever (a refund reversal does not clear it).
-    var accepted = false
-    var indeterminate = false
-    /// An attempt chain of the purchase ended with an attempt that never left the harness (missed slot,
-    /// refused connection), so the target may never have seen it.
-    var unsent = false
-    /// Attempts of the purchase answered with a rejection.
-    var rejected = 0
-    var lastRejection = 0
-    /// Attempt chains still open: each copy of a purchase delivery starts one, and it ends with the answer to
-    /// its last retry or redelivery. Apple's retries, device redeliveries and any later retry policy all
-    /// continue a chain, so "every attempt was rejected" includes them.
-    var chains = 0
-    var revoked = false
     var revokedDate: Int64 = 0
     /// The signedDate of the latest refund reversal seen.
     var reinstatedDate: Int64 = 0
-    var revocationAcked = false
-    var revocationIndeterminate = false
-    var superseded = false
     var trail = Trail()
+    private var storedExpires = Int64.min
+    private var originalNumber: UInt64 = 0
+    private var originalText: String?
+    private var storedQuantity: Int32 = 1
+    private var storedRejected: Int32 = 0
+    private var storedLastRejection: Int32 = 0
+    private var storedChains: Int32 = 0
+    private var storedSequence: UInt32
+    private var flags: UInt16 = 0
+    var type: ProductKind?
+
+    /// The order in which the account's transactions were first seen.
+    var sequence: UInt64 { UInt64(storedSequence) }
+
+    var quantity: Int {
+        get { Int(storedQuantity) }
+        set { storedQuantity = Int32(clamping: newValue) }
+    }
+    var expires: Int64? {
+        get { storedExpires == .min ? nil : storedExpires }
+        set { storedExpires = newValue ?? .min }
+    }
+    /// A decimal ID is kept as its number; anything else (never minted by the world) as text.
+    var original: String? {
+        get { originalNumber != 0 ? String(originalNumber) : originalText }
+        set {
+            if let newValue, let number = UInt64(newValue), number != 0, String(number) == newValue {
+                originalNumber = number
+                originalText = nil
+            } else {
+                originalNumber = 0
+                originalText = newValue
+            }
+        }
+    }
+    /// Attempts of the purchase answered with a rejection.
+    var rejected: Int {
+        get { Int(storedRejected) }
+        set { storedRejected = Int32(clamping: newValue) }
+    }
+    var lastRejection: Int {
+        get { Int(storedLastRejection) }
+        set { storedLastRejection = Int32(clamping: newValue) }
+    }
+    /// Attempt chains still open: each copy of a purchase delivery starts one, and it ends with the answer to
+    /// its last retry or redelivery. Apple's retries, device redeliveries and any later retry policy all
+    /// continue a chain, so "every attempt was rejected" includes them.
+    var chains: Int {
+        get { Int(storedChains) }
+        set { storedChains = Int32(clamping: newValue) }
+    }
+
+    private func flag(_ bit: UInt16) -> Bool { flags & bit != 0 }
+    private mutating func set(_ bit: UInt16, _ value: Bool) { flags = value ? flags | bit : flags & ~bit }
+
+    var forged: Bool {
+        get { flag(1 << 0) }
+        set { set(1 << 0, newValue) }
+    }
+    var genuine: Bool {
+        get { flag(1 << 1) }
+        set { set(1 << 1, newValue) }
+    }
+    var sent: Bool {
+        get { flag(1 << 2) }
+        set { set(1 << 2, newValue) }
+    }
+    var acked: Bool {
+        get { flag(1 << 3) }
+        set { set(1 << 3, newValue) }
+    }
+    /// Some delivery of the purchase was acknowledged, ever (a refund reversal does not clear it).
+    var accepted: Bool {
+        get { flag(1 << 4) }
+        set { set(1 << 4, newValue) }
+    }
+    var indeterminate: Bool {
+        get { flag(1 << 5) }
+        set { set(1 << 5, newValue) }
+    }
+    /// An attempt chain of the purchase ended with an attempt that never left the harness (missed slot,
+    /// refused connection), so the target may never have seen it.
+    var unsent: Bool {
+        get { flag(1 << 6) }
+        set { set(1 << 6, newValue) }
+    }
+    var revoked: Bool {
+        get { flag(1 << 7) }
+        set { set(1 << 7, newValue) }
+    }
+    var revocationAcked: Bool {
+        get { flag(1 << 8) }
+        set { set(1 << 8, newValue) }
+    }
+    var revocationIndeterminate: Bool {
+        get { flag(1 << 9) }
+        set { set(1 << 9, newValue) }
+    }
+    var superseded: Bool {
+        get { flag(1 << 10) }
+        set { set(1 << 10, newValue) }
+    }
 
     init(id: String, sequence: UInt64, product: String, type: ProductKind?) {
         self.id = id
-        self.sequence = sequence
+        // An account's count of transactions: far below 2^32 in any run.
+        self.storedSequence = UInt32(truncatingIfNeeded: sequence)
         self.product = product
         self.type = type
     }
@@ -1137,14 +1240,15 @@ private struct Sub: Sendable {
 }
 
 private struct Book: Sendable {
-    var txs: [String: Tx] = [:]
+    /// The transactions kept (not folded), in the order first seen.
+    var txs = SmallTable<Tx>()
     var subs: [String: Sub] = [:]
     var pending: [String: WitnessEntry] = [:]
     var maxSeenExpiry: [String: Int64] = [:]
     var gone: Set<String> = []
     var folded: [String: Folded] = [:]
-    /// IDs of folded transactions (8 bytes each), so late copies are not counted twice.
-    var foldedIDs: Set<UInt64> = []
+    /// IDs of folded transactions (about 4 bytes each), so late copies are not counted twice.
+    var foldedIDs = CompactIDSet()
     /// IDs of folded purchases whose every attempt was rejected, and the first of them, kept for its witness.
     var neverAccepted: Set<UInt64> = []
     var neverAcceptedSample: Tx?
@@ -1204,6 +1308,7 @@ private struct Book: Sendable {
             }
             self.folded[tx.product] = folded
         }
+        txs.shrink()
     }
 
     /// Applies a subscription truth if it is not older than what is known (truths are snapshots by date).

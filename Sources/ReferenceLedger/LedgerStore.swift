@@ -522,32 +522,18 @@ final class LedgerStore: Sendable {
 
     private func account(_ token: String, now: Int64, in database: Database) throws -> AccountState {
         var state = AccountState(entitlements: [], balances: [:], grants: [])
-        let grantRows = try database.query(
-            "SELECT transaction_id, COUNT(*) FROM grants WHERE app_account_token = ? GROUP BY transaction_id ORDER BY 1",
-            [.text(token)]
-        )
+        let grantRows = try database.query(AccountQuery.grants, [.text(token)])
         state.grants = grantRows.map {
             AccountState.Grant(transactionId: $0[0].string ?? "", count: Int($0[1].int ?? 0))
         }
 
-        let balanceRows = try database.query(
-            """
-            SELECT g.product_id, SUM(g.quantity) FROM grants g JOIN transactions t ON t.transaction_id = g.transaction_id
-            WHERE g.app_account_token = ? AND t.product_type = ? AND t.revocation_date IS NULL GROUP BY g.product_id
-            """,
-            [.text(token), .text(Self.consumable)]
-        )
+        let balanceRows = try database.query(AccountQuery.balances, [.text(token), .text(Self.consumable)])
         for row in balanceRows {
             if let product = row[0].string { state.balances[product] = row[1].int ?? 0 }
         }
 
         let ownedRows = try database.query(
-            """
-            SELECT DISTINCT t.product_id, t.transaction_id, t.expires_date FROM transactions t
-            JOIN grants g ON g.transaction_id = t.transaction_id
-            WHERE t.app_account_token = ? AND t.product_type IN (?, ?) AND t.revocation_date IS NULL
-            ORDER BY t.product_id, t.transaction_id
-            """,
+            AccountQuery.owned,
             [.text(token), .text(Self.nonConsumable), .text(Self.nonRenewing)]
         )
         for row in ownedRows {
@@ -562,13 +548,7 @@ final class LedgerStore: Sendable {
             )
         }
 
-        let subscriptionRows = try database.query(
-            """
-            SELECT product_id, transaction_id, status, expires_date, grace_expires_date FROM subscriptions
-            WHERE app_account_token = ? ORDER BY product_id
-            """,
-            [.text(token)]
-        )
+        let subscriptionRows = try database.query(AccountQuery.subscriptions, [.text(token)])
         for row in subscriptionRows {
             let status = Int32(row[2].int ?? 0)
             let expires = row[3].int
