@@ -104,89 +104,14 @@ public enum PayStormMerge {
         return shards.sorted { $0.info.index < $1.info.index }
     }
 
+    /// One report from the shards: figures summed, thresholds judged again on them, invariant checks summed,
+    /// and the verdict and exit code by the rules of a run.
     static func merge(_ shards: [ShardReport]) throws(RunError) -> RunReport {
         let first = shards[0].report
-        let count = shards.count
-
-        // Figures: counters summed, histograms added.
-        var counts: [String: ShardCounts] = [:]
-        var latency: [String: Histogram] = [:]
-        var service: [String: Histogram] = [:]
-        var tallies: [String: ShardTally] = [:]
-        for shard in shards {
-            counts.merge(shard.figures.counts, uniquingKeysWith: +)
-            for (key, text) in shard.figures.histograms {
-                let histogram: Histogram
-                do {
-                    histogram = try HistogramCodec.decodeBase64(text)
-                } catch {
-                    throw .badInput("\(shard.directory)/summary.json: shard.figures.histograms.\(key): \(error)")
-                }
-                guard let dot = key.lastIndex(of: ".") else { continue }
-                let kind = String(key[..<dot])
-                if key[dot...] == ".service" {
-                    service[kind, default: Histogram()].add(histogram)
-                } else {
-                    latency[kind, default: Histogram()].add(histogram)
-                }
-            }
-            for (name, tally) in shard.figures.tallies {
-                let sum = tallies[name] ?? ShardTally(passed: 0, failed: 0, unknown: 0)
-                tallies[name] = ShardTally(
-                    passed: sum.passed + tally.passed,
-                    failed: sum.failed + tally.failed,
-                    unknown: sum.unknown + tally.unknown
-                )
-            }
-        }
-        let late = shards.map(\.figures.late).reduce(0, +)
-        // The shards run side by side, so the merged run lasts as long as its longest shard.
-        let duration = shards.map(\.figures.durationSeconds).max() ?? 0
-        var requests = RequestTotals(intended: 0, sent: 0, ok: 0)
-        for shard in shards.map(\.report.requests) {
-            requests.intended += shard.intended
-            requests.sent += shard.sent
-            requests.ok += shard.ok
-            requests.errors.merge(shard.errors, uniquingKeysWith: +)
-            requests.missed += shard.missed
-            requests.late += shard.late
-        }
-
-        // Thresholds: the profile's, judged again on the merged figures.
-        let metrics = ThresholdMetrics(
-            latency: latency,
-            service: service,
-            counts: counts.mapValues(LoadCounts.init),
-            late: late,
-            durationSeconds: duration
-        )
-        var thresholds: [ThresholdResult] = []
-        for result in first.thresholds {
-            let threshold: Load.Threshold
-            do {
-                threshold = try Load.Threshold.parse(result.expression, kinds: PayStormRun.thresholdKinds)
-            } catch {
-                throw .badInput("\(shards[0].directory)/summary.json: thresholds: \(error)")
-            }
-            let outcome = threshold.evaluate(metrics)
-            thresholds.append(
-                ThresholdResult(expression: outcome.expression, observed: outcome.observed, passed: outcome.passed)
-            )
-        }
-
-        // Invariants: checks summed; a reason an invariant went unchecked is the same in every shard.
-        let invariants = Invariant.allCases.map { invariant in
-            let tally = tallies[invariant.rawValue]
-            let reason = shards.lazy.compactMap { $0.figures.unchecked[invariant.rawValue] }.first
-            return InvariantResult(
-                name: invariant.rawValue,
-                passed: tally?.passed ?? 0,
-                failed: tally?.failed ?? 0,
-                unknown: tally?.unknown ?? 0,
-                unchecked: reason.map { (reason: $0, partly: $0.hasPrefix("partly")) }
-            )
-        }
-        let invariantVerdict = mergedInvariantVerdict(shards.map(\.report.invariantVerdict), tallies: tallies)
+        let figures = try MergedFigures(shards)
+        let thresholds = try judgeThresholds(of: shards, on: figures)
+        let invariants = mergedInvariants(shards, tallies: figures.tallies)
+        let invariantVerdict = mergedInvariantVerdict(shards.map(\.report.invariantVerdict), tallies: figures.tallies)
         let interrupted = shards.contains { $0.report.interrupted }
         let undecided = shards.lazy.flatMap(\.report.reasons).first { $0.hasPrefix("undecided: ") }
             .map { String($0.dropFirst("undecided: ".count)) }
@@ -202,21 +127,6 @@ public enum PayStormMerge {
             thresholds: thresholds,
             runVerdict: verdict
         )
-
-        var latencySummaries: [LatencySummary] = []
-        for kind in ["all"] + latency.keys.filter({ $0 != "all" }).sorted() {
-            for (measure, histograms) in [("intended", latency), ("service", service)] {
-                let figures = LatencyFigures(kind: kind, measure: measure, histogram: histograms[kind] ?? Histogram())
-                latencySummaries.append(
-                    LatencySummary(kind: kind, measure: measure, count: figures.count, micros: figures.micros)
-                )
-            }
-        }
-        var notes = ["merged from \(count) shard\(count == 1 ? "" : "s") of \(first.profile), seed \(first.seed)"]
-        notes.append("per-second percentiles in the timeline are the highest of the shards' for that second")
-        for shard in shards {
-            notes += shard.report.notes.map { "shard \(shard.info.index): \($0)" }
-        }
         return RunReport(
             toolVersion: "paystorm \(PayStormVersion.current)",
             profile: first.profile,
@@ -229,15 +139,150 @@ public enum PayStormMerge {
             invariantVerdict: invariantVerdict,
             interrupted: interrupted,
             exitCode: exitCode,
-            requests: requests,
-            latency: latencySummaries,
+            requests: figures.requests,
+            latency: figures.latencySummaries,
             thresholds: thresholds,
             invariants: invariants,
             violations: shards.flatMap(\.report.violations),
             faults: shards.map(\.report.faults).reduce(into: [:]) { $0.merge($1, uniquingKeysWith: +) },
             timeline: mergedTimeline(shards.map(\.report.timeline)),
-            notes: notes
+            notes: mergedNotes(shards)
         )
+    }
+
+    /// The shards' figures combined: counters summed, histograms added.
+    struct MergedFigures {
+        var counts: [String: ShardCounts] = [:]
+        var latency: [String: Histogram] = [:]
+        var service: [String: Histogram] = [:]
+        var tallies: [String: ShardTally] = [:]
+        var late: Int
+        /// The shards run side by side, so the merged run lasts as long as its longest shard.
+        var durationSeconds: Double
+        var requests = RequestTotals(intended: 0, sent: 0, ok: 0)
+
+        /// - Throws: ``RunError/badInput(_:)`` naming the shard and the key of a histogram that does not decode.
+        init(_ shards: [ShardReport]) throws(RunError) {
+            late = shards.map(\.figures.late).reduce(0, +)
+            durationSeconds = shards.map(\.figures.durationSeconds).max() ?? 0
+            for shard in shards {
+                counts.merge(shard.figures.counts, uniquingKeysWith: +)
+                try addHistograms(of: shard)
+                for (name, tally) in shard.figures.tallies {
+                    let sum = tallies[name] ?? ShardTally(passed: 0, failed: 0, unknown: 0)
+                    tallies[name] = ShardTally(
+                        passed: sum.passed + tally.passed,
+                        failed: sum.failed + tally.failed,
+                        unknown: sum.unknown + tally.unknown
+                    )
+                }
+            }
+            for shard in shards.map(\.report.requests) {
+                requests.intended += shard.intended
+                requests.sent += shard.sent
+                requests.ok += shard.ok
+                requests.errors.merge(shard.errors, uniquingKeysWith: +)
+                requests.missed += shard.missed
+                requests.late += shard.late
+            }
+        }
+
+        /// Adds a shard's histograms, keyed `KIND.intended` and `KIND.service`, to the kind's sums.
+        private mutating func addHistograms(of shard: ShardReport) throws(RunError) {
+            for (key, text) in shard.figures.histograms {
+                let histogram: Histogram
+                do {
+                    histogram = try HistogramCodec.decodeBase64(text)
+                } catch {
+                    throw .badInput("\(shard.directory)/summary.json: shard.figures.histograms.\(key): \(error)")
+                }
+                guard let dot = key.lastIndex(of: ".") else { continue }
+                let kind = String(key[..<dot])
+                if key[dot...] == ".service" {
+                    service[kind, default: Histogram()].add(histogram)
+                } else {
+                    latency[kind, default: Histogram()].add(histogram)
+                }
+            }
+        }
+
+        /// What thresholds are judged on.
+        var metrics: ThresholdMetrics {
+            ThresholdMetrics(
+                latency: latency,
+                service: service,
+                counts: counts.mapValues(LoadCounts.init),
+                late: late,
+                durationSeconds: durationSeconds
+            )
+        }
+
+        /// The percentiles of each kind (`all` first), from the intended time and as service time.
+        var latencySummaries: [LatencySummary] {
+            var summaries: [LatencySummary] = []
+            for kind in ["all"] + latency.keys.filter({ $0 != "all" }).sorted() {
+                for (measure, histograms) in [("intended", latency), ("service", service)] {
+                    let figures = LatencyFigures(
+                        kind: kind,
+                        measure: measure,
+                        histogram: histograms[kind] ?? Histogram()
+                    )
+                    summaries.append(
+                        LatencySummary(kind: kind, measure: measure, count: figures.count, micros: figures.micros)
+                    )
+                }
+            }
+            return summaries
+        }
+    }
+
+    /// The profile's thresholds (as the first shard recorded them), judged again on the merged figures.
+    static func judgeThresholds(
+        of shards: [ShardReport],
+        on figures: MergedFigures
+    ) throws(RunError) -> [ThresholdResult] {
+        let metrics = figures.metrics
+        var thresholds: [ThresholdResult] = []
+        for result in shards[0].report.thresholds {
+            let threshold: Load.Threshold
+            do {
+                threshold = try Load.Threshold.parse(result.expression, kinds: PayStormRun.thresholdKinds)
+            } catch {
+                throw .badInput("\(shards[0].directory)/summary.json: thresholds: \(error)")
+            }
+            let outcome = threshold.evaluate(metrics)
+            thresholds.append(
+                ThresholdResult(expression: outcome.expression, observed: outcome.observed, passed: outcome.passed)
+            )
+        }
+        return thresholds
+    }
+
+    /// Each invariant's checks summed; a reason an invariant went unchecked is the same in every shard.
+    static func mergedInvariants(_ shards: [ShardReport], tallies: [String: ShardTally]) -> [InvariantResult] {
+        Invariant.allCases.map { invariant in
+            let tally = tallies[invariant.rawValue]
+            let reason = shards.lazy.compactMap { $0.figures.unchecked[invariant.rawValue] }.first
+            return InvariantResult(
+                name: invariant.rawValue,
+                passed: tally?.passed ?? 0,
+                failed: tally?.failed ?? 0,
+                unknown: tally?.unknown ?? 0,
+                unchecked: reason.map { (reason: $0, partly: $0.hasPrefix("partly")) }
+            )
+        }
+    }
+
+    /// Where the report comes from, then each shard's own notes under its index.
+    static func mergedNotes(_ shards: [ShardReport]) -> [String] {
+        let first = shards[0].report
+        let count = shards.count
+        var notes = ["merged from \(count) shard\(count == 1 ? "" : "s") of \(first.profile), seed \(first.seed)"]
+        notes.append("per-second percentiles in the timeline are the highest of the shards' for that second")
+        for shard in shards {
+            notes += shard.report.notes.map { "shard \(shard.info.index): \($0)" }
+        }
+        return notes
     }
 
     /// The invariants' verdict over all shards, by the checker's rules on the summed checks: a violation

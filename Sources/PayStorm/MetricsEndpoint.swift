@@ -71,99 +71,131 @@ final class MetricsEndpoint: Sendable {
 
     /// The exposition: counters since the start of the run, gauges as of the recorder's last tick.
     static func render(load: LoadSnapshot, tallies: [Invariant: Tally], violations: Int) -> String {
-        var out = ""
-        let kinds = load.kinds.keys.sorted()
-        func family(_ name: String, _ type: String, _ help: String, unit: String? = nil) {
-            out += "# TYPE \(name) \(type)\n# HELP \(name) \(help)\n"
-            if let unit { out += "# UNIT \(name) \(unit)\n" }
-        }
-        func sample(_ name: String, _ labels: [(String, String)], _ value: String) {
-            out += name
-            if !labels.isEmpty {
-                out += "{" + labels.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",") + "}"
-            }
-            out += " \(value)\n"
-        }
+        var out = OpenMetricsText()
+        writeEngine(load.stats, to: &out)
+        writeRequests(load, to: &out)
+        writeLatency(load, to: &out)
+        writeInvariants(tallies, violations: violations, to: &out)
+        out.text += "# EOF\n"
+        return out.text
+    }
 
-        family("paystorm_elapsed_seconds", "gauge", "Seconds since the run started, at the last tick.", unit: "seconds")
-        sample("paystorm_elapsed_seconds", [], String(format: "%.3f", load.stats.elapsed.seconds))
-        family("paystorm_intended_rate", "gauge", "The schedule's intended rate now, requests per second.")
-        sample("paystorm_intended_rate", [], String(format: "%.3f", load.stats.intendedRate))
-        family("paystorm_in_flight", "gauge", "Requests in flight.")
-        sample("paystorm_in_flight", [], String(load.stats.inFlight))
-        family(
+    /// The engine's gauges (elapsed time, intended rate, in flight) and its count of late sends.
+    private static func writeEngine(_ stats: LoadEngineStats, to out: inout OpenMetricsText) {
+        out.family(
+            "paystorm_elapsed_seconds",
+            "gauge",
+            "Seconds since the run started, at the last tick.",
+            unit: "seconds"
+        )
+        out.sample("paystorm_elapsed_seconds", [], String(format: "%.3f", stats.elapsed.seconds))
+        out.family("paystorm_intended_rate", "gauge", "The schedule's intended rate now, requests per second.")
+        out.sample("paystorm_intended_rate", [], String(format: "%.3f", stats.intendedRate))
+        out.family("paystorm_in_flight", "gauge", "Requests in flight.")
+        out.sample("paystorm_in_flight", [], String(stats.inFlight))
+        out.family(
             "paystorm_late",
             "counter",
             "Requests that started later than the engine allows after their intended time."
         )
-        sample("paystorm_late_total", [], String(load.stats.late))
+        out.sample("paystorm_late_total", [], String(stats.late))
+    }
 
-        family("paystorm_scheduled", "counter", "Requests whose intended time came (sent plus missed), by kind.")
-        for kind in kinds { sample("paystorm_scheduled_total", [("kind", kind)], String(load.kinds[kind]!.scheduled)) }
-        family("paystorm_sends", "counter", "Requests handed to the transport, by kind.")
-        for kind in kinds { sample("paystorm_sends_total", [("kind", kind)], String(load.kinds[kind]!.sent)) }
-        family("paystorm_missed", "counter", "Requests not sent because the in-flight cap was reached, by kind.")
-        for kind in kinds { sample("paystorm_missed_total", [("kind", kind)], String(load.kinds[kind]!.missed)) }
-        family("paystorm_succeeded", "counter", "Results that succeeded as the target contract reads them, by kind.")
-        for kind in kinds { sample("paystorm_succeeded_total", [("kind", kind)], String(load.kinds[kind]!.ok)) }
-        family(
+    /// The request counters by kind, and the results by kind and class.
+    private static func writeRequests(_ load: LoadSnapshot, to out: inout OpenMetricsText) {
+        let kinds = load.kinds.sorted { $0.key < $1.key }
+        let counters: [(String, String, KeyPath<LoadCounts, Int>)] = [
+            ("paystorm_scheduled", "Requests whose intended time came (sent plus missed), by kind.", \.scheduled),
+            ("paystorm_sends", "Requests handed to the transport, by kind.", \.sent),
+            ("paystorm_missed", "Requests not sent because the in-flight cap was reached, by kind.", \.missed),
+            ("paystorm_succeeded", "Results that succeeded as the target contract reads them, by kind.", \.ok),
+        ]
+        for (name, help, counter) in counters {
+            out.family(name, "counter", help)
+            for (kind, counts) in kinds {
+                out.sample("\(name)_total", [("kind", kind)], String(counts[keyPath: counter]))
+            }
+        }
+        out.family(
             "paystorm_results",
             "counter",
             "Results by kind and class: a status class (2xx...) or a transport error (timeout, reset...)."
         )
-        for kind in kinds {
-            let counts = load.kinds[kind]!
+        for (kind, counts) in kinds {
             for (name, value) in counts.statusClasses.merging(counts.errors, uniquingKeysWith: +).sorted(by: {
                 $0.key < $1.key
             }) {
-                sample("paystorm_results_total", [("kind", kind), ("class", name)], String(value))
+                out.sample("paystorm_results_total", [("kind", kind), ("class", name)], String(value))
             }
         }
+    }
 
-        family(
+    /// One histogram per kind and measure, in the fixed ``buckets``.
+    private static func writeLatency(_ load: LoadSnapshot, to out: inout OpenMetricsText) {
+        out.family(
             "paystorm_latency_seconds",
             "histogram",
             "Latency by kind, from the intended send time (no coordinated omission) and as service time.",
             unit: "seconds"
         )
-        for kind in kinds {
+        for kind in load.kinds.keys.sorted() {
             for (measure, histograms) in [("intended", load.latencyByKind), ("service", load.serviceByKind)] {
                 let histogram = histograms[kind] ?? Histogram()
                 let cumulative = histogram.cumulativeCounts(atOrBelow: buckets.map(\.micros))
                 for (bucket, count) in zip(buckets, cumulative) {
-                    sample(
+                    out.sample(
                         "paystorm_latency_seconds_bucket",
                         [("kind", kind), ("measure", measure), ("le", bucket.le)],
                         String(count)
                     )
                 }
                 let labels = [("kind", kind), ("measure", measure)]
-                sample("paystorm_latency_seconds_bucket", labels + [("le", "+Inf")], String(histogram.totalCount))
-                sample("paystorm_latency_seconds_count", labels, String(histogram.totalCount))
-                sample("paystorm_latency_seconds_sum", labels, String(format: "%.6f", histogram.sum / 1_000_000))
+                out.sample("paystorm_latency_seconds_bucket", labels + [("le", "+Inf")], String(histogram.totalCount))
+                out.sample("paystorm_latency_seconds_count", labels, String(histogram.totalCount))
+                out.sample("paystorm_latency_seconds_sum", labels, String(format: "%.6f", histogram.sum / 1_000_000))
             }
         }
+    }
 
-        family("paystorm_invariant_checks", "counter", "Invariant checks by invariant and outcome.")
+    /// The checker's tallies, every invariant and outcome (zeros included), and the violations so far.
+    private static func writeInvariants(_ tallies: [Invariant: Tally], violations: Int, to out: inout OpenMetricsText) {
+        out.family("paystorm_invariant_checks", "counter", "Invariant checks by invariant and outcome.")
         for invariant in Invariant.allCases {
             let tally = tallies[invariant]
             let outcomes = [
                 ("passed", tally?.passed ?? 0), ("failed", tally?.failed ?? 0), ("unknown", tally?.unknown ?? 0),
             ]
             for (outcome, value) in outcomes {
-                sample(
+                out.sample(
                     "paystorm_invariant_checks_total",
                     [("invariant", invariant.rawValue), ("outcome", outcome)],
                     String(value)
                 )
             }
         }
-        family("paystorm_violations", "counter", "Invariant violations found so far.")
-        sample("paystorm_violations_total", [], String(violations))
-        out += "# EOF\n"
-        return out
+        out.family("paystorm_violations", "counter", "Invariant violations found so far.")
+        out.sample("paystorm_violations_total", [], String(violations))
+    }
+}
+
+/// OpenMetrics text as it is written: a family's `TYPE`, `HELP` and `UNIT` lines, then its samples.
+struct OpenMetricsText {
+    var text = ""
+
+    mutating func family(_ name: String, _ type: String, _ help: String, unit: String? = nil) {
+        text += "# TYPE \(name) \(type)\n# HELP \(name) \(help)\n"
+        if let unit { text += "# UNIT \(name) \(unit)\n" }
     }
 
+    mutating func sample(_ name: String, _ labels: [(String, String)], _ value: String) {
+        text += name
+        if !labels.isEmpty {
+            text += "{" + labels.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",") + "}"
+        }
+        text += " \(value)\n"
+    }
+
+    /// A label value with its backslashes, quotes and line feeds escaped, as the format asks.
     private static func escape(_ value: String) -> String {
         value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "\n", with: "\\n")

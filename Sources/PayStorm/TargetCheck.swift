@@ -125,18 +125,48 @@ public enum TargetCheck {
         let wait = Double(plan.startMillis) / 1000 + plan.latest + 0.05 - Date().timeIntervalSince1970
         if wait > 0 { Thread.sleep(forTimeInterval: wait) }
 
-        let bodies = DeliveryBodies(
-            minter: PayStormRun.minter(profile: profile, pki: target.pki),
-            endpoints: target.endpoints
-        )
         var checkerOptions = Checker.Options()
         // The probe follows the deliveries within a second, by design; nothing in the plan expires soon.
         checkerOptions.boundarySeconds = 0.2
         let checker = Checker(profile: plan.profile, startMillis: plan.startMillis, options: checkerOptions)
-        func now() -> Double { Date().timeIntervalSince1970 - Double(plan.startMillis) / 1000 }
+        let sent = try send(plan, to: target, profile: profile, engine: engine, checker: checker)
+        // A moment for a target that commits just after answering, then the run's own final probe.
+        Thread.sleep(forTimeInterval: min(profile.settleSeconds, 1))
+        let probed = probe(sent, plan: plan, target: target, profile: profile, engine: engine, checker: checker)
+        return judge(sent, probed, plan: plan, target: target)
+    }
 
+    /// The requests as sent: the table so far (one row per step), and the steps that went out, each with its
+    /// row and how its answer was classified.
+    struct Sent {
         var rows: [TargetCheckRow] = []
-        var sentSteps: [(step: Step, row: Int, outcome: DeliveryOutcome)] = []
+        var steps: [(step: Step, row: Int, outcome: DeliveryOutcome)] = []
+    }
+
+    /// What the final probe read: each account's state, the checker's results on it, and the samples of
+    /// undecided checks (which say why a probe failed).
+    struct Probed {
+        var hasProbe: Bool
+        var states: [String: AccountState] = [:]
+        var results: [String: [Invariant: CheckResult.Outcome]] = [:]
+        var unknowns: [String] = []
+        var notes: [String] = []
+    }
+
+    /// Mints and sends each step of the plan in order, one request at a time, telling the checker; a role
+    /// without a URL gets a "not configured" row. A duplicate reuses the bytes of the delivery it repeats.
+    static func send(
+        _ plan: Plan,
+        to target: PreparedTarget,
+        profile: Profile,
+        engine: LoadEngine,
+        checker: Checker
+    ) throws(RunError) -> Sent {
+        let bodies = DeliveryBodies(
+            minter: PayStormRun.minter(profile: profile, pki: target.pki),
+            endpoints: target.endpoints
+        )
+        var sent = Sent()
         var bytes: [UInt64: [UInt8]] = [:]
         for step in plan.steps {
             let body: [UInt8]
@@ -152,9 +182,13 @@ public enum TargetCheck {
             }
             bytes[step.delivery.id] = body
             guard
-                let (request, classification) = target.endpoints.request(for: step.delivery, body: body, id: rows.count)
+                let (request, classification) = target.endpoints.request(
+                    for: step.delivery,
+                    body: body,
+                    id: sent.rows.count
+                )
             else {
-                rows.append(
+                sent.rows.append(
                     TargetCheckRow(
                         role: step.role,
                         sends: step.sends,
@@ -166,19 +200,14 @@ public enum TargetCheck {
                 )
                 continue
             }
-            checker.sent(step.delivery, at: now())
-            var result: LoadResult?
-            _ = engine.run(.closed(users: 1, thinkTime: .zero, duration: .seconds(600))) { index, _ in
-                index == 0 ? request : nil
-            } sink: {
-                result = $0
-            }
+            checker.sent(step.delivery, at: plan.now())
+            let result = sendOne(request, with: engine)
             let outcome =
                 result.map { Endpoints.outcome(of: $0, classification: classification) }
                 ?? .notSent(reason: "the load engine did not send it")
-            checker.record(step.delivery, outcome: outcome, at: now())
-            sentSteps.append((step, rows.count, outcome))
-            rows.append(
+            checker.record(step.delivery, outcome: outcome, at: plan.now())
+            sent.steps.append((step, sent.rows.count, outcome))
+            sent.rows.append(
                 TargetCheckRow(
                     role: step.role,
                     sends: step.sends,
@@ -189,31 +218,57 @@ public enum TargetCheck {
                 )
             )
         }
+        return sent
+    }
 
-        // A moment for a target that commits just after answering, then the run's own final probe.
-        Thread.sleep(forTimeInterval: min(profile.settleSeconds, 1))
-        let accounts = Array(Set(sentSteps.map(\.step.delivery.action.appAccountToken))).sorted()
-        var states: [String: AccountState] = [:]
-        var results: [String: [Invariant: CheckResult.Outcome]] = [:]
+    /// One request through the run's engine (a closed loop of one user that stops after it), and its result.
+    static func sendOne(_ request: LoadRequest, with engine: LoadEngine) -> LoadResult? {
+        var result: LoadResult?
+        _ = engine.run(.closed(users: 1, thinkTime: .zero, duration: .seconds(600))) { index, _ in
+            index == 0 ? request : nil
+        } sink: {
+            result = $0
+        }
+        return result
+    }
+
+    /// The run's own final probe over the accounts the sent steps used, when the target has a probe.
+    static func probe(
+        _ sent: Sent,
+        plan: Plan,
+        target: PreparedTarget,
+        profile: Profile,
+        engine: LoadEngine,
+        checker: Checker
+    ) -> Probed {
+        let accounts = Array(Set(sent.steps.map(\.step.delivery.action.appAccountToken))).sorted()
+        var probed = Probed(hasProbe: target.endpoints.probe != nil || profile.target.probe != nil)
         let final = FinalProbe(endpoints: target.endpoints, config: profile.target.probe, engine: engine)
-        final.onState = { account, state in states[account] = state }
-        let hasProbe = target.endpoints.probe != nil || profile.target.probe != nil
-        if hasProbe {
+        final.onState = { account, state in probed.states[account] = state }
+        if probed.hasProbe {
             _ = final.run(accounts: accounts, checker: checker, startMillis: plan.startMillis) { checked, _ in
-                for result in checked { results[result.account, default: [:]][result.invariant] = result.outcome }
+                for result in checked {
+                    probed.results[result.account, default: [:]][result.invariant] = result.outcome
+                }
             }
         }
-        let unknowns = checker.verdict(unchecked: []).unknownSamples
+        probed.unknowns = checker.verdict(unchecked: []).unknownSamples
+        probed.notes = final.notes
+        return probed
+    }
 
+    /// The table completed with what the probe saw and a hint on each row that looks wrong, and the result.
+    static func judge(_ sent: Sent, _ probed: Probed, plan: Plan, target: PreparedTarget) -> TargetCheckOutcome {
+        var rows = sent.rows
         var notes: [String] = []
-        if !hasProbe {
+        if !probed.hasProbe {
             notes.append("no probe (target.probe): what the target granted was not checked")
         }
-        for (step, index, outcome) in sentSteps {
+        for (step, index, outcome) in sent.steps {
             let account = step.delivery.action.appAccountToken
-            let found = results[account] ?? [:]
-            if hasProbe {
-                if let state = states[account] {
+            let found = probed.results[account] ?? [:]
+            if probed.hasProbe {
+                if let state = probed.states[account] {
                     rows[index].probe = Self.describe(state, product: plan.product.id)
                 } else {
                     rows[index].probe = "probe failed"
@@ -222,13 +277,13 @@ public enum TargetCheck {
             rows[index].hint = hint(
                 for: step,
                 outcome: outcome,
-                probed: !hasProbe || states[account] != nil,
+                probed: !probed.hasProbe || probed.states[account] != nil,
                 found: found,
                 probeFailure: (target.endpoints.probeURL(for: account).map { "GET \($0)" } ?? "the probe command")
-                    + ": " + (unknowns.first { $0.contains(account) } ?? "no answer")
+                    + ": " + (probed.unknowns.first { $0.contains(account) } ?? "no answer")
             )
         }
-        notes += final.notes
+        notes += probed.notes
         let products = "\(plan.product.id) (\(plan.product.type.rawValue))"
         return TargetCheckOutcome(
             rows: rows,
@@ -319,170 +374,5 @@ public enum TargetCheck {
         let others = Set(state.entitlements.map(\.productId)).subtracting([product]).sorted()
         if !others.isEmpty { parts.append("also " + others.joined(separator: ", ")) }
         return parts.isEmpty ? "nothing" : parts.joined(separator: "; ")
-    }
-}
-
-extension TargetCheck {
-    /// One request of the check.
-    struct Step {
-        enum Kind { case genuine, duplicate, forgery, pending }
-        var kind: Kind
-        var delivery: PlannedDelivery
-
-        var role: String {
-            switch delivery.action.delivery {
-            case .notification: "webhook"
-            case .device: "deviceDelivery"
-            case .report: "deviceReport"
-            case .marker: "marker"
-            }
-        }
-
-        /// The role as a sentence says it.
-        var roleWords: String {
-            switch delivery.action.delivery {
-            case .notification: "webhook"
-            case .device: "device delivery"
-            case .report: "device report"
-            case .marker: "marker"
-            }
-        }
-
-        var sends: String {
-            switch kind {
-            case .genuine: "genuine purchase"
-            case .duplicate: "duplicate (same bytes)"
-            case .forgery: "forgery (\(TargetCheck.forgery))"
-            case .pending: "pending report"
-            }
-        }
-    }
-
-    /// The check's requests, taken from the run's own world: one account buys one product (a non-consumable
-    /// when the catalog has one, else its first product) on one device, and the check derives the duplicate,
-    /// the forgery and the pending report from that purchase the way Chaos derives its faults.
-    struct Plan {
-        var profile: Profile
-        var startMillis: Int64
-        var product: Product
-        var steps: [Step]
-        var accounts: (purchase: String, forgery: String, pending: String)
-        /// The latest intended time of the plan, in seconds from `startMillis`.
-        var latest: Double
-
-        init(profile original: Profile) throws(RunError) {
-            var profile = original
-            // A fresh seed each time, so the accounts and transactions are new to a target that keeps its data.
-            profile.seed = UInt64.random(in: 1...UInt64(Int64.max))
-            let product = original.catalog.products.first { $0.type == .nonConsumable } ?? original.catalog.products[0]
-            profile.catalog.products = [product]
-            // An empty object is the mix in which every action weighs 0 (see ActionMix's decoding).
-            var mix: ActionMix
-            do {
-                mix = try JSONDecoder().decode(ActionMix.self, from: Data("{}".utf8))
-            } catch {
-                throw .internalError("cannot make an empty action mix: \(error)")
-            }
-            switch product.type {
-            case .consumable: mix.consumable = 1
-            case .nonConsumable: mix.nonConsumable = 1
-            case .autoRenewable: mix.subscribe = 1
-            case .nonRenewing: mix.nonRenewing = 1
-            }
-            profile.actionMix = mix
-            profile.population = Population(accounts: 3, devicesPerAccount: 1, familySharingFraction: 0)
-            profile.faults = Faults()
-            // Real time: nothing renews or expires while the check runs.
-            profile.timeCompression.secondsPerMonth = 2_592_000
-            profile.schedule = [RateSegment(.constant(rate: 1), seconds: 1)]
-            self.profile = profile
-            self.product = product
-            startMillis = Int64(Date().timeIntervalSince1970 * 1000)
-
-            let world = World(profile: profile, startMillis: startMillis)
-            let planned = Array(ChaosStream(world, profile: profile).prefix(16))
-            guard
-                let webhook = planned.first(where: {
-                    if case .notification = $0.action.delivery { true } else { false }
-                })
-            else { throw .internalError("the check's world made no purchase of \(product.id)") }
-            let device = planned.first { if case .device = $0.action.delivery { true } else { false } }
-            // The world's other two accounts: fresh, and never the buyer's.
-            let buyer = webhook.action.account
-            accounts = (
-                webhook.action.appAccountToken,
-                World.appAccountToken(seed: profile.seed, account: (buyer + 1) % 3),
-                World.appAccountToken(seed: profile.seed, account: (buyer + 2) % 3)
-            )
-            var nextID = (planned.map(\.id).max() ?? 0) + 1
-            func fresh() -> UInt64 {
-                defer { nextID += 1 }
-                return nextID
-            }
-
-            var steps: [Step] = []
-            // The device posts the purchase result first, then the App Store's notification arrives.
-            if let device { steps.append(Step(kind: .genuine, delivery: device)) }
-            steps.append(Step(kind: .genuine, delivery: webhook))
-            var duplicate = webhook
-            duplicate.id = fresh()
-            duplicate.copy = .delayedDuplicate
-            duplicate.sameBytesAs = webhook.id
-            steps.append(Step(kind: .duplicate, delivery: duplicate))
-            steps.append(Step(kind: .forgery, delivery: Self.forged(webhook, id: fresh(), account: accounts.forgery)))
-            steps.append(
-                Step(kind: .pending, delivery: Self.pending(webhook, id: fresh(), account: accounts.pending))
-            )
-            self.steps = steps
-            latest = planned.map(\.at).max() ?? 0
-        }
-
-        /// The notification signed wrongly, for another account, with its own transaction: as Chaos forges.
-        static func forged(_ delivery: PlannedDelivery, id: UInt64, account: String) -> PlannedDelivery {
-            var forged = delivery
-            forged.id = id
-            forged.copy = .forged
-            forged.forgery = TargetCheck.forgery
-            let fakeID = String(9_000_000_000_000_000 + id)
-            var action = delivery.action
-            action.appAccountToken = account
-            if case .notification(var note) = action.delivery {
-                note.notificationUUID = UUID().uuidString.lowercased()
-                note.transaction?.transactionId = fakeID
-                note.transaction?.originalTransactionId = fakeID
-                note.transaction?.appAccountToken = account
-                note.renewal?.appAccountToken = account
-                action.delivery = .notification(note)
-            }
-            var truth = Truth(kind: .none, effectiveDate: action.truth.effectiveDate)
-            truth.productId = action.truth.productId
-            truth.productType = action.truth.productType
-            truth.transactionId = fakeID
-            action.truth = truth
-            forged.action = action
-            forged.faults = [AppliedFault(fault: "forgery", detail: "\(TargetCheck.forgery), transaction \(fakeID)")]
-            return forged
-        }
-
-        /// An Ask to Buy: the device reports the purchase pending, for another account; nothing is owed.
-        static func pending(_ delivery: PlannedDelivery, id: UInt64, account: String) -> PlannedDelivery {
-            var pending = delivery
-            pending.id = id
-            var action = delivery.action
-            let product = action.truth.productId ?? ""
-            action.appAccountToken = account
-            action.lifecycle = .askToBuyPending
-            action.causedBy = "askToBuy"
-            action.delivery = .report(
-                DeviceReport(device: 0, purchaseResult: "pending", productId: product, appAccountToken: account)
-            )
-            var truth = Truth(kind: .pending, effectiveDate: action.truth.effectiveDate)
-            truth.productId = action.truth.productId
-            truth.productType = action.truth.productType
-            action.truth = truth
-            pending.action = action
-            pending.faults = [AppliedFault(fault: "askToBuy", detail: "a pending purchase report")]
-            return pending
-        }
     }
 }

@@ -55,179 +55,82 @@ extension Command {
     }
 }
 
-/// The `load` command's parsing and run, kept apart for tests.
+/// The `load` command, kept apart for tests: the options are read (``LoadOptions``) and checked (``LoadPlan``),
+/// the plan is executed on a load engine, and its summary reported with the exit code.
 enum LoadCLI {
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        guard let url = try arguments.option("--url") else { throw CLIError(.usage, "--url is required") }
-        let rate = try arguments.double("--rate")
-        let durationText = try arguments.option("--duration")
-        let scheduleText = try arguments.option("--schedule")
-        let arrivalsText = try arguments.option("--arrivals") ?? "uniform"
-        let seed = try arguments.int("--seed") ?? 1
-        let users = try arguments.int("--users")
-        let thinkText = try arguments.option("--think") ?? "0s"
-        let headerTexts = try arguments.options("--header")
-        let bodyFile = try arguments.option("--body-file")
-        let kind = try arguments.option("--kind") ?? "default"
-        let connections = try arguments.int("--connections") ?? 64
-        let maxInFlight = try arguments.int("--max-in-flight") ?? 4096
-        let timeoutText = try arguments.option("--timeout") ?? "30s"
-        let connectTimeoutText = try arguments.option("--connect-timeout") ?? "5s"
-        let http2 = arguments.flag("--http2")
-        let libcurlTransfers = arguments.flag("--libcurl-transfers")
-        let caFile = try arguments.option("--ca-file")
-        let allowedHosts = try arguments.options("--allow-host")
-        let outDirectory = try arguments.option("--out")
-        let thresholdTexts = try arguments.options("--threshold")
-        let quiet = arguments.flag("--quiet")
-        var method = try arguments.option("--method")
-        try arguments.finish()
-
+        let options = try LoadOptions(parsing: &arguments)
         do {
-            // Safety first: never aim at a host the user did not name.
-            guard let components = URLComponents(string: url), let scheme = components.scheme,
-                scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
-            else { throw CLIError(.usage, "--url '\(url)' is not an http:// or https:// URL") }
-            let bareHost = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            guard ListenAddress.isLoopback(bareHost) || allowedHosts.contains(bareHost) else {
-                throw CLIError(
-                    .usage,
-                    "refusing non-loopback host '\(bareHost)'; pass --allow-host \(bareHost) to allow it"
-                )
-            }
-
-            let arrivals: Arrivals
-            switch arrivalsText {
-            case "uniform": arrivals = .uniform
-            case "poisson": arrivals = .poisson(seed: UInt64(truncatingIfNeeded: seed))
-            default: throw CLIError(.usage, "--arrivals must be uniform or poisson, got '\(arrivalsText)'")
-            }
-            let mode: LoadMode
-            let planned: Duration
-            if let users {
-                guard users >= 1 else { throw CLIError(.usage, "--users must be at least 1") }
-                guard let durationText else { throw CLIError(.usage, "--users needs --duration") }
-                guard rate == nil, scheduleText == nil else {
-                    throw CLIError(.usage, "--users (closed loop) cannot be combined with --rate or --schedule")
-                }
-                planned = try parseDuration(durationText)
-                mode = .closed(users: users, thinkTime: try parseDuration(thinkText), duration: planned)
-            } else if let scheduleText {
-                guard rate == nil, durationText == nil else {
-                    throw CLIError(.usage, "--schedule replaces --rate and --duration")
-                }
-                let schedule = try RateSchedule.parse(scheduleText, arrivals: arrivals)
-                planned = schedule.duration
-                mode = .open(schedule)
-            } else {
-                guard let rate, let durationText else {
-                    throw CLIError(.usage, "give --rate and --duration, --schedule, or --users and --duration")
-                }
-                let schedule = RateSchedule.constant(rate, for: try parseDuration(durationText)).with(
-                    arrivals: arrivals
-                )
-                try schedule.validate()
-                planned = schedule.duration
-                mode = .open(schedule)
-            }
-            guard connections >= 1 else { throw CLIError(.usage, "--connections must be at least 1") }
-            guard maxInFlight >= 1 else { throw CLIError(.usage, "--max-in-flight must be at least 1") }
-
-            var headers: [(name: String, value: String)] = []
-            for text in headerTexts {
-                guard let colon = text.firstIndex(of: ":") else {
-                    throw CLIError(.usage, "--header '\(text)' must look like 'Name: value'")
-                }
-                headers.append(
-                    (
-                        String(text[..<colon]).trimmingCharacters(in: .whitespaces),
-                        String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
-                    )
-                )
-            }
-            var body: [UInt8] = []
-            if let bodyFile {
-                guard let data = FileManager.default.contents(atPath: bodyFile) else {
-                    throw CLIError(.noInput, "cannot read the body file \(bodyFile)")
-                }
-                body = Array(data)
-                if method == nil { method = "POST" }
-            }
-            // Every request of this command carries the one --kind label, so that is the only kind a threshold
-            // may name.
-            let thresholds = try thresholdTexts.map { text throws(LoadConfigurationError) in
-                try Threshold.parse(text, kinds: [kind])
-            }
-
-            let configuration = LoadEngineConfiguration(
-                connectionsPerHost: connections,
-                maxInFlight: maxInFlight,
-                connectTimeout: try parseDuration(connectTimeoutText),
-                totalTimeout: try parseDuration(timeoutText),
-                httpVersion: http2 ? .http2 : .http1_1,
-                caFile: caFile,
-                captureBodies: false,
-                libcurlTransfers: libcurlTransfers
-            )
-            let engine = try LoadEngine(configuration)
-            if case .open(let schedule) = mode,
-                let warning = schedule.capacityWarning(maxInFlight: maxInFlight, expectedLatency: .seconds(1))
-            {
-                if !quiet { PayStormCLI.printError("paystorm load: note: \(warning) if responses take 1s") }
-            }
-            if let failure = engine.probe(url: url) {
-                throw CLIError(.unreachable, "target \(url) is unreachable: \(failure.error) (\(failure.detail))")
-            }
-
-            let status: StatusMode = quiet ? .quiet : (isatty(2) != 0 ? .live : .plain(every: 5))
-            let recorder: LoadRecorder
-            do {
-                recorder = try LoadRecorder(directory: outDirectory, status: status, plannedDuration: planned)
-            } catch let error as OutputFileError {
-                throw CLIError(.cannotWrite, error.description)
-            } catch {
-                throw CLIError(.cannotWrite, "cannot create the output directory \(outDirectory ?? "")")
-            }
-
-            // SIGINT/SIGTERM stop the run; the partial outputs are still written.
-            let signals = TerminationSignal.handle(on: DispatchQueue(label: "paystorm.load.signals")) { _ in
-                engine.stop()
-            }
-            defer { signals.cancel(restoringDefaults: true) }
-
-            let requestMethod = method ?? "GET"
-            let stats = engine.run(mode) { index, _ in
-                LoadRequest(id: index, kind: kind, method: requestMethod, url: url, headers: headers, body: body)
-            } sink: { result in
-                recorder.record(result)
-            } tick: { stats in
-                recorder.tick(stats)
-            }
-            if let failure = stats.failure {
-                throw CLIError(.internalError, "the load engine could not start: \(failure)")
-            }
-            let summary = recorder.finish(
-                stats,
-                thresholds: thresholds,
-                settings: [
-                    "url": url, "method": requestMethod, "connections": String(connections), "arrivals": arrivalsText,
-                    "seed": String(seed),
-                    "maxInFlight": String(maxInFlight), "mode": describe(mode),
-                    "http": configuration.httpVersion.rawValue,
-                ]
-            )
-            if !quiet { print(render(summary)) }
-            if stats.stopped { return .interrupted }
-            if summary.totals.sent > 0 && summary.totals.statusClasses.isEmpty,
-                let firstError = summary.totals.errors.keys.sorted().first,
-                summary.totals.errors.keys.allSatisfy({ $0 == "refused" || $0 == "dns" })
-            {
-                throw CLIError(.unreachable, "target \(url) became unreachable: every request failed (\(firstError))")
-            }
-            return summary.passed ? .success : .thresholdBreached
+            let plan = try LoadPlan(options)
+            let engine = try LoadEngine(plan.configuration)
+            let (stats, summary) = try execute(plan, on: engine)
+            return try report(plan, stats: stats, summary: summary)
         } catch let error as LoadConfigurationError {
             throw CLIError(.usage, error.message)
         }
+    }
+
+    /// Probes the target, then runs the plan with the recorder's outputs and status lines, stopping early on
+    /// SIGINT or SIGTERM.
+    /// - Throws: ``CLIError`` when the target is unreachable, the output cannot be written or the engine cannot
+    ///   start.
+    static func execute(_ plan: LoadPlan, on engine: LoadEngine) throws -> (LoadEngineStats, LoadSummary) {
+        if case .open(let schedule) = plan.mode,
+            let warning = schedule.capacityWarning(
+                maxInFlight: plan.configuration.maxInFlight,
+                expectedLatency: .seconds(1)
+            )
+        {
+            if !plan.quiet { PayStormCLI.printError("paystorm load: note: \(warning) if responses take 1s") }
+        }
+        if let failure = engine.probe(url: plan.url) {
+            throw CLIError(.unreachable, "target \(plan.url) is unreachable: \(failure.error) (\(failure.detail))")
+        }
+        let recorder = try makeRecorder(plan)
+
+        // SIGINT/SIGTERM stop the run; the partial outputs are still written.
+        let signals = TerminationSignal.handle(on: DispatchQueue(label: "paystorm.load.signals")) { _ in
+            engine.stop()
+        }
+        defer { signals.cancel(restoringDefaults: true) }
+
+        let stats = engine.run(plan.mode) { index, _ in
+            plan.request(id: index)
+        } sink: { result in
+            recorder.record(result)
+        } tick: { stats in
+            recorder.tick(stats)
+        }
+        if let failure = stats.failure {
+            throw CLIError(.internalError, "the load engine could not start: \(failure)")
+        }
+        return (stats, recorder.finish(stats, thresholds: plan.thresholds, settings: plan.settings))
+    }
+
+    /// The recorder of the run's outputs (when `--out` is given) and status lines.
+    static func makeRecorder(_ plan: LoadPlan) throws -> LoadRecorder {
+        let status: StatusMode = plan.quiet ? .quiet : (isatty(2) != 0 ? .live : .plain(every: 5))
+        do {
+            return try LoadRecorder(directory: plan.outDirectory, status: status, plannedDuration: plan.planned)
+        } catch let error as OutputFileError {
+            throw CLIError(.cannotWrite, error.description)
+        } catch {
+            throw CLIError(.cannotWrite, "cannot create the output directory \(plan.outDirectory ?? "")")
+        }
+    }
+
+    /// Prints the summary and decides the exit code: interrupted, unreachable (every request refused), or
+    /// whether every threshold held.
+    static func report(_ plan: LoadPlan, stats: LoadEngineStats, summary: LoadSummary) throws -> ExitCode {
+        if !plan.quiet { print(render(summary)) }
+        if stats.stopped { return .interrupted }
+        if summary.totals.sent > 0 && summary.totals.statusClasses.isEmpty,
+            let firstError = summary.totals.errors.keys.sorted().first,
+            summary.totals.errors.keys.allSatisfy({ $0 == "refused" || $0 == "dns" })
+        {
+            throw CLIError(.unreachable, "target \(plan.url) became unreachable: every request failed (\(firstError))")
+        }
+        return summary.passed ? .success : .thresholdBreached
     }
 
     static func describe(_ mode: LoadMode) -> String {

@@ -54,39 +54,14 @@ extension Command {
     }
 }
 
+/// `pki init DIR`: checks the options, refuses to overwrite a PKI without `--force`, then generates and writes.
 private func pkiInit(_ arguments: inout Arguments) throws -> ExitCode {
-    let ocspURL = try arguments.option("--ocsp-url")
-    let validFromText = try arguments.option("--valid-from")
-    let validDays = try arguments.int("--valid-days")
-    let force = arguments.flag("--force")
-    let directory = try arguments.requiredPositional("DIR")
-    try arguments.finish()
-
-    if let ocspURL {
-        guard let url = URL(string: ocspURL), url.scheme == "http", url.host != nil else {
-            throw CLIError(.usage, "--ocsp-url must be an http:// URL, got '\(ocspURL)'")
-        }
-    }
-    var options = PKIOptions(ocspURL: ocspURL)
-    if let validFromText {
-        guard let date = parseISODate(validFromText) else {
-            throw CLIError(.usage, "--valid-from expects an ISO 8601 date such as 2025-01-31 or 2025-01-31T00:00:00Z")
-        }
-        options.notBefore = date
-        options.notAfter = Date() + 2 * 365 * 86_400
-    }
-    if let validDays {
-        guard validDays > 0, validDays <= 36_500 else { throw CLIError(.usage, "--valid-days must be 1…36500") }
-        options.notAfter = options.notBefore + Double(validDays) * 86_400
-    }
-    guard options.notAfter > options.notBefore else {
-        throw CLIError(.usage, "the validity ends before it starts; pass a larger --valid-days")
-    }
-
+    let request = try PKIInitRequest(parsing: &arguments)
+    let directory = request.directory
     let existing = TestPKI.fileNames.filter {
         FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent($0))
     }
-    if !existing.isEmpty && !force {
+    if !existing.isEmpty && !request.force {
         throw CLIError(
             .cannotWrite,
             "\(directory) already holds a PKI (\(existing.joined(separator: ", "))); pass --force to replace it"
@@ -94,7 +69,7 @@ private func pkiInit(_ arguments: inout Arguments) throws -> ExitCode {
     }
     let pki: TestPKI
     do {
-        pki = try TestPKI.generate(options)
+        pki = try TestPKI.generate(request.options)
     } catch {
         throw CLIError(.internalError, "cannot generate the PKI: \(error)")
     }
@@ -107,6 +82,47 @@ private func pkiInit(_ arguments: inout Arguments) throws -> ExitCode {
     print(describe(pki))
     print("trust root.der in the backend: SignedDataVerifier([root.der], ...), environment Sandbox")
     return .success
+}
+
+/// What `pki init` was asked for, every option checked: the folder, `--force`, and the certificates' OCSP URL
+/// and validity.
+private struct PKIInitRequest {
+    var directory: String
+    var force: Bool
+    var options: PKIOptions
+
+    init(parsing arguments: inout Arguments) throws {
+        let ocspURL = try arguments.option("--ocsp-url")
+        let validFromText = try arguments.option("--valid-from")
+        let validDays = try arguments.int("--valid-days")
+        force = arguments.flag("--force")
+        directory = try arguments.requiredPositional("DIR")
+        try arguments.finish()
+
+        if let ocspURL {
+            guard let url = URL(string: ocspURL), url.scheme == "http", url.host != nil else {
+                throw CLIError(.usage, "--ocsp-url must be an http:// URL, got '\(ocspURL)'")
+            }
+        }
+        options = PKIOptions(ocspURL: ocspURL)
+        if let validFromText {
+            guard let date = parseISODate(validFromText) else {
+                throw CLIError(
+                    .usage,
+                    "--valid-from expects an ISO 8601 date such as 2025-01-31 or 2025-01-31T00:00:00Z"
+                )
+            }
+            options.notBefore = date
+            options.notAfter = Date() + 2 * 365 * 86_400
+        }
+        if let validDays {
+            guard validDays > 0, validDays <= 36_500 else { throw CLIError(.usage, "--valid-days must be 1…36500") }
+            options.notAfter = options.notBefore + Double(validDays) * 86_400
+        }
+        guard options.notAfter > options.notBefore else {
+            throw CLIError(.usage, "the validity ends before it starts; pass a larger --valid-days")
+        }
+    }
 }
 
 private func pkiShow(_ arguments: inout Arguments) throws -> ExitCode {

@@ -182,4 +182,67 @@ struct MergeTests {
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: folders[0]).appendingPathComponent("summary.json")) == before)
     }
+
+    @Test func refusesACorruptHistogramNamingItsKey() throws {
+        var corrupt = Self.shard(1, of: 2, micros: [1])
+        corrupt.shard?.figures?.histograms["webhook.service"] = "not a histogram"
+        let (root, folders) = try Self.folders([Self.shard(0, of: 2, micros: [1]), corrupt])
+        defer { try? FileManager.default.removeItem(at: root) }
+        #expect {
+            _ = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path)
+        } throws: { error in
+            guard case .badInput(let message) = error as? RunError else { return false }
+            return message.hasPrefix(folders[1] + "/summary.json: shard.figures.histograms.webhook.service: ")
+        }
+    }
+
+    @Test func refusesAThresholdItCannotParse() throws {
+        let (root, folders) = try Self.folders([Self.shard(0, of: 1, micros: [1], thresholds: ["p99 <"])])
+        defer { try? FileManager.default.removeItem(at: root) }
+        #expect {
+            _ = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path)
+        } throws: { error in
+            guard case .badInput(let message) = error as? RunError else { return false }
+            return message.hasPrefix(folders[0] + "/summary.json: thresholds: ")
+        }
+    }
+
+    @Test func keepsEveryShardsNotesTimelineSpanAndUncheckedReason() throws {
+        var first = Self.shard(0, of: 2, micros: [1_000])
+        first.notes = ["probe slow"]
+        first.startedAt = Date(timeIntervalSince1970: 1_699_999_990)
+        first.timeline = [
+            TimelinePoint(second: 0, intended: 2, ok: 2, errors: 0, p50Micros: 10, p99Micros: 90),
+            TimelinePoint(second: 1, intended: 3, ok: 2, errors: 1, p50Micros: 40, p99Micros: 50),
+        ]
+        first.shard?.figures?.unchecked = ["revocation-honored": "no refund in this shard"]
+        var second = Self.shard(1, of: 2, micros: [2_000])
+        second.endedAt = Date(timeIntervalSince1970: 1_700_000_030)
+        second.timeline = [TimelinePoint(second: 1, intended: 4, ok: 4, errors: 0, p50Micros: 20, p99Micros: 70)]
+        let (root, folders) = try Self.folders([first, second])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let report = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path).report
+        #expect(
+            report.notes == [
+                "merged from 2 shards of tiny, seed 42",
+                "per-second percentiles in the timeline are the highest of the shards' for that second",
+                "shard 0: probe slow",
+            ]
+        )
+        #expect(
+            report.timeline == [
+                TimelinePoint(second: 0, intended: 2, ok: 2, errors: 0, p50Micros: 10, p99Micros: 90),
+                TimelinePoint(second: 1, intended: 7, ok: 6, errors: 1, p50Micros: 40, p99Micros: 70),
+            ]
+        )
+        #expect(report.startedAt == first.startedAt && report.endedAt == second.endedAt)
+        #expect(
+            report.latency.map { "\($0.kind).\($0.measure)" } == [
+                "all.intended", "all.service", "webhook.intended", "webhook.service",
+            ]
+        )
+        let revocation = try #require(report.invariants.first { $0.name == "revocation-honored" })
+        #expect(revocation.status == .unchecked && revocation.reason == "no refund in this shard")
+        #expect(report.toolVersion == "paystorm \(PayStormVersion.current)")
+    }
 }

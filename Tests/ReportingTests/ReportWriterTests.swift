@@ -144,6 +144,24 @@ struct ReportWriterTests {
         #expect(HTMLReport.render(report).contains("<td>unknown</td>"))
     }
 
+    @Test func htmlLeavesOutEmptySectionsAndListsAtMost200Violations() {
+        var report = Self.sampleReport()
+        report.reasons = []
+        report.thresholds = []
+        report.faults = [:]
+        report.notes = []
+        report.timeline = Array(report.timeline.prefix(1))
+        report.violations = Array(repeating: report.violations[0], count: 201)
+        let html = HTMLReport.render(report)
+        for absent in [#"class="reasons""#, "<h2>Thresholds</h2>", "<h2>Faults injected</h2>", "<h2>Notes</h2>"] {
+            #expect(!html.contains(absent), "\(absent)")
+        }
+        #expect(html.components(separatedBy: "<p>(too short a run for a chart)</p>").count == 3)
+        #expect(html.contains("<h2>Violations (201)</h2>"))
+        #expect(html.components(separatedBy: "<h3>").count == 201)
+        #expect(html.hasSuffix("<p>1 more in <code>violations.jsonl</code>.</p>\n</body></html>\n"))
+    }
+
     @Test func csvFieldsAreQuotedOnlyWhenNeeded() {
         #expect(CSV.field("plain") == "plain")
         #expect(CSV.field("a,b") == "\"a,b\"")

@@ -1,0 +1,91 @@
+import Chaos
+import Checking
+import Foundation
+import Profile
+import Signing
+import Testing
+
+@testable import PayStorm
+
+/// `paystorm target check`'s table from what was sent and what the probe read, without a target: the note
+/// for a target without a probe, and the row of a purchase the probe could not read.
+struct TargetCheckJudgingTests {
+    static func plan() throws -> TargetCheck.Plan {
+        try TargetCheck.Plan(profile: DeliveryRequestsTests.profile(target: #"{ webhookURL: "http://127.0.0.1:1/n" }"#))
+    }
+
+    static func target(probe: String?) throws -> PreparedTarget {
+        let endpoints = Endpoints(
+            webhook: try .contractV1(.webhook, url: "http://127.0.0.1:1/n"),
+            deviceDelivery: nil,
+            deviceReport: nil,
+            probe: probe,
+            headers: [],
+            probeMapping: nil
+        )
+        return PreparedTarget(endpoints: endpoints, pki: try TestPKI.generate(), ledger: nil, description: "test")
+    }
+
+    /// Every step of the plan sent and acknowledged.
+    static func acknowledged(_ plan: TargetCheck.Plan) -> TargetCheck.Sent {
+        var sent = TargetCheck.Sent()
+        for step in plan.steps {
+            sent.steps.append((step, sent.rows.count, .acknowledged(status: 200)))
+            sent.rows.append(
+                TargetCheckRow(
+                    role: step.role,
+                    sends: step.sends,
+                    request: "-",
+                    status: "200",
+                    classified: "-",
+                    probe: "-"
+                )
+            )
+        }
+        return sent
+    }
+
+    @Test func aTargetWithoutAProbePassesWithANoteThatNothingWasProbed() throws {
+        let plan = try Self.plan()
+        let outcome = TargetCheck.judge(
+            Self.acknowledged(plan),
+            TargetCheck.Probed(hasProbe: false),
+            plan: plan,
+            target: try Self.target(probe: nil)
+        )
+        #expect(outcome.notes == ["no probe (target.probe): what the target granted was not checked"])
+        #expect(outcome.rows.allSatisfy { $0.probe == "-" && $0.hint == nil })
+        #expect(outcome.passed)
+        #expect(outcome.target == "test")
+        #expect(outcome.setup.hasPrefix("product n (nonConsumable); accounts: purchase \(plan.accounts.purchase), "))
+    }
+
+    @Test func aPurchaseTheProbeCouldNotReadNamesTheProbeURLAndWhy() throws {
+        let plan = try Self.plan()
+        let buyer = plan.accounts.purchase
+        var probed = TargetCheck.Probed(hasProbe: true)
+        probed.states[plan.accounts.forgery] = AccountState()
+        probed.states[plan.accounts.pending] = AccountState(entitlements: [
+            .init(productId: "n"), .init(productId: "x"),
+        ])
+        probed.unknowns = ["account \(buyer): timed out"]
+        probed.notes = ["1 of 3 final probes failed (their checks are unknown): timed out"]
+        let outcome = TargetCheck.judge(
+            Self.acknowledged(plan),
+            probed,
+            plan: plan,
+            target: try Self.target(probe: "http://127.0.0.1:1/accounts/{appAccountToken}")
+        )
+        let genuine = try #require(outcome.rows.first { $0.sends == "genuine purchase" })
+        #expect(genuine.probe == "probe failed")
+        #expect(
+            genuine.hint
+                == "the probe failed (GET http://127.0.0.1:1/accounts/\(buyer): account \(buyer): timed out): "
+                + "check the probe URL or mapping"
+        )
+        #expect(outcome.rows.first { $0.sends == "forgery (bad-signature)" }?.probe == "nothing")
+        #expect(outcome.rows.first { $0.sends == "pending report" }?.probe == "n entitled; also x")
+        #expect(outcome.notes == probed.notes)
+        #expect(!outcome.passed)
+    }
+}
