@@ -1,3 +1,4 @@
+import Profile
 import Simulation
 import Testing
 
