@@ -1,3 +1,4 @@
+import AppStoreModel
 public import Profile
 public import Simulation
 
@@ -252,13 +253,13 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         case .notification(var note):
             note.notificationUUID = rng.uuid()
             note.transaction?.transactionId = fakeID
-            if note.transaction?.type != "Auto-Renewable Subscription" {
+            if note.transaction.map({ ProductType(rawValue: $0.type) }) != .autoRenewableSubscription {
                 note.transaction?.originalTransactionId = fakeID
             }
             action.delivery = .notification(note)
         case .device(var device):
             device.transaction.transactionId = fakeID
-            if device.transaction.type != "Auto-Renewable Subscription" {
+            if ProductType(rawValue: device.transaction.type) != .autoRenewableSubscription {
                 device.transaction.originalTransactionId = fakeID
             }
             action.delivery = .device(device)
