@@ -47,7 +47,7 @@ let package = Package(
             name: "PayStorm",
             dependencies: [
                 "AppStoreModel", "Profile", "Signing", "Minting", "Simulation", "Chaos", "Load",
-                "Checking", "Reporting", "ReferenceLedger", "HTTPServer", "CPayStormShims",
+                "Checking", "Reporting", "ReferenceLedger", "HTTPServer", "CPayStormShims", "AppStoreServerAPI",
             ]
         ),
         .target(

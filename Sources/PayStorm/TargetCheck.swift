@@ -167,12 +167,7 @@ public enum TargetCheck {
                 continue
             }
             checker.sent(step.delivery, at: now())
-            var result: LoadResult?
-            _ = engine.run(.closed(users: 1, thinkTime: .zero, duration: .seconds(600))) { index, _ in
-                index == 0 ? request : nil
-            } sink: {
-                result = $0
-            }
+            let result = engine.sendOne(request)
             let outcome =
                 result.map { Endpoints.outcome(of: $0, classification: classification) }
                 ?? .notSent(reason: "the load engine did not send it")
