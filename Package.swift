@@ -90,7 +90,7 @@ let package = Package(
             name: "PayStormTests",
             dependencies: [
                 "PayStorm", "Profile", "Simulation", "Chaos", "Checking", "Minting", "Signing", "AppStoreModel", "Load",
-                "Reporting",
+                "Reporting", "AppStoreServerAPI", "HTTPServer",
             ]
         ),
         .testTarget(
