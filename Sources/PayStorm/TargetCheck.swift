@@ -1,4 +1,5 @@
 import AppStoreModel
+import AppStoreServerAPI
 import Chaos
 import Checking
 import Foundation
@@ -120,6 +121,21 @@ public enum TargetCheck {
         try TargetSetup.provision(&target, profile: profile, only: nil, log: log)
 
         let plan = try Plan(profile: profile)
+        // A backend that pulls asks the App Store Server API about the plan's purchases: served without faults,
+        // since the check proves the mapping, not the backend's resilience.
+        var faultless = profile
+        faultless.target.appStoreAPI?.faults = AppStoreAPIFaults()
+        let api = try RunAPI.start(
+            profile: faultless,
+            file: options.profilePath,
+            target: target,
+            folder: folder,
+            log: log
+        )
+        defer { api?.shutdown() }
+        for action in plan.steps.map(\.delivery).filter({ !$0.isForged }).map(\.action) {
+            api?.store.record(action, at: plan.startMillis + Int64((action.at * 1000).rounded()))
+        }
         // Every date of the plan must lie in the past when it is sent: a target may refuse what is signed
         // in the future, and no App Store sends it.
         let wait = Double(plan.startMillis) / 1000 + plan.latest + 0.05 - Date().timeIntervalSince1970

@@ -97,6 +97,16 @@ key = ec.generate_private_key(ec.SECP256R1())
     serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
 EOF
     free_port() { "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+    key_id=PAYSTORMK1 issuer=57246542-96fe-1a63-e053-0824d011072a
+    # Starts the backend pulling from the App Store Server API that PayStorm will serve on API_PORT (chosen here so
+    # both sides know it): start_pulling PORT DB BUGS API_PORT. The profile's side: --set "${pull_sets[@]}".
+    start_pulling() {
+        pull_sets=(--set "API_PORT=$4" --set "KEY_ID=$key_id" --set "ISSUER_ID=$issuer"
+            --set "PUBLIC_KEY=$work/api-key.pub.pem")
+        EXAMPLE_API_URL="https://127.0.0.1:$4" EXAMPLE_API_KEY="$work/api-key.p8" EXAMPLE_API_KEY_ID="$key_id" \
+            EXAMPLE_API_ISSUER_ID="$issuer" REQUESTS_CA_BUNDLE="$work/pki/root.pem" EXAMPLE_PURCHASES_BY_PULL=1 \
+            "$here/start.sh" "$1" "$2" "$work/pki/root.der" "$3"
+    }
     # One run: MODE is a bug name, "correct" or "correct-pull"; prints the failed invariants, returns paystorm's
     # exit code.
     run_mode() {
@@ -107,15 +117,9 @@ EOF
         out="$reports/$mode-$seed"
         mkdir -p "$out"
         if [[ "$mode" == correct-pull || -n "${pulling[$mode]:-}" ]]; then
-            # The backend pulls from the API this run serves, on a port chosen here so both sides know it.
-            local api_port key_id=PAYSTORMK1 issuer=57246542-96fe-1a63-e053-0824d011072a
-            api_port="$(free_port)"
             profile=example-backend-pull.json5
-            api=(--set "API_PORT=$api_port" --set "KEY_ID=$key_id" --set "ISSUER_ID=$issuer"
-                --set "PUBLIC_KEY=$work/api-key.pub.pem")
-            EXAMPLE_API_URL="https://127.0.0.1:$api_port" EXAMPLE_API_KEY="$work/api-key.p8" EXAMPLE_API_KEY_ID="$key_id" \
-                EXAMPLE_API_ISSUER_ID="$issuer" REQUESTS_CA_BUNDLE="$work/pki/root.pem" EXAMPLE_PURCHASES_BY_PULL=1 \
-                "$here/start.sh" "$port" "$db" "$work/pki/root.der" "$bugs_value"
+            start_pulling "$port" "$db" "$bugs_value" "$(free_port)"
+            api=("${pull_sets[@]}")
         else
             "$here/start.sh" "$port" "$db" "$work/pki/root.der" "$bugs_value"
         fi
@@ -168,6 +172,21 @@ EOF
             record "target check (wrong body template)" "exit 1, names the device body" "exit 1, named" yes
         else
             record "target check (wrong body template)" "exit 1, names the device body" "exit $code" no
+        fi
+        "$here/kill.sh" "$db"
+        started_db=""
+        # The pulling mapping: target check serves the App Store Server API (without faults) that the backend asks.
+        port="$(free_port)" db="$work/check-pull.db"
+        start_pulling "$port" "$db" "" "$(free_port)"
+        started_db="$db"
+        code=0
+        (cd "$root" && "$PAYSTORM" target check Profiles/examples/example-backend-pull.json5 --pki "$work/pki" \
+            --set "PORT=$port" "${pull_sets[@]}") >"$work/check-pull.txt" 2>&1 || code=$?
+        cat "$work/check-pull.txt"
+        if (( code == 0 )); then
+            record "target check (pulling mapping)" "exit 0" "exit 0" yes
+        else
+            record "target check (pulling mapping)" "exit 0" "exit $code" no
         fi
         "$here/kill.sh" "$db"
         started_db=""
