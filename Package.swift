@@ -47,7 +47,7 @@ let package = Package(
             name: "PayStorm",
             dependencies: [
                 "AppStoreModel", "Profile", "Signing", "Minting", "Simulation", "Chaos", "Load",
-                "Checking", "Reporting", "ReferenceLedger", "HTTPServer", "CPayStormShims",
+                "Checking", "Reporting", "ReferenceLedger", "HTTPServer", "CPayStormShims", "AppStoreServerAPI",
             ]
         ),
         .target(
@@ -90,7 +90,7 @@ let package = Package(
             name: "PayStormTests",
             dependencies: [
                 "PayStorm", "Profile", "Simulation", "Chaos", "Checking", "Minting", "Signing", "AppStoreModel", "Load",
-                "Reporting",
+                "Reporting", "AppStoreServerAPI", "HTTPServer",
             ]
         ),
         .testTarget(

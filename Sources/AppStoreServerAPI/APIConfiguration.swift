@@ -15,6 +15,8 @@ public struct APIConfiguration: Sendable {
     /// signature by that key, and one whose `kid` is not listed is refused. Empty: claims are checked, the
     /// signature is not.
     public var publicKeys: [String: String]
+    /// The issuer id every bearer token must carry as `iss`; nil accepts any non-empty issuer.
+    public var issuerId: String?
     /// The API's own failures.
     public var faults: APIFaults
 
@@ -24,8 +26,10 @@ public struct APIConfiguration: Sendable {
         appAppleId: Int64? = 1_234_567_890,
         environment: String = "Sandbox",
         publicKeys: [String: String] = [:],
+        issuerId: String? = nil,
         faults: APIFaults = APIFaults()
     ) {
+        self.issuerId = issuerId
         self.bundleId = bundleId
         self.appAppleId = appAppleId
         self.environment = environment
@@ -150,4 +154,8 @@ final class FaultInjector: Sendable {
     }
 
     var events: [APIFaultEvent] { state.withLock { $0.log } }
+
+    func events(since index: Int) -> [APIFaultEvent] {
+        state.withLock { Array($0.log.dropFirst(index)) }
+    }
 }

@@ -22,17 +22,20 @@ public final class APIServer: Sendable {
     ///   - port: the port, or 0 for any free one.
     ///   - tls: the HTTPS key and certificate, or nil for plain HTTP.
     ///   - threads: the server's thread pool.
+    ///   - observe: called with each request and its answer, on a server thread (a run writes its history).
     /// - Throws: `HTTPServerError` when the server cannot start.
     public init(
         api: AppStoreServerAPI,
         host: String = "127.0.0.1",
         port: UInt16 = 0,
         tls: HTTPServerTLS?,
-        threads: Int = 4
+        threads: Int = 4,
+        observe: (@Sendable (HTTPRequest, APIAnswer) -> Void)? = nil
     ) throws {
         secure = tls != nil
         server = try HTTPServer(host: host, port: port, threads: threads, tls: tls) { request, respond in
             let answer = api.answer(request)
+            observe?(request, answer)
             if answer.delaySeconds > 0 {
                 DispatchQueue.global().asyncAfter(deadline: .now() + answer.delaySeconds) { respond(answer.response) }
             } else {

@@ -60,7 +60,11 @@ public final class AppStoreServerAPI: Sendable {
                 environment: .init(rawValue: configuration.environment)
             )
         )
-        self.authentication = BearerAuthentication(bundleId: configuration.bundleId, publicKeys: keys)
+        self.authentication = BearerAuthentication(
+            bundleId: configuration.bundleId,
+            publicKeys: keys,
+            issuerId: configuration.issuerId
+        )
         self.faults = FaultInjector(configuration.faults)
         self.clock = clock
         self.deliver = deliver
@@ -71,6 +75,11 @@ public final class AppStoreServerAPI: Sendable {
 
     /// Every fault injected so far, in order.
     public var faultLog: [APIFaultEvent] { faults.events }
+
+    /// The faults injected after the first `index` ones, in order (a run drains the log as it goes).
+    /// - Parameter index: how many events the caller has already seen.
+    /// - Returns: the newer events.
+    public func faultLog(since index: Int) -> [APIFaultEvent] { faults.events(since: index) }
 
     /// Answers one request.
     /// - Parameter request: the request (its path as decoded by the server, its raw query).

@@ -13,15 +13,18 @@ public import Signing
 public struct BearerAuthentication: Sendable {
     private let bundleId: String
     private let keys: [String: ES256PublicKey]
+    private let issuerId: String?
 
     /// Creates a checker.
     /// - Parameters:
     ///   - bundleId: the `bid` every token must carry.
     ///   - publicKeys: P-256 public keys (PEM) by key id; when any is given, a token must be signed by the key
     ///     of its `kid`.
-    public init(bundleId: String, publicKeys: [String: ES256PublicKey] = [:]) {
+    ///   - issuerId: the `iss` every token must carry; nil accepts any non-empty issuer.
+    public init(bundleId: String, publicKeys: [String: ES256PublicKey] = [:], issuerId: String? = nil) {
         self.bundleId = bundleId
         self.keys = publicKeys
+        self.issuerId = issuerId
     }
 
     /// Why a token was refused, in a word or two (for the log; Apple's 401 says nothing).
@@ -51,6 +54,7 @@ public struct BearerAuthentication: Sendable {
         guard case .string(let kid)? = header["kid"], !kid.isEmpty else { throw Refusal(reason: "no kid") }
         if let typ = header["typ"], typ != .string("JWT") { throw Refusal(reason: "typ is not JWT") }
         guard case .string(let iss)? = claims["iss"], !iss.isEmpty else { throw Refusal(reason: "no iss") }
+        if let issuerId, iss != issuerId { throw Refusal(reason: "iss is not \(issuerId)") }
         guard claims["aud"] == .string("appstoreconnect-v1") else {
             throw Refusal(reason: "aud is not appstoreconnect-v1")
         }

@@ -34,6 +34,10 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
     /// rejects, without the one that does not apply to the kind.
     private let notificationForgeries: [String]
     private let deviceForgeries: [String]
+    /// Whether device deliveries pull (their body names a transaction id, no JWS): their forgeries are then ids.
+    private let devicePulls: Bool
+    /// Recent genuine purchases delivered by devices, for the other-account forgery of a pulling flow.
+    private var recentPurchases: [(account: String, transactionId: String, originalTransactionId: String)] = []
 
     /// The target restarts of the run, drawn from the seed (empty without `faults.targetRestart`).
     public let restarts: [TargetRestartEvent]
@@ -50,7 +54,12 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         // `bare-product-id` (a claim without a JWS) only for device deliveries.
         let forgeries = profile.faults.forgery?.kinds(onlineChecks: profile.target.verifierOnlineChecks) ?? []
         notificationForgeries = forgeries.filter { $0 != Faults.bareProductIDForgery }
-        deviceForgeries = forgeries.filter { $0 != "forged-inner-transaction" }
+        devicePulls = profile.target.deviceDelivery?.pulls == true
+        // A pulling flow carries no JWS, so what a device can forge is the id it sends.
+        deviceForgeries =
+            devicePulls
+            ? Faults.pullForgeryKinds + forgeries.filter { $0 == Faults.bareProductIDForgery }
+            : forgeries.filter { $0 != "forged-inner-transaction" }
         rng = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0xC4A0_5C4A_05C4_A05C))
         var restartRNG = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0x0005_7A27))
         var restarts: [TargetRestartEvent] = []
@@ -233,6 +242,15 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
 
     /// A forged copy of a granting delivery, with fresh IDs so that accepting it shows as an unlock nothing pays for.
     private mutating func planForgery(of delivery: PlannedDelivery) {
+        if devicePulls, case .device(let device) = delivery.action.delivery, delivery.action.truth.kind == .grant {
+            recentPurchases.append(
+                (
+                    delivery.action.appAccountToken, device.transaction.transactionId,
+                    device.transaction.originalTransactionId
+                )
+            )
+            if recentPurchases.count > 16 { recentPurchases.removeFirst() }
+        }
         guard let forgery = faults.forgery, delivery.action.truth.kind == .grant, rng.chance(forgery.probability)
         else { return }
         let kinds: [String]
@@ -247,7 +265,18 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         forged.crashRelaunchSeconds = nil
         forged.afterSuccessDelays = []
         forged.at = delivery.at + rng.between(0, 0.5)
-        let fakeID = String(9_000_000_000_000_000 + forged.id)
+        var fakeID = String(9_000_000_000_000_000 + forged.id)
+        var fakeOriginal: String?
+        if devicePulls, case .device = delivery.action.delivery {
+            // A made-up id is one the App Store never issued; another account's is genuine, so only the
+            // `appAccountToken` in the API's signed answer tells it apart.
+            fakeOriginal = fakeID
+            if kind == "other-account-transaction-id",
+                let other = recentPurchases.last(where: { $0.account != delivery.action.appAccountToken })
+            {
+                (fakeID, fakeOriginal) = (other.transactionId, other.originalTransactionId)
+            }
+        }
         var action = delivery.action
         switch action.delivery {
         case .notification(var note):
@@ -259,7 +288,9 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
             action.delivery = .notification(note)
         case .device(var device):
             device.transaction.transactionId = fakeID
-            if ProductType(rawValue: device.transaction.type) != .autoRenewableSubscription {
+            if let fakeOriginal {
+                device.transaction.originalTransactionId = fakeOriginal
+            } else if ProductType(rawValue: device.transaction.type) != .autoRenewableSubscription {
                 device.transaction.originalTransactionId = fakeID
             }
             action.delivery = .device(device)

@@ -988,10 +988,27 @@ public final class Checker: Sendable {
             text = "\(delivery.action.lifecycle.rawValue)"
         }
         if delivery.copy != .original { text += " [\(delivery.copy.rawValue)]" }
-        if let forgery = delivery.forgery { text += " [forged: \(forgery)]" }
+        if let forgery = delivery.forgery { text += " [forged: \(forgery)\(Self.apiAnswer(to: delivery))]" }
         let faults = delivery.faults.map(\.fault).filter { $0 != "duplicate" && $0 != "forgery" }
         if !faults.isEmpty { text += " [\(faults.joined(separator: ", "))]" }
         return text
+    }
+
+    /// What the App Store Server API answers when a backend asks it about a pulled forgery's id: the
+    /// witness of a grant names it, since that answer is what the backend should have believed.
+    static func apiAnswer(to delivery: PlannedDelivery) -> String {
+        guard case .device(let device) = delivery.action.delivery else { return "" }
+        switch delivery.forgery {
+        case "made-up-transaction-id":
+            return "; transaction \(device.transaction.transactionId), which the App Store Server API answers with "
+                + "404 TransactionIdNotFoundError (4040010)"
+        case "other-account-transaction-id":
+            return "; transaction \(device.transaction.transactionId) of another account, whose signed answer from "
+                + "the App Store Server API carries that account's appAccountToken, not "
+                + delivery.action.appAccountToken
+        default:
+            return ""
+        }
     }
 
     private func describe(_ outcome: DeliveryOutcome) -> String {

@@ -34,6 +34,9 @@ struct DeliveryBodies: Sendable {
                 transactionId: device.transaction.transactionId
             )
             return rendered(delivery, role: .deviceReport, signed: "") ?? claim.body
+        case .device where endpoints?.deviceDelivery?.pulls == true:
+            // A pulling flow sends ids only: the backend asks the App Store Server API, so nothing is signed.
+            return rendered(delivery, role: .deviceDelivery, signed: "")
         case .device(let device):
             let jws = try minter.signTransaction(device.transaction.payload, forgery: forgery)
             return rendered(delivery, role: .deviceDelivery, signed: jws)

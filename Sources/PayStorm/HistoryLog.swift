@@ -9,7 +9,7 @@ import Simulation
 /// on the engine's thread and compressed a buffer at a time.
 ///
 /// Every line has `t` (seconds since the start of the run), `event` and `role` (`webhook`, `device`,
-/// `report`, `probe`, or `marker` for a lifecycle fact that sends nothing). Events:
+/// `report`, `probe`, `api`, or `marker` for a lifecycle fact that sends nothing). Events:
 ///
 /// - `dispatch`: the delivery was handed to the load engine at its intended time `t`, under `kind`
 ///   (`webhook`, `device`, `forged`, `network-fault`, `restart`); the engine may still miss it.
@@ -24,7 +24,7 @@ import Simulation
 /// `transactionId` and `originalTransactionId`, for notifications `notificationType` and `subtype`,
 /// `signedAt` (the `signedDate` the signed payload carries, in seconds into the run like `t`, so a line
 /// whose `t` is below it was sent early), and any `forgery`, `network` and `faults`. Probe lines carry
-/// `account`.
+/// `account`; App Store Server API lines are described at `writeAPI`.
 final class HistoryLog {
     private let chunks: ChunkedGzipLog?
     private var buffer: [UInt8] = []
@@ -118,6 +118,17 @@ final class HistoryLog {
         var line = "{\"t\":\(Self.fixed(t, places: 6)),\"event\":\"\(event)\",\"role\":\"probe\""
         line += ",\"account\":\"\(Self.escape(account))\""
         line += Self.outcomeFields(result: result, sent: sent, detail: nil)
+        append(line + "}\n")
+    }
+
+    /// Appends one App Store Server API entry (role `api`): a request the backend made (event `call`, with
+    /// `method`, `path`, `endpoint` and `status`), a fault the API injected (event `fault`, with `endpoint`, `id`
+    /// and `fault`), or a notification it sent to the webhook (event `notification`, with `status` and `detail`).
+    func writeAPI(event: String, at t: Double, fields: [(String, String)], status: Int? = nil) {
+        guard chunks != nil else { return }
+        var line = "{\"t\":\(String(format: "%.6f", t)),\"event\":\"\(event)\",\"role\":\"api\""
+        for (name, value) in fields { line += ",\"\(name)\":\"\(Self.escape(value))\"" }
+        if let status { line += ",\"status\":\(status)" }
         append(line + "}\n")
     }
 

@@ -172,12 +172,21 @@ public enum PayStormRun {
         let engine = try loadEngine(profile: profile)
         try TargetSetup.checkReachable(target.endpoints, with: engine)
         try TargetSetup.provision(&target, profile: profile, only: options.account, shard: options.shard, log: log)
+        let api = try RunAPI.start(
+            profile: profile,
+            file: options.profilePath,
+            target: target,
+            folder: folder,
+            log: log
+        )
+        defer { api?.shutdown() }
 
         let bodies = DeliveryBodies(minter: minter(profile: profile, pki: target.pki), endpoints: target.endpoints)
         // Minting starts before the clock does, so the first sends never wait on a signature.
         let lead = 1.5
         let startMillis = Int64((Date().timeIntervalSince1970 + lead) * 1000)
-        let world = World(profile: profile, startMillis: startMillis)
+        // With an App Store Server API, every action is recorded into its store as the world yields it.
+        let world = APIFeed(World(profile: profile, startMillis: startMillis), store: api?.store)
         let chaos = ChaosStream(world, profile: profile)
         let restarts = chaos.restarts
         let cache = BodyCache()
@@ -286,6 +295,7 @@ public enum PayStormRun {
             // An interrupt that came before the engine started is honored at its first tick.
             if interrupted.load(ordering: .relaxed) { engine.stop() }
             recorder.tick(stats)
+            api?.drain(into: history, startMillis: startMillis)
             let now = stats.elapsed.seconds
             saturation.observe(
                 at: now,
@@ -311,6 +321,7 @@ public enum PayStormRun {
             }
         }
         safetyProbes?.finish()
+        api?.drain(into: history, startMillis: startMillis)
         history.flush()
         if let failure = stats.failure { throw .internalError("the load engine could not start: \(failure)") }
 
@@ -343,6 +354,8 @@ public enum PayStormRun {
         let wasInterrupted = interrupted.load(ordering: .relaxed)
         restartThread.finish()
         notes += restartThread.notes
+        api?.drain(into: history, startMillis: startMillis)
+        notes += api?.notes ?? []
         let summary = recorder.finish(
             stats,
             thresholds: thresholds,
@@ -380,7 +393,7 @@ public enum PayStormRun {
             verdict: verdict,
             summary: summary,
             recorder: recorder,
-            faults: scheduler.faultCounts,
+            faults: scheduler.faultCounts.merging(api?.faultCounts ?? [:], uniquingKeysWith: +),
             firstDetection: firstDetection,
             interrupted: wasInterrupted,
             notes: notes,

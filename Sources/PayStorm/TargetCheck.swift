@@ -1,4 +1,5 @@
 import AppStoreModel
+import AppStoreServerAPI
 import Chaos
 import Checking
 import Foundation
@@ -120,6 +121,21 @@ public enum TargetCheck {
         try TargetSetup.provision(&target, profile: profile, only: nil, log: log)
 
         let plan = try Plan(profile: profile)
+        // A backend that pulls asks the App Store Server API about the plan's purchases: served without faults,
+        // since the check proves the mapping, not the backend's resilience.
+        var faultless = profile
+        faultless.target.appStoreAPI?.faults = AppStoreAPIFaults()
+        let api = try RunAPI.start(
+            profile: faultless,
+            file: options.profilePath,
+            target: target,
+            folder: folder,
+            log: log
+        )
+        defer { api?.shutdown() }
+        for action in plan.steps.map(\.delivery).filter({ !$0.isForged }).map(\.action) {
+            api?.store.record(action, at: plan.startMillis + Int64((action.at * 1000).rounded()))
+        }
         // Every date of the plan must lie in the past when it is sent: a target may refuse what is signed
         // in the future, and no App Store sends it.
         let wait = Double(plan.startMillis) / 1000 + plan.latest + 0.05 - Date().timeIntervalSince1970
@@ -201,7 +217,7 @@ public enum TargetCheck {
                 continue
             }
             checker.sent(step.delivery, at: plan.now())
-            let result = sendOne(request, with: engine)
+            let result = engine.sendOne(request)
             let outcome =
                 result.map { Endpoints.outcome(of: $0, classification: classification) }
                 ?? .notSent(reason: "the load engine did not send it")
@@ -219,17 +235,6 @@ public enum TargetCheck {
             )
         }
         return sent
-    }
-
-    /// One request through the run's engine (a closed loop of one user that stops after it), and its result.
-    static func sendOne(_ request: LoadRequest, with engine: LoadEngine) -> LoadResult? {
-        var result: LoadResult?
-        _ = engine.run(.closed(users: 1, thinkTime: .zero, duration: .seconds(600))) { index, _ in
-            index == 0 ? request : nil
-        } sink: {
-            result = $0
-        }
-        return result
     }
 
     /// The run's own final probe over the accounts the sent steps used, when the target has a probe.

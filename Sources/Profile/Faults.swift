@@ -36,6 +36,10 @@ public struct Faults: Sendable, Hashable, Decodable {
         bareProductIDForgery,
     ]
 
+    /// The forgeries of a device flow that pulls (``RequestTemplate/pulls``), which replace the JWS forgeries there:
+    /// a transaction id the App Store never issued, and a genuine transaction id of another account.
+    public static let pullForgeryKinds = ["made-up-transaction-id", "other-account-transaction-id"]
+
     /// The forgery that is no JWS at all: a device report claiming a purchase (`success`).
     public static let bareProductIDForgery = "bare-product-id"
 

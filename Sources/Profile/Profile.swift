@@ -231,11 +231,13 @@ public struct Target: Sendable, Hashable, Decodable {
     /// payload's `signedDate`, so it accepts the forgeries in ``Faults/forgeriesAcceptedWithOnlineChecks``,
     /// which the run therefore does not send.
     public var verifierOnlineChecks: Bool
+    /// The App Store Server API the run serves for a backend that pulls (`appStoreAPI`); nil: none.
+    public var appStoreAPI: AppStoreAPIConfig?
 
     static let keys = [
         "embeddedLedger", "webhookURL", "deviceURL", "probe", "headers", "tlsCAFile", "allowedHosts", "bundleId",
         "appAppleId", "environment", "requestTimeoutSeconds", "verifierOnlineChecks", "webhook", "deviceDelivery",
-        "deviceReport", "accounts",
+        "deviceReport", "accounts", "appStoreAPI",
     ]
 
     /// Strict decoding.
@@ -266,6 +268,7 @@ public struct Target: Sendable, Hashable, Decodable {
         let deviceShorthand = try Self.url(f, "deviceURL", allowedHosts: allowedHosts)
         accounts = try f.optional("accounts")
         probe = try f.optional("probe")
+        appStoreAPI = try f.optional("appStoreAPI")
         if embeddedLedger && webhookShorthand != nil {
             throw ProfileIssue(path: f.at("webhookURL"), expected: "no webhookURL when embeddedLedger is true")
         }

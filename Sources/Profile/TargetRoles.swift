@@ -27,6 +27,10 @@ public struct RequestTemplate: Sendable, Hashable {
     public var purchaseResult: [String: String]
     /// `{account.NAME}` fields other than `id` that the template uses, with the path of their first use.
     public var accountFields: [String: String]
+    /// Whether this device delivery pulls: its body names the transaction by `{transactionId}` or
+    /// `{originalTransactionId}` and carries no `{signedTransaction}`, so the backend must ask the App Store
+    /// Server API what was bought (nothing is minted for it, and its forgeries are made-up or other accounts' ids).
+    public var pulls = false
 
     /// One header whose value may hold placeholders.
     public struct Header: Sendable, Hashable {
@@ -132,6 +136,10 @@ public struct RequestTemplate: Sendable, Hashable {
             if case .account(let field) = placeholder, field != "id", fields[field] == nil { fields[field] = path }
         }
         accountFields = fields
+        let named = Set(uses.map(\.placeholder))
+        pulls =
+            role == .deviceDelivery && body != nil && !named.contains(.signedTransaction)
+            && (named.contains(.transactionId) || named.contains(.originalTransactionId))
     }
 
     static func name(of placeholder: Placeholder) -> String {

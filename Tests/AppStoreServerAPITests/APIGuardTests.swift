@@ -58,6 +58,19 @@ struct APIGuardTests {
         )
     }
 
+    @Test func checksTheIssuerWhenOneIsConfigured() {
+        let issuer = "57246542-96fe-1a63-e053-0824d011072a"
+        let check = BearerAuthentication(bundleId: APIFixture.bundleId, issuerId: issuer)
+        let now = APIFixture.start / 1000
+        #expect((try? check.check(authorization: "Bearer " + APIFixture.token(), nowSeconds: now)) == "KEY123")
+        var claims: [String: Any] = ["aud": "appstoreconnect-v1", "bid": APIFixture.bundleId, "exp": now + 300]
+        claims["iss"] = "another-issuer"
+        let refused = #expect(throws: BearerAuthentication.Refusal.self) {
+            try check.check(authorization: "Bearer " + APIFixture.token(claims: claims), nowSeconds: now)
+        }
+        #expect(refused?.reason == "iss is not \(issuer)")
+    }
+
     @Test func refusesAPublicKeyThatIsNoKey() {
         #expect(throws: APIConfigurationError.self) { try APIFixture(publicKeys: ["K": "not a key"]) }
     }

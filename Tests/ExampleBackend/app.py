@@ -14,6 +14,12 @@ file's own code paths; without BUGS it behaves as a careful backend should:
 
 Configuration (environment): EXAMPLE_DB (SQLite file), EXAMPLE_TRUST (DER root certificate), EXAMPLE_BUNDLE_ID,
 EXAMPLE_APP_APPLE_ID, EXAMPLE_ENVIRONMENT (Sandbox), BUGS.
+
+The pull endpoint (`POST /api/v1/purchases/pull`, `{"transactionId", "userId", "sku"}`) asks the App Store Server
+API with Apple's AppStoreServerAPIClient: EXAMPLE_API_URL (the base URL, PayStorm's API in tests), EXAMPLE_API_KEY
+(the .p8 private key file), EXAMPLE_API_KEY_ID, EXAMPLE_API_ISSUER_ID; the HTTPS client trusts REQUESTS_CA_BUNDLE.
+With EXAMPLE_PURCHASES_BY_PULL=1 a one-time purchase is granted only by a pull: the webhook acknowledges
+ONE_TIME_CHARGE without filing it (renewals, refunds and subscriptions still go through the webhook).
 """
 
 import contextlib
@@ -24,6 +30,7 @@ import time
 import uuid
 
 import jwt
+from appstoreserverlibrary.api_client import APIException, AppStoreServerAPIClient
 from appstoreserverlibrary.models.Environment import Environment
 from appstoreserverlibrary.models.JWSRenewalInfoDecodedPayload import JWSRenewalInfoDecodedPayload
 from appstoreserverlibrary.models.JWSTransactionDecodedPayload import JWSTransactionDecodedPayload
@@ -40,6 +47,8 @@ KNOWN_BUGS = {
     "skip-verify": "signed payloads are decoded without verifying signature, chain, bundle or environment",
     "blind-upsert": "purchases and subscriptions are upserted whatever their signedDate (INSERT OR REPLACE)",
     "token-case": "webhooks file purchases under appAccountToken as sent (uppercase); the app uses lowercase",
+    "grant-unconfirmed": "the pull endpoint grants the app's claimed product when Apple answers not found or an error",
+    "ack-on-rate-limit": "the pull endpoint answers 200 without granting when Apple answers 429 (rate limited)",
 }
 
 BUGS = frozenset(name.strip() for name in os.environ.get("BUGS", "").split(",") if name.strip())
@@ -325,7 +334,7 @@ class Store:
             "INSERT INTO reports (user_id, sku, result, received_at) VALUES (?, ?, ?, ?)", (user, sku, result, now_ms())
         )
 
-    def wallet(self, user, now):
+    def wallet(self, user, now, with_credits=False):
         owned = [
             row["sku"]
             for row in self.db.execute(
@@ -354,7 +363,20 @@ class Store:
             if state in (ACTIVE, GRACE_PERIOD) and expires is not None and expires <= now:
                 state = EXPIRED
             subscriptions.append({"sku": row["sku"], "state": state, "expires_at_ms": expires})
-        return {"owned": owned, "subscriptions": subscriptions, "coins": coins}
+        wallet = {"owned": owned, "subscriptions": subscriptions, "coins": coins}
+        if not with_credits:
+            return wallet
+        # What was credited, per transaction (refunded ones left out, as the rest of the wallet does).
+        wallet["credits"] = [
+            {"transaction_id": row["transaction_id"], "sku": row["sku"]}
+            for row in self.db.execute(
+                "SELECT c.transaction_id, c.sku FROM credits c LEFT JOIN purchases p "
+                "ON p.transaction_id = c.transaction_id WHERE c.user_id = ? AND p.revoked_at IS NULL "
+                "ORDER BY c.id",
+                (user,),
+            )
+        ]
+        return wallet
 
 
 def subscription_state(note, renewal):
@@ -374,6 +396,20 @@ def subscription_state(note, renewal):
     return ACTIVE
 
 
+def api_client(bundle_id, environment):
+    """Apple's client pointed at EXAMPLE_API_URL, or None when the pull endpoint is not configured."""
+    url = os.environ.get("EXAMPLE_API_URL")
+    if not url:
+        return None
+    with open(os.environ["EXAMPLE_API_KEY"], "rb") as file:
+        key = file.read()
+    client = AppStoreServerAPIClient(
+        key, os.environ["EXAMPLE_API_KEY_ID"], os.environ["EXAMPLE_API_ISSUER_ID"], bundle_id, environment
+    )
+    client._base_url = url  # Apple's host, mapped to PayStorm's API (a hosts entry does the same)
+    return client
+
+
 def create_app():
     db_path = os.environ["EXAMPLE_DB"]
     with open(os.environ["EXAMPLE_TRUST"], "rb") as file:
@@ -385,6 +421,9 @@ def create_app():
         Environment(os.environ.get("EXAMPLE_ENVIRONMENT", "Sandbox")),
     )
     init_db(db_path)
+    apple = api_client(os.environ.get("EXAMPLE_BUNDLE_ID", "com.example.paystorm"),
+                       Environment(os.environ.get("EXAMPLE_ENVIRONMENT", "Sandbox")))
+    purchases_by_pull = os.environ.get("EXAMPLE_PURCHASES_BY_PULL") == "1"
     app = Flask("example-backend")
 
     def error(status, message):
@@ -435,6 +474,11 @@ def create_app():
             except VerificationException as failure:
                 return error(400, f"nested payload not verified: {failure.status}")
             user = webhook_user(tx)
+            if purchases_by_pull and note.rawNotificationType == "ONE_TIME_CHARGE":
+                # The app's pull grants one-time purchases; this notification only confirms one.
+                with write_transaction(store.db):
+                    store.record_notification(note)
+                return jsonify({"ok": True})
             # Read before the write transaction; a stale answer is harmless because the unique constraints
             # inside it decide (unless racy-dedupe removed them).
             owed = not store.credited(tx.transactionId)
@@ -470,6 +514,10 @@ def create_app():
             tx = verifier.transaction(body["jws"])
         except VerificationException as failure:
             return error(400, f"transaction not verified: {failure.status}")
+        return file_device_transaction(tx, user)
+
+    def file_device_transaction(tx, user):
+        """Files a verified transaction the app brought (signed, or pulled from Apple by its id) for `user`."""
         if tx.appAccountToken and canonical_user(tx.appAccountToken) != user:
             return error(403, "transaction belongs to another user")
         store = Store(connect(db_path))
@@ -488,6 +536,57 @@ def create_app():
             return jsonify({"ok": False, "granted": False})
         finally:
             store.db.close()
+
+    @app.post("/api/v1/purchases/pull")
+    def pull_purchase():
+        body = request.get_json(silent=True)
+        if not isinstance(body, dict) or not isinstance(body.get("transactionId"), str):
+            return error(400, "body must be {\"transactionId\", \"userId\": \"<uuid>\", \"sku\"}")
+        user = canonical_user(body.get("userId"))
+        if user is None:
+            return error(400, "userId must be a UUID")
+        if apple is None:
+            return error(501, "no App Store Server API configured (EXAMPLE_API_URL)")
+        try:
+            answer = apple.get_transaction_info(body["transactionId"])
+            tx = verifier.transaction(answer.signedTransactionInfo)
+        except APIException as failure:
+            return pull_failed(failure, body, user)
+        except VerificationException as failure:
+            return error(502, f"Apple's answer not verified: {failure.status}")
+        return file_device_transaction(tx, user)
+
+    def pull_failed(failure, body, user):
+        status = failure.http_status_code
+        if "ack-on-rate-limit" in BUGS and status == 429:
+            # The bug: "Apple is busy, we'll pick it up later" (nothing ever does), yet the app hears 200 and
+            # finishes the transaction.
+            return jsonify({"ok": True, "queued": True})
+        if "grant-unconfirmed" in BUGS and status in (404, 500, 503) and isinstance(body.get("sku"), str):
+            # The bug: "Apple is flaky, don't punish the customer": the app's word for the product is enough.
+            store = Store(connect(db_path))
+            try:
+                with write_transaction(store.db):
+                    grant_claimed(store, body["transactionId"], user, body["sku"])
+                return jsonify({"ok": True, "granted": True})
+            finally:
+                store.db.close()
+        # Not found yet (eventual consistency), rate limited or failing: the app keeps the transaction unfinished
+        # and asks again at its next launch.
+        return error(404 if status == 404 else 503, f"App Store Server API answered {status}")
+
+    def grant_claimed(store, transaction_id, user, sku):
+        kind = CONSUMABLE if sku.startswith("coins") else NON_CONSUMABLE
+        store.db.execute(
+            "INSERT OR IGNORE INTO purchases (transaction_id, original_transaction_id, user_id, sku, kind, quantity, "
+            "signed_date) VALUES (?, ?, ?, ?, ?, 1, ?)",
+            (transaction_id, transaction_id, user, sku, kind, now_ms()),
+        )
+        store.db.execute(
+            "INSERT OR IGNORE INTO credits (transaction_id, user_id, sku, amount, source, created_at) "
+            "VALUES (?, ?, ?, 1, 'unconfirmed', ?)",
+            (transaction_id, user, sku, now_ms()),
+        )
 
     @app.post("/api/v1/purchases/report")
     def report_purchase():
@@ -533,7 +632,7 @@ def create_app():
             return error(400, "user id must be a UUID")
         store = Store(connect(db_path))
         try:
-            return jsonify(store.wallet(user, now_ms()))
+            return jsonify(store.wallet(user, now_ms(), with_credits=request.args.get("credits") == "1"))
         finally:
             store.db.close()
 

@@ -2,7 +2,10 @@
 # The example backend's detection matrix: PayStorm, mapped onto a backend it has never seen
 # (Profiles/examples/example-backend.json5), must catch each of its bugs by the invariant the bug breaks, and
 # pass the correct backend with three seeds. Before the matrix, the standalone suite (test_backend.py) proves
-# the backend itself: each endpoint and each bug's behaviour, without PayStorm's run.
+# the backend itself: each endpoint and each bug's behaviour, without PayStorm's run. The pull rows run
+# Profiles/examples/example-backend-pull.json5: the app sends only the transaction id, the backend asks the App Store
+# Server API the run serves (Apple's AppStoreServerAPIClient, the test CA trusted), with the API's faults on; its two
+# pull bugs must be caught and the correct backend must pass.
 #
 # Usage: Tests/ExampleBackend/run.sh [--standalone | --matrix] [BUG...]
 #   --standalone  only the pytest suite;  --matrix  only the PayStorm runs;  BUG...  only these matrix rows
@@ -57,6 +60,8 @@ fi
 
 # Each bug and the invariants it may show up as: the one it breaks, or the state it corrupts.
 declare -A expected=(
+    [grant-unconfirmed]="no-unlock-without-verified-purchase"
+    [ack-on-rate-limit]="no-lost-purchase"
     [racy-dedupe]="no-double-grant"
     [pending-unlock]="no-unlock-without-verified-purchase"
     [refund-by-sku]="revocation-honored no-lost-purchase"
@@ -65,7 +70,11 @@ declare -A expected=(
     [token-case]="no-lost-purchase subscription-state"
 )
 bugs=("${@}")
-if (( ${#bugs[@]} == 0 )); then bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case); fi
+if (( ${#bugs[@]} == 0 )); then
+    bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case grant-unconfirmed ack-on-rate-limit)
+fi
+# The pull bugs live in the pull endpoint, so they run with the pulling profile.
+declare -A pulling=([grant-unconfirmed]=1 [ack-on-rate-limit]=1)
 for bug in "${bugs[@]}"; do
     if [[ -z "${expected[$bug]:-}" ]]; then
         echo "run.sh: unknown bug '$bug' (known: ${!expected[*]})" >&2
@@ -75,20 +84,50 @@ done
 
 if (( matrix )); then
     "$PAYSTORM" pki init "$work/pki" >/dev/null
-    # One run: MODE is a bug name or "correct"; prints the failed invariants, returns paystorm's exit code.
+    # The backend's App Store Server API key (a .p8 and its public half, which the pulling profile gives PayStorm).
+    "$python" - "$work" <<'EOF'
+import pathlib, sys
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+work = pathlib.Path(sys.argv[1])
+key = ec.generate_private_key(ec.SECP256R1())
+(work / "api-key.p8").write_bytes(key.private_bytes(
+    serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+(work / "api-key.pub.pem").write_bytes(key.public_key().public_bytes(
+    serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+EOF
+    free_port() { "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+    key_id=PAYSTORMK1 issuer=57246542-96fe-1a63-e053-0824d011072a
+    # Starts the backend pulling from the App Store Server API that PayStorm will serve on API_PORT (chosen here so
+    # both sides know it): start_pulling PORT DB BUGS API_PORT. The profile's side: --set "${pull_sets[@]}".
+    start_pulling() {
+        pull_sets=(--set "API_PORT=$4" --set "KEY_ID=$key_id" --set "ISSUER_ID=$issuer"
+            --set "PUBLIC_KEY=$work/api-key.pub.pem")
+        EXAMPLE_API_URL="https://127.0.0.1:$4" EXAMPLE_API_KEY="$work/api-key.p8" EXAMPLE_API_KEY_ID="$key_id" \
+            EXAMPLE_API_ISSUER_ID="$issuer" REQUESTS_CA_BUNDLE="$work/pki/root.pem" EXAMPLE_PURCHASES_BY_PULL=1 \
+            "$here/start.sh" "$1" "$2" "$work/pki/root.der" "$3"
+    }
+    # One run: MODE is a bug name, "correct" or "correct-pull"; prints the failed invariants, returns paystorm's
+    # exit code.
     run_mode() {
-        local mode="$1" seed="$2" bugs_value="" port db out
-        [[ "$mode" == correct ]] || bugs_value="$mode"
-        port="$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+        local mode="$1" seed="$2" bugs_value="" port db out profile=example-backend.json5 api=()
+        [[ "$mode" == correct* ]] || bugs_value="$mode"
+        port="$(free_port)"
         db="$work/$mode-$seed.db"
         out="$reports/$mode-$seed"
         mkdir -p "$out"
-        "$here/start.sh" "$port" "$db" "$work/pki/root.der" "$bugs_value"
+        if [[ "$mode" == correct-pull || -n "${pulling[$mode]:-}" ]]; then
+            profile=example-backend-pull.json5
+            start_pulling "$port" "$db" "$bugs_value" "$(free_port)"
+            api=("${pull_sets[@]}")
+        else
+            "$here/start.sh" "$port" "$db" "$work/pki/root.der" "$bugs_value"
+        fi
         started_db="$db"
         local code=0
-        (cd "$root" && "$PAYSTORM" run Profiles/examples/example-backend.json5 --pki "$work/pki" --reports "$out" \
+        (cd "$root" && "$PAYSTORM" run "Profiles/examples/$profile" --pki "$work/pki" --reports "$out" \
             --seed "$seed" --quiet --set "PORT=$port" --set "DB=$db" --set "TRUST=$work/pki/root.der" \
-            --set "BUGS=$bugs_value" --set "EXAMPLE_DIR=$here") >"$out/console.txt" 2>&1 || code=$?
+            --set "BUGS=$bugs_value" --set "EXAMPLE_DIR=$here" "${api[@]}") >"$out/console.txt" 2>&1 || code=$?
         "$here/kill.sh" "$db"
         started_db=""
         local summary
@@ -136,6 +175,21 @@ EOF
         fi
         "$here/kill.sh" "$db"
         started_db=""
+        # The pulling mapping: target check serves the App Store Server API (without faults) that the backend asks.
+        port="$(free_port)" db="$work/check-pull.db"
+        start_pulling "$port" "$db" "" "$(free_port)"
+        started_db="$db"
+        code=0
+        (cd "$root" && "$PAYSTORM" target check Profiles/examples/example-backend-pull.json5 --pki "$work/pki" \
+            --set "PORT=$port" "${pull_sets[@]}") >"$work/check-pull.txt" 2>&1 || code=$?
+        cat "$work/check-pull.txt"
+        if (( code == 0 )); then
+            record "target check (pulling mapping)" "exit 0" "exit 0" yes
+        else
+            record "target check (pulling mapping)" "exit 0" "exit $code" no
+        fi
+        "$here/kill.sh" "$db"
+        started_db=""
     fi
 
     for bug in "${bugs[@]}"; do
@@ -152,6 +206,12 @@ EOF
             ok=no
             [[ "$got" == "exit 0,"* ]] && ok=yes
             record "correct (seed $seed)" "pass" "$got" "$ok"
+        done
+        for seed in 7 8; do
+            got="$(run_mode correct-pull "$seed")"
+            ok=no
+            [[ "$got" == "exit 0,"* ]] && ok=yes
+            record "correct, pulling (seed $seed)" "pass" "$got" "$ok"
         done
     fi
 fi

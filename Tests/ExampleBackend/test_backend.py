@@ -268,3 +268,99 @@ def test_unknown_bug_stops_the_start(pki, tmp_path):
             [HERE / "start.sh", str(free_port()), str(tmp_path / "x.db"), str(pki / "root.der"), "no-such-bug"],
             check=True, timeout=60, capture_output=True,
         )
+
+
+# --- the pull endpoint, against `paystorm api serve` --------------------------------------------------------
+
+KEY_ID, ISSUER = "PAYSTORMK1", "57246542-96fe-1a63-e053-0824d011072a"
+
+
+class API:
+    """`paystorm api serve` playing Tests/APIInterop/api-world.json5, with the fault flags given."""
+
+    def __init__(self, pki, tmp, *flags):
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        key = ec.generate_private_key(ec.SECP256R1())
+        self.key = tmp / "api-key.p8"
+        self.key.write_bytes(key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        self.process = subprocess.Popen(
+            [PAYSTORM, "api", "serve", "--pki", str(pki), "--profile", str(HERE.parent / "APIInterop/api-world.json5"),
+             "--seed", "7", *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        self.url = self.process.stdout.readline().strip()
+        self.ca = self.process.stdout.readline().strip()[len("ca: "):]
+        assert self.url.startswith("https://"), self.url
+
+    def env(self):
+        return {"EXAMPLE_API_URL": self.url, "EXAMPLE_API_KEY": str(self.key), "EXAMPLE_API_KEY_ID": KEY_ID,
+                "EXAMPLE_API_ISSUER_ID": ISSUER, "REQUESTS_CA_BUNDLE": self.ca}
+
+    def known(self, kind):
+        """A transaction of `kind` the API knows, waiting for the world to make one (at most 30 s)."""
+        import ssl
+
+        context = ssl.create_default_context(cafile=self.ca)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(self.url + "/paystorm/transactions", timeout=10, context=context) as answer:
+                found = [t for t in json.loads(answer.read()) if t["type"] == kind and not t["revoked"]]
+            if found:
+                return found[0]
+            time.sleep(0.5)
+        raise AssertionError(f"no {kind} transaction within 30 s")
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=15)
+
+
+@pytest.fixture
+def pulling(pki, tmp_path, monkeypatch):
+    """Starts an API with the given flags and a backend (with the given bugs) that pulls from it."""
+    started = []
+
+    def run(bugs="", *flags):
+        api = API(pki, tmp_path, *flags)
+        started.append(api)
+        for name, value in api.env().items():
+            monkeypatch.setenv(name, value)
+        backend = Backend(pki, tmp_path / f"b{len(started)}", bugs)
+        started.append(backend)
+        return api, backend
+
+    yield run
+    for item in reversed(started):
+        item.stop()
+
+
+def pull(backend, transaction_id, user=USER, sku="coins.100"):
+    return backend.request("POST", "/api/v1/purchases/pull", {"transactionId": transaction_id, "userId": user, "sku": sku})
+
+
+def test_pull_grants_what_apple_confirms_for_its_owner_only(pulling):
+    api, backend = pulling()
+    tx = api.known("Consumable")
+    owner = tx["appAccountToken"].lower()
+    assert pull(backend, tx["transactionId"], user=owner)[0] == 200
+    assert backend.wallet(owner)["coins"].get(tx["productId"], 0) >= 1  # the purchase's quantity
+    assert pull(backend, tx["transactionId"], user=owner)[0] == 409
+    assert pull(backend, tx["transactionId"], user=USER)[0] == 403
+    assert pull(backend, "9000000000000001")[0] == 404
+    assert backend.wallet()["coins"] == {}
+
+
+def test_pull_bug_grant_unconfirmed_credits_a_made_up_id(pulling):
+    _, backend = pulling("grant-unconfirmed")
+    assert pull(backend, "9000000000000001")[0] == 200
+    assert backend.wallet()["coins"] == {"coins.100": 1}
+
+
+@pytest.mark.parametrize("bugs, status", [("", 503), ("ack-on-rate-limit", 200)])
+def test_pull_rate_limited_is_retried_later_unless_the_bug_acknowledges_it(pulling, bugs, status):
+    _, backend = pulling(bugs, "--rate-limit", "1")
+    assert pull(backend, "1000000000000001")[0] == status
+    assert backend.wallet()["coins"] == {}
