@@ -378,6 +378,10 @@ final class RunScheduler: TimedRequestSource {
     }
 
     private func handleProbe(_ account: String, result: LoadResult, at now: Double) {
+        if !result.isSuccess, result.status == 0, retryAfterRestart(account, sentAt: result.wireStart.seconds, at: now)
+        {
+            return
+        }
         guard result.isSuccess else {
             let reason =
                 result.error.map { "\($0) \(result.detail)" } ?? "probe answered \(result.status)"
@@ -395,6 +399,19 @@ final class RunScheduler: TimedRequestSource {
         } catch {
             checker.probeFailed(account: account, error: error, at: now, final: false)
         }
+    }
+
+    /// Probes the account again a second later when its safety probe got no answer during a planned restart:
+    /// a backend the plan has taken down cannot say what it grants, and counting that as undecided checks let a
+    /// correct backend's run end unknown. After the schedule the final probe reads every account anyway.
+    /// - Returns: whether the probe was put off (nothing to record now).
+    private func retryAfterRestart(_ account: String, sentAt: Double, at now: Double) -> Bool {
+        guard restartWindows.contains(sentAt) || restartWindows.contains(now) else { return false }
+        if now + 1 <= endOfSchedule, !probing.contains(account) {
+            probing.insert(account)
+            probes.push(account, at: now + 1)
+        }
+        return true
     }
 
     /// Remembers when each invariant first failed (the detection matrix reports it).
