@@ -1,5 +1,35 @@
 // Per-account state, compact: it is what the world's memory grows with.
 
+/// A set of small non-negative integers (product or group indices) of any size: the first 64 in one word
+/// kept inline, so a catalog of up to 64 products costs no allocation per account, the rest in words allocated
+/// only for an account that owns one of them.
+struct IndexSet64: Sendable, Hashable {
+    private var low: UInt64 = 0
+    private var high: [UInt64] = []
+
+    /// Whether `index` is in the set.
+    func contains(_ index: Int) -> Bool {
+        let (word, bit) = index.quotientAndRemainder(dividingBy: 64)
+        if word == 0 { return low & (1 << UInt64(bit)) != 0 }
+        return word - 1 < high.count && high[word - 1] & (1 << UInt64(bit)) != 0
+    }
+
+    /// Adds or removes `index`.
+    mutating func set(_ index: Int, _ value: Bool) {
+        let (word, bit) = index.quotientAndRemainder(dividingBy: 64)
+        let mask: UInt64 = 1 << UInt64(bit)
+        if word == 0 {
+            if value { low |= mask } else { low &= ~mask }
+            return
+        }
+        if word - 1 >= high.count {
+            guard value else { return }
+            high.append(contentsOf: repeatElement(0, count: word - high.count))
+        }
+        if value { high[word - 1] |= mask } else { high[word - 1] &= ~mask }
+    }
+}
+
 /// A one-time purchase kept so that it can be refunded (and its refund reversed).
 struct PurchaseRef: Sendable {
     var product: Int32
@@ -16,8 +46,8 @@ struct AccountState: Sendable {
     var subs: [SubscriptionLifecycle?] = []
     var purchases: [PurchaseRef] = []
     var refunded: [PurchaseRef] = []
-    private var owned: UInt64 = 0
-    private var intro: UInt64 = 0
+    private var owned = IndexSet64()
+    private var intro = IndexSet64()
 
     func sub(_ group: Int) -> SubscriptionLifecycle? { group < subs.count ? subs[group] : nil }
 
@@ -27,17 +57,14 @@ struct AccountState: Sendable {
     }
 
     /// Whether the account owns the non-consumable at catalog index `product`.
-    func owns(_ product: Int) -> Bool { product < 64 && owned & (1 << UInt64(product)) != 0 }
+    func owns(_ product: Int) -> Bool { owned.contains(product) }
 
-    mutating func setOwned(_ product: Int, _ value: Bool) {
-        guard product < 64 else { return }
-        if value { owned |= 1 << UInt64(product) } else { owned &= ~(1 << UInt64(product)) }
-    }
+    mutating func setOwned(_ product: Int, _ value: Bool) { owned.set(product, value) }
 
     /// Whether the account already used the introductory offer of a group (once per group, as Apple allows).
-    func introUsed(_ group: Int) -> Bool { group < 64 && intro & (1 << UInt64(group)) != 0 }
+    func introUsed(_ group: Int) -> Bool { intro.contains(group) }
 
-    mutating func setIntroUsed(_ group: Int) { if group < 64 { intro |= 1 << UInt64(group) } }
+    mutating func setIntroUsed(_ group: Int) { intro.set(group, true) }
 
     /// Keeps the last four refundable purchases (bounded memory per account).
     mutating func remember(_ ref: PurchaseRef) {
