@@ -72,7 +72,11 @@ let package = Package(
             name: "MintingTests",
             dependencies: ["Minting", "Signing", "AppStoreModel", "Profile", "HTTPServer"]
         ),
-        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
+        .testTarget(
+            name: "SimulationTests",
+            dependencies: ["Simulation", "Profile", "AppStoreModel"],
+            exclude: ["Snapshots"]
+        ),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),
         .testTarget(name: "LoadTests", dependencies: ["Load", "Profile", "CCurl"], exclude: ["Interop"]),
         .testTarget(name: "CheckingTests", dependencies: ["Checking", "Simulation", "Chaos", "Profile"]),

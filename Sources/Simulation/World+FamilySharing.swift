@@ -1,0 +1,83 @@
+internal import Profile
+
+// Family Sharing of non-consumables: the partner's own FAMILY_SHARED transaction, and its revocation when
+// the purchaser's transaction is refunded.
+
+extension World {
+    /// Family Sharing: the partner gets its own FAMILY_SHARED transaction for the product.
+    mutating func share(
+        product index: Int,
+        from facts: TransactionFacts,
+        to partner: Int,
+        at t: Double
+    ) -> UInt64 {
+        let event = newEvent()
+        let tx = newTransaction()
+        let shared = sharedCopy(of: facts, transaction: tx, partner: partner)
+        var truth = Truth(kind: .grant, effectiveDate: facts.signedDate)
+        truth.productId = facts.productId
+        truth.productType = products[index].type
+        truth.transactionId = shared.transactionId
+        truth.originalTransactionId = shared.originalTransactionId
+        let note = notification(
+            type: "ONE_TIME_CHARGE",
+            subtype: nil,
+            signedMs: facts.signedDate,
+            status: nil,
+            shared,
+            nil
+        )
+        emit(.familyShare, account: partner, event: event, at: t + rng.between(0.1, 0.6), .notification(note), truth)
+        deliverToDevices(
+            shared,
+            account: partner,
+            purchaser: nil,
+            everyDevice: true,
+            lifecycle: .familyShare,
+            event: event,
+            truth: truth,
+            at: t,
+            cause: nil
+        )
+        accounts[partner].setOwned(index, true)
+        return tx
+    }
+
+    /// The purchaser's refund of a shared purchase revokes the partner's `FAMILY_SHARED` transaction too
+    /// (`REVOKE`, `FAMILY_REVOKE`): `facts` is the purchaser's revoked transaction.
+    mutating func revokeShared(
+        _ sharedTransaction: UInt64,
+        product index: Int,
+        from facts: TransactionFacts,
+        purchaser account: Int,
+        at t: Double,
+        cause: String?
+    ) {
+        guard let partner = Self.familyPartner(of: account, seed: profile.seed, population: profile.population)
+        else { return }
+        var shared = sharedCopy(of: facts, transaction: sharedTransaction, partner: partner)
+        shared.revocationType = "FAMILY_REVOKE"
+        shared.revocationPercentage = nil
+        accounts[partner].setOwned(index, false)
+        revokeNotification(
+            account: partner,
+            facts: shared,
+            type: "REVOKE",
+            lifecycle: .familyRevoke,
+            at: t,
+            cause: cause
+        )
+    }
+
+    /// The partner's own `FAMILY_SHARED` copy of the purchaser's transaction: its own id, free.
+    private func sharedCopy(of facts: TransactionFacts, transaction: UInt64, partner: Int) -> TransactionFacts {
+        var shared = facts
+        shared.transactionId = String(transaction)
+        shared.originalTransactionId = String(transaction)
+        shared.inAppOwnershipType = "FAMILY_SHARED"
+        shared.appAccountToken = token(partner)
+        shared.appTransactionId = appTransactionId(partner)
+        shared.price = 0
+        return shared
+    }
+}

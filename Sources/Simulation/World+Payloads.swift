@@ -1,0 +1,217 @@
+internal import Profile
+
+// The payload facts the world signs: transactions, renewal info, notifications and the truth of subscriptions.
+
+extension World {
+    func appTransactionId(_ account: Int) -> String { String(transactionBase / 10 + UInt64(account)) }
+
+    mutating func transaction(
+        account: Int,
+        product index: Int,
+        id: UInt64,
+        original: UInt64,
+        originalMs: Int64,
+        purchaseMs: Int64,
+        quantity: Int32,
+        price: Int64,
+        signedMs: Int64
+    ) -> TransactionFacts {
+        let product = products[index]
+        let target = profile.target
+        let catalog = profile.catalog
+        return TransactionFacts(
+            transactionId: String(id),
+            originalTransactionId: String(original),
+            webOrderLineItemId: nil,
+            bundleId: target.bundleId,
+            productId: product.id,
+            subscriptionGroupIdentifier: nil,
+            purchaseDate: purchaseMs,
+            originalPurchaseDate: originalMs,
+            expiresDate: nil,
+            quantity: quantity,
+            type: product.type.appleName,
+            appAccountToken: token(account),
+            inAppOwnershipType: "PURCHASED",
+            signedDate: signedMs,
+            environment: target.environment,
+            storefront: catalog.storefront,
+            storefrontId: catalog.storefrontId,
+            transactionReason: "PURCHASE",
+            currency: catalog.currency,
+            price: price,
+            appTransactionId: appTransactionId(account)
+        )
+    }
+
+    mutating func purchaseTransaction(account: Int, ref: PurchaseRef, signedMs: Int64) -> TransactionFacts {
+        let product = products[Int(ref.product)]
+        return transaction(
+            account: account,
+            product: Int(ref.product),
+            id: ref.transaction,
+            original: ref.transaction,
+            originalMs: ref.purchaseMs,
+            purchaseMs: ref.purchaseMs,
+            quantity: ref.quantity,
+            price: product.priceMilli * Int64(ref.quantity),
+            signedMs: signedMs
+        )
+    }
+
+    mutating func subscriptionTransaction(
+        account: Int,
+        group: Int,
+        reason: String?,
+        signedMs: Int64
+    )
+        -> TransactionFacts
+    {
+        subscriptionTransaction(
+            account: account,
+            group: group,
+            sub: accounts[account].sub(group)!,
+            reason: reason,
+            signedMs: signedMs
+        )
+    }
+
+    /// The transaction of the period before the current one, as Apple signs it at `signedMs`.
+    mutating func previousTransaction(account: Int, group: Int, signedMs: Int64) -> TransactionFacts? {
+        guard let old = accounts[account].sub(group)?.previousPeriod else { return nil }
+        return subscriptionTransaction(account: account, group: group, sub: old, reason: nil, signedMs: signedMs)
+    }
+
+    mutating func subscriptionTransaction(
+        account: Int,
+        group: Int,
+        sub: SubscriptionLifecycle,
+        reason: String?,
+        signedMs: Int64
+    ) -> TransactionFacts {
+        let index = groupProducts[group][Int(sub.position)]
+        let product = products[index]
+        var price = product.priceMilli
+        if sub.priceBumped { price = price * 6 / 5 }
+        var facts = transaction(
+            account: account,
+            product: index,
+            id: sub.transaction,
+            original: sub.original,
+            originalMs: sub.originalMs,
+            purchaseMs: sub.purchaseMs,
+            quantity: 1,
+            price: price,
+            signedMs: signedMs
+        )
+        facts.webOrderLineItemId = String(sub.webOrder)
+        facts.subscriptionGroupIdentifier = profile.catalog.groups[group].id
+        facts.expiresDate = sub.expiresMs
+        facts.transactionReason =
+            reason ?? (sub.transaction == sub.original || sub.upgradedFrom != nil ? "PURCHASE" : "RENEWAL")
+        if let index = sub.offer, Int(index) < product.offers.count {
+            let offer = product.offers[Int(index)]
+            facts.offerType = offer.kind.appleNumber
+            facts.offerIdentifier = offer.kind == .introductory ? nil : offer.id
+            facts.offerDiscountType = offer.discount.appleName
+            facts.offerPeriod = "P\(offer.periods)M"
+            facts.price = offer.priceMilli
+        }
+        if sub.status == .revoked {
+            facts.revocationDate = sub.revocationMs
+            facts.revocationReason = sub.revocationReason
+            facts.revocationType = "REFUND_FULL"
+            facts.revocationPercentage = 100_000
+        }
+        return facts
+    }
+
+    func renewal(account: Int, group: Int, signedMs: Int64) -> RenewalFacts {
+        let sub = accounts[account].sub(group)!
+        let current = products[groupProducts[group][Int(sub.position)]]
+        let next = products[groupProducts[group][Int(sub.autoRenewPosition)]]
+        var renewalPrice = next.priceMilli
+        if sub.priceBumped || sub.priceIncrease != .notAnnounced { renewalPrice = renewalPrice * 6 / 5 }
+        var facts = RenewalFacts(
+            originalTransactionId: String(sub.original),
+            autoRenewProductId: next.id,
+            productId: current.id,
+            autoRenewStatus: sub.autoRenew ? 1 : 0,
+            signedDate: signedMs,
+            environment: profile.target.environment,
+            recentSubscriptionStartDate: sub.recentStartMs,
+            renewalDate: sub.isOver ? nil : sub.expiresMs,
+            currency: profile.catalog.currency,
+            renewalPrice: renewalPrice,
+            appAccountToken: token(account),
+            appTransactionId: appTransactionId(account)
+        )
+        switch sub.status {
+        case .gracePeriod:
+            facts.isInBillingRetryPeriod = true
+            facts.gracePeriodExpiresDate = sub.graceExpiresMs
+            facts.expirationIntent = 2
+        case .billingRetry:
+            facts.isInBillingRetryPeriod = true
+            facts.expirationIntent = 2
+        case .expired:
+            facts.isInBillingRetryPeriod = false
+            facts.expirationIntent = sub.expirationIntent
+        case .active, .revoked:
+            // Apple says so outright rather than leaving the key out, as `paystorm mint` does.
+            facts.isInBillingRetryPeriod = false
+        }
+        switch sub.priceIncrease {
+        case .notAnnounced: break
+        case .pending: facts.priceIncreaseStatus = 0
+        case .accepted: facts.priceIncreaseStatus = 1
+        }
+        if let index = sub.pendingOffer, Int(index) < next.offers.count {
+            let offer = next.offers[Int(index)]
+            facts.offerType = offer.kind.appleNumber
+            facts.offerIdentifier = offer.id
+            facts.offerDiscountType = offer.discount.appleName
+            facts.renewalPrice = offer.priceMilli
+        }
+        return facts
+    }
+
+    func subscriptionTruth(account: Int, group: Int, kind: Truth.Kind, signedMs: Int64) -> Truth {
+        let sub = accounts[account].sub(group)!
+        let product = products[groupProducts[group][Int(sub.position)]]
+        var truth = Truth(kind: kind, effectiveDate: signedMs)
+        truth.productId = product.id
+        truth.productType = .autoRenewable
+        truth.transactionId = String(sub.transaction)
+        truth.originalTransactionId = String(sub.original)
+        truth.groupId = profile.catalog.groups[group].id
+        truth.expiresDate = sub.expiresMs
+        truth.gracePeriodExpiresDate = sub.status == .gracePeriod ? sub.graceExpiresMs : nil
+        truth.status = sub.status
+        return truth
+    }
+
+    mutating func notification(
+        type: String,
+        subtype: String?,
+        signedMs: Int64,
+        status: Int32?,
+        _ transaction: TransactionFacts?,
+        _ renewal: RenewalFacts?
+    ) -> NotificationFacts {
+        NotificationFacts(
+            notificationType: type,
+            subtype: subtype,
+            notificationUUID: rng.uuid(),
+            signedDate: signedMs,
+            version: "2.0",
+            bundleId: profile.target.bundleId,
+            appAppleId: profile.target.appAppleId,
+            environment: profile.target.environment,
+            status: status,
+            consumptionRequestReason: nil,
+            transaction: transaction,
+            renewal: renewal
+        )
+    }
+}

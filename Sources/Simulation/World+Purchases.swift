@@ -1,0 +1,154 @@
+internal import Profile
+
+// Consumables, non-consumables and non-renewing subscriptions: purchases (also through Ask to Buy), their
+// delivery to the account's devices, and device reports that carry no transaction.
+
+extension World {
+    /// Buys a product for an account, through Ask to Buy when the fault draws it; false when the account
+    /// cannot buy it now (it owns the non-consumable, or is subscribed in the group).
+    mutating func buy(product index: Int, account: Int, at t: Double) -> Bool {
+        let product = products[index]
+        if product.type == .nonConsumable && accounts[account].owns(index) { return false }
+        if product.type == .autoRenewable, let group = groupIndex(of: index),
+            let sub = accounts[account].sub(group), !sub.isOver
+        {
+            return false
+        }
+        let device = rng.below(profile.population.devicesPerAccount)
+        if let ask = profile.faults.askToBuy, rng.chance(ask.probability) {
+            let approve = rng.chance(ask.approveProbability)
+            let event = newEvent()
+            var truth = Truth(kind: .pending, effectiveDate: millis(t))
+            truth.productId = product.id
+            truth.productType = product.type
+            let report = DeviceReport(
+                device: device,
+                purchaseResult: "pending",
+                productId: product.id,
+                appAccountToken: token(account)
+            )
+            emit(.askToBuyPending, account: account, event: event, at: t, .report(report), truth, cause: "askToBuy")
+            schedule(
+                .askToBuy(account: account, product: index, device: device, approve: approve),
+                at: t + ask.pendingSeconds
+            )
+            if product.type == .nonConsumable { accounts[account].setOwned(index, true) }
+            return true
+        }
+        return complete(product: index, account: account, device: device, at: t, approval: false)
+    }
+
+    /// The group of an auto-renewable product, by index.
+    func groupIndex(of product: Int) -> Int? { groupProducts.firstIndex { $0.contains(product) } }
+
+    /// The purchase goes through (directly or after an Ask to Buy approval).
+    mutating func complete(product index: Int, account: Int, device: Int, at t: Double, approval: Bool) -> Bool {
+        let product = products[index]
+        if product.type == .autoRenewable, let group = groupIndex(of: index) {
+            if let sub = accounts[account].sub(group), !sub.isOver {
+                return false
+            }
+            subscribe(account: account, group: group, product: index, device: device, at: t, approval: approval)
+            return true
+        }
+        let event = newEvent()
+        let tx = newTransaction()
+        let quantity: Int32 = product.type == .consumable ? Int32(1 + rng.below(3)) : 1
+        let now = millis(t)
+        let facts = transaction(
+            account: account,
+            product: index,
+            id: tx,
+            original: tx,
+            originalMs: now,
+            purchaseMs: now,
+            quantity: quantity,
+            price: product.priceMilli * Int64(quantity),
+            signedMs: now
+        )
+        var truth = Truth(kind: .grant, effectiveDate: now)
+        truth.productId = product.id
+        truth.productType = product.type
+        truth.transactionId = facts.transactionId
+        truth.originalTransactionId = facts.originalTransactionId
+        truth.quantity = Int(quantity)
+        if product.type == .nonRenewing { truth.expiresDate = now + Int64(product.periodSeconds * 1000) }
+        let lifecycle: Lifecycle = approval ? .askToBuyApproved : .purchase
+        let cause = approval ? "askToBuy" : nil
+        deliverToDevices(
+            facts,
+            account: account,
+            purchaser: approval ? nil : device,
+            everyDevice: product.type != .consumable,
+            lifecycle: lifecycle,
+            event: event,
+            truth: truth,
+            at: t,
+            cause: cause
+        )
+        let note = notification(type: "ONE_TIME_CHARGE", subtype: nil, signedMs: now, status: nil, facts, nil)
+        emit(
+            lifecycle,
+            account: account,
+            event: event,
+            at: t + rng.between(0.05, 0.5),
+            .notification(note),
+            truth,
+            cause: cause
+        )
+        var ref = PurchaseRef(product: Int32(index), transaction: tx, purchaseMs: now, quantity: quantity, shared: nil)
+        if product.type == .nonConsumable {
+            accounts[account].setOwned(index, true)
+            if product.familyShareable,
+                let partner = Self.familyPartner(of: account, seed: profile.seed, population: profile.population)
+            {
+                ref.shared = share(product: index, from: facts, to: partner, at: t)
+            }
+        }
+        accounts[account].remember(ref)
+        if let mid = profile.faults.refundMidStream, rng.chance(mid.probability) {
+            schedule(.refund(account: account), at: t + rng.between(0, 1.0))
+        }
+        return true
+    }
+
+    /// The transaction on the account's devices: the purchaser's own purchase result at once, and the
+    /// `Transaction.updates` of the other devices (of every device when `everyDevice`) a little later.
+    mutating func deliverToDevices(
+        _ facts: TransactionFacts,
+        account: Int,
+        purchaser: Int?,
+        everyDevice: Bool,
+        lifecycle: Lifecycle,
+        event: UInt64,
+        truth: Truth,
+        at t: Double,
+        cause: String?
+    ) {
+        for device in 0..<profile.population.devicesPerAccount {
+            let own = device == purchaser
+            guard own || everyDevice else { continue }
+            let delivery = DeviceDelivery(device: device, source: own ? .purchaseResult : .updates, transaction: facts)
+            let when = own ? t : t + rng.between(0.05, 1.0)
+            emit(lifecycle, account: account, event: event, at: when, .device(delivery), truth, cause: cause)
+        }
+    }
+
+    /// A device reports a pending or cancelled purchase: no transaction, nothing to grant.
+    mutating func report(account: Int, at t: Double) -> Bool {
+        let product = products[rng.below(products.count)]
+        let pending = rng.chance(0.5)
+        let report = DeviceReport(
+            device: rng.below(profile.population.devicesPerAccount),
+            purchaseResult: pending ? "pending" : "userCancelled",
+            productId: product.id,
+            appAccountToken: token(account)
+        )
+        var truth = Truth(kind: pending ? .pending : .none, effectiveDate: millis(t))
+        truth.productId = product.id
+        truth.productType = product.type
+        emit(.deviceReport, account: account, event: newEvent(), at: t, .report(report), truth)
+        return true
+    }
+
+}

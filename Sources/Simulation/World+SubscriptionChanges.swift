@@ -1,0 +1,192 @@
+internal import Profile
+
+// What customers and Apple change on a running subscription: auto-renew, levels, offers, billing failures,
+// price increases and renewal extensions.
+
+extension World {
+    mutating func changeAutoRenew(account: Int, enable: Bool, at t: Double) -> Bool {
+        guard let group = pickEntitled(account, where: { sub, _ in sub.autoRenew != enable }),
+            var sub = accounts[account].sub(group)
+        else { return false }
+        let notice = sub.setAutoRenew(enable)
+        accounts[account].setSub(group, sub)
+        subscriptionNotification(account: account, group: group, notice, at: t)
+        return true
+    }
+
+    /// An upgrade (at once) or a downgrade (from the next renewal) to a level drawn at random.
+    mutating func changeLevel(account: Int, upgrade: Bool, at t: Double) -> Bool {
+        let sizes = groupProducts.map(\.count)
+        let candidate = pickEntitled(account) { sub, group in
+            upgrade ? sub.position > 0 && sub.status == .active : Int(sub.position) < sizes[group] - 1
+        }
+        guard let group = candidate, var sub = accounts[account].sub(group) else { return false }
+        if !upgrade {
+            let lower = sub.position + 1 + Int32(rng.below(sizes[group] - Int(sub.position) - 1))
+            let notice = sub.downgrade(to: lower)
+            accounts[account].setSub(group, sub)
+            subscriptionNotification(account: account, group: group, notice, at: t)
+            return true
+        }
+        upgradeNow(
+            account: account,
+            group: group,
+            to: Int32(rng.below(Int(sub.position))),
+            offer: nil,
+            notificationType: "DID_CHANGE_RENEWAL_PREF",
+            lifecycle: .upgrade,
+            at: t
+        )
+        return true
+    }
+
+    /// An upgrade takes effect at once: a new transaction for the higher level starts a full period now and
+    /// supersedes the current one (Apple refunds its unused part).
+    mutating func upgradeNow(
+        account: Int,
+        group: Int,
+        to position: Int32,
+        offer: Int8?,
+        notificationType: String,
+        lifecycle: Lifecycle,
+        at t: Double
+    ) {
+        guard var sub = accounts[account].sub(group) else { return }
+        let now = millis(t)
+        let (replaced, alarm) = sub.upgrade(
+            to: position,
+            level: groupLevels[group][Int(position)],
+            offer: offer,
+            transaction: newTransaction(),
+            webOrder: newWebOrder(),
+            nowMs: now
+        )
+        accounts[account].setSub(group, sub)
+        setAlarm(alarm, account: account, group: group)
+        let event = newEvent()
+        let facts = subscriptionTransaction(account: account, group: group, reason: "PURCHASE", signedMs: now)
+        var truth = subscriptionTruth(account: account, group: group, kind: .grant, signedMs: now)
+        truth.supersedes = String(replaced)
+        announceNewPeriod(
+            facts,
+            truth,
+            account: account,
+            group: group,
+            event: event,
+            lifecycle: lifecycle,
+            purchaser: rng.below(profile.population.devicesPerAccount),
+            cause: nil,
+            type: notificationType,
+            subtype: "UPGRADE",
+            notifiedWithin: (0.05, 0.5),
+            at: t
+        )
+    }
+
+    mutating func armBillingFailure(account: Int, at t: Double) -> Bool {
+        guard
+            let group = pickEntitled(
+                account,
+                where: { sub, _ in sub.autoRenew && !sub.failNext && sub.status == .active }
+            ), var sub = accounts[account].sub(group)
+        else { return false }
+        sub.armBillingFailure()
+        accounts[account].setSub(group, sub)
+        emit(
+            .billingFailureArmed,
+            account: account,
+            event: newEvent(),
+            at: t,
+            .marker,
+            Truth(kind: .none, effectiveDate: millis(t))
+        )
+        return true
+    }
+
+    /// An active subscriber redeems a promotional offer (or an offer code): for the current product it applies
+    /// from the next renewal (`OFFER_REDEEMED` without subtype); for a higher level it is an upgrade that takes
+    /// effect at once (`UPGRADE`: a new transaction the backend must grant now); for a lower level, a downgrade
+    /// from the next renewal (`DOWNGRADE`: the current product stays owed until then).
+    mutating func redeemOffer(account: Int, at t: Double) -> Bool {
+        var choices: [(group: Int, position: Int32, offer: Int8)] = []
+        for group in entitledGroups(account) {
+            guard let sub = accounts[account].sub(group), sub.status == .active, sub.pendingOffer == nil else {
+                continue
+            }
+            for (position, index) in groupProducts[group].enumerated() {
+                for (offer, kind) in products[index].offers.map(\.kind).enumerated() where kind == .promotional {
+                    choices.append((group, Int32(position), Int8(offer)))
+                }
+            }
+        }
+        guard !choices.isEmpty else { return false }
+        let choice = choices[rng.below(choices.count)]
+        guard var sub = accounts[account].sub(choice.group) else { return false }
+        if choice.position < sub.position {
+            upgradeNow(
+                account: account,
+                group: choice.group,
+                to: choice.position,
+                offer: choice.offer,
+                notificationType: "OFFER_REDEEMED",
+                lifecycle: .offerRedeemed,
+                at: t
+            )
+            return true
+        }
+        let notice = sub.redeemOffer(choice.offer, at: choice.position)
+        accounts[account].setSub(choice.group, sub)
+        subscriptionNotification(account: account, group: choice.group, notice, at: t)
+        return true
+    }
+
+    /// Apple extends the renewal date of an active subscription (customer-service compensation, 1 to 30 days
+    /// compressed): `RENEWAL_EXTENDED` with the same transaction ending later, owed until then. One in ten
+    /// fails (`RENEWAL_EXTENSION`/`FAILURE`: nothing changes).
+    mutating func extendRenewal(account: Int, at t: Double) -> Bool {
+        // A pending price consent or an armed billing failure would be lost with the timers a new version drops.
+        guard
+            let group = pickEntitled(
+                account,
+                where: { sub, _ in sub.status == .active && sub.priceIncrease != .pending && !sub.failNext }
+            ), var sub = accounts[account].sub(group)
+        else { return false }
+        guard rng.chance(0.9) else {
+            let failure = SubscriptionLifecycle.Notice(
+                type: "RENEWAL_EXTENSION",
+                subtype: "FAILURE",
+                lifecycle: .renewalExtensionFailed,
+                truth: .none
+            )
+            subscriptionNotification(account: account, group: group, failure, at: t)
+            return true
+        }
+        let days = Double(1 + rng.below(30))
+        let (notice, alarm) = sub.extendRenewal(
+            byMillis: Int64((profile.timeCompression.seconds(days: days) * 1000).rounded())
+        )
+        accounts[account].setSub(group, sub)
+        setAlarm(alarm, account: account, group: group)
+        subscriptionNotification(account: account, group: group, notice, at: t)
+        return true
+    }
+
+    /// Apple announces a price increase; the customer answers before the period ends.
+    mutating func announcePriceIncrease(account: Int, at t: Double) -> Bool {
+        guard
+            let group = pickEntitled(
+                account,
+                where: { sub, _ in sub.priceIncrease == .notAnnounced && sub.autoRenew && sub.status == .active }
+            ), var sub = accounts[account].sub(group)
+        else { return false }
+        let notice = sub.announcePriceIncrease()
+        accounts[account].setSub(group, sub)
+        let remaining = seconds(sub.expiresMs) - t
+        schedule(
+            .subscription(account: account, group: group, timer: .priceConsent, version: sub.version),
+            at: t + remaining * rng.between(0.2, 0.8)
+        )
+        subscriptionNotification(account: account, group: group, notice, at: t)
+        return true
+    }
+}
