@@ -79,7 +79,7 @@ public struct RunOutcome: Sendable {
 public enum PayStormRun {
     /// The engine of the run in progress, so a signal handler can stop it.
     private static let current = Mutex<LoadEngine?>(nil)
-    private static let interrupted = Atomic<Bool>(false)
+    static let interrupted = Atomic<Bool>(false)
 
     /// Stops the run in progress (SIGINT/SIGTERM); it still writes its report.
     public static func interrupt() {
@@ -143,25 +143,8 @@ public enum PayStormRun {
     ) throws(RunError) -> RunOutcome {
         interrupted.store(false, ordering: .relaxed)
         let (profile, thresholds) = try load(options)
-        if let listen = options.metricsListen, !listen.loopback, !profile.target.allowedHosts.contains(listen.host) {
-            throw .badInput(
-                "--metrics-listen \(listen.host):\(listen.port): \(listen.host) is not loopback and not in "
-                    + "target.allowedHosts of \(options.profilePath)"
-            )
-        }
         let startedAt = Date()
-        let folder: ReportFolder
-        do {
-            folder = try ReportFolder(
-                root: URL(fileURLWithPath: options.reportsDirectory),
-                profile: profile.name,
-                seed: profile.seed,
-                date: startedAt,
-                label: options.shard?.label
-            )
-        } catch {
-            throw .cannotWrite("\(error)")
-        }
+        let folder = try reportFolder(options: options, profile: profile, date: startedAt)
         // A run that fails before it can send (unreachable target, missing PKI, a ledger that does not
         // start) leaves no folder behind; `latest` moves only once the run starts.
         var started = false
@@ -181,234 +164,133 @@ public enum PayStormRun {
         )
         defer { api?.shutdown() }
 
-        let bodies = DeliveryBodies(minter: minter(profile: profile, pki: target.pki), endpoints: target.endpoints)
+        return try start(
+            options: options,
+            loaded: (profile, thresholds, startedAt),
+            folder: folder,
+            target: target,
+            engine: engine,
+            api: api,
+            markStarted: { started = true },
+            log: log
+        )
+    }
+
+    /// The run from its clock on: mints, plays the schedule, settles, probes and reports. `markStarted` is called
+    /// once the run is committed to its folder (sending is about to start).
+    private static func start(
+        options: RunOptions,
+        loaded: (profile: Profile, thresholds: [Load.Threshold], startedAt: Date),
+        folder: ReportFolder,
+        target: PreparedTarget,
+        engine: LoadEngine,
+        api: RunAPI?,
+        markStarted: () -> Void,
+        log: @escaping @Sendable (String) -> Void
+    ) throws(RunError) -> RunOutcome {
+        let (profile, thresholds, startedAt) = loaded
         // Minting starts before the clock does, so the first sends never wait on a signature.
-        let lead = 1.5
-        let startMillis = Int64((Date().timeIntervalSince1970 + lead) * 1000)
-        // With an App Store Server API, every action is recorded into its store as the world yields it.
-        let world = APIFeed(World(profile: profile, startMillis: startMillis), store: api?.store)
-        let chaos = ChaosStream(world, profile: profile)
-        let restarts = chaos.restarts
-        let cache = BodyCache()
-        // The run's clock, for shedding what minting cannot sign in time.
-        let runStart = Double(startMillis) / 1000
-        let clock: @Sendable () -> Double = { Date().timeIntervalSince1970 - runStart }
-        let pipeline =
-            if let shard = options.shard {
-                MintPipeline(
-                    stream: ShardDeliveries(base: chaos, shard: shard),
-                    bodies: bodies,
-                    cache: cache,
-                    clock: clock
-                )
-            } else {
-                MintPipeline(stream: chaos, bodies: bodies, cache: cache, clock: clock)
-            }
+        let startMillis = Int64((Date().timeIntervalSince1970 + 1.5) * 1000)
+        let (pipeline, bodies, cache, restarts) = mintPipeline(
+            options: options,
+            profile: profile,
+            target: target,
+            api: api,
+            startMillis: startMillis
+        )
         pipeline.start()
         defer { pipeline.stopAndWait() }
 
         let checker = Checker(profile: profile, startMillis: startMillis)
-        let recorder: LoadRecorder
-        let history: HistoryLog
-        let snapshots = options.metricsListen == nil ? nil : LoadSnapshots()
-        do {
-            recorder = try LoadRecorder(
-                directory: folder.url.path,
-                startTime: Date(timeIntervalSince1970: Double(startMillis) / 1000),
-                status: options.status,
-                plannedDuration: .milliseconds(Int64(profile.durationSeconds * 1000)),
-                snapshots: snapshots
-            )
-            history = try HistoryLog(
-                directory: options.history ? folder.url.path : nil,
-                capBytes: options.historyMaxMegabytes << 20,
-                startMillis: startMillis
-            )
-        } catch let error as RunError {
-            throw error
-        } catch let error as OutputFileError {
-            throw .cannotWrite(error.description)
-        } catch {
-            throw .cannotWrite("cannot write \(folder.url.path): \(error.localizedDescription)")
-        }
-        var metrics: MetricsEndpoint?
-        if let listen = options.metricsListen, let snapshots {
-            let endpoint = try MetricsEndpoint(listen: listen, snapshots: snapshots, checker: checker)
-            log("metrics: http://\(endpoint.address)/metrics")
-            metrics = endpoint
-        }
+        let (recorder, history, snapshots) = try outputs(
+            options: options,
+            profile: profile,
+            folder: folder,
+            startMillis: startMillis
+        )
+        let metrics = try metricsEndpoint(options: options, snapshots: snapshots, checker: checker, log: log)
         // Served through settle and the final probes too (their checks still count), until the report is out.
         defer { metrics?.shutdown() }
         let restartWindows = RestartWindows(restarts)
-        let safetyProbes = Self.safetyProbes(
+        let (scheduler, safetyProbes) = makeScheduler(
+            options: options,
             profile: profile,
             target: target,
+            minting: (pipeline, bodies, cache),
             checker: checker,
-            startMillis: startMillis
-        )
-        let scheduler = RunScheduler(
-            pipeline: pipeline,
-            cache: cache,
-            bodies: bodies,
-            checker: checker,
-            policy: ChaosPolicy(profile: profile),
-            endpoints: target.endpoints,
-            history: history,
-            recorder: recorder,
-            only: options.account,
+            outputs: (recorder, history),
             restartWindows: restartWindows,
-            endOfSchedule: profile.durationSeconds,
-            endOfFollowUps: profile.durationSeconds + profile.settleSeconds,
-            transformer: profile.target.probe?.transform != nil ? safetyProbes : nil
+            startMillis: startMillis
         )
         current.withLock { $0 = engine }
         defer { current.withLock { $0 = nil } }
         folder.linkAsLatest()
-        started = true
+        markStarted()
 
-        let webhook = target.endpoints.webhook
-        // The target is restarted once per run, not once per shard: shard 0 plays the restarts, and every
-        // shard still classes its sends into the planned windows as `restart`.
-        let restartThread = RestartPlayer(
-            events: (options.shard?.index ?? 0) == 0 ? restarts : [],
-            ledger: target.ledger,
+        let restartThread = restartPlayer(
+            options: options,
+            target: target,
+            engine: engine,
+            restarts: (restarts, restartWindows),
             startMillis: startMillis,
-            logPath: folder.file("restart.log").path,
-            windows: restartWindows,
-            reachable: { engine.probe(url: webhook).map { "\($0.error): \($0.detail)" } },
+            folder: folder,
             log: log
         )
         restartThread.start()
         defer { restartThread.cancel() }
 
-        let wait = Double(startMillis) / 1000 - Date().timeIntervalSince1970
-        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
-        // Safety probes during the run: the profile's interval, or every 2 s on the embedded ledger.
-        let probeInterval =
-            target.endpoints.probe == nil ? 0 : profile.target.probe?.intervalSeconds ?? (target.ledger != nil ? 2 : 0)
-        var lastSafetyRound = 0.0
-        var saturation = HarnessSaturation()
-        var saturationTold = false
-        let stats = engine.run(timed: scheduler) { result in
-            scheduler.handle(result)
-        } tick: { stats in
-            // An interrupt that came before the engine started is honored at its first tick.
-            if interrupted.load(ordering: .relaxed) { engine.stop() }
-            recorder.tick(stats)
-            api?.drain(into: history, startMillis: startMillis)
-            let now = stats.elapsed.seconds
-            saturation.observe(
-                at: now,
-                sent: stats.sent,
-                releaseLag: stats.releaseLag.seconds,
-                mintWaited: pipeline.waited.seconds,
-                shed: pipeline.shed
-            )
-            // Said as soon as it is known, so whoever watches does not read the coming latency as the target's.
-            if !saturationTold, let limit = saturation.limit {
-                saturationTold = true
-                log(limit.sentence + ": sends beyond PayStorm's own ceiling are counted as missed")
-            }
-            if probeInterval > 0 && now - lastSafetyRound >= probeInterval {
-                lastSafetyRound = now
-                scheduler.scheduleSafetyProbes(at: now, delay: 0.5)
-            }
-            // Command and bulk probes rate-cap their own rounds, off this thread.
-            if let safetyProbes, target.endpoints.probe == nil, now <= profile.durationSeconds {
-                safetyProbes.offer(
-                    checker.drainAccountsOfInterest().filter { options.account == nil || $0 == options.account }
-                )
-            }
-        }
-        safetyProbes?.finish()
-        api?.drain(into: history, startMillis: startMillis)
-        history.flush()
+        let parts = RunParts(
+            profile: profile,
+            options: options,
+            target: target,
+            engine: engine,
+            api: api,
+            pipeline: pipeline,
+            checker: checker,
+            recorder: recorder,
+            history: history,
+            scheduler: scheduler,
+            safetyProbes: safetyProbes,
+            startMillis: startMillis,
+            log: log
+        )
+        return try playAndReport(
+            parts,
+            restartThread: restartThread,
+            thresholds: thresholds,
+            startedAt: startedAt,
+            folder: folder
+        )
+    }
+
+    /// Plays the schedule, settles, probes every account, and writes the report.
+    private static func playAndReport(
+        _ parts: RunParts,
+        restartThread: RestartPlayer,
+        thresholds: [Load.Threshold],
+        startedAt: Date,
+        folder: ReportFolder
+    ) throws(RunError) -> RunOutcome {
+        let (stats, harnessLimit) = play(parts)
         if let failure = stats.failure { throw .internalError("the load engine could not start: \(failure)") }
 
-        // Settle, then read the final state of every account the oracle knows.
-        var notes: [String] = []
-        var probeSawGrants: Bool? = scheduler.probeSawGrants || safetyProbes?.sawGrants == true ? true : nil
-        notes += safetyProbes?.notes ?? []
-        if !interrupted.load(ordering: .relaxed) {
-            // Settle counts from the end of the schedule: the engine kept sending retries and redeliveries due
-            // within it, so only what remains of it is left to wait.
-            let settleLeft = max(0, profile.settleSeconds - max(0, stats.elapsed.seconds - profile.durationSeconds))
-            log(String(format: "settling for %.1f s more, then probing every account", settleLeft))
-            Thread.sleep(forTimeInterval: settleLeft)
-            let accounts = options.account.map { [$0] } ?? checker.knownAccounts()
-            let final = FinalProbe(
-                endpoints: target.endpoints,
-                config: target.ledger == nil ? profile.target.probe : nil,
-                engine: engine
-            )
-            let sawGrants = final.run(accounts: accounts, checker: checker, startMillis: startMillis) { results, t in
-                scheduler.note(results, at: t)
-            }
-            if sawGrants {
-                probeSawGrants = true
-            } else if probeSawGrants == nil && !accounts.isEmpty {
-                probeSawGrants = false
-            }
-            notes += final.notes
-        }
+        var (notes, probeSawGrants) = settle(parts, stats: stats)
         let wasInterrupted = interrupted.load(ordering: .relaxed)
         restartThread.finish()
         notes += restartThread.notes
-        api?.drain(into: history, startMillis: startMillis)
-        notes += api?.notes ?? []
-        let summary = recorder.finish(
-            stats,
+        return try report(
+            parts,
+            stats: stats,
             thresholds: thresholds,
-            settings: ["seed": String(profile.seed)],
-            writesSummary: false
+            run: RunFacts(
+                startedAt: startedAt,
+                interrupted: wasInterrupted,
+                harnessLimit: harnessLimit,
+                notes: notes,
+                probeSawGrants: probeSawGrants
+            ),
+            folder: folder
         )
-        history.close()
-        if let dropped = history.droppedNote { notes.append(dropped) }
-
-        let unchecked = Checker.unchecked(target: profile.target, probeReturnsGrants: probeSawGrants)
-        let verdict = checker.verdict(unchecked: unchecked)
-        notes += scheduler.mintFailures.prefix(20).map { "minting error: \($0)" }
-        if scheduler.followUpsAfterSettle > 0 {
-            notes.append(
-                "\(scheduler.followUpsAfterSettle) retries or redeliveries fell after the settle period "
-                    + "and were not sent"
-            )
-        }
-        if wasInterrupted { notes.append("the run was interrupted; figures cover what was sent until then") }
-        let harnessLimit = saturation.limit
-        if let harnessLimit {
-            let line =
-                harnessLimit.sentence + ": latency from then on includes PayStorm's own delay, "
-                + "so latency thresholds it breaches are unknown"
-            log(line)
-            notes.append(line)
-        }
-        // A safety round off the engine's thread may have seen an invariant fail first.
-        let firstDetection = scheduler.firstDetection.merging(safetyProbes?.firstDetection ?? [:]) { min($0, $1) }
-        let report = ReportBuilder.build(
-            profile: profile,
-            options: options,
-            startedAt: startedAt,
-            target: target.description,
-            verdict: verdict,
-            summary: summary,
-            recorder: recorder,
-            faults: scheduler.faultCounts.merging(api?.faultCounts ?? [:], uniquingKeysWith: +),
-            firstDetection: firstDetection,
-            interrupted: wasInterrupted,
-            notes: notes,
-            acknowledgedOutside2xx: scheduler.acknowledgedOutside2xx,
-            harnessLimited: harnessLimit,
-            latencyThresholds: Set(thresholds.filter(\.metric.isLatency).map(\.expression))
-        )
-        do {
-            try ReportWriter.writeAll(report, to: folder)
-        } catch {
-            throw .cannotWrite("\(error)")
-        }
-        var detections: [String: Double] = [:]
-        for (invariant, t) in firstDetection { detections[invariant.rawValue] = t }
-        return RunOutcome(report: report, folder: folder.url, firstDetection: detections)
     }
 
     static func format(_ seconds: Double) -> String { String(format: "%g", seconds) }
@@ -448,7 +330,7 @@ public enum PayStormRun {
     /// The run's command-based safety probes: rounds of a `command` or `bulk` probe on the accounts of
     /// interest, or the `transform` of an `http` probe's answers; nil when the target has neither (the
     /// embedded ledger is probed over HTTP by the scheduler).
-    private static func safetyProbes(
+    static func safetyProbes(
         profile: Profile,
         target: PreparedTarget,
         checker: Checker,
