@@ -1,23 +1,5 @@
-internal import Foundation
 import Synchronization
-
-/// What the probe returns for one account (the target contract's JSON).
-struct AccountState: Sendable, Codable, Equatable {
-    struct Entitlement: Sendable, Codable, Equatable {
-        var productId: String
-        var transactionId: String?
-        var expiresDate: Int64?
-    }
-
-    struct Grant: Sendable, Codable, Equatable {
-        var transactionId: String
-        var count: Int
-    }
-
-    var entitlements: [Entitlement]
-    var balances: [String: Int64]
-    var grants: [Grant]
-}
+internal import TargetContract
 
 // The probe side: what an account is granted, read on the reader connection.
 extension LedgerStore {
@@ -39,7 +21,7 @@ extension LedgerStore {
 
         let balanceRows = try database.query(AccountQuery.balances, [.text(token), .text(Self.consumable)])
         for row in balanceRows {
-            if let product = row[0].string { state.balances[product] = row[1].int ?? 0 }
+            if let product = row[0].string { state.balances[product] = Int(row[1].int ?? 0) }
         }
 
         let ownedRows = try database.query(
