@@ -17,8 +17,12 @@ extension LedgerStore {
                 revokingWithoutStatus: event.isRevoking && event.status == nil
             )
         else { return }
+        // One read for every decision below: the stored state, and the purchase date of its current transaction.
         let existing = try database.query(
-            "SELECT signed_date, transaction_id, expires_date FROM subscriptions WHERE original_transaction_id = ?",
+            """
+            SELECT s.signed_date, s.transaction_id, s.expires_date, t.purchase_date FROM subscriptions s
+            LEFT JOIN transactions t ON t.transaction_id = s.transaction_id WHERE s.original_transaction_id = ?
+            """,
             [.text(view.originalId)]
         ).first
         // This event's transaction is revoked (sticky, see `LedgerPolicy.revocation`): if it is the
@@ -53,7 +57,13 @@ extension LedgerStore {
             }
             return
         }
-        try update(state, transaction, in: database)
+        try update(
+            state,
+            transaction,
+            storedPurchase: existing[3].int ?? 0,
+            storedExpires: existing[2].int ?? 0,
+            in: database
+        )
     }
 
     /// The status an event reports: its `data.status`, else what the transaction itself shows.
@@ -69,20 +79,19 @@ extension LedgerStore {
     /// period and product stay those of the current transaction, the one bought last. An upgrade replaces it at
     /// once, even if it ends sooner than the period it cuts short; a renewal extension re-signs it with a later
     /// end.
-    private func update(_ state: SubscriptionState, _ transaction: TransactionFacts, in database: Database) throws {
+    private func update(
+        _ state: SubscriptionState,
+        _ transaction: TransactionFacts,
+        storedPurchase: Int64,
+        storedExpires: Int64,
+        in database: Database
+    ) throws {
         let expires = transaction.expiresDate ?? 0
-        let stored = try database.query(
-            """
-            SELECT t.purchase_date, s.expires_date FROM subscriptions s
-            LEFT JOIN transactions t ON t.transaction_id = s.transaction_id WHERE s.original_transaction_id = ?
-            """,
-            [.text(state.originalId)]
-        ).first
         let moves = policy.movesCurrentPeriod(
             purchase: transaction.purchaseDate ?? 0,
             expires: expires,
-            storedPurchase: stored?[0].int ?? 0,
-            storedExpires: stored?[1].int ?? 0
+            storedPurchase: storedPurchase,
+            storedExpires: storedExpires
         )
         let switches: SQLValue = .integer(moves ? 1 : 0)
         let token: SQLValue = .text(state.token)
