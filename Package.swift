@@ -25,6 +25,9 @@ let package = Package(
 
         // The pipeline.
         .target(name: "AppStoreModel"),
+        // The probe contract: what a target grants one account, as the checker reads it and the reference ledger
+        // writes it. No dependencies, so both sides import it without an edge up the pipeline.
+        .target(name: "TargetContract"),
         .target(name: "Profile"),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CPayStormShims"]),
         .target(name: "Signing", dependencies: ["AppStoreModel", "COpenSSL", "CPayStormShims"]),
@@ -32,11 +35,11 @@ let package = Package(
         .target(name: "Simulation", dependencies: ["AppStoreModel", "Profile"]),
         .target(name: "Chaos", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
         .target(name: "Load", dependencies: ["Profile", "CCurl", "CZlib", "CPayStormShims"]),
-        .target(name: "Checking", dependencies: ["Simulation", "Chaos", "Profile", "AppStoreModel"]),
+        .target(name: "Checking", dependencies: ["Simulation", "Chaos", "Profile", "AppStoreModel", "TargetContract"]),
         .target(name: "Reporting"),
         .target(
             name: "ReferenceLedger",
-            dependencies: ["AppStoreModel", "Signing", "HTTPServer", "CSQLite", "CPayStormShims"]
+            dependencies: ["AppStoreModel", "Signing", "HTTPServer", "CSQLite", "CPayStormShims", "TargetContract"]
         ),
         // The App Store Server API as PayStorm plays it, beside the reference ledger: the run path feeds it.
         .target(
@@ -65,6 +68,7 @@ let package = Package(
 
         // Tests mirror the modules.
         .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel"]),
+        .testTarget(name: "TargetContractTests", dependencies: ["TargetContract"]),
         .testTarget(name: "ProfileTests", dependencies: ["Profile"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel", "HTTPServer"]),
@@ -83,7 +87,7 @@ let package = Package(
         .testTarget(name: "ReportingTests", dependencies: ["Reporting"], exclude: ["Snapshots"]),
         .testTarget(
             name: "ReferenceLedgerTests",
-            dependencies: ["ReferenceLedger", "Signing", "Minting", "AppStoreModel", "TestSupport"]
+            dependencies: ["ReferenceLedger", "Signing", "Minting", "AppStoreModel", "TestSupport", "TargetContract"]
         ),
         .testTarget(
             name: "PayStormCLITests",

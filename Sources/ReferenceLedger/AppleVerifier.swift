@@ -88,6 +88,7 @@ struct AppleVerifier: PayloadVerifier {
 
 /// Builds the verifier the configuration asks for.
 func makeVerifier(_ configuration: LedgerConfiguration) throws -> any PayloadVerifier {
-    if configuration.flaws.contains(.trustUnverified) { return TrustingVerifier() }
+    // The verifier that believes anything needs no trust root.
+    if LedgerPolicy(flaws: configuration.flaws).verification == .none { return TrustingVerifier() }
     return try AppleVerifier(configuration)
 }

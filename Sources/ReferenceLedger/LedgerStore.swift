@@ -1,64 +1,13 @@
 internal import Foundation
 import Synchronization
 
-/// One verified input, ready to apply: a notification (with its nested payloads) or a device delivery.
-struct LedgerEvent: Sendable {
-    enum Source: String, Sendable {
-        case webhook
-        case device
-    }
-
-    var source: Source
-    var notificationUUID: String?
-    var notificationType: String?
-    var subtype: String?
-    /// The ordering key: the notification's signedDate, or the transaction's for a device delivery.
-    var signedDate: Int64
-    var status: Int32?
-    var transaction: TransactionFacts?
-    var renewal: RenewalFacts?
-}
-
-/// What applying an event did.
-struct ApplyOutcome: Sendable, Equatable {
-    var duplicate = false
-    var granted = 0
-}
-
-/// A device report of a purchase outcome (never a grant in the correct ledger).
-struct DeviceReport: Sendable {
-    var purchaseResult: String
-    var productId: String
-    var appAccountToken: String
-    /// The transaction the app claims (reports of a successful purchase may carry one).
-    var transactionId: String?
-}
-
-/// What the probe returns for one account (the target contract's JSON).
-struct AccountState: Sendable, Codable, Equatable {
-    struct Entitlement: Sendable, Codable, Equatable {
-        var productId: String
-        var transactionId: String?
-        var expiresDate: Int64?
-    }
-
-    struct Grant: Sendable, Codable, Equatable {
-        var transactionId: String
-        var count: Int
-    }
-
-    var entitlements: [Entitlement]
-    var balances: [String: Int64]
-    var grants: [Grant]
-}
-
 /// The ledger's SQLite state: one writer connection (SQLite has one writer anyway) and one reader, each
 /// behind its own lock, so probes never wait for commits in WAL mode.
 final class LedgerStore: Sendable {
     private let writer: Mutex<Database>
-    private let reader: Mutex<Database>
+    let reader: Mutex<Database>
     private let lock: DatabaseLock
-    private let flaws: Set<LedgerFlaw>
+    let policy: LedgerPolicy
 
     static let consumable = "Consumable"
     static let nonConsumable = "Non-Consumable"
@@ -105,7 +54,7 @@ final class LedgerStore: Sendable {
             lock.release()
             throw error
         }
-        self.flaws = flaws
+        self.policy = LedgerPolicy(flaws: flaws)
     }
 
     /// Write and open failures mean the file cannot be written; anything else, that it is not a ledger
@@ -144,8 +93,7 @@ final class LedgerStore: Sendable {
         }
     }
 
-    /// Records a device report; grants only with the `unlock-on-pending` flaw (a pending report) or
-    /// the `trust-client-claims` flaw (a report of a successful purchase, under the claimed ID).
+    /// Records a device report; grants only when the policy says so (never in the correct ledger).
     func record(_ report: DeviceReport, now: Int64) throws -> ApplyOutcome {
         try writer.withLock { database in
             try database.transaction {
@@ -156,14 +104,7 @@ final class LedgerStore: Sendable {
                         .integer(now),
                     ]
                 )
-                let claimed = flaws.contains(.trustClientClaims) && report.purchaseResult == "success"
-                guard claimed || (flaws.contains(.unlockOnPending) && report.purchaseResult == "pending") else {
-                    return ApplyOutcome()
-                }
-                let transactionId =
-                    claimed
-                    ? report.transactionId ?? "claim-\(UUID().uuidString.lowercased())"
-                    : "report-\(UUID().uuidString.lowercased())"
+                guard let transactionId = policy.reportGrant(report) else { return ApplyOutcome() }
                 try database.query(
                     """
                     INSERT INTO transactions (transaction_id, original_transaction_id, app_account_token, product_id,
@@ -189,176 +130,157 @@ final class LedgerStore: Sendable {
         }
     }
 
+    /// Applies one event: records its notification (a replay is a duplicate), stores the newest view of its
+    /// transaction, grants it once unless it is revoked, and moves its subscription.
     private func apply(_ event: LedgerEvent, now: Int64, in database: Database) throws -> ApplyOutcome {
+        if let uuid = event.notificationUUID, try !recordNotification(uuid, of: event, now: now, in: database) {
+            return ApplyOutcome(duplicate: true)
+        }
+        guard let signed = event.transaction else { return ApplyOutcome() }
+        let transaction = try policy.refundTarget(signed, revoking: event.revokes(signed)) {
+            try latestOfProduct(signed, in: database)
+        }
+        guard let view = TransactionView(transaction, of: event) else { return ApplyOutcome() }
+        let stored = try store(view, transaction, of: event, in: database)
+
         var outcome = ApplyOutcome()
-        if let uuid = event.notificationUUID {
-            try database.query(
-                """
-                INSERT OR IGNORE INTO notifications (notification_uuid, notification_type, subtype, signed_date,
-                    received_at) VALUES (?, ?, ?, ?, ?)
-                """,
-                [
-                    .text(uuid), .text(event.notificationType ?? ""), SQLValue(event.subtype),
-                    .integer(event.signedDate), .integer(now),
-                ]
-            )
-            if database.changes == 0 && !flaws.contains(.doubleGrant) {
-                outcome.duplicate = true
-                return outcome
-            }
-        }
-        guard let signed = event.transaction else { return outcome }
-        let transaction = try refundTarget(signed, of: event, in: database)
-        guard let transactionId = transaction.transactionId, let productId = transaction.productId else {
-            return outcome
-        }
-        let token = transaction.appAccountToken?.lowercased() ?? ""
-        let originalId = transaction.originalTransactionId ?? transactionId
-        let productType = transaction.type ?? Self.nonConsumable
-        let transactionSigned = transaction.signedDate ?? event.signedDate
-        var revocation = transaction.revocationDate
-        let revokingType = event.notificationType == "REFUND" || event.notificationType == "REVOKE"
-        if revocation == nil && revokingType {
-            revocation = event.signedDate
-        }
-        if flaws.contains(.ignoreRefund) {
-            revocation = nil
-        }
-
-        // The transaction row holds the newest signed view; an older view never overrides it. Revocation is
-        // tracked apart: it is sticky (a replayed or re-signed purchase never carries news of a refund, so it
-        // cannot undo one); only a REFUND_REVERSED signed after the refund lifts it, and a refund signed
-        // after the reversal sets it again.
-        let existing = try database.query(
-            """
-            SELECT signed_date, revocation_date, revocation_signed_date, reversal_signed_date FROM transactions
-            WHERE transaction_id = ?
-            """,
-            [.text(transactionId)]
-        ).first
-        var resurrected = false
-        if let existing {
-            let storedSigned = existing[0].int ?? 0
-            let storedRevocation = existing[1].int
-            var revocationSigned = existing[2].int
-            var reversalSigned = existing[3].int
-            let update = transactionSigned > storedSigned || flaws.contains(.staleOverwrite)
-            var newRevocation = storedRevocation
-            let isReversal = event.notificationType == "REFUND_REVERSED"
-            if flaws.contains(.staleOverwrite) {
-                if update { newRevocation = revocation }
-            } else if let revocation {
-                if reversalSigned.map({ transactionSigned > $0 }) ?? true {
-                    newRevocation = revocation
-                    revocationSigned = max(revocationSigned ?? .min, transactionSigned)
-                }
-            } else if isReversal {
-                if revocationSigned.map({ transactionSigned > $0 }) ?? true {
-                    newRevocation = nil
-                    reversalSigned = max(reversalSigned ?? .min, transactionSigned)
-                }
-            } else if storedRevocation != nil && flaws.contains(.resurrectAfterRefund) {
-                newRevocation = nil
-                resurrected = true
-            }
-            if update {
-                try database.query(
-                    """
-                    UPDATE transactions SET product_id = ?, product_type = ?, purchase_date = ?, expires_date = ?,
-                        quantity = ?, is_upgraded = ?, signed_date = ?,
-                        app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END
-                    WHERE transaction_id = ?
-                    """,
-                    [
-                        .text(productId), .text(productType), SQLValue(transaction.purchaseDate),
-                        SQLValue(transaction.expiresDate), .integer(Int64(transaction.quantity ?? 1)),
-                        .integer(transaction.isUpgraded == true ? 1 : 0), .integer(transactionSigned), .text(token),
-                        .text(token), .text(transactionId),
-                    ]
-                )
-            }
-            try database.query(
-                """
-                UPDATE transactions SET revocation_date = ?, revocation_signed_date = ?, reversal_signed_date = ?
-                WHERE transaction_id = ?
-                """,
-                [SQLValue(newRevocation), SQLValue(revocationSigned), SQLValue(reversalSigned), .text(transactionId)]
-            )
-        } else {
-            try database.query(
-                """
-                INSERT INTO transactions (transaction_id, original_transaction_id, app_account_token, product_id,
-                    product_type, purchase_date, expires_date, quantity, revocation_date, is_upgraded, signed_date,
-                    revocation_signed_date, reversal_signed_date)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    .text(transactionId), .text(originalId), .text(token), .text(productId), .text(productType),
-                    SQLValue(transaction.purchaseDate), SQLValue(transaction.expiresDate),
-                    .integer(Int64(transaction.quantity ?? 1)), SQLValue(revocation),
-                    .integer(transaction.isUpgraded == true ? 1 : 0), .integer(transactionSigned),
-                    revocation == nil ? .null : .integer(transactionSigned),
-                    event.notificationType == "REFUND_REVERSED" ? .integer(transactionSigned) : .null,
-                ]
-            )
-        }
-
-        // Grant once per transaction, unless it is revoked now. The grant key carries the dedupe.
-        let current = try database.query(
-            "SELECT revocation_date, app_account_token FROM transactions WHERE transaction_id = ?",
-            [.text(transactionId)]
-        ).first
-        let revokedNow = current?[0].int != nil
-        if let current, !revokedNow {
-            let key: String
-            if flaws.contains(.doubleGrant) || resurrected {
-                key = "\(transactionId)#\(UUID().uuidString)"
-            } else if flaws.contains(.dualPathDoubleGrant) {
-                key = "\(event.source.rawValue):\(transactionId)"
-            } else {
-                key = transactionId
-            }
-            let owner = current[1].string ?? token
-            if try insertGrant(
-                key: key,
-                transactionId: transactionId,
-                token: owner,
-                productId: productId,
-                quantity: Int64(transaction.quantity ?? 1),
+        if !stored.revoked {
+            let granted = try insertGrant(
+                key: policy.grantKey(
+                    transactionId: view.transactionId,
+                    source: event.source,
+                    resurrected: stored.resurrected
+                ),
+                transactionId: view.transactionId,
+                token: stored.owner,
+                productId: view.productId,
+                quantity: view.quantity,
                 source: event.source.rawValue,
                 now: now,
                 in: database
-            ) {
-                outcome.granted += 1
-            }
-        }
-
-        if productType == Self.autoRenewable && transaction.isUpgraded != true {
-            try applySubscription(
-                event,
-                transaction,
-                originalId: originalId,
-                token: token,
-                revoked: revokedNow,
-                now: now,
-                in: database
             )
+            if granted { outcome.granted += 1 }
+        }
+        if view.productType == Self.autoRenewable && transaction.isUpgraded != true {
+            try applySubscription(event, transaction, view, revoked: stored.revoked, now: now, in: database)
         }
         return outcome
     }
 
-    /// The transaction a refund or revocation applies to: the signed one, or with the `refund-by-product` flaw
-    /// the account's latest stored transaction of the same product (for a subscription, its current period).
-    private func refundTarget(
-        _ signed: TransactionFacts,
+    /// Records a notification by its UUID; false when it is a replay the policy drops.
+    private func recordNotification(
+        _ uuid: String,
+        of event: LedgerEvent,
+        now: Int64,
+        in database: Database
+    ) throws -> Bool {
+        try database.query(
+            """
+            INSERT OR IGNORE INTO notifications (notification_uuid, notification_type, subtype, signed_date,
+                received_at) VALUES (?, ?, ?, ?, ?)
+            """,
+            [
+                .text(uuid), .text(event.notificationType ?? ""), SQLValue(event.subtype),
+                .integer(event.signedDate), .integer(now),
+            ]
+        )
+        return database.changes == 1 || !policy.dropsReplayedNotifications
+    }
+
+    /// What storing a view of a transaction left: whether it is revoked, whether a refunded transaction came
+    /// back (only by a flaw), and the account that owns it.
+    private struct Stored {
+        var revoked: Bool
+        var resurrected: Bool
+        var owner: String
+    }
+
+    /// Stores the transaction's newest signed view (an older view never overrides it) and its revocation,
+    /// which is ordered apart (see ``LedgerPolicy/revocation(_:after:isReversal:signedDate:)``).
+    private func store(
+        _ view: TransactionView,
+        _ transaction: TransactionFacts,
         of event: LedgerEvent,
         in database: Database
-    ) throws -> TransactionFacts {
-        let revoking =
-            signed.revocationDate != nil || event.notificationType == "REFUND" || event.notificationType == "REVOKE"
-        guard flaws.contains(.refundByProduct), revoking, let token = signed.appAccountToken?.lowercased(),
-            let productId = signed.productId
-        else { return signed }
+    ) throws -> Stored {
+        let carried = transaction.revocationDate ?? (event.isRevoking ? event.signedDate : nil)
+        let revocation = policy.revocation(carried: carried)
+        let isReversal = event.notificationType == "REFUND_REVERSED"
+        let existing = try database.query(
+            """
+            SELECT signed_date, revocation_date, revocation_signed_date, reversal_signed_date, app_account_token
+            FROM transactions WHERE transaction_id = ?
+            """,
+            [.text(view.transactionId)]
+        ).first
+        guard let existing else {
+            try insert(view, transaction, revocation: revocation, isReversal: isReversal, in: database)
+            return Stored(revoked: revocation != nil, resurrected: false, owner: view.token)
+        }
+        let stored = Revocation(date: existing[1].int, signed: existing[2].int, reversalSigned: existing[3].int)
+        let (next, resurrected) = policy.revocation(
+            stored,
+            after: revocation,
+            isReversal: isReversal,
+            signedDate: view.signedDate
+        )
+        let replaces = policy.replaces(incoming: view.signedDate, stored: existing[0].int ?? 0)
+        if replaces {
+            try database.query(
+                """
+                UPDATE transactions SET product_id = ?, product_type = ?, purchase_date = ?, expires_date = ?,
+                    quantity = ?, is_upgraded = ?, signed_date = ?,
+                    app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END
+                WHERE transaction_id = ?
+                """,
+                [
+                    .text(view.productId), .text(view.productType), SQLValue(transaction.purchaseDate),
+                    SQLValue(transaction.expiresDate), .integer(view.quantity),
+                    .integer(transaction.isUpgraded == true ? 1 : 0), .integer(view.signedDate), .text(view.token),
+                    .text(view.token), .text(view.transactionId),
+                ]
+            )
+        }
+        try database.query(
+            """
+            UPDATE transactions SET revocation_date = ?, revocation_signed_date = ?, reversal_signed_date = ?
+            WHERE transaction_id = ?
+            """,
+            [SQLValue(next.date), SQLValue(next.signed), SQLValue(next.reversalSigned), .text(view.transactionId)]
+        )
+        let storedOwner = existing[4].string ?? view.token
+        let owner = replaces && !view.token.isEmpty ? view.token : storedOwner
+        return Stored(revoked: next.date != nil, resurrected: resurrected, owner: owner)
+    }
+
+    private func insert(
+        _ view: TransactionView,
+        _ transaction: TransactionFacts,
+        revocation: Int64?,
+        isReversal: Bool,
+        in database: Database
+    ) throws {
+        try database.query(
+            """
+            INSERT INTO transactions (transaction_id, original_transaction_id, app_account_token, product_id,
+                product_type, purchase_date, expires_date, quantity, revocation_date, is_upgraded, signed_date,
+                revocation_signed_date, reversal_signed_date)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(view.transactionId), .text(view.originalId), .text(view.token), .text(view.productId),
+                .text(view.productType), SQLValue(transaction.purchaseDate), SQLValue(transaction.expiresDate),
+                .integer(view.quantity), SQLValue(revocation), .integer(transaction.isUpgraded == true ? 1 : 0),
+                .integer(view.signedDate), revocation == nil ? .null : .integer(view.signedDate),
+                isReversal ? .integer(view.signedDate) : .null,
+            ]
+        )
+    }
+
+    /// The account's latest stored transaction of the signed one's product (for a subscription, its current
+    /// period), as the signed transaction with that one's identity and period; nil when there is none.
+    private func latestOfProduct(_ signed: TransactionFacts, in database: Database) throws -> TransactionFacts? {
+        guard let token = signed.appAccountToken?.lowercased(), let productId = signed.productId else { return nil }
         let latest = try database.query(
             """
             SELECT transaction_id, original_transaction_id, purchase_date, expires_date, quantity FROM transactions
@@ -367,7 +289,7 @@ final class LedgerStore: Sendable {
             """,
             [.text(token), .text(productId)]
         ).first
-        guard let latest, let id = latest[0].string else { return signed }
+        guard let latest, let id = latest[0].string else { return nil }
         var target = signed
         target.transactionId = id
         target.originalTransactionId = latest[1].string ?? id
@@ -375,116 +297,6 @@ final class LedgerStore: Sendable {
         target.expiresDate = latest[3].int
         target.quantity = latest[4].int.map { Int32($0) }
         return target
-    }
-
-    /// Moves the subscription to the state this event reports, if the event is newer than what is stored.
-    private func applySubscription(
-        _ event: LedgerEvent,
-        _ transaction: TransactionFacts,
-        originalId: String,
-        token: String,
-        revoked: Bool,
-        now: Int64,
-        in database: Database
-    ) throws {
-        var status: Int32
-        if let reported = event.status {
-            status = reported
-        } else if transaction.revocationDate != nil {
-            status = Status.revoked
-        } else if let expires = transaction.expiresDate, expires <= now {
-            status = Status.expired
-        } else {
-            status = Status.active
-        }
-        if flaws.contains(.ignoreRefund) && status == Status.revoked {
-            return
-        }
-        let revokingType = event.notificationType == "REFUND" || event.notificationType == "REVOKE"
-        if revokingType && event.status == nil && !flaws.contains(.ignoreRefund) {
-            status = Status.revoked
-        }
-        let existing = try database.query(
-            "SELECT signed_date, transaction_id, expires_date FROM subscriptions WHERE original_transaction_id = ?",
-            [.text(originalId)]
-        ).first
-        // This event's transaction is revoked (sticky, see above): if it is the subscription's current
-        // transaction, the subscription is revoked whatever a replayed or re-signed copy says.
-        if revoked && !flaws.contains(.staleOverwrite) && !flaws.contains(.ignoreRefund) {
-            let current =
-                existing.map { row in
-                    row[1].string == transaction.transactionId || (transaction.expiresDate ?? 0) >= (row[2].int ?? 0)
-                } ?? true
-            if current { status = Status.revoked }
-        }
-        let values: [SQLValue] = [
-            .text(token), .text(transaction.productId ?? ""), .text(transaction.transactionId ?? originalId),
-            .integer(Int64(status)), SQLValue(transaction.expiresDate), SQLValue(event.renewal?.gracePeriodExpiresDate),
-            SQLValue(event.renewal?.autoRenewStatus.map { Int64($0) }), .integer(event.signedDate), .text(originalId),
-        ]
-        if let existing {
-            guard event.signedDate > (existing[0].int ?? 0) || flaws.contains(.staleOverwrite) else {
-                if status == Status.revoked && revoked {
-                    // A refund that ties with (or trails) a newer view of the same subscription still revokes it.
-                    try database.query(
-                        "UPDATE subscriptions SET status = ? WHERE original_transaction_id = ? AND transaction_id = ?",
-                        [.integer(Int64(Status.revoked)), .text(originalId), .text(transaction.transactionId ?? "")]
-                    )
-                }
-                return
-            }
-            if flaws.contains(.staleOverwrite) {
-                try database.query(
-                    """
-                    UPDATE subscriptions SET app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END,
-                        product_id = ?, transaction_id = ?, status = ?, expires_date = ?, grace_expires_date = ?,
-                        auto_renew_status = ?, signed_date = ?
-                    WHERE original_transaction_id = ?
-                    """,
-                    [values[0]] + values
-                )
-                return
-            }
-            // A newer notification may carry an older transaction (CONSUMPTION_REQUEST, REFUND_DECLINED, the
-            // refund of an older period): its status is current, but the period and product stay those of the
-            // current transaction, the one bought last. An upgrade replaces it at once, even if it ends sooner
-            // than the period it cuts short; a renewal extension re-signs it with a later end.
-            let expires = transaction.expiresDate ?? 0
-            let stored = try database.query(
-                """
-                SELECT t.purchase_date, s.expires_date FROM subscriptions s
-                LEFT JOIN transactions t ON t.transaction_id = s.transaction_id WHERE s.original_transaction_id = ?
-                """,
-                [.text(originalId)]
-            ).first
-            let purchase = transaction.purchaseDate ?? 0
-            let storedPurchase = stored?[0].int ?? 0
-            let current = purchase > storedPurchase || (purchase == storedPurchase && expires >= stored?[1].int ?? 0)
-            let switches: SQLValue = .integer(current ? 1 : 0)
-            try database.query(
-                """
-                UPDATE subscriptions SET app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END,
-                    product_id = CASE WHEN ? THEN ? ELSE product_id END,
-                    transaction_id = CASE WHEN ? THEN ? ELSE transaction_id END,
-                    expires_date = CASE WHEN ? THEN NULLIF(?, 0) ELSE expires_date END,
-                    status = ?, grace_expires_date = ?, auto_renew_status = ?, signed_date = ?
-                WHERE original_transaction_id = ?
-                """,
-                [
-                    values[0], values[0], switches, values[1], switches, values[2], switches, .integer(expires),
-                    values[3], values[5], values[6], values[7], values[8],
-                ]
-            )
-        } else {
-            try database.query(
-                """
-                INSERT INTO subscriptions (app_account_token, product_id, transaction_id, status, expires_date,
-                    grace_expires_date, auto_renew_status, signed_date, original_transaction_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                values
-            )
-        }
     }
 
     @discardableResult
@@ -509,80 +321,5 @@ final class LedgerStore: Sendable {
             ]
         )
         return database.changes == 1
-    }
-
-    /// What the account is granted at `now` (ms).
-    func account(_ token: String, now: Int64) throws -> AccountState {
-        try reader.withLock { database in
-            try database.transaction {
-                try account(token, now: now, in: database)
-            }
-        }
-    }
-
-    private func account(_ token: String, now: Int64, in database: Database) throws -> AccountState {
-        var state = AccountState(entitlements: [], balances: [:], grants: [])
-        let grantRows = try database.query(AccountQuery.grants, [.text(token)])
-        state.grants = grantRows.map {
-            AccountState.Grant(transactionId: $0[0].string ?? "", count: Int($0[1].int ?? 0))
-        }
-
-        let balanceRows = try database.query(AccountQuery.balances, [.text(token), .text(Self.consumable)])
-        for row in balanceRows {
-            if let product = row[0].string { state.balances[product] = row[1].int ?? 0 }
-        }
-
-        let ownedRows = try database.query(
-            AccountQuery.owned,
-            [.text(token), .text(Self.nonConsumable), .text(Self.nonRenewing)]
-        )
-        for row in ownedRows {
-            let expires = row[2].int
-            if let expires, expires <= now { continue }
-            state.entitlements.append(
-                AccountState.Entitlement(
-                    productId: row[0].string ?? "",
-                    transactionId: row[1].string,
-                    expiresDate: expires
-                )
-            )
-        }
-
-        let subscriptionRows = try database.query(AccountQuery.subscriptions, [.text(token)])
-        for row in subscriptionRows {
-            let status = Int32(row[2].int ?? 0)
-            let expires = row[3].int
-            let grace = row[4].int
-            let entitled: Bool
-            switch status {
-            case Status.active: entitled = expires.map { $0 > now } ?? true
-            case Status.gracePeriod: entitled = grace.map { $0 > now } ?? true
-            default: entitled = false
-            }
-            if entitled {
-                state.entitlements.append(
-                    AccountState.Entitlement(
-                        productId: row[0].string ?? "",
-                        transactionId: row[1].string,
-                        expiresDate: status == Status.gracePeriod ? (grace ?? expires) : expires
-                    )
-                )
-            }
-        }
-        return state
-    }
-
-    /// Counts for `/health` and `/metrics`.
-    func totals() -> (notifications: Int64, transactions: Int64, grants: Int64) {
-        reader.withLock { database in
-            let rows = try? database.query(
-                """
-                SELECT (SELECT COUNT(*) FROM notifications), (SELECT COUNT(*) FROM transactions),
-                    (SELECT COUNT(*) FROM grants)
-                """
-            )
-            let row = rows?.first ?? []
-            return (row.first?.int ?? 0, row.dropFirst().first?.int ?? 0, row.dropFirst(2).first?.int ?? 0)
-        }
     }
 }

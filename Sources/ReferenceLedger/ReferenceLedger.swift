@@ -110,6 +110,7 @@ public final class ReferenceLedger: Sendable {
     let store: LedgerStore
     let metrics = LedgerMetrics()
     private let verifier: any PayloadVerifier
+    private let checksFieldFormats: Bool
     private let server = Mutex<HTTPServer?>(nil)
     private let committer: GroupCommitter
 
@@ -122,18 +123,14 @@ public final class ReferenceLedger: Sendable {
 
     init(configuration: LedgerConfiguration, verifier base: any PayloadVerifier) throws {
         self.configuration = configuration
-        if configuration.flaws.contains(.trustUnverified) {
-            verifier = TrustingVerifier()
-        } else if configuration.flaws.contains(.ignoreBundleEnvironment) {
-            verifier = IdentityBlindVerifier(base: base)
-        } else {
-            verifier = base
-        }
+        let policy = LedgerPolicy(flaws: configuration.flaws)
+        verifier = policy.verifier(wrapping: base)
+        checksFieldFormats = policy.checksFieldFormats
         store = try LedgerStore(path: configuration.databasePath, flaws: configuration.flaws)
         committer = GroupCommitter(
             store: store,
             metrics: metrics,
-            late: configuration.flaws.contains(.ackBeforeCommit) ? configuration.lateCommitDelay : nil
+            late: policy.acknowledgesBeforeCommit ? configuration.lateCommitDelay : nil
         )
     }
 
@@ -399,7 +396,7 @@ public final class ReferenceLedger: Sendable {
             return Rejection(reason: "MISSING_FIELD", detail: "transaction lacks transactionId or productId")
         }
         if let signed = transaction.signedDate, let problem = Self.implausibleDate(signed) { return problem }
-        if configuration.flaws.contains(.trustUnverified) { return nil }
+        guard checksFieldFormats else { return nil }
         if let token = transaction.appAccountToken, UUID(uuidString: token) == nil {
             return Rejection(reason: "INVALID_APP_ACCOUNT_TOKEN", detail: "appAccountToken is not a UUID")
         }
@@ -481,96 +478,4 @@ func threadCPUNanoseconds() -> Int64 {
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
     var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
-}
-
-/// Group commit: requests queue their events (their HTTP connections wait suspended); one committer thread
-/// takes everything queued, commits it in one SQLite transaction (one fsync for many grants) and answers each
-/// request with its own outcome.
-/// While it commits, the next batch gathers. With a late delay (`ack-before-commit`), requests leave at once
-/// and the committer waits that long before each batch.
-// @unchecked: `queue` and `stopped` are guarded by `condition`.
-final class GroupCommitter: @unchecked Sendable {
-    struct Pending {
-        let event: LedgerEvent
-        let completion: @Sendable (Result<ApplyOutcome, any Error>) -> Void
-    }
-
-    private let store: LedgerStore
-    private let metrics: LedgerMetrics
-    private let late: Duration?
-    private let condition = NSCondition()
-    private var queue: [Pending] = []
-    private var stopped = false
-    private let finished = DispatchSemaphore(value: 0)
-
-    init(store: LedgerStore, metrics: LedgerMetrics, late: Duration?) {
-        self.store = store
-        self.metrics = metrics
-        self.late = late
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "ledger-commit"
-        thread.start()
-    }
-
-    /// Queues an event; `completion` runs once it is committed (or at once with a late delay).
-    func submit(_ event: LedgerEvent, completion: @escaping @Sendable (Result<ApplyOutcome, any Error>) -> Void) {
-        condition.lock()
-        guard !stopped else {
-            condition.unlock()
-            completion(.failure(LedgerError(message: "the ledger is stopped")))
-            return
-        }
-        if late != nil {
-            // The flaw: acknowledge before anything is durable.
-            queue.append(Pending(event: event) { _ in })
-            condition.signal()
-            condition.unlock()
-            completion(.success(ApplyOutcome()))
-            return
-        }
-        queue.append(Pending(event: event, completion: completion))
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            while queue.isEmpty && !stopped { condition.wait() }
-            if let late, !stopped {
-                let deadline = Date(timeIntervalSinceNow: late.seconds)
-                while !stopped && condition.wait(until: deadline) {}
-            }
-            let batch = queue
-            queue.removeAll()
-            let exit = stopped
-            condition.unlock()
-            if !batch.isEmpty { commit(batch) }
-            if exit { return }
-        }
-    }
-
-    private func commit(_ batch: [Pending]) {
-        let started = ContinuousClock.now
-        let outcomes = Result { try store.apply(batch.map(\.event), now: ReferenceLedger.nowMilliseconds()) }
-        metrics.commits.add(1, ordering: .relaxed)
-        metrics.committedEvents.add(Int64(batch.count), ordering: .relaxed)
-        metrics.commitNanoseconds.add((ContinuousClock.now - started).nanoseconds, ordering: .relaxed)
-        for (index, pending) in batch.enumerated() {
-            pending.completion(outcomes.map { $0[index] })
-        }
-    }
-
-    /// Commits what is queued and stops the committer; later submissions fail. Safe to call twice.
-    func flush() {
-        condition.lock()
-        let first = !stopped
-        stopped = true
-        condition.signal()
-        condition.unlock()
-        if first { finished.wait() }
-    }
 }

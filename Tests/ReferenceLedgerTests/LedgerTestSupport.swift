@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TargetContract
 import TestSupport
 import Testing
 
@@ -196,7 +197,7 @@ final class LedgerFixture: Sendable {
 }
 
 extension AccountState {
-    func count(_ transactionId: String) -> Int { grants.first { $0.transactionId == transactionId }?.count ?? 0 }
+    func count(_ transactionId: String) -> Int { grants?.first { $0.transactionId == transactionId }?.count ?? 0 }
     func entitled(_ productId: String) -> Bool { entitlements.contains { $0.productId == productId } }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TargetContract
 import Testing
 
 @testable import ReferenceLedger

@@ -2,6 +2,7 @@ import AppStoreModel
 import Foundation
 import Minting
 import Signing
+import TargetContract
 import TestSupport
 import Testing
 
@@ -60,7 +61,7 @@ struct MintedLedgerTests {
             #expect(try http(port, "POST", "/transactions", body: body).status == 200)
             let state = try Self.probe(port, token)
             #expect(state.grants == [AccountState.Grant(transactionId: purchase.transactionId, count: 1)])
-            #expect(state.balances[purchase.productId] == Int64(purchase.quantity))
+            #expect(state.balances[purchase.productId] == Int(purchase.quantity))
         }
     }
 
@@ -80,7 +81,7 @@ struct MintedLedgerTests {
                 let status = try http(port, "POST", "/transactions", body: body).status
                 #expect((400..<500).contains(status), "device \(forgery) answered \(status)")
             }
-            #expect(try Self.probe(port, token).grants.isEmpty)
+            #expect(try Self.probe(port, token).grants == [])
         }
     }
 

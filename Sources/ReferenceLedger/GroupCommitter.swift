@@ -1,0 +1,94 @@
+internal import Foundation
+import Synchronization
+
+/// Group commit: requests queue their events (their HTTP connections wait suspended); one committer thread
+/// takes everything queued, commits it in one SQLite transaction (one fsync for many grants) and answers each
+/// request with its own outcome.
+/// While it commits, the next batch gathers. With a late delay (`ack-before-commit`), requests leave at once
+/// and the committer waits that long before each batch.
+// @unchecked: `queue` and `stopped` are guarded by `condition`.
+final class GroupCommitter: @unchecked Sendable {
+    struct Pending {
+        let event: LedgerEvent
+        let completion: @Sendable (Result<ApplyOutcome, any Error>) -> Void
+    }
+
+    private let store: LedgerStore
+    private let metrics: LedgerMetrics
+    private let late: Duration?
+    private let condition = NSCondition()
+    private var queue: [Pending] = []
+    private var stopped = false
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(store: LedgerStore, metrics: LedgerMetrics, late: Duration?) {
+        self.store = store
+        self.metrics = metrics
+        self.late = late
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = "ledger-commit"
+        thread.start()
+    }
+
+    /// Queues an event; `completion` runs once it is committed (or at once with a late delay).
+    func submit(_ event: LedgerEvent, completion: @escaping @Sendable (Result<ApplyOutcome, any Error>) -> Void) {
+        condition.lock()
+        guard !stopped else {
+            condition.unlock()
+            completion(.failure(LedgerError(message: "the ledger is stopped")))
+            return
+        }
+        if late != nil {
+            // The flaw: acknowledge before anything is durable.
+            queue.append(Pending(event: event) { _ in })
+            condition.signal()
+            condition.unlock()
+            completion(.success(ApplyOutcome()))
+            return
+        }
+        queue.append(Pending(event: event, completion: completion))
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopped { condition.wait() }
+            if let late, !stopped {
+                let deadline = Date(timeIntervalSinceNow: late.seconds)
+                while !stopped && condition.wait(until: deadline) {}
+            }
+            let batch = queue
+            queue.removeAll()
+            let exit = stopped
+            condition.unlock()
+            if !batch.isEmpty { commit(batch) }
+            if exit { return }
+        }
+    }
+
+    private func commit(_ batch: [Pending]) {
+        let started = ContinuousClock.now
+        let outcomes = Result { try store.apply(batch.map(\.event), now: ReferenceLedger.nowMilliseconds()) }
+        metrics.commits.add(1, ordering: .relaxed)
+        metrics.committedEvents.add(Int64(batch.count), ordering: .relaxed)
+        metrics.commitNanoseconds.add((ContinuousClock.now - started).nanoseconds, ordering: .relaxed)
+        for (index, pending) in batch.enumerated() {
+            pending.completion(outcomes.map { $0[index] })
+        }
+    }
+
+    /// Commits what is queued and stops the committer; later submissions fail. Safe to call twice.
+    func flush() {
+        condition.lock()
+        let first = !stopped
+        stopped = true
+        condition.signal()
+        condition.unlock()
+        if first { finished.wait() }
+    }
+}

@@ -1,0 +1,80 @@
+import Synchronization
+internal import TargetContract
+
+// The probe side: what an account is granted, read on the reader connection.
+extension LedgerStore {
+    /// What the account is granted at `now` (ms).
+    func account(_ token: String, now: Int64) throws -> AccountState {
+        try reader.withLock { database in
+            try database.transaction {
+                try account(token, now: now, in: database)
+            }
+        }
+    }
+
+    private func account(_ token: String, now: Int64, in database: Database) throws -> AccountState {
+        var state = AccountState(entitlements: [], balances: [:], grants: [])
+        let grantRows = try database.query(AccountQuery.grants, [.text(token)])
+        state.grants = grantRows.map {
+            AccountState.Grant(transactionId: $0[0].string ?? "", count: Int($0[1].int ?? 0))
+        }
+
+        let balanceRows = try database.query(AccountQuery.balances, [.text(token), .text(Self.consumable)])
+        for row in balanceRows {
+            if let product = row[0].string { state.balances[product] = Int(row[1].int ?? 0) }
+        }
+
+        let ownedRows = try database.query(
+            AccountQuery.owned,
+            [.text(token), .text(Self.nonConsumable), .text(Self.nonRenewing)]
+        )
+        for row in ownedRows {
+            let expires = row[2].int
+            if let expires, expires <= now { continue }
+            state.entitlements.append(
+                AccountState.Entitlement(
+                    productId: row[0].string ?? "",
+                    transactionId: row[1].string,
+                    expiresDate: expires
+                )
+            )
+        }
+
+        let subscriptionRows = try database.query(AccountQuery.subscriptions, [.text(token)])
+        for row in subscriptionRows {
+            let status = Int32(row[2].int ?? 0)
+            let expires = row[3].int
+            let grace = row[4].int
+            let entitled: Bool
+            switch status {
+            case Status.active: entitled = expires.map { $0 > now } ?? true
+            case Status.gracePeriod: entitled = grace.map { $0 > now } ?? true
+            default: entitled = false
+            }
+            if entitled {
+                state.entitlements.append(
+                    AccountState.Entitlement(
+                        productId: row[0].string ?? "",
+                        transactionId: row[1].string,
+                        expiresDate: status == Status.gracePeriod ? (grace ?? expires) : expires
+                    )
+                )
+            }
+        }
+        return state
+    }
+
+    /// Counts for `/health` and `/metrics`.
+    func totals() -> (notifications: Int64, transactions: Int64, grants: Int64) {
+        reader.withLock { database in
+            let rows = try? database.query(
+                """
+                SELECT (SELECT COUNT(*) FROM notifications), (SELECT COUNT(*) FROM transactions),
+                    (SELECT COUNT(*) FROM grants)
+                """
+            )
+            let row = rows?.first ?? []
+            return (row.first?.int ?? 0, row.dropFirst().first?.int ?? 0, row.dropFirst(2).first?.int ?? 0)
+        }
+    }
+}

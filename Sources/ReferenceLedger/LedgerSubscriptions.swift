@@ -1,0 +1,147 @@
+// The subscription side of applying an event: one row per subscription (original transaction), holding its
+// newest signed state and its current transaction.
+extension LedgerStore {
+    /// Moves the subscription to the state this event reports, if the event is newer than what is stored.
+    func applySubscription(
+        _ event: LedgerEvent,
+        _ transaction: TransactionFacts,
+        _ view: TransactionView,
+        revoked: Bool,
+        now: Int64,
+        in database: Database
+    ) throws {
+        let derived = Self.status(of: event, transaction, now: now)
+        guard
+            var status = policy.subscriptionStatus(
+                derived: derived,
+                revokingWithoutStatus: event.isRevoking && event.status == nil
+            )
+        else { return }
+        // One read for every decision below: the stored state, and the purchase date of its current transaction.
+        let existing = try database.query(
+            """
+            SELECT s.signed_date, s.transaction_id, s.expires_date, t.purchase_date FROM subscriptions s
+            LEFT JOIN transactions t ON t.transaction_id = s.transaction_id WHERE s.original_transaction_id = ?
+            """,
+            [.text(view.originalId)]
+        ).first
+        // This event's transaction is revoked (sticky, see `LedgerPolicy.revocation`): if it is the
+        // subscription's current transaction, the subscription is revoked whatever a replayed or re-signed copy
+        // says.
+        if revoked && policy.revocationOverridesStatus {
+            let current =
+                existing.map { row in
+                    row[1].string == transaction.transactionId || (transaction.expiresDate ?? 0) >= (row[2].int ?? 0)
+                } ?? true
+            if current { status = Status.revoked }
+        }
+        let state = SubscriptionState(event, transaction, view, status: status)
+        guard let existing else {
+            try database.query(
+                """
+                INSERT INTO subscriptions (app_account_token, product_id, transaction_id, status, expires_date,
+                    grace_expires_date, auto_renew_status, signed_date, original_transaction_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                state.values
+            )
+            return
+        }
+        guard policy.replaces(incoming: event.signedDate, stored: existing[0].int ?? 0) else {
+            if status == Status.revoked && revoked {
+                // A refund that ties with (or trails) a newer view of the same subscription still revokes it.
+                try database.query(
+                    "UPDATE subscriptions SET status = ? WHERE original_transaction_id = ? AND transaction_id = ?",
+                    [.integer(Int64(Status.revoked)), .text(view.originalId), .text(transaction.transactionId ?? "")]
+                )
+            }
+            return
+        }
+        try update(
+            state,
+            transaction,
+            storedPurchase: existing[3].int ?? 0,
+            storedExpires: existing[2].int ?? 0,
+            in: database
+        )
+    }
+
+    /// The status an event reports: its `data.status`, else what the transaction itself shows.
+    private static func status(of event: LedgerEvent, _ transaction: TransactionFacts, now: Int64) -> Int32 {
+        if let reported = event.status { return reported }
+        if transaction.revocationDate != nil { return Status.revoked }
+        if let expires = transaction.expiresDate, expires <= now { return Status.expired }
+        return Status.active
+    }
+
+    /// Updates a stored subscription with a newer event. A newer notification may carry an older transaction
+    /// (CONSUMPTION_REQUEST, REFUND_DECLINED, the refund of an older period): its status is current, but the
+    /// period and product stay those of the current transaction, the one bought last. An upgrade replaces it at
+    /// once, even if it ends sooner than the period it cuts short; a renewal extension re-signs it with a later
+    /// end.
+    private func update(
+        _ state: SubscriptionState,
+        _ transaction: TransactionFacts,
+        storedPurchase: Int64,
+        storedExpires: Int64,
+        in database: Database
+    ) throws {
+        let expires = transaction.expiresDate ?? 0
+        let moves = policy.movesCurrentPeriod(
+            purchase: transaction.purchaseDate ?? 0,
+            expires: expires,
+            storedPurchase: storedPurchase,
+            storedExpires: storedExpires
+        )
+        let switches: SQLValue = .integer(moves ? 1 : 0)
+        let token: SQLValue = .text(state.token)
+        try database.query(
+            """
+            UPDATE subscriptions SET app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END,
+                product_id = CASE WHEN ? THEN ? ELSE product_id END,
+                transaction_id = CASE WHEN ? THEN ? ELSE transaction_id END,
+                expires_date = CASE WHEN ? THEN NULLIF(?, 0) ELSE expires_date END,
+                status = ?, grace_expires_date = ?, auto_renew_status = ?, signed_date = ?
+            WHERE original_transaction_id = ?
+            """,
+            [
+                token, token, switches, .text(state.productId), switches, .text(state.transactionId), switches,
+                .integer(expires), .integer(Int64(state.status)), SQLValue(state.graceExpiresDate),
+                SQLValue(state.autoRenewStatus), .integer(state.signedDate), .text(state.originalId),
+            ]
+        )
+    }
+}
+
+/// The subscription row an event would write.
+private struct SubscriptionState {
+    var token: String
+    var productId: String
+    var transactionId: String
+    var status: Int32
+    var expiresDate: Int64?
+    var graceExpiresDate: Int64?
+    var autoRenewStatus: Int64?
+    var signedDate: Int64
+    var originalId: String
+
+    init(_ event: LedgerEvent, _ transaction: TransactionFacts, _ view: TransactionView, status: Int32) {
+        token = view.token
+        productId = transaction.productId ?? ""
+        transactionId = transaction.transactionId ?? view.originalId
+        self.status = status
+        expiresDate = transaction.expiresDate
+        graceExpiresDate = event.renewal?.gracePeriodExpiresDate
+        autoRenewStatus = event.renewal?.autoRenewStatus.map { Int64($0) }
+        signedDate = event.signedDate
+        originalId = view.originalId
+    }
+
+    /// The INSERT's bindings, in its column order.
+    var values: [SQLValue] {
+        [
+            .text(token), .text(productId), .text(transactionId), .integer(Int64(status)), SQLValue(expiresDate),
+            SQLValue(graceExpiresDate), SQLValue(autoRenewStatus), .integer(signedDate), .text(originalId),
+        ]
+    }
+}
