@@ -311,6 +311,7 @@ public enum PayStormRun {
             }
         }
         safetyProbes?.finish()
+        scheduler.flushShed()
         history.flush()
         if let failure = stats.failure { throw .internalError("the load engine could not start: \(failure)") }
 
