@@ -278,7 +278,7 @@ public enum PayStormRun {
         let probeInterval =
             target.endpoints.probe == nil ? 0 : profile.target.probe?.intervalSeconds ?? (target.ledger != nil ? 2 : 0)
         var lastSafetyRound = 0.0
-        var saturation = HarnessSaturation()
+        var saturation = HarnessSaturation(cpuAtStart: HarnessSaturation.processCPUSeconds())
         var saturationTold = false
         let stats = engine.run(timed: scheduler) { result in
             scheduler.handle(result)
@@ -292,7 +292,8 @@ public enum PayStormRun {
                 sent: stats.sent,
                 releaseLag: stats.releaseLag.seconds,
                 mintWaited: pipeline.waited.seconds,
-                shed: pipeline.shed
+                shed: pipeline.shed,
+                cpu: HarnessSaturation.processCPUSeconds()
             )
             // Said as soon as it is known, so whoever watches does not read the coming latency as the target's.
             if !saturationTold, let limit = saturation.limit {
