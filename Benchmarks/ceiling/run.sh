@@ -20,21 +20,7 @@ swift build -c release --product paystorm 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' |
 PAYSTORM="$(swift build -c release --show-bin-path)/paystorm"
 [[ -x "$PAYSTORM" ]] || { echo "release build failed" >&2; exit 70; }
 
-# nginx gets the last core; paystorm (world, minting, engine) the machine as it would in a real run.
-start_nginx "$(( $(nproc) - 1 ))"
-PROFILE="$WORK/ceiling.json5"
-sed "s/seconds: 15 }/seconds: $RUN_SECONDS }/" Benchmarks/ceiling/null-target.json5 >"$PROFILE"
-VARS=(--set "TARGET=http://127.0.0.1:$NGINX_PORT")
-# The null target trusts anything; a run against an external target still needs the PKI it would trust.
-"$PAYSTORM" pki init "$WORK/pki" >/dev/null
-
-echo "# $(uname -srm), $(nproc) cores, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# $PAYSTORM bench ceiling Benchmarks/ceiling/null-target.json5 --seconds 5"
-# Signs the profile's stream for 5 s (or to its end); counts what its whole schedule intends without signing.
-BENCH=$("$PAYSTORM" bench ceiling "$PROFILE" "${VARS[@]}" --seconds 5)
-echo "$BENCH"
-CEILING=$(awk '/^ceiling:/ {print $2}' <<<"$BENCH")
-SCALE=$(awk '/meets the ceiling/ {for (i = 1; i < NF; i++) if ($i == "--rate-scale") s = $(i + 1); print s}' <<<"$BENCH")
+source "$(dirname "$0")/setup.sh"
 
 printf '\n%-6s %-11s %-10s %-10s %-12s %-8s %s\n' factor rate-scale intended sent/s "p99 (ms)" ratio harness-limited
 for factor in "${FACTORS[@]}"; do

@@ -199,7 +199,14 @@ struct EngineLoop {
             let index = nextIndex
             nextIndex += 1
             let intended = Duration.nanoseconds(due)
-            guard let request = source(index, intended) else {
+            let taken = source(index, intended)
+            if case .timed(let source) = release {
+                let booked = source.takeBookedMissed()
+                stats.scheduled += booked
+                stats.missed += booked
+                stats.completed += booked
+            }
+            guard let request = taken else {
                 // A timed slot may send nothing; only the other modes end on nil.
                 if case .timed = release { continue }
                 stats.sourceEnded = true

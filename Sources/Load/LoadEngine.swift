@@ -39,11 +39,17 @@ public protocol TimedRequestSource: AnyObject {
     /// signed) says false rather than block: the engine then keeps its transfers moving and asks again within
     /// a millisecond, so a slow source never stalls the answers of the requests already in flight.
     var nextIsReady: Bool { get }
+    /// Requests the source booked as missed itself since the last call, without handing them to the engine
+    /// (an overloaded run's deliveries shed in bulk, far cheaper than one missed result each); the engine
+    /// counts them as scheduled and missed. Asked after every ``take(_:)``.
+    func takeBookedMissed() -> Int
 }
 
 extension TimedRequestSource {
     /// Always ready: a source that prepares nothing ahead.
     public var nextIsReady: Bool { true }
+    /// None: a source that books nothing itself.
+    public func takeBookedMissed() -> Int { 0 }
 }
 
 /// Transport and pacing settings (setup values; failures after the start are data).

@@ -1,4 +1,9 @@
+import Foundation
 import Reporting
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Tells, from the engine's ticks, when PayStorm itself fell behind its schedule, so the run's latency is
 /// not read as the target's.
@@ -9,7 +14,9 @@ import Reporting
 /// ceiling in this run. A tick in which the mint pipeline shed deliveries (it could not sign them in time) is
 /// behind too, however small its lag: shedding keeps the lag small on purpose. The reason is minting when
 /// the pipeline shed or the engine waited for it for at least ``mintShare`` of those ticks' time, else the
-/// engine's thread. A pure value, fed one tick at a time.
+/// engine's thread. When the process used at least ``cpuShare`` of the cores it may run on over those ticks,
+/// CPU is named first: the machine, not one stage, is the limit (more cores, or fewer other processes, would
+/// raise the ceiling). A pure value, fed one tick at a time.
 struct HarnessSaturation {
     /// A release this late (seconds after its intended time) puts its tick behind. Well above the scheduling
     /// jitter of a busy machine, well below the stalls of a saturated run (seconds).
@@ -18,12 +25,38 @@ struct HarnessSaturation {
     static let ticksNeeded = 3
     /// The share of the behind ticks' time spent waiting for minting that names minting as the reason.
     static let mintShare = 0.1
+    /// The share of its cores the process must use over the behind ticks to name CPU as the cause.
+    static let cpuShare = 0.9
+
+    /// The cores the process may use, for the CPU share.
+    private let cores: Int
+
+    /// Creates an observer for a process that may use `cores` cores (default: those it may run on now) and had
+    /// used `cpuAtStart` seconds of CPU when the run's clock started.
+    init(cores: Int = ProcessInfo.processInfo.activeProcessorCount, cpuAtStart: Double = 0) {
+        self.cores = max(cores, 1)
+        previous.cpu = cpuAtStart
+    }
+
+    /// Whether `cpuSeconds` of process CPU over `wallSeconds` is at least ``cpuShare`` of `cores`.
+    static func cpuSaturated(cpuSeconds: Double, wallSeconds: Double, cores: Int) -> Bool {
+        guard wallSeconds > 0, cores > 0 else { return false }
+        return cpuSeconds / wallSeconds >= cpuShare * Double(cores)
+    }
+
+    /// The CPU time this process has used so far, all threads, in seconds.
+    static func processCPUSeconds() -> Double {
+        var spec = timespec()
+        guard clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec) == 0 else { return 0 }
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
 
     private struct Tick {
         var at: Double
         var sent: Int
         var mintWaited: Double
         var shed = 0
+        var cpu = 0.0
     }
 
     private var previous = Tick(at: 0, sent: 0, mintWaited: 0)
@@ -34,10 +67,17 @@ struct HarnessSaturation {
     private var limited: (from: Tick, to: Tick)?
 
     /// Takes one tick: seconds into the run, deliveries sent so far, the engine's worst release lag in the
-    /// tick (seconds), the time it has waited for minting so far (seconds), and the deliveries the mint
-    /// pipeline has shed so far.
-    mutating func observe(at seconds: Double, sent: Int, releaseLag: Double, mintWaited: Double, shed: Int = 0) {
-        let tick = Tick(at: seconds, sent: sent, mintWaited: mintWaited, shed: shed)
+    /// tick (seconds), the time it has waited for minting so far (seconds), the deliveries the mint
+    /// pipeline has shed so far, and the process's CPU time so far (seconds, ``processCPUSeconds()``).
+    mutating func observe(
+        at seconds: Double,
+        sent: Int,
+        releaseLag: Double,
+        mintWaited: Double,
+        shed: Int = 0,
+        cpu: Double = 0
+    ) {
+        let tick = Tick(at: seconds, sent: sent, mintWaited: mintWaited, shed: shed, cpu: cpu)
         defer { previous = tick }
         guard releaseLag > Self.lagLimit || shed > previous.shed else {
             streak = 0
@@ -56,11 +96,16 @@ struct HarnessSaturation {
         guard let (from, to) = limited, to.at > from.at else { return nil }
         let span = to.at - from.at
         let waitedShare = (to.mintWaited - from.mintWaited) / span
+        var reason =
+            waitedShare >= Self.mintShare || to.shed > from.shed ? "minting behind the schedule" : "engine thread late"
+        let cpu = to.cpu - from.cpu
+        if Self.cpuSaturated(cpuSeconds: cpu, wallSeconds: span, cores: cores) {
+            reason = "CPU saturated, " + String(format: "%.1f", cpu / span) + " of \(cores) cores; " + reason
+        }
         return HarnessLimit(
             fromSeconds: from.at,
             deliveriesPerSecond: Double(to.sent - from.sent) / span,
-            reason: waitedShare >= Self.mintShare || to.shed > from.shed
-                ? "minting behind the schedule" : "engine thread late"
+            reason: reason
         )
     }
 }

@@ -19,6 +19,10 @@ import Simulation
 /// - `happen`: a lifecycle fact that sends nothing (an Ask to Buy decline).
 /// - `skip`: a delivery the run could not send (`detail` says why, such as no device endpoint).
 /// - `error`: a delivery that could not be minted.
+/// - `shed`: deliveries of one `role` and `kind` whose intended time fell in the second starting at `t`, shed
+///   by minting (never signed, never sent: PayStorm's miss); `count` says how many, `detail` why. One line per
+///   second and kind, not per delivery, so that shedding stays cheap under overload; the oracle still books
+///   each one as missed by the harness.
 ///
 /// Delivery lines also carry `delivery`, `account`, `lifecycle`, `copy`, `attempt`, the transaction's
 /// `transactionId` and `originalTransactionId`, for notifications `notificationType` and `subtype`,
@@ -110,6 +114,15 @@ final class HistoryLog {
         }
         line += Self.outcomeFields(result: result, sent: sent, detail: detail)
         append(line + "}\n")
+    }
+
+    /// Appends one line counting `count` shed deliveries of a role and kind in the second starting at `second`.
+    func writeShed(second: Int, role: String, kind: String, count: Int, detail: String) {
+        guard chunks != nil else { return }
+        append(
+            "{\"t\":\(second),\"event\":\"shed\",\"role\":\"\(role)\",\"kind\":\"\(kind)\",\"count\":\(count)"
+                + ",\"detail\":\"\(Self.escape(detail))\"}\n"
+        )
     }
 
     /// Appends one probe entry (a safety probe during the run).

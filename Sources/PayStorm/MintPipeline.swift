@@ -29,7 +29,9 @@ enum MintHead {
 /// One producer thread pulls the chaos stream (which is not thread-safe) in batches, signs each batch
 /// with `concurrentPerform`, and appends it; the engine thread takes from the front without ever waiting
 /// (``head()``), so the answers of requests in flight keep flowing while minting catches up. The buffer
-/// holds at most `capacity` deliveries, so memory stays flat whatever the rate and duration.
+/// holds at most ``MintBufferLimits`` ahead: so many deliveries, so many bytes of signed bodies, or so many
+/// seconds ahead of the run's clock, whichever comes first, so memory stays flat whatever the rate, the
+/// duration and the size of the bodies.
 ///
 /// Under a rate above the minting ceiling the pipeline sheds at the source: a delivery whose intended time
 /// passed more than `shedAfter` seconds before its batch was signed is not signed at all but handed on as
@@ -50,6 +52,18 @@ final class MintPipeline: @unchecked Sendable {
         var waitedNanos: UInt64 = 0
         /// Deliveries shed because they could not be signed in time.
         var shed = 0
+        /// Bytes of the signed bodies between the head and the end.
+        var bytes = 0
+        /// The intended time of the last delivery appended.
+        var lastAt = -Double.infinity
+
+        /// Whether the buffer is full by any of its three caps.
+        func isFull(_ limits: MintBufferLimits, now: Double?) -> Bool {
+            let buffered = ready.count - head
+            // The time cap needs something buffered: an empty buffer is never full, whatever the clock says.
+            return buffered >= limits.deliveries || bytes >= limits.bytes
+                || (buffered > 0 && now.map { lastAt - $0 >= limits.secondsAhead } ?? false)
+        }
     }
 
     /// How far past its intended time (seconds) a delivery may be when its batch is signed; later, it is shed.
@@ -57,7 +71,7 @@ final class MintPipeline: @unchecked Sendable {
 
     private let state = Mutex(State())
     private let condition = NSCondition()
-    private let capacity: Int
+    private let limits: MintBufferLimits
     private let batchSize: Int
     private let sign: @Sendable (PlannedDelivery) throws -> [UInt8]?
     private let cache: BodyCache
@@ -65,7 +79,7 @@ final class MintPipeline: @unchecked Sendable {
     private let clock: (@Sendable () -> Double)?
     private let shedAfter: Double
     /// Why a shed delivery was not sent, made once (a run may shed tens of thousands a second).
-    private let shedReason: String
+    let shedReason: String
     private var stream: any IteratorProtocol<PlannedDelivery>
 
     /// Creates a pipeline that signs with the run's bodies; call ``start()`` to begin minting.
@@ -75,7 +89,7 @@ final class MintPipeline: @unchecked Sendable {
         cache: BodyCache,
         clock: (@Sendable () -> Double)? = nil,
         shedAfter: Double = MintPipeline.defaultShedAfter,
-        capacity: Int = 8192,
+        limits: MintBufferLimits = MintBufferLimits(),
         batchSize: Int = 256
     ) {
         self.init(
@@ -84,7 +98,7 @@ final class MintPipeline: @unchecked Sendable {
             cache: cache,
             clock: clock,
             shedAfter: shedAfter,
-            capacity: capacity,
+            limits: limits,
             batchSize: batchSize
         )
     }
@@ -96,7 +110,7 @@ final class MintPipeline: @unchecked Sendable {
         cache: BodyCache,
         clock: (@Sendable () -> Double)?,
         shedAfter: Double,
-        capacity: Int,
+        limits: MintBufferLimits,
         batchSize: Int
     ) {
         self.stream = stream
@@ -105,7 +119,7 @@ final class MintPipeline: @unchecked Sendable {
         self.clock = clock
         self.shedAfter = shedAfter
         shedReason = String(format: "minting fell behind: not signed within %.2f s of its intended time", shedAfter)
-        self.capacity = capacity
+        self.limits = limits
         self.batchSize = batchSize
     }
 
@@ -183,26 +197,60 @@ final class MintPipeline: @unchecked Sendable {
     /// Deliveries shed so far because they could not be signed in time.
     var shed: Int { state.withLock { $0.shed } }
 
+    /// What is buffered ahead of the engine: deliveries, bytes of their signed bodies, and the intended time of
+    /// the last (minus infinity before the first batch).
+    var buffered: (deliveries: Int, bytes: Int, lastAt: Double) {
+        state.withLock { ($0.ready.count - $0.head, $0.bytes, $0.lastAt) }
+    }
+
     /// Removes the front delivery (after ``head()`` or ``peek()`` returned it).
     func pop() {
         condition.lock()
         state.withLock { s in
+            s.bytes -= s.ready[s.head].body?.count ?? 0
             s.head += 1
-            // Compact now and then so the array does not grow with the run (one entry stays before the head,
-            // the lower bound ``head()`` gives between batches).
-            if s.head >= 4096 && s.head * 2 >= s.ready.count {
-                s.ready.removeFirst(s.head - 1)
-                s.head = 1
-            }
+            Self.compact(&s)
         }
         condition.broadcast()
         condition.unlock()
     }
 
+    /// Takes, under one lock, the shed deliveries at the front due at or before `limit` (seconds into the run),
+    /// at most `maximum`: an overloaded run books them in bulk instead of one engine release each.
+    func popShed(dueBy limit: Double, maximum: Int = 4096) -> [PlannedDelivery] {
+        condition.lock()
+        let taken = state.withLock { s in
+            var taken: [PlannedDelivery] = []
+            while taken.count < maximum, s.head < s.ready.count, s.ready[s.head].shed != nil,
+                s.ready[s.head].planned.at <= limit
+            {
+                taken.append(s.ready[s.head].planned)
+                s.head += 1
+            }
+            Self.compact(&s)
+            return taken
+        }
+        if !taken.isEmpty { condition.broadcast() }
+        condition.unlock()
+        return taken
+    }
+
+    /// Compacts now and then so the array does not grow with the run (one entry stays before the head, the
+    /// lower bound ``head()`` gives between batches).
+    private static func compact(_ s: inout State) {
+        if s.head >= 4096 && s.head * 2 >= s.ready.count {
+            s.ready.removeFirst(s.head - 1)
+            s.head = 1
+        }
+    }
+
     private func produce() {
         while true {
             condition.lock()
-            while state.withLock({ !$0.stopped && $0.ready.count - $0.head >= capacity }) { condition.wait() }
+            while state.withLock({ !$0.stopped && $0.isFull(limits, now: clock?()) }) {
+                // Pops wake it; the clock's advance does not, so a buffer full by time looks again soon.
+                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.02))
+            }
             let stopped = state.withLock { $0.stopped }
             condition.unlock()
             if stopped { return }
@@ -218,6 +266,8 @@ final class MintPipeline: @unchecked Sendable {
             state.withLock { s in
                 s.ready.append(contentsOf: minted)
                 s.shed += shed
+                s.bytes += minted.reduce(0) { $0 + ($1.body?.count ?? 0) }
+                if let last = minted.last { s.lastAt = last.planned.at }
                 s.mintingAt = nil
                 if batch.count < batchSize { s.finished = true }
             }
@@ -263,6 +313,19 @@ final class MintPipeline: @unchecked Sendable {
             return MintedDelivery(planned: planned, body: nil, failure: "minting failed: \(error)")
         }
     }
+}
+
+/// How far ahead of the engine a ``MintPipeline`` may sign: the first of its caps reached stops the producer
+/// until the engine takes more.
+struct MintBufferLimits: Sendable {
+    /// Deliveries buffered at most.
+    var deliveries = 8192
+    /// Bytes of signed bodies buffered at most: a 3-JWS renewal is about 12 KB, a device post about 4 KB, so a
+    /// cap by count alone holds several times more memory for one mix than for another.
+    var bytes = 32 << 20
+    /// Seconds of the schedule buffered at most, past the run's clock (a pipeline without a clock has no such
+    /// cap). More than the run's lead, so the first sends never wait; at a high rate the other caps come first.
+    var secondsAhead = 2.0
 }
 
 /// The bodies that later copies (duplicates, retries, redeliveries) must resend byte for byte.

@@ -74,7 +74,7 @@ extension PayStormRun {
         let probeInterval =
             target.endpoints.probe == nil ? 0 : profile.target.probe?.intervalSeconds ?? (target.ledger != nil ? 2 : 0)
         var lastSafetyRound = 0.0
-        var saturation = HarnessSaturation()
+        var saturation = HarnessSaturation(cpuAtStart: HarnessSaturation.processCPUSeconds())
         var saturationTold = false
         let stats = engine.run(timed: scheduler) { result in
             scheduler.handle(result)
@@ -89,7 +89,8 @@ extension PayStormRun {
                 sent: stats.sent,
                 releaseLag: stats.releaseLag.seconds,
                 mintWaited: pipeline.waited.seconds,
-                shed: pipeline.shed
+                shed: pipeline.shed,
+                cpu: HarnessSaturation.processCPUSeconds()
             )
             // Said as soon as it is known, so whoever watches does not read the coming latency as the target's.
             if !saturationTold, let limit = saturation.limit {
@@ -108,6 +109,7 @@ extension PayStormRun {
             }
         }
         safetyProbes?.finish()
+        scheduler.flushShed()
         api?.drain(into: history, startMillis: startMillis)
         history.flush()
         return (stats, saturation.limit)

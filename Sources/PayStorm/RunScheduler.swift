@@ -124,6 +124,13 @@ final class RunScheduler: TimedRequestSource {
     private var sent: [Int: Sent] = [:]
     private var nextRequestID = 0
     private var probing: Set<String> = []
+    /// Shed deliveries booked since the engine last asked (``takeBookedMissed()``).
+    private var bookedMissed = 0
+    /// Shed deliveries by role and kind in the second ``shedSecond``, for one history line each.
+    private var shedCounts: [ShedKey: Int] = [:]
+    private var shedSecond = 0
+    /// What the oracle books for a shed delivery, made once.
+    private let shedOutcome: DeliveryOutcome
 
     /// Faults injected, by name.
     private(set) var faultCounts: [String: Int] = [:]
@@ -169,6 +176,7 @@ final class RunScheduler: TimedRequestSource {
         self.restartWindows = restartWindows
         self.endOfSchedule = endOfSchedule
         self.endOfFollowUps = endOfFollowUps
+        shedOutcome = .notSent(reason: "missed: \(pipeline.shedReason)", harnessLimited: true)
     }
 
     // MARK: TimedRequestSource
@@ -205,9 +213,18 @@ final class RunScheduler: TimedRequestSource {
         }
         // The engine takes only what ``nextIsReady`` said was ready.
         guard case .ready(let minted) = pipeline.head() else { return nil }
+        if minted.shed != nil {
+            // Every shed delivery up to the next follow-up or probe, in one go (they are all past due).
+            bookShed(pipeline.popShed(dueBy: min(follow, probe)))
+            return nil
+        }
         pipeline.pop()
-        if let shed = minted.shed { return shedRequest(minted.planned, reason: shed, at: now) }
         return deliveryRequest(minted.planned, body: minted.body, failure: minted.failure, at: now)
+    }
+
+    func takeBookedMissed() -> Int {
+        defer { bookedMissed = 0 }
+        return bookedMissed
     }
 
     /// Deliveries intended in the last whole second: the world turns the schedule's events per second
@@ -289,32 +306,54 @@ final class RunScheduler: TimedRequestSource {
         return request
     }
 
-    /// A delivery the pipeline shed (it could not be signed in time): handed to the engine as missed, so it is
-    /// counted, recorded as PayStorm's miss (not the target's failure), and never sent.
-    private func shedRequest(_ delivery: PlannedDelivery, reason: String, at now: Double) -> LoadRequest? {
-        if let only, delivery.action.appAccountToken != only { return nil }
-        for fault in delivery.faults { faultCounts[fault.fault, default: 0] += 1 }
-        checker.sent(delivery, at: now)
-        guard let role = Endpoints.role(of: delivery) else { return nil }
-        guard endpoints.template(for: role) != nil else {
-            let reason = role == .deviceReport ? "no device report endpoint" : "no device endpoint"
-            checker.record(delivery, outcome: .notSent(reason: reason), at: now)
-            history.write(event: "skip", at: now, delivery: delivery, detail: reason)
-            return nil
+    /// Books deliveries the pipeline shed (they could not be signed in time), never sent and never handed to
+    /// the engine: the oracle books each as missed by the harness (so a purchase never sent is not judged lost
+    /// by the target), while the recorder, the engine's counters and the history count them per kind. Under
+    /// overload most deliveries come this way, so nothing here renders a request or a history line each.
+    private func bookShed(_ deliveries: [PlannedDelivery]) {
+        var byKind: [String: Int] = [:]
+        for delivery in deliveries {
+            if let only, delivery.action.appAccountToken != only { continue }
+            for fault in delivery.faults { faultCounts[fault.fault, default: 0] += 1 }
+            let at = delivery.at
+            checker.sent(delivery, at: at)
+            guard let role = Endpoints.role(of: delivery) else { continue }
+            guard endpoints.template(for: role) != nil else {
+                let reason = role == .deviceReport ? "no device report endpoint" : "no device endpoint"
+                checker.record(delivery, outcome: .notSent(reason: reason), at: at)
+                history.write(event: "skip", at: at, delivery: delivery, detail: reason)
+                continue
+            }
+            checker.record(delivery, outcome: shedOutcome, at: at)
+            let kind =
+                delivery.forgery != nil
+                ? "forged" : delivery.network != nil ? "network-fault" : role == .webhook ? "webhook" : "device"
+            byKind[kind, default: 0] += 1
+            countIntended(at: at)
+            let second = Int(at)
+            if second != shedSecond { flushShed(nextSecond: second) }
+            shedCounts[ShedKey(role: HistoryLog.role(of: delivery), kind: kind), default: 0] += 1
         }
-        let id = nextRequestID
-        nextRequestID += 1
-        // Never sent, so no URL or headers are rendered: under overload most deliveries come this way.
-        var request = LoadRequest(id: id, kind: role == .webhook ? "webhook" : "device", url: "")
-        if delivery.forgery != nil {
-            request.kind = "forged"
-        } else if delivery.network != nil {
-            request.kind = "network-fault"
+        for (kind, count) in byKind {
+            recorder.recordMissed(kind: kind, count: count)
+            bookedMissed += count
         }
-        request.missedReason = reason
-        countIntended(at: now)
-        sent[id] = Sent(delivery: delivery)
-        return request
+    }
+
+    /// Writes the shed counts of the current second to the history (one line per role and kind), and starts
+    /// `nextSecond`'s. The run calls it once more after the engine stops.
+    func flushShed(nextSecond: Int? = nil) {
+        for (key, count) in shedCounts.sorted(by: { ($0.key.role, $0.key.kind) < ($1.key.role, $1.key.kind) }) {
+            history.writeShed(
+                second: shedSecond,
+                role: key.role,
+                kind: key.kind,
+                count: count,
+                detail: pipeline.shedReason
+            )
+        }
+        shedCounts.removeAll(keepingCapacity: true)
+        if let nextSecond { shedSecond = nextSecond }
     }
 
     private func probeRequest(_ account: String, at now: Double) -> LoadRequest? {
@@ -422,6 +461,12 @@ final class RunScheduler: TimedRequestSource {
             }
         }
     }
+}
+
+/// The role and kind of shed deliveries counted together in the history.
+private struct ShedKey: Hashable {
+    var role: String
+    var kind: String
 }
 
 /// A probe that did not answer usably.

@@ -244,7 +244,8 @@ public struct HarnessLimit: Codable, Sendable, Hashable {
     public var fromSeconds: Double
     /// Deliveries PayStorm sent per second while behind: its own ceiling in this run.
     public var deliveriesPerSecond: Double
-    /// What fell behind: `minting behind the schedule` or `engine thread late`.
+    /// What fell behind: `minting behind the schedule` or `engine thread late`, after `CPU saturated, 1.9 of 2
+    /// cores; ` when the process used nearly all the cores it may run on.
     public var reason: String
 
     /// Creates a harness limit.

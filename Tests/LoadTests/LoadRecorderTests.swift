@@ -26,6 +26,22 @@ struct LoadRecorderTests {
         return stats
     }
 
+    @Test func missedInBulkCountsAsThatManyMissedResults() throws {
+        let one = try LoadRecorder(directory: nil)
+        let bulk = try LoadRecorder(directory: nil)
+        for id in 0..<3 { one.record(result(id, at: 0.5, error: .missed)) }
+        one.record(result(3, at: 0.5))
+        bulk.recordMissed(kind: "webhook", count: 3)
+        bulk.recordMissed(kind: "webhook", count: 0)
+        bulk.record(result(3, at: 0.5))
+        #expect(bulk.totals == one.totals)
+        #expect(bulk.totals.missed == 3 && bulk.totals.scheduled == 4)
+        one.tick(stats(at: 1, sent: 1, scheduled: 4))
+        bulk.tick(stats(at: 1, sent: 1, scheduled: 4))
+        #expect(bulk.timeseries == one.timeseries)
+        #expect(bulk.timeseries.first?.errors["missed"] == 3)
+    }
+
     @Test func perSecondFailuresCountResultsNotSendsMinusSuccesses() throws {
         let recorder = try LoadRecorder(directory: nil)
         // Second 1: 30 sends, no answer yet.

@@ -68,6 +68,49 @@ struct SourceNotReadyTests {
     }
 }
 
+/// Ten slots due at once, the last sending one request: the first nine are booked by the source as missed in
+/// bulk (as an overloaded run's shed deliveries are), three at a take.
+private final class BookingSource: TimedRequestSource {
+    private var next = 0
+    private var booked = 0
+    private(set) var takes = 0
+
+    func nextDue() -> Duration? { next < 10 ? .zero : nil }
+
+    func take(_ intended: Duration) -> LoadRequest? {
+        takes += 1
+        guard next < 9 else {
+            next += 1
+            return LoadRequest(id: 0, kind: "webhook", method: "POST", url: "http://127.0.0.1:1/", body: [1])
+        }
+        next += 3
+        booked += 3
+        return nil
+    }
+
+    func takeBookedMissed() -> Int {
+        defer { booked = 0 }
+        return booked
+    }
+
+    func intendedRate(at elapsed: Duration) -> Double { 10 }
+}
+
+struct BookedMissedTests {
+    @Test func missesTheSourceBookedCountAsScheduledAndMissedWithoutResults() throws {
+        let engine = try LoadEngine(LoadEngineConfiguration(tickInterval: .milliseconds(50)))
+        let source = BookingSource()
+        var results: [LoadResult] = []
+        let stats = engine.run(timed: source) { results.append($0) }
+        #expect(source.takes == 4)
+        #expect(stats.scheduled == 10)
+        #expect(stats.missed == 9)
+        #expect(stats.sent == 1)
+        // Only the request that went out has a result; the booked ones were recorded by the source.
+        #expect(results.count == 1)
+    }
+}
+
 /// A source far behind its schedule: every slot is due at 0, the first sends one request and the others take
 /// 0.1 ms each to release nothing, as shedding an overloaded run's deliveries does.
 private final class BehindSource: TimedRequestSource {

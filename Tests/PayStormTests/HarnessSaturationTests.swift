@@ -68,4 +68,50 @@ struct HarnessSaturationTests {
         #expect(limit.reason == "minting behind the schedule")
         #expect(limit.sentence == "harness-limited from 4 s at 3,000 deliveries/s (minting behind the schedule)")
     }
+
+    @Test(arguments: [
+        (cpu: 1.9, wall: 1.0, cores: 2, saturated: true),
+        (cpu: 1.8, wall: 1.0, cores: 2, saturated: true),
+        (cpu: 1.7, wall: 1.0, cores: 2, saturated: false),
+        (cpu: 0.95, wall: 1.0, cores: 1, saturated: true),
+        (cpu: 0.95, wall: 1.0, cores: 4, saturated: false),
+        (cpu: 3.0, wall: 2.0, cores: 2, saturated: false),
+        (cpu: 1.0, wall: 0.0, cores: 2, saturated: false),
+        (cpu: 1.0, wall: 1.0, cores: 0, saturated: false),
+    ])
+    func cpuIsSaturatedWhenTheProcessUsesNearlyAllItsCores(
+        _ row: (cpu: Double, wall: Double, cores: Int, saturated: Bool)
+    ) {
+        #expect(
+            HarnessSaturation.cpuSaturated(cpuSeconds: row.cpu, wallSeconds: row.wall, cores: row.cores)
+                == row.saturated
+        )
+    }
+
+    /// Ticks behind from 3 s on (shedding), the process using `cpuPerSecond` of 2 cores from a start at 40 s of CPU.
+    private static func behind(cpuPerSecond: Double) -> HarnessSaturation {
+        var saturation = HarnessSaturation(cores: 2, cpuAtStart: 40)
+        for second in 1...8 {
+            saturation.observe(
+                at: Double(second),
+                sent: second * 2_000,
+                releaseLag: 0.05,
+                mintWaited: 0,
+                shed: max(0, second - 3) * 10_000,
+                cpu: 40 + Double(second) * cpuPerSecond
+            )
+        }
+        return saturation
+    }
+
+    @Test func limitNamesCPUWhenTheProcessUsesAllItsCores() throws {
+        let limit = try #require(Self.behind(cpuPerSecond: 1.9).limit)
+        #expect(limit.reason == "CPU saturated, 1.9 of 2 cores; minting behind the schedule")
+        #expect(limit.fromSeconds == 3)
+    }
+
+    @Test func limitDoesNotNameCPUWithCoresToSpare() throws {
+        let limit = try #require(Self.behind(cpuPerSecond: 1.2).limit)
+        #expect(limit.reason == "minting behind the schedule")
+    }
 }

@@ -53,8 +53,8 @@ struct MintPipelineTests {
         }
     }
 
-    @Test func impossibleRateKeepsMintingAtTheCeilingAndShedsTheRest() throws {
-        // 1,000 deliveries/s intended for 2 s against a minter that signs 100/s.
+    /// 1,000 deliveries/s intended for 2 s against a minter that signs 100/s, started.
+    static func impossibleRate() throws -> ([PlannedDelivery], SigningClock, MintPipeline) {
         let planned = try Self.deliveries(2_000, spacing: 0.001)
         let clock = SigningClock(rate: 100)
         let pipeline = MintPipeline(
@@ -63,10 +63,15 @@ struct MintPipelineTests {
             cache: BodyCache(),
             clock: { clock.now.withLock { $0 } },
             shedAfter: 0.05,
-            capacity: 64,
+            limits: MintBufferLimits(deliveries: 64),
             batchSize: 16
         )
         pipeline.start()
+        return (planned, clock, pipeline)
+    }
+
+    @Test func impossibleRateKeepsMintingAtTheCeilingAndShedsTheRest() throws {
+        let (planned, clock, pipeline) = try Self.impossibleRate()
         let out = Self.drain(pipeline)
         #expect(out.map(\.planned.id) == planned.map(\.id))
         let signed = out.filter { $0.body != nil }
@@ -90,7 +95,7 @@ struct MintPipelineTests {
             cache: BodyCache(),
             clock: { 0 },
             shedAfter: 0.05,
-            capacity: 64,
+            limits: MintBufferLimits(deliveries: 64),
             batchSize: 16
         )
         pipeline.start()
@@ -112,7 +117,7 @@ struct MintPipelineTests {
             cache: BodyCache(),
             clock: nil,
             shedAfter: 0.05,
-            capacity: 64,
+            limits: MintBufferLimits(deliveries: 64),
             batchSize: 16
         )
         defer {
@@ -136,5 +141,91 @@ struct MintPipelineTests {
             return
         }
         #expect(ready.body == Array("signed \(planned[0].id)".utf8))
+    }
+
+    /// Waits (at most 10 s) until the buffer reaches a cap, then a while longer for any overshoot, and returns
+    /// what it holds.
+    static func settled(
+        _ pipeline: MintPipeline,
+        when reached: ((deliveries: Int, bytes: Int, lastAt: Double)) -> Bool
+    ) -> (deliveries: Int, bytes: Int, lastAt: Double) {
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !reached(pipeline.buffered) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        Thread.sleep(forTimeInterval: 0.3)
+        return pipeline.buffered
+    }
+
+    @Test func bufferStopsAtItsByteCapWhateverTheCountAllows() throws {
+        // 12 KB bodies, as a 3-JWS renewal's: the count cap (1,000) would hold 12 MB, the byte cap holds 100 KB.
+        let planned = try Self.deliveries(400, spacing: 0.001)
+        let pipeline = MintPipeline(
+            stream: planned.makeIterator(),
+            sign: { _ in [UInt8](repeating: 0x41, count: 12_000) },
+            cache: BodyCache(),
+            clock: nil,
+            shedAfter: 0.05,
+            limits: MintBufferLimits(deliveries: 1_000, bytes: 100_000),
+            batchSize: 8
+        )
+        pipeline.start()
+        defer { pipeline.stopAndWait() }
+        let held = Self.settled(pipeline) { $0.bytes >= 100_000 }
+        // Full by bytes, overshooting by one batch at most.
+        #expect(held.bytes >= 100_000)
+        #expect(held.bytes <= 100_000 + 8 * 12_000)
+        #expect(held.deliveries == held.bytes / 12_000)
+        // Taking from the front frees room, and everything still comes through, in order.
+        #expect(Self.drain(pipeline).count == 400)
+    }
+
+    @Test func bufferStopsAtItsSecondsAheadOfTheClock() throws {
+        // 10 deliveries a second for 40 s of schedule; the clock stands at 0, then moves to 10 s.
+        let planned = try Self.deliveries(400, spacing: 0.1)
+        let now = Mutex(0.0)
+        let pipeline = MintPipeline(
+            stream: planned.makeIterator(),
+            sign: { Array("signed \($0.id)".utf8) },
+            cache: BodyCache(),
+            clock: { now.withLock { $0 } },
+            shedAfter: 1_000,
+            limits: MintBufferLimits(deliveries: 1_000, bytes: 1 << 30, secondsAhead: 2),
+            batchSize: 4
+        )
+        pipeline.start()
+        defer { pipeline.stopAndWait() }
+        let early = Self.settled(pipeline) { $0.lastAt >= 2 }
+        // 2 s ahead and at most one batch more: about 20 deliveries, not the 400 the count cap allows.
+        #expect(early.lastAt >= 2 && early.lastAt < 2 + 4 * 0.1 + 1e-9)
+        #expect(early.deliveries <= 25)
+        now.withLock { $0 = 10 }
+        let later = Self.settled(pipeline) { $0.lastAt >= 12 }
+        #expect(later.lastAt >= 12 && later.lastAt < 12 + 4 * 0.1 + 1e-9)
+        now.withLock { $0 = 1_000 }
+        #expect(Self.drain(pipeline).map(\.planned.id) == planned.map(\.id))
+    }
+
+    @Test func shedDeliveriesAreTakenInBulkInOrderUpToTheirDueTime() throws {
+        // The impossible rate of the first test: most deliveries are shed, in runs between signed ones.
+        let (planned, _, pipeline) = try Self.impossibleRate()
+        var order: [UInt64] = []
+        var bulkTakes = 0
+        while let front = pipeline.peek() {
+            guard front.shed != nil else {
+                pipeline.pop()
+                order.append(front.planned.id)
+                continue
+            }
+            // Bounded by a due time 0.1 s after the front's: nothing later comes, and nothing signed.
+            let limit = front.planned.at + 0.1
+            let taken = pipeline.popShed(dueBy: limit)
+            #expect(!taken.isEmpty)
+            #expect(taken.allSatisfy { $0.at <= limit })
+            order += taken.map(\.id)
+            bulkTakes += 1
+        }
+        #expect(order == planned.map(\.id))
+        #expect(pipeline.shed > 1_000)
+        // Far fewer takes than shed deliveries: that is what keeps an overloaded engine's thread free.
+        #expect(bulkTakes * 5 < pipeline.shed)
     }
 }
