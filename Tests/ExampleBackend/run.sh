@@ -192,11 +192,20 @@ EOF
         started_db=""
     fi
 
+    # A race (racy-dedupe) or a stale overwrite (blind-upsert) shows only when two requests meet inside the
+    # backend, which a seed makes likely, not certain, on a machine whose timing varies: each bug is run with
+    # seed 7 and, only while no run has caught it, with seeds 8 and 9; the row says which seed caught it.
     for bug in "${bugs[@]}"; do
-        got="$(run_mode "$bug" 7)"
         ok=no
-        for invariant in ${expected[$bug]}; do
-            if [[ "$got" == "exit 1,"* && "$got" == *"$invariant"* ]]; then ok=yes; fi
+        for seed in 7 8 9; do
+            got="$(run_mode "$bug" "$seed")"
+            for invariant in ${expected[$bug]}; do
+                if [[ "$got" == "exit 1,"* && "$got" == *"$invariant"* ]]; then ok=yes; fi
+            done
+            if [[ "$ok" == yes ]]; then
+                [[ "$seed" == 7 ]] || got="$got (caught with seed $seed; the earlier seeds missed it)"
+                break
+            fi
         done
         record "$bug" "${expected[$bug]// / or }" "$got" "$ok"
     done
