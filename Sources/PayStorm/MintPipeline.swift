@@ -203,11 +203,20 @@ final class MintPipeline: @unchecked Sendable {
         state.withLock { ($0.ready.count - $0.head, $0.bytes, $0.lastAt) }
     }
 
+    /// What the buffer's array holds, taken entries not yet compacted away included: entries, and bytes of
+    /// signed bodies. Bounded by the caps and the compaction, whatever the run's length.
+    var held: (entries: Int, bodyBytes: Int) {
+        state.withLock { s in (s.ready.count, s.ready.reduce(0) { $0 + ($1.body?.count ?? 0) }) }
+    }
+
     /// Removes the front delivery (after ``head()`` or ``peek()`` returned it).
     func pop() {
         condition.lock()
         state.withLock { s in
             s.bytes -= s.ready[s.head].body?.count ?? 0
+            // The engine has its own reference (and the cache one for copies): the entry kept before the head
+            // needs only its time, so the signed bytes go now, not at the next compaction.
+            s.ready[s.head].body = nil
             s.head += 1
             Self.compact(&s)
         }
@@ -236,9 +245,11 @@ final class MintPipeline: @unchecked Sendable {
     }
 
     /// Compacts now and then so the array does not grow with the run (one entry stays before the head, the
-    /// lower bound ``head()`` gives between batches).
+    /// lower bound ``head()`` gives between batches). Each compaction moves at most as many entries as were
+    /// taken since the last one, so it costs O(1) a delivery; the threshold keeps taken entries (and their
+    /// planned deliveries) from piling up: at 4,096 a slow run held tens of MB of them between compactions.
     private static func compact(_ s: inout State) {
-        if s.head >= 4096 && s.head * 2 >= s.ready.count {
+        if s.head >= 256 && s.head * 2 >= s.ready.count {
             s.ready.removeFirst(s.head - 1)
             s.head = 1
         }
