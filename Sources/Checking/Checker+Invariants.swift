@@ -33,11 +33,15 @@ extension Checker {
             book.folded[product] != nil || !genuine(product).isEmpty
         }
 
-        /// Whether a sent purchase of the product other than `id` is unrefunded, kept or folded.
+        /// Whether a sent purchase of the product other than `id` was unrefunded at the probe's time `now`, kept
+        /// or folded. A refund signed after the probe, or not yet acknowledged, had not taken it away then: a
+        /// probe answer can reach the checker after later deliveries were booked (a `transform` runs off the
+        /// engine's thread), so the books may already hold a refund the target could not have applied.
         func unrefundedPurchase(of product: String, besides id: String) -> Bool {
             if (book.folded[product]?.unrefunded ?? 0) > 0 { return true }
             return book.txs.values.contains {
-                $0.id != id && $0.product == product && $0.genuine && $0.sent && !$0.revoked && !$0.forged
+                $0.id != id && $0.product == product && $0.genuine && $0.sent && !$0.forged
+                    && (!$0.revoked || !$0.revocationAcked || $0.revokedDate > now)
             }
         }
 
@@ -195,7 +199,9 @@ extension Checker {
         }
         let entitledIDs = Set(c.observed.entitlements.compactMap(\.transactionId))
         let entitledProducts = Set(c.observed.entitlements.map(\.productId))
-        for (id, tx) in book.txs where tx.revoked && tx.revocationAcked && tx.genuine {
+        // A refund signed after the probe's time is not one the target could have applied (see
+        // `unrefundedPurchase`).
+        for (id, tx) in book.txs where tx.revoked && tx.revocationAcked && tx.genuine && tx.revokedDate <= c.now {
             if entitledIDs.contains(id) {
                 if book.gone.contains(id) {
                     failure =

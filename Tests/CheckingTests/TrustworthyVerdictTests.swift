@@ -146,6 +146,23 @@ struct TrustworthyVerdictTests {
         #expect(script.checker.verdict(unchecked: []).outcome == .pass)
     }
 
+    /// The example backend's false alarm at 10× its test's length (seed 7): bought, refunded, gone, bought again;
+    /// the probe shows the product, but its answer reaches the checker (through the probe's `transform`) only
+    /// after the second purchase's refund was dispatched. At the probe's time the second purchase was owed.
+    @Test func repurchaseRefundedAfterTheProbeIsNoRegression() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        script.play(.revoke, "1001", "pro", .nonConsumable, at: 3)
+        #expect(failures(script.check(AccountState(), at: 5, final: false)).isEmpty)
+        script.play(.grant, "1002", "pro", .nonConsumable, at: 10)
+        script.play(.revoke, "1002", "pro", .nonConsumable, at: 12)
+        let shown = AccountState(entitlements: [.init(productId: "pro")])
+        #expect(failures(script.check(shown, at: 11, final: false)).isEmpty)
+        // Once both refunds stand, the product coming back is still a regression.
+        let found = try #require(witness(script.check(shown, at: 20, final: false), .noStaleRegression))
+        #expect(found.summary.contains("came back"))
+    }
+
     /// A refunded only purchase still must not be entitled, folded neighbours or not.
     @Test func refundedOnlyNonRenewingPurchaseIsStillCaughtAfterFolding() throws {
         var script = try Script(try scriptProfile())
