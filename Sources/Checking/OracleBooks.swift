@@ -275,7 +275,9 @@ struct Book: Sendable {
             if tx.neverAccepted { return true }
             guard !(tx.revoked && !tx.revocationAcked), !tx.indeterminate else { return false }
             switch tx.type {
-            case .consumable: return tx.sent
+            // A refunded purchase stays: a `REFUND_REVERSED` may come at any later time and must find it (the
+            // folded counts cannot tell which refunds they hold), or the oracle owes fewer units than the target.
+            case .consumable: return tx.sent && !tx.revoked
             case .autoRenewable:
                 guard let original = tx.original, let sub = subs[original] else { return false }
                 return sub.transactionId != tx.id && (tx.expires ?? .max) <= sub.expires

@@ -163,6 +163,21 @@ struct TrustworthyVerdictTests {
         #expect(found.summary.contains("came back"))
     }
 
+    /// The 30-minute soak's false alarm (seed 42): coins refunded, folded away under later purchases, then the
+    /// refund reversed 1,300 s later; the target credits them again, which the oracle must owe.
+    @Test func refundReversedAfterFoldingIsOwedAgain() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "2001", "coins", .consumable, at: 1)
+        script.play(.revoke, "2001", "coins", .consumable, at: 2)
+        script.buyCoins(40, from: 10, first: 3000)
+        script.play(.reinstate, "2001", "coins", .consumable, at: 30, notification: "REFUND_REVERSED")
+        script.play(.grant, "2002", "coins", .consumable, at: 31)
+        script.play(.revoke, "2002", "coins", .consumable, at: 32)
+        #expect(failures(script.check(AccountState(balances: ["coins": 41]), at: 40)).isEmpty)
+        // The later refund is still taken back.
+        #expect(failures(script.check(AccountState(balances: ["coins": 42]), at: 41)).contains(.revocationHonored))
+    }
+
     /// A refunded only purchase still must not be entitled, folded neighbours or not.
     @Test func refundedOnlyNonRenewingPurchaseIsStillCaughtAfterFolding() throws {
         var script = try Script(try scriptProfile())
