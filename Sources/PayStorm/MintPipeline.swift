@@ -312,15 +312,17 @@ final class MintPipeline: @unchecked Sendable {
     private func mint(_ batch: [PlannedDelivery], shedBefore: Double?) -> [MintedDelivery] {
         let late = batch.map { planned in shedBefore.map { planned.sends && planned.at < $0 } ?? false }
         let signing = batch.indices.filter { !late[$0] && batch[$0].sameBytesAs == nil }
-        let results = Mutex([MintedDelivery?](repeating: nil, count: batch.count))
+        // A batch shed whole (most of them, under overload) allocates nothing for signing.
+        var signed: [MintedDelivery?] = []
         if !signing.isEmpty {
+            let results = Mutex([MintedDelivery?](repeating: nil, count: batch.count))
             DispatchQueue.concurrentPerform(iterations: signing.count) { step in
                 let index = signing[step]
                 let minted = mintOne(batch[index])
                 results.withLock { $0[index] = minted }
             }
+            signed = results.withLock { $0 }
         }
-        var signed = results.withLock { $0 }
         var out: [MintedDelivery] = []
         var index = 0
         while index < batch.count {
@@ -333,7 +335,7 @@ final class MintPipeline: @unchecked Sendable {
                 continue
             }
             let planned = batch[index]
-            var minted = signed[index].take()
+            var minted = signed.isEmpty ? nil : signed[index].take()
             if let original = planned.sameBytesAs {
                 if let bytes = cache.body(of: original) {
                     minted = MintedDelivery(planned: planned, body: bytes)
