@@ -221,6 +221,7 @@ final class MintPipeline: @unchecked Sendable {
             }
             s.bytes -= s.ready[s.head].body?.count ?? 0
             s.deliveries -= 1
+            s.ready[s.head].shedRun = []
             s.head += 1
             Self.compact(&s)
         }
@@ -243,6 +244,8 @@ final class MintPipeline: @unchecked Sendable {
                     taken.append(run)
                     count += run.count
                     s.deliveries -= run.count
+                    // The taken entry stays until compaction: it must not keep the batch's storage alive.
+                    s.ready[s.head].shedRun = []
                     s.head += 1
                     continue
                 }
@@ -263,9 +266,10 @@ final class MintPipeline: @unchecked Sendable {
     }
 
     /// Compacts now and then so the array does not grow with the run (one entry stays before the head, the
-    /// lower bound ``head()`` gives between batches).
+    /// lower bound ``head()`` gives between batches). Counted in entries, and a shed run of up to a batch is one
+    /// entry, so the threshold is low: taken entries would otherwise hold their bodies for thousands of entries.
     private static func compact(_ s: inout State) {
-        if s.head >= 4096 && s.head * 2 >= s.ready.count {
+        if s.head >= 256 && s.head * 2 >= s.ready.count {
             s.ready.removeFirst(s.head - 1)
             s.head = 1
         }
