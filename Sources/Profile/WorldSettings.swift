@@ -87,16 +87,14 @@ public struct ActionMix: Sendable, Hashable, Decodable {
         renewalExtension = try w("renewalExtension")
     }
 
-    /// The weights, in the order their fields are declared.
-    public var weights: [Double] {
-        [
-            consumable, nonConsumable, subscribe, nonRenewing, cancel, resume, upgrade, downgrade, refund,
-            refundReversal, billingFailure, offerRedemption, priceIncrease, deviceReport, renewalExtension,
-        ]
+    /// The sum of the weights (a profile whose sum is 0 starts nothing and is refused).
+    ///
+    /// The world draws with each action's own weight by name (`ActionKind` in Simulation), never by position in
+    /// a list, so the mix offers no ordered list of its weights.
+    public var total: Double {
+        consumable + nonConsumable + subscribe + nonRenewing + cancel + resume + upgrade + downgrade + refund
+            + refundReversal + billingFailure + offerRedemption + priceIncrease + deviceReport + renewalExtension
     }
-
-    /// The sum of the weights.
-    public var total: Double { weights.reduce(0, +) }
 }
 
 /// How fast simulated calendar time runs, as in the sandbox (a month can last seconds).
