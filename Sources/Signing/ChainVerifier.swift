@@ -37,9 +37,11 @@ final class ChainVerifier: Sendable {
         onlineChecks: Bool
     ) -> Result<T, VerificationError> {
         // PyJWT: rsplit('.', 1) for the signature, then split('.', 1) for header and payload.
-        guard let lastDot = text.lastIndex(of: UInt8(ascii: ".")),
-            let firstDot = text[..<lastDot].firstIndex(of: UInt8(ascii: "."))
+        // The first dot through memchr: it ends a header of about 5 KB (the x5c), which a byte loop scans slowly.
+        guard let lastDot = text.lastIndex(of: UInt8(ascii: ".")), let base = text.baseAddress,
+            let found = memchr(base, Int32(UInt8(ascii: ".")), lastDot)
         else { return failure("the JWS does not have three segments") }
+        let firstDot = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
         let headerSegment = UnsafeBufferPointer(rebasing: text[..<firstDot])
         let payloadSegment = UnsafeBufferPointer(rebasing: text[(firstDot + 1)..<lastDot])
         let signatureSegment = text[(lastDot + 1)...]
