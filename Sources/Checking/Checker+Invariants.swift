@@ -1,0 +1,504 @@
+import Profile
+import Simulation
+
+/// The invariants, each judged from one account's books and its probed state.
+extension Checker {
+    // MARK: - Invariants
+
+    struct Context {
+        var book: Book
+        var observed: AccountState
+        var now: Int64
+        var boundary: Int64
+        var phrases: [String]
+
+        func genuine(_ product: String) -> [(String, Tx)] {
+            book.txs.filter { $0.value.product == product && $0.value.genuine && $0.value.sent }.map {
+                ($0.key, $0.value)
+            }
+        }
+
+        /// Units of the product's distinct verified purchases sent (kept or folded).
+        func genuineUnits(_ product: String) -> Int {
+            genuine(product).reduce(book.folded[product]?.sent ?? 0) { $0 + $1.1.quantity }
+        }
+
+        /// Transactions of the product that exist only in forged deliveries.
+        func forgedOnly(_ product: String) -> [Tx] {
+            book.txs.values.filter { $0.product == product && $0.forged && !$0.genuine }
+        }
+
+        /// Whether any verified purchase of the product was sent (kept or folded).
+        func bought(_ product: String) -> Bool {
+            book.folded[product] != nil || !genuine(product).isEmpty
+        }
+
+        /// Whether a sent purchase of the product other than `id` is unrefunded, kept or folded.
+        func unrefundedPurchase(of product: String, besides id: String) -> Bool {
+            if (book.folded[product]?.unrefunded ?? 0) > 0 { return true }
+            return book.txs.values.contains {
+                $0.id != id && $0.product == product && $0.genuine && $0.sent && !$0.revoked && !$0.forged
+            }
+        }
+
+        /// The chosen parts of each transaction's trail, as witness entries, oldest first.
+        func evidence(_ parts: [(Tx, Part)], pending: WitnessEntry? = nil) -> [WitnessEntry] {
+            var seen: Set<[UInt64]> = []
+            var entries: [WitnessEntry] = []
+            for (tx, part) in parts {
+                for entry in tx.trail.entries(part) where seen.insert([entry.delivery, UInt64(entry.phrase)]).inserted {
+                    let phrase = Int(entry.phrase) < phrases.count ? phrases[Int(entry.phrase)] : "…"
+                    entries.append(
+                        WitnessEntry(
+                            at: entry.at,
+                            delivery: entry.delivery,
+                            transactionId: tx.id,
+                            sentence: "delivery \(entry.delivery) (transaction \(tx.id)): \(phrase)"
+                        )
+                    )
+                }
+            }
+            if let pending { entries.append(pending) }
+            return Array(entries.sorted { $0.at < $1.at }.suffix(10))
+        }
+
+        func evidence(_ txs: [Tx], _ part: Part, pending: WitnessEntry? = nil) -> [WitnessEntry] {
+            evidence(txs.map { ($0, part) }, pending: pending)
+        }
+    }
+
+    func unlockFinding(_ c: Context) -> Finding {
+        for entitlement in c.observed.entitlements {
+            if let id = entitlement.transactionId, let tx = c.book.txs[id], tx.forged && !tx.genuine {
+                return .fail(
+                    "the target entitles \(entitlement.productId) through transaction \(id), which exists only in a forged delivery",
+                    c.evidence([tx], .all),
+                    showing(entitlement)
+                )
+            }
+            if !c.bought(entitlement.productId) {
+                let forged = c.book.txs.values.filter { $0.product == entitlement.productId && $0.forged }
+                if let pending = c.book.pending[entitlement.productId] {
+                    return .fail(
+                        "the target entitles \(entitlement.productId), whose only purchase was pending (Ask to Buy) or declined",
+                        c.evidence(forged, .all, pending: pending),
+                        showing(entitlement)
+                    )
+                }
+                let how =
+                    forged.isEmpty ? "no purchase of it was ever sent" : "only forged transactions of it were sent"
+                return .fail(
+                    "the target entitles \(entitlement.productId) but \(how)",
+                    c.evidence(forged, .all),
+                    showing(entitlement)
+                )
+            }
+        }
+        for (product, balance) in c.observed.balances where balance > 0 && !c.bought(product) {
+            let forged = c.book.txs.values.filter { $0.product == product && $0.forged }
+            let pending = c.book.pending[product]
+            return .fail(
+                "the target shows a balance of \(balance) \(product) but no verified purchase of it was sent",
+                c.evidence(forged, .all, pending: pending),
+                "showed a balance of \(balance) \(product)"
+            )
+        }
+        for (product, balance) in c.observed.balances where balance > 0 && c.bought(product) {
+            // More than the genuine purchases allow, and forged transactions of the product can explain the
+            // excess: a forgery was credited. (A probe without per-transaction grants cannot tell it from a
+            // double grant; forged units covering the excess make the forgery the plainer reading.)
+            let upper = c.genuineUnits(product)
+            let forged = c.forgedOnly(product)
+            let forgedUnits = forged.reduce(0) { $0 + $1.quantity }
+            if balance > upper && forgedUnits > 0 && balance <= upper + forgedUnits {
+                return .fail(
+                    "the target shows \(balance) \(product) but the verified purchases sent add up to \(upper), and "
+                        + "forged transactions of it were sent: a forgery was credited (or, if the target rejected "
+                        + "them all, a purchase was credited twice)",
+                    c.evidence(forged + c.genuine(product).map(\.1), .all),
+                    "showed a balance of \(balance) \(product)"
+                )
+            }
+        }
+        for grant in c.observed.grants ?? [] where grant.count > 0 {
+            guard let tx = c.book.txs[grant.transactionId] else {
+                if let number = UInt64(grant.transactionId), c.book.foldedIDs.contains(number) { continue }
+                return .fail(
+                    "the target granted transaction \(grant.transactionId), which the App Store never issued",
+                    [],
+                    showing(grant)
+                )
+            }
+            if tx.forged && !tx.genuine {
+                return .fail(
+                    "the target granted transaction \(grant.transactionId), which exists only in a forged delivery",
+                    c.evidence([tx], .all),
+                    showing(grant)
+                )
+            }
+        }
+        return .pass
+    }
+
+    func doubleGrantFinding(_ c: Context) -> Finding {
+        for grant in c.observed.grants ?? [] where grant.count > 1 {
+            let tx = c.book.txs[grant.transactionId]
+            // The decisive events: the copies the target acknowledged (each one a grant).
+            return .fail(
+                "the target granted transaction \(grant.transactionId) \(grant.count) times",
+                c.evidence(tx.map { [$0] } ?? [], [.purchase, .acks, .recent]),
+                showing(grant)
+            )
+        }
+        for (product, balance) in c.observed.balances where balance > 0 {
+            let sent = c.genuine(product)
+            guard c.bought(product) else { continue }
+            let upper = c.genuineUnits(product)
+            // An excess that forged units explain is filed as an unlock without a verified purchase.
+            let forgedUnits = c.forgedOnly(product).reduce(0) { $0 + $1.quantity }
+            if balance > upper && !(forgedUnits > 0 && balance <= upper + forgedUnits) {
+                return .fail(
+                    "the target shows \(balance) \(product) but the distinct purchases sent add up to \(upper)",
+                    c.evidence(sent.map(\.1), .acks),
+                    "showed a balance of \(balance) \(product)"
+                )
+            }
+        }
+        return .pass
+    }
+
+    func regressionFinding(_ c: Context, book: inout Book) -> Finding {
+        var failure: Finding?
+        var observedMax: [String: Int64] = [:]
+        for entitlement in c.observed.entitlements {
+            guard let group = groupOf[entitlement.productId], let expires = entitlement.expiresDate else { continue }
+            observedMax[group] = max(observedMax[group] ?? .min, expires)
+        }
+        for (group, seen) in observedMax {
+            if let previous = book.maxSeenExpiry[group], seen < previous,
+                let truth = book.subs.values.first(where: { $0.group == group }), truth.expires >= previous,
+                truth.status != .revoked
+            {
+                // The stale delivery that set the older expiry, and the newer one it overrode.
+                let stale = book.txs.values.filter { $0.group == group && $0.acked && $0.expires == seen }
+                let newer = book.txs.values.filter { $0.group == group && $0.acked && $0.expires == previous }
+                let txs = stale.isEmpty ? book.txs.values.filter { $0.group == group && $0.acked } : stale + newer
+                failure =
+                    failure
+                    ?? .fail(
+                        "the target moved the expiry of group \(group) back from \(previous) to \(seen) ms although no newer data shortened it",
+                        c.evidence(Array(txs), .acks),
+                        "showed group \(group) expiring at \(seen) ms, after \(previous) ms earlier"
+                    )
+            }
+            book.maxSeenExpiry[group] = max(book.maxSeenExpiry[group] ?? .min, seen)
+        }
+        let entitledIDs = Set(c.observed.entitlements.compactMap(\.transactionId))
+        let entitledProducts = Set(c.observed.entitlements.map(\.productId))
+        for (id, tx) in book.txs where tx.revoked && tx.revocationAcked && tx.genuine {
+            if entitledIDs.contains(id) {
+                if book.gone.contains(id) {
+                    failure =
+                        failure
+                        ?? .fail(
+                            "transaction \(id) of \(tx.product) was revoked, disappeared, then came back without a refund reversal",
+                            c.evidence([tx], [.refund, .acks]),
+                            "showed entitlement \(tx.product) (transaction \(id)) again"
+                        )
+                }
+            } else {
+                book.gone.insert(id)
+            }
+            guard tx.type == .nonConsumable, !c.unrefundedPurchase(of: tx.product, besides: id) else { continue }
+            let key = "product:" + tx.product
+            if entitledProducts.contains(tx.product) {
+                if book.gone.contains(key) {
+                    failure =
+                        failure
+                        ?? .fail(
+                            "\(tx.product) was revoked, disappeared, then came back without a refund reversal",
+                            c.evidence([tx], [.refund, .acks]),
+                            "showed entitlement \(tx.product) again"
+                        )
+                }
+            } else {
+                book.gone.insert(key)
+            }
+        }
+        return failure ?? .pass
+    }
+
+    func revocationFinding(_ c: Context) -> Finding {
+        var unknown: String?
+        // The target's own books: a transaction the App Store refunded must read `revoked` there.
+        for listed in c.observed.transactions ?? [] where listed.state == .granted {
+            guard let tx = c.book.txs[listed.transactionId], tx.genuine, tx.revoked, tx.revocationAcked else {
+                continue
+            }
+            return .fail(
+                "the target's books still show refunded transaction \(listed.transactionId) of \(tx.product) as granted",
+                c.evidence([tx], [.purchase, .refund, .acks]),
+                showing(listed)
+            )
+        }
+        let entitledProducts = Set(c.observed.entitlements.map(\.productId))
+        for (id, tx) in c.book.txs.sorted(by: { $0.value.sequence < $1.value.sequence })
+        where tx.revoked && tx.genuine {
+            guard tx.revocationAcked else {
+                if tx.revocationIndeterminate { unknown = "the refund of \(id) got no answer" }
+                continue
+            }
+            if let entitlement = c.observed.entitlements.first(where: { $0.transactionId == id }) {
+                return .fail(
+                    "the target still entitles \(tx.product) through refunded transaction \(id)",
+                    c.evidence([tx], [.purchase, .refund, .acks]),
+                    showing(entitlement)
+                )
+            }
+            switch tx.type {
+            case .nonConsumable, .nonRenewing:
+                // Another unrefunded purchase of the product, kept or folded, may be what the target entitles.
+                if entitledProducts.contains(tx.product) && !c.unrefundedPurchase(of: tx.product, besides: id) {
+                    let entitlement = c.observed.entitlements.first { $0.productId == tx.product }
+                    return .fail(
+                        "the target still entitles \(tx.product) although its only purchase \(id) was refunded",
+                        c.evidence([tx], [.purchase, .refund, .acks]),
+                        entitlement.map(showing) ?? "showed entitlement \(tx.product)"
+                    )
+                }
+                // Revoked too much: the refund of this transaction also took away another, unrefunded one.
+                if !entitledProducts.contains(tx.product), let victim = overRevoked(by: tx, c) {
+                    return .fail(
+                        "the target revoked too much: the refund of transaction \(id) also removed unrefunded transaction \(victim.id) of \(tx.product)",
+                        c.evidence([(tx, .refund), (victim, [.purchase, .acks])]),
+                        "showed no entitlement to \(tx.product)"
+                    )
+                }
+            case .autoRenewable:
+                if let group = tx.group, let sub = c.book.subs[tx.original ?? ""], sub.status == .revoked,
+                    let entitlement = c.observed.entitlements.first(where: { groupOf[$0.productId] == group })
+                {
+                    return .fail(
+                        "the target still entitles subscription group \(group) although transaction \(id) was refunded",
+                        c.evidence([tx], [.purchase, .refund]),
+                        showing(entitlement)
+                    )
+                }
+            case .consumable, nil:
+                break
+            }
+        }
+        for (product, balance) in c.observed.balances where typeOf[product] == .consumable {
+            let sent = c.genuine(product)
+            let refunded = sent.filter { $0.1.revoked && $0.1.revocationAcked }
+            guard !refunded.isEmpty else { continue }
+            let allowed = sent.filter { !($0.1.revoked && $0.1.revocationAcked) }.reduce(
+                c.book.folded[product]?.sentNotRefunded ?? 0
+            ) { $0 + $1.1.quantity }
+            // Units that forged transactions explain are an unlock without a verified purchase (filed there);
+            // only what remains beyond them proves a refund was not taken back.
+            let upper = c.genuineUnits(product)
+            let forgedUnits = c.forgedOnly(product).reduce(0) { $0 + $1.quantity }
+            let forgedExplains = forgedUnits > 0 && balance > upper && balance <= upper + forgedUnits
+            if (forgedExplains ? balance - forgedUnits : balance) > allowed {
+                return .fail(
+                    "the target shows \(balance) \(product) but only \(allowed) remain once refunds are taken back",
+                    c.evidence(refunded.map(\.1), .refund),
+                    "showed a balance of \(balance) \(product)"
+                )
+            }
+        }
+        return unknown.map { .unknown($0) } ?? .pass
+    }
+
+    /// An acknowledged, unrefunded purchase of the same product that the target no longer entitles after
+    /// `refunded`'s refund, if one is owed now (a non-renewing one only within its period, away from its end).
+    func overRevoked(by refunded: Tx, _ c: Context) -> Tx? {
+        c.book.txs.values.filter { tx in
+            guard tx.id != refunded.id, tx.product == refunded.product, tx.genuine, tx.acked, !tx.revoked,
+                !tx.forged
+            else { return false }
+            guard tx.type == .nonRenewing else { return true }
+            guard let expires = tx.expires else { return false }
+            return c.now + c.boundary < expires
+        }.min { $0.sequence < $1.sequence }
+    }
+
+    func lostFinding(_ c: Context) -> Finding {
+        var unknown: String?
+        let entitledProducts = Set(c.observed.entitlements.map(\.productId))
+        var owed: [String: Int] = [:]
+        var owedTxs: [String: [Tx]] = [:]
+        for (id, tx) in c.book.txs.sorted(by: { $0.value.sequence < $1.value.sequence })
+        where tx.genuine && !tx.revoked {
+            if tx.neverAccepted {
+                return neverAcceptedFailure(tx, c)
+            }
+            if tx.awaitingRetry {
+                unknown = "every attempt of purchase \(id) so far was rejected, and another is still to come"
+            }
+            guard tx.acked else { continue }
+            switch tx.type {
+            case .nonConsumable:
+                if !entitledProducts.contains(tx.product) {
+                    return .fail(
+                        "the target acknowledged purchase \(id) of \(tx.product) but does not entitle it",
+                        c.evidence([tx], [.purchase, .acks, .refund]),
+                        "showed no entitlement to \(tx.product)"
+                    )
+                }
+            case .nonRenewing:
+                // Owed for its catalog period after purchase; after that the target decides when it ends.
+                guard let expires = tx.expires else { continue }
+                if abs(c.now - expires) < c.boundary {
+                    unknown = "\(tx.product) ends within the boundary"
+                } else if c.now < expires && !entitledProducts.contains(tx.product) {
+                    return .fail(
+                        "the target acknowledged purchase \(id) of \(tx.product), owed until at least \(expires), but does not entitle it",
+                        c.evidence([tx], [.purchase, .acks, .refund]),
+                        "showed no entitlement to \(tx.product)"
+                    )
+                }
+            case .consumable:
+                owed[tx.product, default: 0] += tx.quantity
+                owedTxs[tx.product, default: []].append(tx)
+            case .autoRenewable, nil:
+                break
+            }
+        }
+        if let sample = c.book.neverAcceptedSample {
+            return neverAcceptedFailure(sample, c, more: c.book.neverAccepted.count)
+        } else if let number = c.book.neverAccepted.min() {
+            return .fail(
+                "genuine delivery never accepted: the target answered every attempt to deliver purchase \(number) with a rejection (\(c.book.neverAccepted.count) such purchases)",
+                [],
+                "was not needed: the target's own rejections prove it (the run's history lists them)"
+            )
+        }
+        for (product, folded) in c.book.folded where folded.acked > 0 { owed[product, default: 0] += folded.acked }
+        for (product, lower) in owed.sorted(by: { $0.key < $1.key }) {
+            let balance = c.observed.balances[product] ?? 0
+            if balance < lower {
+                return .fail(
+                    "the target shows \(balance) \(product) but acknowledged purchases of \(lower)",
+                    c.evidence(owedTxs[product] ?? [], .acks),
+                    "showed a balance of \(balance) \(product)"
+                )
+            }
+        }
+        return unknown.map { .unknown($0) } ?? .pass
+    }
+
+    func neverAcceptedFailure(_ tx: Tx, _ c: Context, more: Int = 0) -> Finding {
+        let others = more > 1 ? " (and \(more - 1) other purchases of this account)" : ""
+        let owned =
+            c.observed.entitlements.contains { $0.productId == tx.product }
+            ? "showed \(tx.product) entitled, though the target rejected every delivery of this purchase"
+            : (c.observed.balances[tx.product] ?? 0) > 0
+                ? "showed a balance of \(c.observed.balances[tx.product] ?? 0) \(tx.product); the purchase itself was rejected every time"
+                : "showed nothing granted for \(tx.product)"
+        return .fail(
+            "genuine delivery never accepted: the target answered all \(tx.rejected) attempts to deliver purchase \(tx.id) of \(tx.product) with a rejection (last \(tx.lastRejection))\(others)",
+            c.evidence([tx], [.purchase, .rejections]),
+            owned
+        )
+    }
+
+    /// Subscription state covers the target's per-transaction books too: a granted period whose end differs
+    /// from the one Apple signed (say a refund that arrived before its renewal, so the target cancelled the
+    /// previous period and stretched it over the refunded one) makes the target entitle the subscription for
+    /// a time it was not bought, or not for a time it was. That is a wrong subscription state, not a stale
+    /// regression: no older data overrode newer, the target computed the period wrongly from current data.
+    func subscriptionFinding(_ c: Context) -> Finding {
+        var unknown: String?
+        for listed in c.observed.transactions ?? [] where listed.state == .granted {
+            // An upgraded (superseded) period may legitimately end early; a refunded one is revocation's.
+            guard let end = listed.periodEnd, let tx = c.book.txs[listed.transactionId], tx.genuine, tx.acked,
+                !tx.revoked, !tx.superseded, tx.type == .autoRenewable, let truthEnd = tx.expires
+            else { continue }
+            if abs(end - truthEnd) > c.boundary {
+                return .fail(
+                    "the target's books give transaction \(listed.transactionId) of \(tx.product) a period ending at \(end), but the App Store signed \(truthEnd)",
+                    c.evidence([tx], [.purchase, .acks, .refund, .recent]),
+                    showing(listed)
+                )
+            }
+        }
+        for (original, sub) in c.book.subs where sub.status != .revoked {
+            let entitlement = c.observed.entitlements.first { groupOf[$0.productId] == sub.group }
+            let entitled = entitlement != nil
+            let end = sub.status == .gracePeriod ? (sub.grace ?? sub.expires) : sub.expires
+            let nearBoundary =
+                abs(c.now - sub.expires) < c.boundary || abs(c.now - end) < c.boundary
+                || c.now - sub.truthDate < c.boundary
+            let series = c.book.txs.values.filter { $0.original == original && $0.genuine && !$0.revoked }
+            if nearBoundary {
+                unknown = "subscription \(original) is within \(c.boundary) ms of an expiry or a change"
+                continue
+            }
+            let shows = entitlement.map(showing) ?? "showed no entitlement in group \(sub.group)"
+            if sub.status == .billingRetry {
+                guard let rule = options.billingRetryEntitled, entitled != rule else { continue }
+                return .fail(
+                    "subscription \(original) is in billing retry, where the profile wants entitled = \(rule)",
+                    c.evidence(Array(series), [.purchase, .acks]),
+                    shows
+                )
+            }
+            let truthEntitled = (sub.status == .active || sub.status == .gracePeriod) && c.now < end
+            // The level owed is the current transaction's: an upgrade (also by an offer) takes effect at once,
+            // a downgrade only at the next renewal. Judged once the target acknowledged that transaction.
+            if truthEntitled, let entitlement, entitlement.productId != sub.product,
+                let current = c.book.txs[sub.transactionId], current.acked, !current.revoked
+            {
+                return .fail(
+                    "subscription \(original) is owed \(sub.product) since transaction \(sub.transactionId), which the target acknowledged, but the target entitles \(entitlement.productId)",
+                    c.evidence([current], [.purchase, .acks, .recent]),
+                    showing(entitlement)
+                )
+            }
+            if truthEntitled && !entitled {
+                let covering = series.filter { ($0.expires ?? 0) > c.now + c.boundary }
+                if covering.contains(where: \.acked) {
+                    return .fail(
+                        "subscription \(original) (\(sub.product)) is active until \(end) and the target acknowledged it, but does not entitle it",
+                        c.evidence(covering, [.purchase, .acks]),
+                        shows
+                    )
+                }
+                if covering.contains(where: \.indeterminate) {
+                    unknown = "the current period of subscription \(original) got no answer"
+                }
+            } else if !truthEntitled && entitled {
+                return .fail(
+                    "subscription \(original) (\(sub.product)) ended at \(end) (status \(sub.status)) but the target still entitles group \(sub.group)",
+                    c.evidence(Array(series), [.acks, .refund, .recent]),
+                    shows
+                )
+            }
+        }
+        return unknown.map { .unknown($0) } ?? .pass
+    }
+
+    func showing(_ entitlement: AccountState.Entitlement) -> String {
+        var text = "showed entitlement \(entitlement.productId)"
+        if let id = entitlement.transactionId { text += " (transaction \(id))" }
+        if let expires = entitlement.expiresDate { text += " until \(expires)" }
+        return text
+    }
+
+    func showing(_ listed: AccountState.TransactionState) -> String {
+        var text = "listed transaction \(listed.transactionId) of \(listed.productId) as \(listed.state.rawValue)"
+        if let start = listed.periodStart, let end = listed.periodEnd {
+            text += " for \(start)–\(end)"
+        } else if let end = listed.periodEnd {
+            text += " until \(end)"
+        }
+        return text
+    }
+
+    func showing(_ grant: AccountState.Grant) -> String {
+        "showed transaction \(grant.transactionId) granted \(grant.count) time\(grant.count == 1 ? "" : "s")"
+    }
+
+}

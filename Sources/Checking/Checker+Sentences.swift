@@ -1,0 +1,52 @@
+import Chaos
+import Simulation
+
+/// The sentences of witnesses and history entries.
+extension Checker {
+    // MARK: - Sentences
+
+    func describe(_ delivery: PlannedDelivery) -> String {
+        var text: String
+        switch delivery.action.delivery {
+        case .notification(let note):
+            text = "webhook \(note.notificationType)\(note.subtype.map { "/" + $0 } ?? "")"
+        case .device(let device):
+            text = "device \(device.device) (\(device.source.rawValue)) delivery"
+        case .report(let report):
+            text = "device report \(report.purchaseResult) for \(report.productId)"
+        case .marker:
+            text = "\(delivery.action.lifecycle.rawValue)"
+        }
+        if delivery.copy != .original { text += " [\(delivery.copy.rawValue)]" }
+        if let forgery = delivery.forgery { text += " [forged: \(forgery)\(Self.apiAnswer(to: delivery))]" }
+        let faults = delivery.faults.map(\.fault).filter { $0 != "duplicate" && $0 != "forgery" }
+        if !faults.isEmpty { text += " [\(faults.joined(separator: ", "))]" }
+        return text
+    }
+
+    /// What the App Store Server API answers when a backend asks it about a pulled forgery's id: the
+    /// witness of a grant names it, since that answer is what the backend should have believed.
+    static func apiAnswer(to delivery: PlannedDelivery) -> String {
+        guard case .device(let device) = delivery.action.delivery else { return "" }
+        switch delivery.forgery {
+        case "made-up-transaction-id":
+            return "; transaction \(device.transaction.transactionId), which the App Store Server API answers with "
+                + "404 TransactionIdNotFoundError (4040010)"
+        case "other-account-transaction-id":
+            return "; transaction \(device.transaction.transactionId) of another account, whose signed answer from "
+                + "the App Store Server API carries that account's appAccountToken, not "
+                + delivery.action.appAccountToken
+        default:
+            return ""
+        }
+    }
+
+    func describe(_ outcome: DeliveryOutcome) -> String {
+        switch outcome {
+        case .acknowledged(let status): "was acknowledged with \(status)"
+        case .rejected(let status): "was rejected with \(status)"
+        case .indeterminate(let reason): "got no answer (\(reason)); the target may or may not have committed it"
+        case .notSent(let reason, _): "was not sent (\(reason))"
+        }
+    }
+}

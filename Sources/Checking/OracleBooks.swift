@@ -1,0 +1,365 @@
+import Profile
+import Simulation
+
+// MARK: - Oracle state
+
+enum Finding {
+    case pass
+    case unknown(String)
+    /// The summary, the witness entries, and what the probe showed (a phrase after "the probe at t=…s").
+    case fail(String, [WitnessEntry], String)
+}
+
+/// One line of a transaction's history, compact: the sentence is interned in the checker's phrase table.
+struct LogEntry: Sendable {
+    var at: Double
+    var delivery: UInt64
+    var phrase: UInt32
+    /// The trail's part it is kept under (a `Part` raw value), in what would be padding.
+    var part: UInt8 = 0
+}
+
+/// Which parts of a transaction's trail a witness cites.
+struct Part: OptionSet, Sendable {
+    let rawValue: UInt8
+    /// The first dispatch of the transaction (its purchase).
+    static let purchase = Part(rawValue: 1)
+    /// Acknowledged deliveries: the first two (a double grant's two copies) and the latest (a replay).
+    static let acks = Part(rawValue: 2)
+    /// Rejected deliveries: the first and the latest.
+    static let rejections = Part(rawValue: 4)
+    /// The refund's dispatch and answers.
+    static let refund = Part(rawValue: 8)
+    /// The latest other entries.
+    static let recent = Part(rawValue: 16)
+    static let all: Part = [.purchase, .acks, .rejections, .refund, .recent]
+}
+
+/// A transaction's evidence, bounded: a witness needs the decisive events, not the whole history. Kept in
+/// one array, each entry tagged with its part, so a transaction holds one allocation rather than one a part.
+struct Trail: Sendable {
+    private var kept: [LogEntry] = []
+
+    mutating func note(_ entry: LogEntry, as part: Part, limit: Int) {
+        var entry = entry
+        entry.part = part.rawValue
+        switch part {
+        case .purchase:
+            if kept.contains(where: { $0.part == Part.purchase.rawValue }) {
+                note(entry, as: .recent, limit: limit)
+            } else {
+                kept.append(entry)
+            }
+        case .acks: keep(entry, 3)
+        case .rejections: keep(entry, 2)
+        case .refund: keep(entry, 3)
+        default:
+            guard limit > 0 else { return }
+            entry.part = Part.recent.rawValue
+            let recent = kept.indices.filter { kept[$0].part == entry.part }
+            if recent.count >= limit, let oldest = recent.first { kept.remove(at: oldest) }
+            kept.append(entry)
+        }
+    }
+
+    /// Keeps the first `count - 1` entries of the entry's part and the latest one.
+    private mutating func keep(_ entry: LogEntry, _ count: Int) {
+        let same = kept.indices.filter { kept[$0].part == entry.part }
+        if same.count < count { kept.append(entry) } else { kept[same[count - 1]] = entry }
+    }
+
+    /// The entries of the chosen parts: the purchase, acknowledgments, rejections, refund, then the rest.
+    func entries(_ parts: Part) -> [LogEntry] {
+        var list: [LogEntry] = []
+        for part in [Part.purchase, .acks, .rejections, .refund, .recent] where parts.contains(part) {
+            list += kept.filter { $0.part == part.rawValue }
+        }
+        return list
+    }
+}
+
+/// Quantities of transactions folded away (see `Checker.Options.foldAbove`).
+struct Folded: Sendable {
+    /// Units of verified purchases sent.
+    var sent = 0
+    /// Units acknowledged and not refunded.
+    var acked = 0
+    /// Units sent and not refunded with an acknowledged refund.
+    var sentNotRefunded = 0
+    /// Non-consumable and non-renewing purchases sent and not refunded: a refund of another purchase of the
+    /// product does not end the entitlement while one remains.
+    var unrefunded = 0
+}
+
+/// One transaction's truth and answers. A soak keeps up to `Checker.Options.foldAbove` of these for every
+/// account for the whole run, so the scalars are stored narrow (counts and statuses in 32 bits, flags in
+/// bits, the original transaction ID as a number) behind full-width accessors: 128 bytes instead of 216,
+/// and no string of its own for each period of a subscription.
+struct Tx: KeyedByID, Sendable {
+    var id: String
+    var product: String
+    var group: String?
+    var revokedDate: Int64 = 0
+    /// The signedDate of the latest refund reversal seen.
+    var reinstatedDate: Int64 = 0
+    var trail = Trail()
+    private var storedExpires = Int64.min
+    private var originalNumber: UInt64 = 0
+    private var originalText: String?
+    private var storedQuantity: Int32 = 1
+    private var storedRejected: Int32 = 0
+    private var storedLastRejection: Int32 = 0
+    private var storedChains: Int32 = 0
+    private var storedSequence: UInt32
+    private var flags: UInt16 = 0
+    var type: ProductKind?
+
+    /// The order in which the account's transactions were first seen.
+    var sequence: UInt64 { UInt64(storedSequence) }
+
+    var quantity: Int {
+        get { Int(storedQuantity) }
+        set { storedQuantity = Int32(clamping: newValue) }
+    }
+    var expires: Int64? {
+        get { storedExpires == .min ? nil : storedExpires }
+        set { storedExpires = newValue ?? .min }
+    }
+    /// A decimal ID is kept as its number; anything else (never minted by the world) as text.
+    var original: String? {
+        get { originalNumber != 0 ? String(originalNumber) : originalText }
+        set {
+            if let newValue, let number = UInt64(newValue), number != 0, String(number) == newValue {
+                originalNumber = number
+                originalText = nil
+            } else {
+                originalNumber = 0
+                originalText = newValue
+            }
+        }
+    }
+    /// Attempts of the purchase answered with a rejection.
+    var rejected: Int {
+        get { Int(storedRejected) }
+        set { storedRejected = Int32(clamping: newValue) }
+    }
+    var lastRejection: Int {
+        get { Int(storedLastRejection) }
+        set { storedLastRejection = Int32(clamping: newValue) }
+    }
+    /// Attempt chains still open: each copy of a purchase delivery starts one, and it ends with the answer to
+    /// its last retry or redelivery. Apple's retries, device redeliveries and any later retry policy all
+    /// continue a chain, so "every attempt was rejected" includes them.
+    var chains: Int {
+        get { Int(storedChains) }
+        set { storedChains = Int32(clamping: newValue) }
+    }
+
+    private func flag(_ bit: UInt16) -> Bool { flags & bit != 0 }
+    private mutating func set(_ bit: UInt16, _ value: Bool) { flags = value ? flags | bit : flags & ~bit }
+
+    var forged: Bool {
+        get { flag(1 << 0) }
+        set { set(1 << 0, newValue) }
+    }
+    var genuine: Bool {
+        get { flag(1 << 1) }
+        set { set(1 << 1, newValue) }
+    }
+    var sent: Bool {
+        get { flag(1 << 2) }
+        set { set(1 << 2, newValue) }
+    }
+    var acked: Bool {
+        get { flag(1 << 3) }
+        set { set(1 << 3, newValue) }
+    }
+    /// Some delivery of the purchase was acknowledged, ever (a refund reversal does not clear it).
+    var accepted: Bool {
+        get { flag(1 << 4) }
+        set { set(1 << 4, newValue) }
+    }
+    var indeterminate: Bool {
+        get { flag(1 << 5) }
+        set { set(1 << 5, newValue) }
+    }
+    /// An attempt chain of the purchase ended with an attempt that never left the harness (missed slot,
+    /// refused connection), so the target may never have seen it.
+    var unsent: Bool {
+        get { flag(1 << 6) }
+        set { set(1 << 6, newValue) }
+    }
+    var revoked: Bool {
+        get { flag(1 << 7) }
+        set { set(1 << 7, newValue) }
+    }
+    var revocationAcked: Bool {
+        get { flag(1 << 8) }
+        set { set(1 << 8, newValue) }
+    }
+    var revocationIndeterminate: Bool {
+        get { flag(1 << 9) }
+        set { set(1 << 9, newValue) }
+    }
+    var superseded: Bool {
+        get { flag(1 << 10) }
+        set { set(1 << 10, newValue) }
+    }
+
+    init(id: String, sequence: UInt64, product: String, type: ProductKind?) {
+        self.id = id
+        // An account's count of transactions: far below 2^32 in any run.
+        self.storedSequence = UInt32(truncatingIfNeeded: sequence)
+        self.product = product
+        self.type = type
+    }
+
+    /// Answered, and only with rejections, with no attempt left: the target said no to a genuine purchase.
+    /// Timeouts, resets and unsent attempts leave it unknown.
+    var neverAccepted: Bool {
+        genuine && !forged && rejected > 0 && !accepted && chains == 0 && !indeterminate && !unsent && !revoked
+    }
+
+    /// Rejected so far, with a retry or redelivery still to come.
+    var awaitingRetry: Bool {
+        genuine && !forged && rejected > 0 && !accepted && chains > 0 && !indeterminate && !unsent && !revoked
+    }
+}
+
+struct Sub: Sendable {
+    var group: String
+    var product: String
+    var transactionId: String
+    var status: SubscriptionStatus
+    var expires: Int64
+    var grace: Int64?
+    var truthDate: Int64
+}
+
+struct Book: Sendable {
+    /// The transactions kept (not folded), in the order first seen.
+    var txs = SmallTable<Tx>()
+    var subs: [String: Sub] = [:]
+    var pending: [String: WitnessEntry] = [:]
+    var maxSeenExpiry: [String: Int64] = [:]
+    var gone: Set<String> = []
+    var folded: [String: Folded] = [:]
+    /// IDs of folded transactions (about 4 bytes each), so late copies are not counted twice.
+    var foldedIDs = CompactIDSet()
+    /// IDs of folded purchases whose every attempt was rejected, and the first of them, kept for its witness.
+    var neverAccepted: Set<UInt64> = []
+    var neverAcceptedSample: Tx?
+    var sequence: UInt64 = 0
+    var latest: Int64 = 0
+
+    /// Forgets that a folded purchase had every attempt rejected (a later copy may be accepted, or it was
+    /// refunded).
+    mutating func accepted(_ number: UInt64) {
+        guard neverAccepted.remove(number) != nil else { return }
+        if neverAcceptedSample.flatMap({ UInt64($0.id) }) == number { neverAcceptedSample = nil }
+    }
+
+    mutating func newTx(_ id: String, product: String, type: ProductKind?) -> Tx {
+        sequence += 1
+        return Tx(id: id, sequence: sequence, product: product, type: type)
+    }
+
+    /// Folds the oldest settled transactions into per-product counts until at most `keep` remain (or none is
+    /// settled). Settled: a verified consumable whose refund, if any, was answered; a subscription period that
+    /// is no longer current; an unrefunded non-renewing subscription a minute past its catalog period; a purchase
+    /// whose every attempt was rejected. Refunded non-consumables and non-renewing subscriptions stay, so a
+    /// folded one is known to be unrefunded.
+    mutating func fold(keep: Int) {
+        let settled = txs.values.filter { tx in
+            guard tx.genuine, !tx.forged, tx.chains == 0 else { return false }
+            if tx.neverAccepted { return true }
+            guard !(tx.revoked && !tx.revocationAcked), !tx.indeterminate else { return false }
+            switch tx.type {
+            case .consumable: return tx.sent
+            case .autoRenewable:
+                guard let original = tx.original, let sub = subs[original] else { return false }
+                return sub.transactionId != tx.id && (tx.expires ?? .max) <= sub.expires
+            case .nonRenewing: return !tx.revoked && tx.expires.map { $0 + 60_000 < latest } ?? false
+            case .nonConsumable, nil: return false
+            }
+        }.sorted { $0.sequence < $1.sequence }
+        for tx in settled.prefix(max(0, txs.count - keep)) {
+            txs[tx.id] = nil
+            if let number = UInt64(tx.id) {
+                foldedIDs.insert(number)
+                if tx.neverAccepted {
+                    neverAccepted.insert(number)
+                    if neverAcceptedSample == nil { neverAcceptedSample = tx }
+                }
+            }
+            var folded = self.folded[tx.product] ?? Folded()
+            switch tx.type {
+            case .consumable:
+                folded.sent += tx.quantity
+                if tx.acked && !tx.revoked { folded.acked += tx.quantity }
+                if !(tx.revoked && tx.revocationAcked) { folded.sentNotRefunded += tx.quantity }
+            case .nonConsumable, .nonRenewing:
+                if tx.sent && !tx.revoked { folded.unrefunded += 1 }
+            case .autoRenewable, nil:
+                break
+            }
+            self.folded[tx.product] = folded
+        }
+        txs.shrink()
+    }
+
+    /// Applies a subscription truth if it is not older than what is known (truths are snapshots by date).
+    mutating func apply(_ truth: Truth) {
+        guard let original = truth.originalTransactionId, let group = truth.groupId, let status = truth.status,
+            let product = truth.productId, let transaction = truth.transactionId
+        else { return }
+        if let current = subs[original], current.truthDate > truth.effectiveDate { return }
+        subs[original] = Sub(
+            group: group,
+            product: product,
+            transactionId: transaction,
+            status: status,
+            expires: truth.expiresDate ?? 0,
+            grace: truth.gracePeriodExpiresDate,
+            truthDate: truth.effectiveDate
+        )
+    }
+}
+
+struct State: Sendable {
+    var books: [String: Book] = [:]
+    var tallies: [Invariant: Tally] = [:]
+    var witnesses: [Witness] = []
+    var violationCount = 0
+    var unknownSamples: [String] = []
+    var interesting: Set<String> = []
+    /// Genuine deliveries (purchases, refunds, reversals, renewals) whose outcome came in, and how many of them
+    /// the target acknowledged or rejected: a run that acknowledged none cannot pass.
+    var genuineDispatched = 0
+    var genuineAcknowledged = 0
+    var genuineRejected = 0
+    /// Final probes answered or failed, the failures, and the first failure's reason (the verdict quotes it).
+    var finalProbes = 0
+    var finalProbeFailures = 0
+    var firstFinalProbeFailure: String?
+    var phrases: [String] = []
+    var phraseIndex: [String: UInt32] = [:]
+
+    /// Interns a phrase; past 100,000 distinct phrases, new ones share a placeholder.
+    mutating func intern(_ phrase: String) -> UInt32 {
+        if let index = phraseIndex[phrase] { return index }
+        guard phrases.count < 100_000 else { return UInt32.max }
+        let index = UInt32(phrases.count)
+        phrases.append(phrase)
+        phraseIndex[phrase] = index
+        return index
+    }
+
+    mutating func mark(_ account: String) {
+        if interesting.count < 10_000 { interesting.insert(account) }
+    }
+
+    mutating func sampleUnknown(_ text: String) {
+        if unknownSamples.count < 100 { unknownSamples.append(text) }
+    }
+}
