@@ -45,27 +45,32 @@ extension Minter {
         var outer = payload
         var data = outer.data ?? NotificationData()
         data.appAppleId = data.appAppleId ?? app.appAppleId
+        var nestedTransaction = transaction
         if var transaction {
             data.bundleVersion = data.bundleVersion ?? app.bundleVersion
             rewrite(&transaction, forgery: forgery)
-            data.signedTransactionInfo = try signNested(transaction, forgery: forgery)
+            nestedTransaction = transaction
         }
+        var nestedRenewal = renewal
         if var renewal {
             let context = forgedContext(forgery, signedDate: renewal.signedDate ?? Self.nowMilliseconds())
             renewal.signedDate = context.signedDate
             if forgery == .wrongEnvironment { renewal.environment = context.minter.app.environment }
             if forgery == .datesInSeconds { renewal = renewal.mappingDates(Self.toSeconds) }
-            data.signedRenewalInfo = try sign(renewal)
+            nestedRenewal = renewal
         }
         let context = forgedContext(forgery, signedDate: outer.signedDate ?? Self.nowMilliseconds())
         outer.signedDate = forgery == .datesInSeconds ? context.signedDate / 1000 : context.signedDate
         if forgery == .wrongBundle { data.bundleId = context.minter.app.bundleId }
         if forgery == .wrongEnvironment { data.environment = context.minter.app.environment }
         outer.data = data
-        return try signForged(outer, forgery: forgery) { tampered in
-            // A replay that dodges deduplication by notificationUUID.
-            tampered.notificationUUID = Self.randomUUID()
-        }
+        return try signOuter(
+            &outer,
+            transaction: nestedTransaction,
+            renewal: nestedRenewal,
+            forgery: forgery,
+            keepNested: false
+        )
     }
 
     /// Applies a payload forgery (bundle, environment, dates) to a transaction.

@@ -154,14 +154,17 @@ private struct Bench {
         return {
             {
                 // The nested JWS are written straight into the outer payload, as a pipeline that owns its buffers can.
+                // It knows where it wrote them, so the outer signature need not search for them.
                 var payload = prefix
                 payload.reserveCapacity(outerBytes + 64)
-                try signer.append(payload: firstBytes, to: &payload)
+                let first = payload.count
+                try signer.append(payload: firstBytes, nestedAt: [], to: &payload)
                 payload.append(contentsOf: middle)
-                try signer.append(payload: secondBytes, to: &payload)
+                let second = payload.count
+                try signer.append(payload: secondBytes, nestedAt: [], to: &payload)
                 payload.append(contentsOf: suffix)
                 var jws: [UInt8] = []
-                try signer.append(payload: payload, to: &jws)
+                try signer.append(payload: payload, nestedAt: [first, second], to: &jws)
                 return 1
             }
         }
