@@ -120,4 +120,21 @@ struct FamilyCheckingTests {
         let refused = try moment(after: isSummary, refuse: isSummary)
         #expect(refused.failed(refused.ideal.state(refused.token, at: refused.t)) == [.noLostPurchase])
     }
+    /// A member whose shared series ended (revoked or expired) and who then subscribed itself holds two series in
+    /// one group: the entitlement of its own series is no violation of the ended one's.
+    @Test func twoSeriesInOneGroupRaiseNoFalseAlarm() throws {
+        let (checker, ideal, planned) = play(try profile())
+        let members = Set(planned.filter { isMember($0, .familyRevoke) }.map(\.action.appAccountToken))
+        let ownAfterShare = Set(
+            planned.filter { delivery in
+                delivery.action.lifecycle == .subscribe || delivery.action.lifecycle == .resubscribe
+            }.map(\.action.appAccountToken)
+        ).intersection(members)
+        #expect(!ownAfterShare.isEmpty)
+        let end = (planned.last?.at ?? 0) + 1
+        for token in checker.knownAccounts() {
+            let results = checker.check(account: token, state: ideal.state(token, at: end), at: end, final: true)
+            #expect(failures(results).isEmpty, "\(token): \(results)")
+        }
+    }
 }
