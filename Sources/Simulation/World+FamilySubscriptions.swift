@@ -75,8 +75,38 @@ extension World {
         if continuing && (lifecycle == .upgrade || lifecycle == .offerRedeemed) {
             truth.supersedes = previous.map { String($0.transaction) }
         }
-        let memberType = continuing ? type : "SUBSCRIBED"
-        let memberSubtype = continuing ? subtype : (previous == nil ? "INITIAL_BUY" : "RESUBSCRIBE")
+        announceMemberPeriod(
+            truth,
+            purchaser: account,
+            group: group,
+            share: share,
+            reason: reason,
+            type: continuing ? type : "SUBSCRIBED",
+            subtype: continuing ? subtype : (previous == nil ? "INITIAL_BUY" : "RESUBSCRIBE"),
+            lifecycle: continuing ? lifecycle : .familySubscribe,
+            at: t
+        )
+        if !continuing, rng.chance(0.25) {
+            // A quarter of the purchasers stop sharing within a few periods.
+            let period = Double(groupLevels[group][Int(sub.position)].periodMillis) / 1000
+            schedule(.stopSharing(account: account, group: group), at: t + rng.between(0.2, 2) * period)
+        }
+    }
+
+    /// The partner's transaction for a new period on its devices (`Transaction.updates`), then its notification.
+    private mutating func announceMemberPeriod(
+        _ truth: Truth,
+        purchaser account: Int,
+        group: Int,
+        share: FamilyShare,
+        reason: String,
+        type: String,
+        subtype: String?,
+        lifecycle: Lifecycle,
+        at t: Double
+    ) {
+        let partner = account ^ 1  // accounts pair as 2k and 2k+1 (see `familyPartner`)
+        let now = millis(t)
         let event = newEvent()
         let facts = memberTransaction(account: account, group: group, share: share, reason: reason, signedMs: now)
         deliverToDevices(
@@ -84,34 +114,21 @@ extension World {
             account: partner,
             purchaser: nil,
             everyDevice: true,
-            lifecycle: continuing ? lifecycle : .familySubscribe,
+            lifecycle: lifecycle,
             event: event,
             truth: truth,
             at: t,
             cause: nil
         )
         let note = notification(
-            type: memberType,
-            subtype: memberSubtype,
+            type: type,
+            subtype: subtype,
             signedMs: now,
             status: SubscriptionStatus.active.rawValue,
             facts,
             memberRenewal(account: account, group: group, share: share, signedMs: now)
         )
-        let at = t + rng.between(0.1, 0.6)
-        emit(
-            continuing ? lifecycle : .familySubscribe,
-            account: partner,
-            event: event,
-            at: at,
-            .notification(note),
-            truth
-        )
-        if !continuing, rng.chance(0.25) {
-            // A quarter of the purchasers stop sharing within a few periods.
-            let period = Double(groupLevels[group][Int(sub.position)].periodMillis) / 1000
-            schedule(.stopSharing(account: account, group: group), at: t + rng.between(0.2, 2) * period)
-        }
+        emit(lifecycle, account: partner, event: event, at: t + rng.between(0.1, 0.6), .notification(note), truth)
     }
 
     /// A change of the purchaser's subscription status (a billing failure, a grace period's end, an expiry, a
