@@ -21,8 +21,16 @@ extension Checker {
             for delivery in deliveries {
                 let sentence = { self.describe(delivery) + (delivery.sends ? " was dispatched" : " happened") }
                 dispatch(delivery, entry: nil, sentence: sentence, at: delivery.at, in: &state)
-                let continues = continuesChain(delivery, outcome: outcome, at: delivery.at)
-                answer(delivery, outcome: outcome, continues: continues, entry: nil, in: &state)
+                answer(
+                    delivery,
+                    outcome: outcome,
+                    continues: continuesChain(delivery, outcome: outcome, at: delivery.at),
+                    summary: summaryFate(delivery, outcome: outcome, at: delivery.at),
+                    entry: nil,
+                    sentence: { self.describe(delivery) + " " + self.describe(outcome) },
+                    at: delivery.at,
+                    in: &state
+                )
             }
         }
     }
@@ -149,12 +157,15 @@ extension Checker {
     }
 
     /// Applies the outcome of a dispatched delivery to its account's book; `entry` (nil in bulk) goes into the
-    /// trail.
+    /// trail, and `sentence` is made only for a refused summary's witness.
     func answer(
         _ delivery: PlannedDelivery,
         outcome: DeliveryOutcome,
         continues: Bool,
+        summary: SummaryFate?,
         entry: LogEntry?,
+        sentence: () -> String,
+        at t: Double,
         in state: inout State
     ) {
         let truth = delivery.action.truth
@@ -175,6 +186,10 @@ extension Checker {
         }
         guard var book = state.books.removeValue(forKey: delivery.action.appAccountToken) else { return }
         defer { state.books[delivery.action.appAccountToken] = book }
+        if let summary {
+            let phrase = summary == .refused ? sentence() : ""
+            book.note(summary: delivery.action.event, fate: summary, at: t, delivery: delivery.id, phrase: phrase)
+        }
         guard let id = truth.transactionId else { return }
         guard var tx = book.txs[id] else {
             // A folded transaction: an acknowledged late copy means it was accepted after all.

@@ -99,12 +99,22 @@ public final class Checker: Sendable {
     public func record(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at t: Double) {
         let phrase = describe(delivery) + " " + describe(outcome)
         let continues = continuesChain(delivery, outcome: outcome, at: t)
+        let summary = summaryFate(delivery, outcome: outcome, at: t)
         state.withLock { state in
             // A delivery of an account the oracle never saw dispatched: nothing to book (as before, no phrase).
             let entry =
                 state.books[delivery.action.appAccountToken] == nil
                 ? nil : LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
-            answer(delivery, outcome: outcome, continues: continues, entry: entry, in: &state)
+            answer(
+                delivery,
+                outcome: outcome,
+                continues: continues,
+                summary: summary,
+                entry: entry,
+                sentence: { phrase },
+                at: t,
+                in: &state
+            )
         }
     }
 
@@ -191,7 +201,7 @@ public final class Checker: Sendable {
             findings[.noStaleRegression] = regressionFinding(context, book: &book)
             if final {
                 findings[.revocationHonored] = revocationFinding(context)
-                findings[.noLostPurchase] = lostFinding(context)
+                findings[.noLostPurchase] = refusedSummaryFinding(context) ?? lostFinding(context)
                 findings[.subscriptionState] = subscriptionFinding(context)
             }
             state.books[account] = book
