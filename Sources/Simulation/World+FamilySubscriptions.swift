@@ -170,7 +170,7 @@ extension World {
         let now = millis(t)
         var facts = memberTransaction(account: account, group: group, share: share, reason: nil, signedMs: now)
         facts.revocationDate = now
-        facts.revocationReason = nil
+        facts.revocationReason = 0  // as Apple sends a family revocation: "refunded for another reason"
         facts.revocationType = "FAMILY_REVOKE"
         facts.revocationPercentage = nil
         var truth = subscriptionTruth(account: account, group: group, kind: .revoke, signedMs: now)
