@@ -66,6 +66,7 @@ struct AppleVerifier: PayloadVerifier {
                 expiresDate: payload.expiresDate,
                 quantity: payload.quantity,
                 revocationDate: payload.revocationDate,
+                revocationType: payload.revocationType?.rawValue,
                 isUpgraded: payload.isUpgraded,
                 signedDate: payload.signedDate
             )

@@ -35,6 +35,11 @@ extension LedgerEvent {
     /// A `REFUND` or `REVOKE` notification.
     var isRevoking: Bool { notificationType == "REFUND" || notificationType == "REVOKE" }
 
+    /// A Family Sharing revocation: a `REVOKE` notification, or a transaction revoked as `FAMILY_REVOKE`.
+    var isFamilyRevoke: Bool {
+        notificationType == "REVOKE" || transaction?.revocationType == "FAMILY_REVOKE"
+    }
+
     /// Whether this event takes `transaction` back (a revocation date, or a refund or revocation notice).
     func revokes(_ transaction: TransactionFacts) -> Bool {
         transaction.revocationDate != nil || isRevoking

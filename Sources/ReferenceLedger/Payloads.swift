@@ -30,6 +30,8 @@ struct TransactionFacts: Sendable, Decodable {
     var expiresDate: Int64?
     var quantity: Int32?
     var revocationDate: Int64?
+    /// `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE`.
+    var revocationType: String?
     var isUpgraded: Bool?
     var signedDate: Int64?
 }
