@@ -83,7 +83,10 @@ let package = Package(
         ),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),
         .testTarget(name: "LoadTests", dependencies: ["Load", "Profile", "CCurl"], exclude: ["Interop"]),
-        .testTarget(name: "CheckingTests", dependencies: ["Checking", "Simulation", "Chaos", "Profile"]),
+        .testTarget(
+            name: "CheckingTests",
+            dependencies: ["Checking", "Simulation", "Chaos", "Profile", "AppStoreModel"]
+        ),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting"], exclude: ["Snapshots"]),
         .testTarget(
             name: "ReferenceLedgerTests",

@@ -1,3 +1,4 @@
+internal import AppStoreModel
 internal import Profile
 
 // What customers and Apple change on a running subscription: auto-renew, levels, offers, billing failures,
@@ -33,7 +34,7 @@ extension World {
             group: group,
             to: Int32(rng.below(Int(sub.position))),
             offer: nil,
-            notificationType: "DID_CHANGE_RENEWAL_PREF",
+            notificationType: .didChangeRenewalPref,
             lifecycle: .upgrade,
             at: t
         )
@@ -47,7 +48,7 @@ extension World {
         group: Int,
         to position: Int32,
         offer: Int8?,
-        notificationType: String,
+        notificationType: NotificationTypeV2,
         lifecycle: Lifecycle,
         at t: Double
     ) {
@@ -64,7 +65,7 @@ extension World {
         accounts[account].setSub(group, sub)
         setAlarm(alarm, account: account, group: group)
         let event = newEvent()
-        let facts = subscriptionTransaction(account: account, group: group, reason: "PURCHASE", signedMs: now)
+        let facts = subscriptionTransaction(account: account, group: group, reason: .purchase, signedMs: now)
         var truth = subscriptionTruth(account: account, group: group, kind: .grant, signedMs: now)
         truth.supersedes = String(replaced)
         announceNewPeriod(
@@ -77,7 +78,7 @@ extension World {
             purchaser: rng.below(profile.population.devicesPerAccount),
             cause: nil,
             type: notificationType,
-            subtype: "UPGRADE",
+            subtype: .upgrade,
             notifiedWithin: (0.05, 0.5),
             at: t
         )
@@ -128,7 +129,7 @@ extension World {
                 group: choice.group,
                 to: choice.position,
                 offer: choice.offer,
-                notificationType: "OFFER_REDEEMED",
+                notificationType: .offerRedeemed,
                 lifecycle: .offerRedeemed,
                 at: t
             )
@@ -153,8 +154,8 @@ extension World {
         else { return false }
         guard rng.chance(0.9) else {
             let failure = SubscriptionLifecycle.Notice(
-                type: "RENEWAL_EXTENSION",
-                subtype: "FAILURE",
+                type: .renewalExtension,
+                subtype: .failure,
                 lifecycle: .renewalExtensionFailed,
                 truth: .none
             )
