@@ -28,7 +28,7 @@ let package = Package(
         // The probe contract: what a target grants one account, as the checker reads it and the reference ledger
         // writes it. No dependencies, so both sides import it without an edge up the pipeline.
         .target(name: "TargetContract"),
-        .target(name: "Profile"),
+        .target(name: "Profile", dependencies: ["AppStoreModel"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CPayStormShims"]),
         .target(name: "Signing", dependencies: ["AppStoreModel", "COpenSSL", "CPayStormShims"]),
         .target(name: "Minting", dependencies: ["AppStoreModel", "Signing"]),
