@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "Profile", dependencies: ["AppStoreModel"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CPayStormShims"]),
         .target(name: "Signing", dependencies: ["AppStoreModel", "COpenSSL", "CPayStormShims"]),
-        .target(name: "Minting", dependencies: ["AppStoreModel", "Signing"]),
+        .target(name: "Minting", dependencies: ["AppStoreModel", "Signing", "Profile"]),
         .target(name: "Simulation", dependencies: ["AppStoreModel", "Profile"]),
         .target(name: "Chaos", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
         .target(name: "Load", dependencies: ["Profile", "CCurl", "CZlib", "CPayStormShims"]),

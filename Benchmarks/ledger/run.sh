@@ -2,13 +2,19 @@
 # Ledger webhook benchmark: sustained deliveries/s with full verification (outer + 2 nested ES256 JWS),
 # the share of time spent verifying, and OpenSSL's raw P-256 verify rate measured in the same run.
 # Usage: Benchmarks/ledger/run.sh   (env: DURATION=15 CONNECTIONS=16 COUNT=20000 THREADS=4 BUILD=release
-#        LEDGER_ARGS="--flaw ack-before-commit" to take commits out of the request path)
+#        LEDGER_ARGS="--flaw ack-before-commit" to take commits out of the request path,
+#        PAYSTORM=<a paystorm binary> to measure that build instead of building this tree, e.g. a copy of
+#        the previous build, run alternately with this one so that both see the same load)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-15}; CONNECTIONS=${CONNECTIONS:-16}; COUNT=${COUNT:-20000}
 THREADS=${THREADS:-4}; BUILD=${BUILD:-release}; CORES=$(nproc)
-swift build -c "$BUILD" --product paystorm >/dev/null
-BIN="$(swift build -c "$BUILD" --show-bin-path)/paystorm"
+if [ -n "${PAYSTORM:-}" ]; then
+    BIN=$PAYSTORM
+else
+    swift build -c "$BUILD" --product paystorm >/dev/null
+    BIN="$(swift build -c "$BUILD" --show-bin-path)/paystorm"
+fi
 WORK=$(mktemp -d); trap 'kill "${PID:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 echo "minting $COUNT DID_RENEW notifications (3 JWS each)…" >&2
@@ -61,4 +67,4 @@ if commits:
     print(f"SQLite commits: {commits} ({events / commits:.1f} deliveries each, {1000 * commit_s / commits:.2f} ms each)")
 PY
 grep -E "Requests/sec|Latency" "$WORK/wrk.txt" >&2
-echo "load average at the end: $(cut -d" " -f1-3 /proc/loadavg) (other processes share these cores)"
+echo "binary: $BIN; load average at the end: $(cut -d" " -f1-3 /proc/loadavg) (other processes share these cores)"

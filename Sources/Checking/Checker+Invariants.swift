@@ -275,8 +275,8 @@ extension Checker {
                     )
                 }
             case .autoRenewable:
-                if let group = tx.group, let sub = c.book.subs[tx.original ?? ""], sub.status == .revoked,
-                    let entitlement = c.observed.entitlements.first(where: { groupOf[$0.productId] == group })
+                if let group = tx.group, let original = tx.original, let sub = c.book.subs[original],
+                    sub.status == .revoked, let entitlement = entitlement(ofGroup: group, series: original, c)
                 {
                     return .fail(
                         "the target still entitles subscription group \(group) although transaction \(id) was refunded",
@@ -425,8 +425,9 @@ extension Checker {
             }
         }
         for (original, sub) in c.book.subs where sub.status != .revoked {
-            let entitlement = c.observed.entitlements.first { groupOf[$0.productId] == sub.group }
-            let entitled = entitlement != nil
+            // Owed: any entitlement of the group will do. Not owed: only one this series can explain fails.
+            let entitlement = entitlement(ofGroup: sub.group, series: original, c)
+            let entitled = c.observed.entitlements.contains { groupOf[$0.productId] == sub.group }
             let end = sub.status == .gracePeriod ? (sub.grace ?? sub.expires) : sub.expires
             let nearBoundary =
                 abs(c.now - sub.expires) < c.boundary || abs(c.now - end) < c.boundary
@@ -438,7 +439,9 @@ extension Checker {
             }
             let shows = entitlement.map(showing) ?? "showed no entitlement in group \(sub.group)"
             if sub.status == .billingRetry {
-                guard let rule = options.billingRetryEntitled, entitled != rule else { continue }
+                guard let rule = options.billingRetryEntitled, (rule ? entitled : entitlement != nil) != rule else {
+                    continue
+                }
                 return .fail(
                     "subscription \(original) is in billing retry, where the profile wants entitled = \(rule)",
                     c.evidence(Array(series), [.purchase, .acks]),
@@ -469,7 +472,7 @@ extension Checker {
                 if covering.contains(where: \.indeterminate) {
                     unknown = "the current period of subscription \(original) got no answer"
                 }
-            } else if !truthEntitled && entitled {
+            } else if !truthEntitled && entitlement != nil {
                 return .fail(
                     "subscription \(original) (\(sub.product)) ended at \(end) (status \(sub.status)) but the target still entitles group \(sub.group)",
                     c.evidence(Array(series), [.acks, .refund, .recent]),

@@ -212,6 +212,7 @@ public final class Checker: Sendable {
                 $0.copy == .retry || $0.copy == .redelivery
             }
         let neverAttempted = isDevice && !devicesReachable
+        let summary = summaryFate(delivery, outcome: outcome, at: t)
         state.withLock { state in
             if !delivery.isForged, truth.kind != .pending, truth.kind != .none, !neverAttempted {
                 state.genuineDispatched += 1
@@ -224,6 +225,9 @@ public final class Checker: Sendable {
             guard var book = state.books[delivery.action.appAccountToken] else { return }
             let entry = LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
             defer { state.books[delivery.action.appAccountToken] = book }
+            if let summary {
+                book.note(summary: delivery.action.event, fate: summary, at: t, delivery: delivery.id, phrase: phrase)
+            }
             guard let id = truth.transactionId else { return }
             guard var tx = book.txs[id] else {
                 // A folded transaction: an acknowledged late copy means it was accepted after all.
@@ -356,7 +360,7 @@ public final class Checker: Sendable {
             findings[.noStaleRegression] = regressionFinding(context, book: &book)
             if final {
                 findings[.revocationHonored] = revocationFinding(context)
-                findings[.noLostPurchase] = lostFinding(context)
+                findings[.noLostPurchase] = refusedSummaryFinding(context) ?? lostFinding(context)
                 findings[.subscriptionState] = subscriptionFinding(context)
             }
             state.books[account] = book

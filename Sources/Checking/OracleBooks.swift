@@ -251,6 +251,10 @@ struct Book: Sendable {
     var neverAcceptedSample: Tx?
     var sequence: UInt64 = 0
     var latest: Int64 = 0
+    /// Mass-extension summaries (by event) the target refused on the App Store's last attempt, and those it
+    /// acknowledged on some attempt (see `Checker+Summaries.swift`).
+    var refusedSummaries: [UInt64: WitnessEntry] = [:]
+    var acknowledgedSummaries: Set<UInt64> = []
 
     /// Forgets that a folded purchase had every attempt rejected (a later copy may be accepted, or it was
     /// refunded).

@@ -1,4 +1,6 @@
 internal import Foundation
+internal import Profile
+internal import Synchronization
 
 /// The clock and the random identifiers minting writes into payloads it builds itself.
 extension Minter {
@@ -9,16 +11,15 @@ extension Minter {
 
     /// A random 16-digit transaction identifier in the style of the sandbox (`2000…`).
     public static func randomTransactionId() -> String {
-        "2000" + String(UInt64.random(in: 100_000_000_000...999_999_999_999))
+        "2000" + String(100_000_000_000 + IdentifierBits.next() % 900_000_000_000)
     }
 
     /// A fresh lowercase UUID (version 4), as Apple writes `notificationUUID`.
     public static func randomUUID() -> String {
         // Written here rather than through `UUID()`, which opens /dev/urandom on every call on Linux:
         // that was a tenth of minting a notification.
-        var generator = SystemRandomNumberGenerator()
-        let high = generator.next() & 0xFFFF_FFFF_FFFF_0FFF | 0x0000_0000_0000_4000
-        let low = generator.next() & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000
+        let high = IdentifierBits.next() & 0xFFFF_FFFF_FFFF_0FFF | 0x0000_0000_0000_4000
+        let low = IdentifierBits.next() & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000
         return String(unsafeUninitializedCapacity: 36) { buffer in
             var index = 0
             for (word, nibbles) in [(high, 0..<16), (low, 16..<32)] {
@@ -37,4 +38,23 @@ extension Minter {
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
+}
+
+/// The bits of minted identifiers: SplitMix64 over one shared counter, seeded once from the system.
+///
+/// `SystemRandomNumberGenerator` is a `getrandom` system call per draw, six per notification (four
+/// transaction identifiers and a UUID): 2% of minting one. Identifiers need to be distinct and
+/// unguessable only as test data is, not secret, so a counter's SplitMix64 image serves: distinct
+/// for 2⁶⁴ draws (the finalizer is a bijection), independent of any run's seed, so replaying a run never
+/// replays its identifiers. A relaxed atomic add keeps it lock-free across minting threads.
+enum IdentifierBits {
+    private static let counter: Atomic<UInt64> = {
+        var system = SystemRandomNumberGenerator()
+        return Atomic(system.next())
+    }()
+
+    /// The next 64 bits.
+    static func next() -> UInt64 {
+        SplitMix64.mix(counter.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: AtomicUpdateOrdering.relaxed).newValue)
+    }
 }

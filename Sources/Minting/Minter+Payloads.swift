@@ -27,7 +27,8 @@ extension Minter {
     /// Signs a notification whose nested transaction and renewal info are given as payloads.
     ///
     /// The app's identity in `data` is completed from ``app`` where the payload leaves it out, as Apple
-    /// always sends it: `appAppleId`, and `bundleVersion` when the notification carries a transaction.
+    /// always sends it: `appAppleId`, and `bundleVersion` when the notification carries a transaction. A payload
+    /// with a `summary` (`RENEWAL_EXTENSION`/`SUMMARY`) is signed with it and without `data`.
     /// - Parameters:
     ///   - payload: the notification; its `data.signedTransactionInfo` and `data.signedRenewalInfo` are
     ///     replaced by the signed `transaction` and `renewal`.
@@ -43,29 +44,45 @@ extension Minter {
         forgery: Forgery? = nil
     ) throws -> String {
         var outer = payload
+        if var summary = outer.summary {
+            // A mass extension's summary carries no `data`: the app's identity is the summary's own.
+            let context = forgedContext(forgery, signedDate: outer.signedDate ?? Self.nowMilliseconds())
+            outer.signedDate = forgery == .datesInSeconds ? context.signedDate / 1000 : context.signedDate
+            summary.appAppleId = summary.appAppleId ?? app.appAppleId
+            if forgery == .wrongBundle { summary.bundleId = context.minter.app.bundleId }
+            if forgery == .wrongEnvironment { summary.environment = context.minter.app.environment }
+            outer.summary = summary
+            outer.data = nil
+            return try signForged(outer, forgery: forgery) { $0.notificationUUID = Self.randomUUID() }
+        }
         var data = outer.data ?? NotificationData()
         data.appAppleId = data.appAppleId ?? app.appAppleId
+        var nestedTransaction = transaction
         if var transaction {
             data.bundleVersion = data.bundleVersion ?? app.bundleVersion
             rewrite(&transaction, forgery: forgery)
-            data.signedTransactionInfo = try signNested(transaction, forgery: forgery)
+            nestedTransaction = transaction
         }
+        var nestedRenewal = renewal
         if var renewal {
             let context = forgedContext(forgery, signedDate: renewal.signedDate ?? Self.nowMilliseconds())
             renewal.signedDate = context.signedDate
             if forgery == .wrongEnvironment { renewal.environment = context.minter.app.environment }
             if forgery == .datesInSeconds { renewal = renewal.mappingDates(Self.toSeconds) }
-            data.signedRenewalInfo = try sign(renewal)
+            nestedRenewal = renewal
         }
         let context = forgedContext(forgery, signedDate: outer.signedDate ?? Self.nowMilliseconds())
         outer.signedDate = forgery == .datesInSeconds ? context.signedDate / 1000 : context.signedDate
         if forgery == .wrongBundle { data.bundleId = context.minter.app.bundleId }
         if forgery == .wrongEnvironment { data.environment = context.minter.app.environment }
         outer.data = data
-        return try signForged(outer, forgery: forgery) { tampered in
-            // A replay that dodges deduplication by notificationUUID.
-            tampered.notificationUUID = Self.randomUUID()
-        }
+        return try signOuter(
+            &outer,
+            transaction: nestedTransaction,
+            renewal: nestedRenewal,
+            forgery: forgery,
+            keepNested: false
+        )
     }
 
     /// Applies a payload forgery (bundle, environment, dates) to a transaction.

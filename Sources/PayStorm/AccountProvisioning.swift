@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Profile
 
@@ -16,10 +15,16 @@ enum AccountProvisioning {
         let name = "target.accounts.provision '\(command.joined(separator: " "))'"
         var input: [UInt8] = []
         for token in tokens { input += Array("{\"appAccountToken\":\"\(JSONEscaping.escaped(token))\"}\n".utf8) }
-        let result: (status: Int32, stdout: [UInt8], stderr: [UInt8])
+        let result: CapturedCommand.Output
         do {
-            result = try execute(command, input: input, timeout: timeout)
+            result = try CapturedCommand.run(command, input: input, timeout: timeout)
         } catch {
+            if case .timedOut = error {
+                throw .unreachable(
+                    "\(name) failed: it did not finish within \(PayStormRun.format(timeout)) s "
+                        + "(target.accounts.timeoutSeconds)"
+                )
+            }
             throw .unreachable("\(name) failed: \(error)")
         }
         guard result.status == 0 else {
@@ -68,62 +73,6 @@ enum AccountProvisioning {
         guard !text.isEmpty else { return "" }
         return " (stderr: \"\(text.split(whereSeparator: \.isNewline).suffix(5).joined(separator: " | "))\")"
     }
-
-    /// Runs an argument vector (no shell; a bare name is searched in `PATH`), feeding `input` and collecting
-    /// both outputs concurrently so that neither pipe can fill up and stall the command.
-    private static func execute(
-        _ argv: [String],
-        input: [UInt8],
-        timeout: Double
-    ) throws -> (status: Int32, stdout: [UInt8], stderr: [UInt8]) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: argv[0].hasPrefix("/") ? argv[0] : "/usr/bin/env")
-        process.arguments = argv[0].hasPrefix("/") ? Array(argv.dropFirst()) : argv
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        let group = DispatchGroup()
-        let outputs = OutputBox()
-        DispatchQueue.global().async(group: group) {
-            // A command that stops reading early closes its end; the write then fails, which is fine.
-            try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
-            try? stdin.fileHandleForWriting.close()
-        }
-        DispatchQueue.global().async(group: group) {
-            outputs.set(out: Array(stdout.fileHandleForReading.readDataToEndOfFile()))
-        }
-        DispatchQueue.global().async(group: group) {
-            outputs.set(err: Array(stderr.fileHandleForReading.readDataToEndOfFile()))
-        }
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        if process.isRunning {
-            process.terminate()
-            throw ProvisionFailure(
-                "it did not finish within \(PayStormRun.format(timeout)) s (target.accounts.timeoutSeconds)"
-            )
-        }
-        // A child it left behind may hold the pipes open: wait for the readers a bounded time only.
-        _ = group.wait(timeout: .now() + 5)
-        let (out, err) = outputs.get()
-        return (process.terminationStatus, out, err)
-    }
-}
-
-/// The two outputs, filled from reader threads.
-private final class OutputBox: @unchecked Sendable {
-    // @unchecked: every access holds `lock`.
-    private let lock = NSLock()
-    private var out: [UInt8] = []
-    private var err: [UInt8] = []
-
-    func set(out bytes: [UInt8]) { lock.withLock { out = bytes } }
-    func set(err bytes: [UInt8]) { lock.withLock { err = bytes } }
-    func get() -> ([UInt8], [UInt8]) { lock.withLock { (out, err) } }
 }
 
 /// Why provisioning failed, in one line.

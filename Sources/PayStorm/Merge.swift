@@ -115,17 +115,11 @@ public enum PayStormMerge {
         let interrupted = shards.contains { $0.report.interrupted }
         let undecided = shards.lazy.flatMap(\.report.reasons).first { $0.hasPrefix("undecided: ") }
             .map { String($0.dropFirst("undecided: ".count)) }
-        let (verdict, reasons) = Reporting.Verdict.ofRun(
+        let (verdict, reasons, exitCode) = ReportBuilder.judge(
             invariants: (invariantVerdict, invariants),
             thresholds: thresholds,
             interrupted: interrupted,
             undecided: undecided
-        )
-        let exitCode = ReportBuilder.exitCode(
-            interrupted: interrupted,
-            invariantVerdict: invariantVerdict,
-            thresholds: thresholds,
-            runVerdict: verdict
         )
         return RunReport(
             toolVersion: "paystorm \(PayStormVersion.current)",

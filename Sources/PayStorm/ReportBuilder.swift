@@ -22,34 +22,7 @@ enum ReportBuilder {
         harnessLimited: HarnessLimit? = nil,
         latencyThresholds: Set<String> = []
     ) -> RunReport {
-        var errors = summary.totals.errors
-        // An answer its role classifies as a success (a 409 "already had it") is not an error.
-        for (status, count) in summary.totals.statusClasses where status != "2xx" {
-            let failed = count - acknowledgedOutside2xx[status, default: 0]
-            if failed > 0 { errors["http" + status] = failed }
-        }
-        errors["missed"] = nil
-        let requests = RequestTotals(
-            intended: summary.totals.scheduled,
-            sent: summary.totals.sent,
-            ok: summary.totals.ok,
-            errors: errors,
-            missed: summary.totals.missed,
-            late: summary.late
-        )
-        let latency = summary.latency.map {
-            LatencySummary(kind: $0.kind, measure: $0.measure, count: $0.count, micros: $0.micros)
-        }
-        // Latency measured while PayStorm was behind includes its own delay: a breach may be PayStorm's.
-        let undecidedLatency = harnessLimited.map { "measured over a run that was \($0.sentence)" }
-        let thresholds = summary.thresholds.map {
-            ThresholdResult(
-                expression: $0.expression,
-                observed: $0.observed,
-                passed: $0.passed,
-                unknown: latencyThresholds.contains($0.expression) ? undecidedLatency : nil
-            )
-        }
+        let thresholds = thresholdResults(summary, harnessLimited: harnessLimited, latency: latencyThresholds)
         let invariants = Invariant.allCases.map { invariantResult($0, verdict: verdict) }
         let invariantVerdict: Reporting.Verdict =
             switch verdict.outcome {
@@ -57,54 +30,12 @@ enum ReportBuilder {
             case .fail: .fail
             case .unknown: .unknown
             }
-        let (runVerdict, reasons) = Reporting.Verdict.ofRun(
+        let (runVerdict, reasons, exitCode) = judge(
             invariants: (invariantVerdict, invariants),
             thresholds: thresholds,
             interrupted: interrupted,
             undecided: verdict.reason
         )
-        let exitCode = Self.exitCode(
-            interrupted: interrupted,
-            invariantVerdict: invariantVerdict,
-            thresholds: thresholds,
-            runVerdict: runVerdict
-        )
-        let replayBase =
-            "paystorm replay \(shellQuoted(options.profilePath)) --seed \(profile.seed)"
-            + options.flaws.map { " --flaw \($0)" }.joined()
-            + options.variables.sorted { $0.key < $1.key }.map { " --set \(shellQuoted("\($0.key)=\($0.value)"))" }
-            .joined()
-        let violations = verdict.violations.map { witness in
-            Violation(
-                invariant: witness.invariant.rawValue,
-                account: witness.account,
-                summary: witness.summary,
-                witness: witness.entries.map { String(format: "t=%.3fs ", $0.at) + $0.sentence }
-                    + [witness.proof],
-                detectedAfterSeconds: witness.at,
-                replay: replayBase + " --account \(witness.account)"
-            )
-        }
-        let timeline = recorder.timeseries.map { row in
-            TimelinePoint(
-                second: row.second,
-                intended: row.scheduled,
-                ok: row.ok,
-                errors: row.failed,
-                p50Micros: row.p50Micros,
-                p99Micros: row.p99Micros
-            )
-        }
-        var allNotes = notes
-        if verdict.violationCount > verdict.violations.count {
-            allNotes.append(
-                "\(verdict.violationCount) violations in all; the first \(verdict.violations.count) have witnesses"
-            )
-        }
-        allNotes += verdict.unknownSamples.prefix(5).map { "undecided: \($0)" }
-        for (invariant, t) in firstDetection.sorted(by: { $0.value < $1.value }) {
-            allNotes.append(String(format: "%@ first failed %.1f s into the run", invariant.rawValue, t))
-        }
         return RunReport(
             toolVersion: "paystorm \(PayStormVersion.current)",
             profile: profile.name,
@@ -117,14 +48,16 @@ enum ReportBuilder {
             invariantVerdict: invariantVerdict,
             interrupted: interrupted,
             exitCode: exitCode,
-            requests: requests,
-            latency: latency,
+            requests: requestTotals(summary, acknowledgedOutside2xx: acknowledgedOutside2xx),
+            latency: summary.latency.map {
+                LatencySummary(kind: $0.kind, measure: $0.measure, count: $0.count, micros: $0.micros)
+            },
             thresholds: thresholds,
             invariants: invariants,
-            violations: violations,
+            violations: violations(verdict, profile: profile, options: options),
             faults: faults,
-            timeline: timeline,
-            notes: allNotes,
+            timeline: timeline(recorder),
+            notes: runNotes(notes, verdict: verdict, firstDetection: firstDetection),
             shard: options.shard.map {
                 ShardInfo(
                     index: $0.index,
@@ -137,9 +70,121 @@ enum ReportBuilder {
         )
     }
 
+    /// The request counts; an answer its role classifies as a success (a 409 "already had it") is not an error.
+    static func requestTotals(_ summary: LoadSummary, acknowledgedOutside2xx: [String: Int]) -> RequestTotals {
+        var errors = summary.totals.errors
+        for (status, count) in summary.totals.statusClasses where status != "2xx" {
+            let failed = count - acknowledgedOutside2xx[status, default: 0]
+            if failed > 0 { errors["http" + status] = failed }
+        }
+        errors["missed"] = nil
+        return RequestTotals(
+            intended: summary.totals.scheduled,
+            sent: summary.totals.sent,
+            ok: summary.totals.ok,
+            errors: errors,
+            missed: summary.totals.missed,
+            late: summary.late
+        )
+    }
+
+    /// The thresholds' outcomes; a latency threshold over a harness-limited run is undecided, because latency
+    /// measured while PayStorm was behind includes its own delay.
+    static func thresholdResults(
+        _ summary: LoadSummary,
+        harnessLimited: HarnessLimit?,
+        latency latencyThresholds: Set<String>
+    ) -> [ThresholdResult] {
+        let undecidedLatency = harnessLimited.map { "measured over a run that was \($0.sentence)" }
+        return summary.thresholds.map {
+            ThresholdResult(
+                expression: $0.expression,
+                observed: $0.observed,
+                passed: $0.passed,
+                unknown: latencyThresholds.contains($0.expression) ? undecidedLatency : nil
+            )
+        }
+    }
+
+    /// The witnessed violations, each with the command line that replays its account.
+    static func violations(_ verdict: Checking.Verdict, profile: Profile, options: RunOptions) -> [Violation] {
+        let replayBase =
+            "paystorm replay \(shellQuoted(options.profilePath)) --seed \(profile.seed)"
+            + options.flaws.map { " --flaw \($0)" }.joined()
+            + options.variables.sorted { $0.key < $1.key }.map { " --set \(shellQuoted("\($0.key)=\($0.value)"))" }
+            .joined()
+        return verdict.violations.map { witness in
+            Violation(
+                invariant: witness.invariant.rawValue,
+                account: witness.account,
+                summary: witness.summary,
+                witness: witness.entries.map { String(format: "t=%.3fs ", $0.at) + $0.sentence }
+                    + [witness.proof],
+                detectedAfterSeconds: witness.at,
+                replay: replayBase + " --account \(witness.account)"
+            )
+        }
+    }
+
+    /// The per-second timeline the HTML report plots.
+    static func timeline(_ recorder: LoadRecorder) -> [TimelinePoint] {
+        recorder.timeseries.map { row in
+            TimelinePoint(
+                second: row.second,
+                intended: row.scheduled,
+                ok: row.ok,
+                errors: row.failed,
+                p50Micros: row.p50Micros,
+                p99Micros: row.p99Micros
+            )
+        }
+    }
+
+    /// The run's notes, then what the verdict could not show in full and when each invariant first failed.
+    static func runNotes(
+        _ notes: [String],
+        verdict: Checking.Verdict,
+        firstDetection: [Invariant: Double]
+    ) -> [String] {
+        var allNotes = notes
+        if verdict.violationCount > verdict.violations.count {
+            allNotes.append(
+                "\(verdict.violationCount) violations in all; the first \(verdict.violations.count) have witnesses"
+            )
+        }
+        allNotes += verdict.unknownSamples.prefix(5).map { "undecided: \($0)" }
+        for (invariant, t) in firstDetection.sorted(by: { $0.value < $1.value }) {
+            allNotes.append(String(format: "%@ first failed %.1f s into the run", invariant.rawValue, t))
+        }
+        return allNotes
+    }
+
+    /// The verdict, its reasons and the exit code of a run or a merge of shards, from the invariants' verdict,
+    /// the thresholds and whether the run was interrupted.
+    static func judge(
+        invariants: (verdict: Reporting.Verdict, results: [InvariantResult]),
+        thresholds: [ThresholdResult],
+        interrupted: Bool,
+        undecided: String?
+    ) -> (verdict: Reporting.Verdict, reasons: [String], exitCode: Int32) {
+        let (verdict, reasons) = Reporting.Verdict.ofRun(
+            invariants: invariants,
+            thresholds: thresholds,
+            interrupted: interrupted,
+            undecided: undecided
+        )
+        let exitCode = exitCode(
+            interrupted: interrupted,
+            invariantVerdict: invariants.verdict,
+            thresholds: thresholds,
+            runVerdict: verdict
+        )
+        return (verdict, reasons, exitCode)
+    }
+
     /// The exit code of a run or a merge of shards; it ranks what happened (README): interrupted,
     /// violation, breach, unknown, pass.
-    static func exitCode(
+    private static func exitCode(
         interrupted: Bool,
         invariantVerdict: Reporting.Verdict,
         thresholds: [ThresholdResult],

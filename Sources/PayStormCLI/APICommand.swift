@@ -65,41 +65,30 @@ extension Command {
         """
 
     private static func serveAPI(_ arguments: inout Arguments) throws -> ExitCode {
+        // Each argument is checked as it is read, so the first bad one is the one named.
         let listen = try arguments.option("--listen") ?? "127.0.0.1:0"
-        guard let pkiDirectory = try arguments.option("--pki") else { throw CLIError(.usage, "missing --pki DIR") }
-        let profilePath = try arguments.option("--profile")
-        let seed = try arguments.option("--seed").map { text in
-            guard let value = UInt64(text) else {
-                throw CLIError(.usage, "--seed expects a non-negative integer, got '\(text)'")
-            }
-            return value
-        }
-        let variables = try profileVariables(&arguments)
-        var configuration = try apiConfiguration(&arguments)
-        let hostNames = try arguments.options("--host-name")
-        let plain = arguments.flag("--http")
-        let faultSeed = try arguments.option("--fault-seed")
-        let threads = try arguments.int("--threads") ?? 4
-        guard threads > 0, threads <= 256 else { throw CLIError(.usage, "--threads must be 1…256") }
-        try arguments.finish()
-
         let (host, port) = try ListenAddress.parse(listen)
         guard ListenAddress.isLoopback(host) else {
             throw CLIError(.usage, "refusing to listen on non-loopback \(host)")
         }
+        guard let pkiDirectory = try arguments.option("--pki") else { throw CLIError(.usage, "missing --pki DIR") }
+        let profilePath = try arguments.option("--profile")
+        let seed = try arguments.uint64("--seed")
+        let variables = try profileVariables(&arguments)
+        var configuration = try apiConfiguration(&arguments)
+        let hostNames = try arguments.options("--host-name")
+        let plain = arguments.flag("--http")
+        let faultSeed = try arguments.uint64("--fault-seed")
+        let threads = try arguments.int("--threads") ?? 4
+        guard threads > 0, threads <= 256 else { throw CLIError(.usage, "--threads must be 1…256") }
+        try arguments.finish()
+
         let pki = try MintCommand.loadPKI(pkiDirectory)
         var profile: Profile?
         if let profilePath {
             profile = try loadProfile(profilePath, variables: variables, seed: seed)
         }
-        if let text = faultSeed {
-            guard let value = UInt64(text) else {
-                throw CLIError(.usage, "--fault-seed expects a non-negative integer")
-            }
-            configuration.faults.seed = value
-        } else {
-            configuration.faults.seed = profile?.seed ?? 0
-        }
+        configuration.faults.seed = faultSeed ?? profile?.seed ?? 0
 
         let store = APIStore()
         let api: AppStoreServerAPI

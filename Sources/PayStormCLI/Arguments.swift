@@ -66,6 +66,16 @@ public struct Arguments: Sendable {
         return value
     }
 
+    /// Removes a non-negative 64-bit integer option, such as a seed.
+    /// - Throws: `CLIError` with `.usage` when the value is not a non-negative integer.
+    public mutating func uint64(_ name: String) throws -> UInt64? {
+        guard let text = try option(name) else { return nil }
+        guard let value = UInt64(text) else {
+            throw CLIError(.usage, "\(name) expects a non-negative integer, got '\(text)'")
+        }
+        return value
+    }
+
     /// Removes a floating-point option.
     /// - Throws: `CLIError` with `.usage` when the value is not a number.
     public mutating func double(_ name: String) throws -> Double? {

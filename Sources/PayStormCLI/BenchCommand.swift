@@ -102,8 +102,24 @@ private struct Bench {
             }
         }
         if opensslSpeed { printOpenSSLSpeed() }
+        let pipelineStep = try signingPipelineStep()
+        let minter = self.minter
+        let kind = self.kind
+        let minterStep: @Sendable () throws -> () throws -> Int = {
+            {
+                _ = try minter.notification(kind)
+                return 1
+            }
+        }
+        let single = try interleaved(threads: 1, [rawStep, pipelineStep, minterStep])
+        let multi = try interleaved(threads: threads, [rawStep, pipelineStep, minterStep])
+        printMintRates(single: single, multi: multi)
+        print("RSS at end: \(residentMegabytes())")
+    }
 
-        // The pipeline: the sizes Minter produces, pre-encoded, so only signing work is measured.
+    /// One notification through the signing pipeline alone: the sizes Minter produces, pre-encoded, so that only
+    /// signing work is measured. Prints the payloads' sizes.
+    private func signingPipelineStep() throws -> @Sendable () throws -> () throws -> Int {
         let sample = try minter.notification(kind)
         let encoder = AppStoreJSON.encoder()
         guard let transaction = sample.transaction, let renewal = sample.renewalInfo else {
@@ -135,30 +151,27 @@ private struct Bench {
 
         let (firstBytes, secondBytes) =
             renewalFirst ? (renewalBytes, transactionBytes) : (transactionBytes, renewalBytes)
-        let pipelineStep: @Sendable () throws -> () throws -> Int = {
+        return {
             {
                 // The nested JWS are written straight into the outer payload, as a pipeline that owns its buffers can.
+                // It knows where it wrote them, so the outer signature need not search for them.
                 var payload = prefix
                 payload.reserveCapacity(outerBytes + 64)
-                try signer.append(payload: firstBytes, to: &payload)
+                let first = payload.count
+                try signer.append(payload: firstBytes, nestedAt: [], to: &payload)
                 payload.append(contentsOf: middle)
-                try signer.append(payload: secondBytes, to: &payload)
+                let second = payload.count
+                try signer.append(payload: secondBytes, nestedAt: [], to: &payload)
                 payload.append(contentsOf: suffix)
                 var jws: [UInt8] = []
-                try signer.append(payload: payload, to: &jws)
+                try signer.append(payload: payload, nestedAt: [first, second], to: &jws)
                 return 1
             }
         }
-        let minter = self.minter
-        let kind = self.kind
-        let minterStep: @Sendable () throws -> () throws -> Int = {
-            {
-                _ = try minter.notification(kind)
-                return 1
-            }
-        }
-        let single = try interleaved(threads: 1, [rawStep, pipelineStep, minterStep])
-        let multi = try interleaved(threads: threads, [rawStep, pipelineStep, minterStep])
+    }
+
+    /// The mint phases' rates: raw signs, the signing pipeline and the full Minter, on one thread and on all.
+    private func printMintRates(single: [Rate], multi: [Rate]) {
         let (raw1, pipeline1, minter1) = (single[0], single[1], single[2])
         let (rawN, pipelineN, minterN) = (multi[0], multi[1], multi[2])
         print("rates: wall-clock ops/s, and ops per CPU-second of the measuring threads (as 'openssl speed' counts);")
@@ -182,7 +195,6 @@ private struct Bench {
             "scaling 1 -> \(threads) threads (wall clock): pipeline x\(String(format: "%.2f", pipelineN.wall / pipeline1.wall)), "
                 + "raw x\(String(format: "%.2f", rawN.wall / raw1.wall))"
         )
-        print("RSS at end: \(residentMegabytes())")
     }
 
     func verify() throws {

@@ -96,6 +96,8 @@ extension Command {
         // The wrong transaction revoked: the refunded one still counts (a consumable's balance), the one revoked
         // instead is lost, or a subscription's current period ends.
         case .refundByProduct: ["revocation-honored", "no-lost-purchase", "subscription-state"]
+        // A member keeps a revoked shared purchase (revocation honored) and its subscription stays on.
+        case .ignoreFamilyRevoke: ["revocation-honored", "subscription-state"]
         }
     }
 }

@@ -47,7 +47,8 @@ extension Command {
               --quiet               no status lines
 
             Exit codes: 0 done (every threshold held), 3 a threshold was breached, 64 bad usage,
-            66 unreadable body file, 69 target unreachable, 73 cannot write DIR, 130 interrupted.
+            66 unreadable body file, 69 target unreachable, 70 libcurl refused an option (or a PayStorm bug),
+            73 cannot write DIR, 130 interrupted.
             """
     ) { arguments in
         var arguments = arguments

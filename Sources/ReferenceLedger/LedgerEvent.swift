@@ -37,6 +37,11 @@ extension LedgerEvent {
     /// A `REFUND` or `REVOKE` notification.
     var isRevoking: Bool { notificationType == .refund || notificationType == .revoke }
 
+    /// A Family Sharing revocation: a `REVOKE` notification, or a transaction revoked as `FAMILY_REVOKE`.
+    var isFamilyRevoke: Bool {
+        notificationType == .revoke || transaction?.revocationType == .familyRevoke
+    }
+
     /// Whether this event takes `transaction` back (a revocation date, or a refund or revocation notice).
     func revokes(_ transaction: JWSTransactionDecodedPayload) -> Bool {
         transaction.revocationDate != nil || isRevoking

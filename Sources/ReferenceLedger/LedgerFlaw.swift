@@ -12,6 +12,7 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
     case ackBeforeCommit = "ack-before-commit"
     case trustClientClaims = "trust-client-claims"
     case refundByProduct = "refund-by-product"
+    case ignoreFamilyRevoke = "ignore-family-revoke"
 
     /// What the flawed ledger does wrong, in one line (used by `--help` and the README).
     public var summary: String {
@@ -38,6 +39,8 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
             "grants what the app says it bought: a device report of a successful purchase, with no signed transaction"
         case .refundByProduct:
             "a refund revokes the account's latest transaction of the product, not the one refunded (a refunded older renewal ends the current period)"
+        case .ignoreFamilyRevoke:
+            "ignores Family Sharing revocations (REVOKE, FAMILY_REVOKE): a member keeps what the purchaser stopped sharing"
         }
     }
 
@@ -47,7 +50,7 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
         case .doubleGrant, .dualPathDoubleGrant: "no double grant"
         case .trustUnverified, .ignoreBundleEnvironment, .unlockOnPending, .trustClientClaims:
             "no unlock without a verified purchase"
-        case .ignoreRefund: "revocation honored"
+        case .ignoreRefund, .ignoreFamilyRevoke: "revocation honored"
         case .staleOverwrite: "no stale regression"
         case .resurrectAfterRefund: "revocation honored"
         case .refundByProduct: "revocation honored or subscription state"

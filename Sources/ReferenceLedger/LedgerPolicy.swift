@@ -59,6 +59,8 @@ struct LedgerPolicy: Sendable, Equatable {
     var refundTarget = RefundTarget.signed
     /// False with `ignore-refund`: refunds and revocations change nothing.
     var honorsRefunds = true
+    /// False with `ignore-family-revoke`: Family Sharing revocations change nothing.
+    var honorsFamilyRevokes = true
     /// Purchase results whose device report grants (`unlock-on-pending`: pending; `trust-client-claims`:
     /// success). The correct ledger grants on none.
     var grantingReports: Set<String> = []
@@ -77,6 +79,7 @@ struct LedgerPolicy: Sendable, Equatable {
         if flaws.contains(.resurrectAfterRefund) { replay = .resurrects }
         if flaws.contains(.refundByProduct) { refundTarget = .latestOfProduct }
         honorsRefunds = !flaws.contains(.ignoreRefund)
+        honorsFamilyRevokes = !flaws.contains(.ignoreFamilyRevoke)
         if flaws.contains(.unlockOnPending) { grantingReports.insert("pending") }
         if flaws.contains(.trustClientClaims) { grantingReports.insert("success") }
     }
@@ -132,6 +135,12 @@ struct LedgerPolicy: Sendable, Equatable {
     }
 
     // MARK: - Refunds
+
+    /// Whether an event is dropped unapplied (its notification is still recorded): only a Family Sharing
+    /// revocation, by a ledger that ignores them.
+    func ignores(_ event: LedgerEvent) -> Bool {
+        !honorsFamilyRevokes && event.isFamilyRevoke
+    }
 
     /// The revocation date an event carries (the transaction's, or the signed date of a `REFUND`/`REVOKE`).
     func revocation(carried: Int64?) -> Int64? {

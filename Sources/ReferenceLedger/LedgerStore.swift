@@ -123,7 +123,7 @@ final class LedgerStore: Sendable {
         if let uuid = event.notificationUUID, try !recordNotification(uuid, of: event, now: now, in: database) {
             return ApplyOutcome(duplicate: true)
         }
-        guard let signed = event.transaction else { return ApplyOutcome() }
+        guard let signed = event.transaction, !policy.ignores(event) else { return ApplyOutcome() }
         let transaction = try policy.refundTarget(signed, revoking: event.revokes(signed)) {
             try latestOfProduct(signed, in: database)
         }

@@ -46,8 +46,28 @@ public struct ES256Signer: Sendable {
     /// Appends the compact JWS of `payload` to `output`, so a caller that embeds it writes it in place.
     /// - Throws: `SigningError` when OpenSSL fails.
     public func append(payload: [UInt8], to output: inout [UInt8]) throws {
+        try append(payload: payload, nestedAt: nil, to: &output)
+    }
+
+    /// Appends the compact JWS of a payload into which the caller wrote JWS of this signer (with
+    /// ``append(payload:to:)``), starting at `offsets`: the signer then need not search the payload for them.
+    ///
+    /// An offset where this signer's header does not start is ignored (the payload is searched instead),
+    /// so a wrong offset costs time, never a wrong signature.
+    /// - Parameters:
+    ///   - payload: the payload bytes.
+    ///   - offsets: where each nested JWS starts in `payload`, in increasing order; empty when none.
+    ///   - output: the buffer the JWS is appended to.
+    /// - Throws: `SigningError` when OpenSSL fails.
+    public func append(payload: [UInt8], nestedAt offsets: [Int], to output: inout [UInt8]) throws {
+        try append(payload: payload, nestedAt: Optional(offsets), to: &output)
+    }
+
+    /// The signing path: `offsets` nil means search the payload for nested headers.
+    private func append(payload: [UInt8], nestedAt offsets: [Int]?, to output: inout [UInt8]) throws {
+        let headers = NestedHeaders(offsets: offsets, header: headerSegment)
         try payload.withUnsafeBufferPointer { payload in
-            let length = RepeatedPrefixes.candidateLength(payload, nestedHeader: headerSegment)
+            let length = headers.position(in: payload, from: 0).map { ($0 + headerSegment.count) / 3 * 3 }
             let known = length.flatMap { repeated.lookup(payload, length: $0) }
             output.reserveCapacity(output.count + headerSegment.count + 1 + (payload.count * 4 + 2) / 3 + 1 + 86)
             output.append(contentsOf: headerSegment)
@@ -62,7 +82,12 @@ public struct ES256Signer: Sendable {
             }
             if let known {
                 output.append(contentsOf: known.encoded)
-                appendEncoded(payload, from: known.length, to: &output)
+                appendEncoded(
+                    payload,
+                    from: known.length,
+                    nestedHeaderAt: headers.position(in: payload, from: known.length),
+                    to: &output
+                )
                 try output.withUnsafeBufferPointer {
                     try stream.update(UnsafeBufferPointer(rebasing: $0[(payloadStart + known.encoded.count)...]))
                 }
@@ -98,9 +123,14 @@ public struct ES256Signer: Sendable {
 
 extension ES256Signer {
     /// Appends base64url of `payload[start...]` (`start` a multiple of 3), copying the text of a further
-    /// nested header of this signer (a notification's second nested JWS) from the kept encodings.
-    private func appendEncoded(_ payload: UnsafeBufferPointer<UInt8>, from start: Int, to output: inout [UInt8]) {
-        guard let position = RepeatedPrefixes.headerPosition(payload, nestedHeader: headerSegment, from: start) else {
+    /// nested header of this signer at `position` (a notification's second nested JWS) from the kept encodings.
+    private func appendEncoded(
+        _ payload: UnsafeBufferPointer<UInt8>,
+        from start: Int,
+        nestedHeaderAt position: Int?,
+        to output: inout [UInt8]
+    ) {
+        guard let position else {
             JWS.appendBase64URL(UnsafeBufferPointer(rebasing: payload[start...]), to: &output)
             return
         }
@@ -112,6 +142,25 @@ extension ES256Signer {
         JWS.appendBase64URL(UnsafeBufferPointer(rebasing: payload[start..<groupsStart]), to: &output)
         output.append(contentsOf: text)
         JWS.appendBase64URL(UnsafeBufferPointer(rebasing: payload[groupsEnd...]), to: &output)
+    }
+}
+
+/// Where this signer's header starts in a payload: at the offsets the caller gave when the header is
+/// there (one compare), else found by a search.
+private struct NestedHeaders {
+    let offsets: [Int]?
+    let header: [UInt8]
+
+    func position(in payload: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let offsets else { return RepeatedPrefixes.headerPosition(payload, nestedHeader: header, from: start) }
+        guard let offset = offsets.first(where: { $0 >= start }) else { return nil }
+        let fits = offset + header.count <= payload.count
+        if fits,
+            header.withUnsafeBufferPointer({ memcmp(payload.baseAddress! + offset, $0.baseAddress!, $0.count) }) == 0
+        {
+            return offset
+        }
+        return RepeatedPrefixes.headerPosition(payload, nestedHeader: header, from: start)
     }
 }
 
@@ -136,12 +185,6 @@ final class RepeatedPrefixes: Sendable {
     private let entries = Mutex<[RepeatedPrefix]>([])
     private let texts = Mutex<[[UInt8]?]>([nil, nil, nil])
     private static let limit = 8
-
-    /// The repeated part of a payload: everything up to the end of the first copy of `nestedHeader`
-    /// (a nested JWS of the same signer), cut to a multiple of 3; nil when the payload embeds none.
-    static func candidateLength(_ payload: UnsafeBufferPointer<UInt8>, nestedHeader: [UInt8]) -> Int? {
-        headerPosition(payload, nestedHeader: nestedHeader, from: 0).map { ($0 + nestedHeader.count) / 3 * 3 }
-    }
 
     /// Where the first copy of `nestedHeader` at or after `start` begins.
     static func headerPosition(_ payload: UnsafeBufferPointer<UInt8>, nestedHeader: [UInt8], from start: Int) -> Int? {

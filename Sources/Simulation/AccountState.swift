@@ -46,6 +46,10 @@ struct AccountState: Sendable {
     var subs: [SubscriptionLifecycle?] = []
     var purchases: [PurchaseRef] = []
     var refunded: [PurchaseRef] = []
+    /// This account's subscriptions shared with its Family Sharing partner, one per group ever shared.
+    var familyShares: [FamilyShare] = []
+    /// The groups in which the account has its partner's subscription through Family Sharing.
+    var familyMember = IndexSet64()
     private var owned = IndexSet64()
     private var intro = IndexSet64()
 
@@ -90,4 +94,6 @@ enum Job: Sendable {
     /// Apple's answer to a refund request, hours after its `CONSUMPTION_REQUEST`: `group` is nil for a one-time
     /// purchase, else the subscription group whose period `transaction` was asked about.
     case refundDecision(account: Int, group: Int?, transaction: UInt64, approve: Bool)
+    /// The purchaser stops sharing the subscription of `group` with the family.
+    case stopSharing(account: Int, group: Int)
 }

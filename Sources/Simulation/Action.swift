@@ -42,7 +42,7 @@ public enum Lifecycle: String, Sendable, Hashable, CaseIterable, Codable {
         expiry, upgrade, downgrade, autoRenewDisabled, autoRenewEnabled, offerRedeemed, priceIncreasePending,
         priceIncreaseAccepted, refund, familyRevoke, refundReversal, askToBuyPending, askToBuyApproved,
         askToBuyDeclined, deviceReport, billingFailureArmed, consumptionRequest, refundDeclined, renewalExtended,
-        renewalExtensionFailed
+        renewalExtensionFailed, renewalExtensionSummary, familySubscribe
 }
 
 /// What an action sends.
@@ -168,6 +168,8 @@ public struct RenewalFacts: Sendable, Hashable, Codable {
     public var renewalPrice: Int64
     public var appAccountToken: String?
     public var appTransactionId: String
+    /// The win-back offers a lapsed subscriber may redeem, best first; nil while none applies.
+    public var eligibleWinBackOfferIds: [String]? = nil
 }
 
 /// The fields of a `ResponseBodyV2DecodedPayload` (with its `data`) the world fills.
@@ -188,6 +190,8 @@ public struct NotificationFacts: Sendable, Hashable, Codable {
     public var transaction: TransactionFacts?
     /// Becomes `data.signedRenewalInfo`.
     public var renewal: RenewalFacts?
+    /// A mass renewal extension's result (`RENEWAL_EXTENSION`/`SUMMARY`): sent as `summary`, in place of `data`.
+    public var summary: Summary? = nil
 }
 
 /// A subscription's state in the world's lifecycle, the closed set of `data.status` values the world reaches

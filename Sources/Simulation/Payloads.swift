@@ -63,6 +63,7 @@ extension RenewalFacts {
         p.renewalPrice = renewalPrice
         p.appAccountToken = appAccountToken
         p.appTransactionId = appTransactionId
+        p.eligibleWinBackOfferIds = eligibleWinBackOfferIds
         return p
     }
 }
@@ -90,7 +91,8 @@ extension NotificationFacts {
             version: version,
             signedDate: signedDate
         )
-        p.data = data
+        // Apple's payload carries exactly one of `data` and `summary`.
+        if let summary { p.summary = summary } else { p.data = data }
         return p
     }
 }

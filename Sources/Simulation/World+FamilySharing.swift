@@ -71,10 +71,16 @@ extension World {
     }
 
     /// The partner's own `FAMILY_SHARED` copy of the purchaser's transaction: its own id, free.
-    private func sharedCopy(of facts: TransactionFacts, transaction: UInt64, partner: Int) -> TransactionFacts {
+    /// For a subscription, `original` is the partner's own series (its first shared transaction).
+    func sharedCopy(
+        of facts: TransactionFacts,
+        transaction: UInt64,
+        original: UInt64? = nil,
+        partner: Int
+    ) -> TransactionFacts {
         var shared = facts
         shared.transactionId = String(transaction)
-        shared.originalTransactionId = String(transaction)
+        shared.originalTransactionId = String(original ?? transaction)
         shared.inAppOwnershipType = .familyShared
         shared.appAccountToken = token(partner)
         shared.appTransactionId = appTransactionId(partner)

@@ -161,6 +161,9 @@ extension World {
         case .expired:
             facts.isInBillingRetryPeriod = false
             facts.expirationIntent = sub.expirationIntent
+            // A lapsed subscriber is eligible for the product's win-back offers (a resubscription may redeem one).
+            let winBack = current.offers.filter { $0.kind == .winBack }.map(\.id)
+            facts.eligibleWinBackOfferIds = winBack.isEmpty ? nil : winBack
         case .active, .revoked:
             // Apple says so outright rather than leaving the key out, as `paystorm mint` does.
             facts.isInBillingRetryPeriod = false

@@ -11,8 +11,9 @@ extension World {
         let product = products[index]
         if product.type == .nonConsumable && accounts[account].owns(index) { return false }
         if product.type == .autoRenewable, let group = groupIndex(of: index),
-            let sub = accounts[account].sub(group), !sub.isOver
+            accounts[account].sub(group).map({ !$0.isOver }) == true || accounts[account].familyMember.contains(group)
         {
+            // Subscribed in the group already, by itself or through Family Sharing.
             return false
         }
         let device = rng.below(profile.population.devicesPerAccount)
@@ -46,7 +47,9 @@ extension World {
     mutating func complete(product index: Int, account: Int, device: Int, at t: Double, approval: Bool) -> Bool {
         let product = products[index]
         if product.type == .autoRenewable, let group = groupIndex(of: index) {
-            if let sub = accounts[account].sub(group), !sub.isOver {
+            if accounts[account].sub(group).map({ !$0.isOver }) == true
+                || accounts[account].familyMember.contains(group)
+            {
                 return false
             }
             subscribe(account: account, group: group, product: index, device: device, at: t, approval: approval)

@@ -83,6 +83,7 @@ extension World {
         let facts = subscriptionTransaction(account: account, group: group, reason: nil, signedMs: now)
         let truth = subscriptionTruth(account: account, group: group, kind: .revoke, signedMs: now)
         subscriptionRefundNotification(account: account, group: group, facts: facts, truth: truth, at: t, cause: cause)
+        revokeFamilyShare(account: account, group: group, at: t, cause: cause, stopsSharing: false)
     }
 
     /// Refunds the period before the current one: only that transaction is revoked; the current period is

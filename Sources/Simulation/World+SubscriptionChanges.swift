@@ -141,18 +141,65 @@ extension World {
         return true
     }
 
-    /// Apple extends the renewal date of an active subscription (customer-service compensation, 1 to 30 days
-    /// compressed): `RENEWAL_EXTENDED` with the same transaction ending later, owed until then. One in ten
-    /// fails (`RENEWAL_EXTENSION`/`FAILURE`: nothing changes).
+    /// Apple extends the renewal dates of a product's subscribers at once (a mass extension, customer-service
+    /// compensation of 1 to 30 days compressed): per subscriber `RENEWAL_EXTENDED`, the same transaction ending
+    /// later and owed until then, or for one in ten `RENEWAL_EXTENSION`/`FAILURE`, which changes nothing; then
+    /// one `RENEWAL_EXTENSION`/`SUMMARY` with the counts and no account, which a backend must accept (2xx) and
+    /// which grants nothing. Besides the drawn account, two accounts drawn at random join when they are active
+    /// subscribers of the same product, so the population is never scanned.
     mutating func extendRenewal(account: Int, at t: Double) -> Bool {
-        // A pending price consent or an armed billing failure would be lost with the timers a new version drops.
-        guard
-            let group = pickEntitled(
-                account,
-                where: { sub, _ in sub.status == .active && sub.priceIncrease != .pending && !sub.failNext }
-            ), var sub = accounts[account].sub(group)
+        guard let group = pickEntitled(account, where: { sub, _ in Self.extendable(sub) }),
+            let position = accounts[account].sub(group)?.position
         else { return false }
-        guard rng.chance(0.9) else {
+        let days = Double(1 + rng.below(30))
+        let extra = Int64((profile.timeCompression.seconds(days: days) * 1000).rounded())
+        var subscribers = [account]
+        for _ in 0..<2 {
+            let other = rng.below(accounts.count)
+            if !subscribers.contains(other), let sub = accounts[other].sub(group), sub.position == position,
+                Self.extendable(sub)
+            {
+                subscribers.append(other)
+            }
+        }
+        var succeeded: Int64 = 0
+        for subscriber in subscribers {
+            if extend(account: subscriber, group: group, byMillis: extra, at: t) { succeeded += 1 }
+        }
+        let at = t + rng.between(0.5, 1.5)
+        var note = notification(
+            type: .renewalExtension,
+            subtype: .summary,
+            signedMs: millis(at),
+            status: nil,
+            nil,
+            nil
+        )
+        note.summary = Summary(
+            environment: Environment(rawValue: profile.target.environment),
+            appAppleId: profile.target.appAppleId,
+            bundleId: profile.target.bundleId,
+            productId: products[groupProducts[group][Int(position)]].id,
+            requestIdentifier: rng.uuid(),
+            storefrontCountryCodes: [profile.catalog.storefront],
+            succeededCount: succeeded,
+            failedCount: Int64(subscribers.count) - succeeded
+        )
+        // The summary names no account; it rides on the drawn one's book, where it grants nothing.
+        let truth = Truth(kind: .none, effectiveDate: note.signedDate)
+        emit(.renewalExtensionSummary, account: account, event: newEvent(), at: at, .notification(note), truth)
+        return true
+    }
+
+    /// Whether a subscription can be extended: active, with no pending price consent or armed billing failure,
+    /// which would be lost with the timers a new version drops.
+    static func extendable(_ sub: SubscriptionLifecycle) -> Bool {
+        sub.status == .active && sub.priceIncrease != .pending && !sub.failNext
+    }
+
+    /// One subscriber's part of a mass extension: true when it was extended, false for a `FAILURE`.
+    private mutating func extend(account: Int, group: Int, byMillis extra: Int64, at t: Double) -> Bool {
+        guard rng.chance(0.9), var sub = accounts[account].sub(group) else {
             let failure = SubscriptionLifecycle.Notice(
                 type: .renewalExtension,
                 subtype: .failure,
@@ -160,12 +207,9 @@ extension World {
                 truth: .none
             )
             subscriptionNotification(account: account, group: group, failure, at: t)
-            return true
+            return false
         }
-        let days = Double(1 + rng.below(30))
-        let (notice, alarm) = sub.extendRenewal(
-            byMillis: Int64((profile.timeCompression.seconds(days: days) * 1000).rounded())
-        )
+        let (notice, alarm) = sub.extendRenewal(byMillis: extra)
         accounts[account].setSub(group, sub)
         setAlarm(alarm, account: account, group: group)
         subscriptionNotification(account: account, group: group, notice, at: t)

@@ -164,6 +164,7 @@ extension World {
         )
         let at = t + rng.between(delay.0, delay.1)
         emit(lifecycle, account: account, event: event, at: at, .notification(note), truth, cause: cause)
+        shareNewPeriod(account: account, group: group, type: type, subtype: subtype, lifecycle: lifecycle, at: t)
     }
 
     /// A notification about the current subscription transaction (no new one), to the webhook only.
@@ -186,6 +187,7 @@ extension World {
             renewal(account: account, group: group, signedMs: now)
         )
         emit(notice.lifecycle, account: account, event: newEvent(), at: t, .notification(note), truth)
+        shareNotice(account: account, group: group, notice, at: t)
     }
 
     /// The groups in which the account is owed its subscription (active or in grace).

@@ -218,6 +218,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             _ = refund(account: account, at: t, cause: "refundMidStream", latestOnly: true)
         case .refundDecision(let account, let group, let transaction, let approve):
             decideRefund(account: account, group: group, transaction: transaction, approve: approve, at: t)
+        case .stopSharing(let account, let group):
+            revokeFamilyShare(account: account, group: group, at: t, cause: nil, stopsSharing: true)
         }
     }
 }

@@ -15,7 +15,7 @@ struct LifecycleCheckingTests {
     func profile() throws -> Profile {
         let text = """
             {
-              name: "lifecycles", seed: 3,
+              name: "lifecycles", seed: 4,
               target: { embeddedLedger: true, bundleId: "com.example.test" },
               catalog: {
                 groups: [{ id: "g", billingRetrySeconds: 10 }],

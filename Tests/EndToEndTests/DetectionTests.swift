@@ -20,6 +20,7 @@ struct DetectionTests {
         ("ack-before-commit", ["no-lost-purchase"]),
         ("trust-client-claims", ["no-unlock-without-verified-purchase"]),
         ("refund-by-product", ["revocation-honored", "no-lost-purchase", "subscription-state"]),
+        ("ignore-family-revoke", ["revocation-honored", "subscription-state"]),
     ]
 
     @Test(arguments: cases)

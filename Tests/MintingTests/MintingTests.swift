@@ -369,24 +369,48 @@ struct MintingVerificationTests {
         #expect(decoded.data?.appAppleId == minter.app.appAppleId)
     }
 
-    @Test(arguments: [nil] + Forgery.allCases.map(Optional.some))
-    func signsPayloadsBuiltElsewhere(forgery: Forgery?) throws {
+    /// A `DID_RENEW` built outside the minter: the outer payload with `data` (status active), its nested payloads.
+    private func didRenew(
+        _ data: NotificationData
+    ) -> (ResponseBodyV2DecodedPayload, JWSTransactionDecodedPayload, JWSRenewalInfoDecodedPayload) {
         let kind = NotificationKind(.didRenew, nil, .subscription)
         let signedDate = Minter.nowMilliseconds()
         let purchase = Purchase(kind: kind, signedDate: signedDate)
-        let transaction = minter.transactionPayload(purchase, kind: kind, signedDate: signedDate)
-        let renewal = minter.renewalInfoPayload(purchase, kind: kind, signedDate: signedDate)
+        var data = data
+        data.status = .active
         let outer = ResponseBodyV2DecodedPayload(
             notificationType: kind.notificationType,
             notificationUUID: Minter.randomUUID(),
-            data: NotificationData(
-                appAppleId: 1_234_567_890,
-                bundleId: "com.example.paystorm",
-                environment: .sandbox,
-                status: .active
-            ),
+            data: data,
             version: "2.0",
             signedDate: signedDate
+        )
+        return (
+            outer, minter.transactionPayload(purchase, kind: kind, signedDate: signedDate),
+            minter.renewalInfoPayload(purchase, kind: kind, signedDate: signedDate)
+        )
+    }
+
+    /// Nested JWS are signed in place of a marker in the outer JSON; a payload field that holds the
+    /// marker's text takes the general path and is signed as given.
+    @Test(arguments: ["1.0", "\u{7F}paystorm:signedTransactionInfo\u{7F}", "\u{7F}paystorm:signedRenewalInfo\u{7F}"])
+    func signsNestedJWSInPlaceWhateverTheFieldsHold(bundleVersion: String) throws {
+        let (outer, transaction, renewal) = didRenew(
+            NotificationData(bundleId: "com.example.paystorm", bundleVersion: bundleVersion, environment: .sandbox)
+        )
+        let signed = try minter.signNotification(outer, transaction: transaction, renewal: renewal)
+        let decoded = try verifier.verifyAndDecodeNotification(signed).get()
+        #expect(decoded.data?.bundleVersion == bundleVersion)
+        let inner = try verifier.verifyAndDecodeTransaction(try #require(decoded.data?.signedTransactionInfo)).get()
+        #expect(inner == transaction)
+        let nestedRenewal = try #require(decoded.data?.signedRenewalInfo)
+        #expect(try verifier.verifyAndDecodeRenewalInfo(nestedRenewal).get() == renewal)
+    }
+
+    @Test(arguments: [nil] + Forgery.allCases.map(Optional.some))
+    func signsPayloadsBuiltElsewhere(forgery: Forgery?) throws {
+        let (outer, transaction, renewal) = didRenew(
+            NotificationData(appAppleId: 1_234_567_890, bundleId: "com.example.paystorm", environment: .sandbox)
         )
         let signed = try minter.signNotification(outer, transaction: transaction, renewal: renewal, forgery: forgery)
         #expect(

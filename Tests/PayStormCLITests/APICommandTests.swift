@@ -21,4 +21,23 @@ struct APICommandTests {
     func refusesBadArgumentsWithTheirExitCode(arguments: [String], code: ExitCode) {
         #expect(PayStormCLI.run(arguments) == code)
     }
+
+    /// Arguments are checked in the order they are read, so a bad `--listen` is named even when `--pki` is
+    /// missing too (it used to be reported as a missing `--pki`).
+    @Test(arguments: [
+        (["serve", "--listen", "nope"], "--listen expects HOST:PORT, got 'nope'"),
+        (["serve", "--listen", "10.1.2.3:80"], "refusing to listen on non-loopback 10.1.2.3"),
+        (["serve", "--pki", "/nonexistent/pki", "--fault-seed", "-1"], "--fault-seed expects a non-negative integer"),
+    ])
+    func namesTheFirstBadArgument(arguments: [String], message: String) {
+        do {
+            _ = try Command.api.run(Arguments(arguments))
+            Issue.record("\(arguments) ran")
+        } catch let error as CLIError {
+            #expect(error.exitCode == .usage)
+            #expect(error.message.contains(message), "\(error.message)")
+        } catch {
+            Issue.record("\(arguments) threw \(error)")
+        }
+    }
 }

@@ -153,6 +153,32 @@ struct DeliveryRequestsTests {
         #expect(accounts.fields(of: tokens[2].lowercased())["id"] == "user-3")
     }
 
+    /// A command that leaves a process behind holding its standard output (a daemon it starts) is done when it
+    /// exits: the run used to wait for the process it left, and failed when that outlived the timeout.
+    @Test func provisioningReadsTheOutputOfACommandThatLeavesAProcessBehind() throws {
+        let (path, directory) = try Self.script(
+            #"""
+            read -r line
+            token=$(printf '%s' "$line" | sed 's/.*"appAccountToken":"\([^"]*\)".*/\1/')
+            printf '{"appAccountToken": "%s", "id": "user-1"}\n' "$token"
+            sleep 8 &
+            echo $! > "$(dirname "$0")/left.pid"
+            """#
+        )
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer {
+            // The process it left is ours to end (by its id), not the test run's to wait for.
+            if let text = try? String(contentsOfFile: directory + "/left.pid", encoding: .utf8),
+                let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                kill(pid, SIGKILL)
+            }
+        }
+        let token = World.appAccountToken(seed: 9, account: 0)
+        let accounts = try AccountProvisioning.run(["/bin/sh", path], tokens: [token], timeout: 3)
+        #expect(accounts.fields(of: token) == ["id": "user-1"])
+    }
+
     static func provisioningError(_ script: String, timeout: Double = 20) throws -> String? {
         let (path, directory) = try Self.script(script)
         defer { try? FileManager.default.removeItem(atPath: directory) }

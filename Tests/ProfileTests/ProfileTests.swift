@@ -155,6 +155,11 @@ struct ProfileTests {
         BadCase(replacing: ("seed: 1", "seed: 1, colour: 2"), path: "colour", expectation: "allowed keys"),
         BadCase(replacing: ("seed: 1,", ""), path: "seed", expectation: "an integer"),
         BadCase(
+            replacing: ("actionMix: { consumable: 1, subscribe: 1 }", "actionMix: {}"),
+            path: "actionMix",
+            expectation: "at least one weight above 0"
+        ),
+        BadCase(
             replacing: ("actionMix: { consumable: 1, subscribe: 1 }", "actionMix: { nonRenewing: 1 }"),
             path: "actionMix.nonRenewing",
             expectation: "no nonRenewing product"
@@ -324,6 +329,13 @@ struct ProfileTests {
     ])
     func evaluatesRateSegment(segment: RateSegment, at t: Double, rate: Double) {
         #expect(abs(segment.rate(at: t) - rate) < 1e-9)
+    }
+
+    /// A mix is refused only when nothing weighs: the total counts every action, the last declared too.
+    @Test(arguments: ActionMix.keys)
+    func actionMixTotalCountsEveryWeight(key: String) throws {
+        let mix = try JSONDecoder().decode(ActionMix.self, from: Data(#"{"\#(key)": 2}"#.utf8))
+        #expect(mix.total == 2)
     }
 
     @Test(arguments: [

@@ -129,6 +129,61 @@ import Testing
             Issue.record("a signedDate before the chain was accepted from the cache")
         }
     }
+
+    /// The chain cache answers for the certificates, never for the signature: a JWS with the cached
+    /// header (the same `x5c`) signed by another key is rejected after a genuine one was accepted.
+    @Test func cachedChainStillRejectsAnotherLeafKey() throws {
+        let verifier = try sandboxVerifier(trusting: sharedPKI.root.der)
+        #expect(
+            (try? verifier.verifyAndDecodeTransaction(VerifierFixtures.sign(VerifierFixtures.transaction()))
+                .get()) != nil
+        )
+        let foreign = VerifierFixtures.sign(VerifierFixtures.transaction(), key: try SigningKey.generate(.p256))
+        #expect(verifier.verifyAndDecodeTransaction(foreign).failure?.status == .verificationFailure)
+        #expect(verifier.verifyAndDecodeTransaction(foreign).failure?.detail.contains("leaf key") == true)
+    }
+
+    /// A cached chain is valid only inside its window: a JWS with the cached header signed after the
+    /// chain expired is rejected.
+    @Test func cachedChainStillRejectsADateAfterItExpired() throws {
+        let verifier = try sandboxVerifier(trusting: sharedPKI.root.der)
+        #expect(
+            (try? verifier.verifyAndDecodeTransaction(VerifierFixtures.sign(VerifierFixtures.transaction()))
+                .get()) != nil
+        )
+        let expired = VerifierFixtures.sign(
+            VerifierFixtures.transaction(signedDate: "\(VerifierFixtures.nowMs + 3 * 365 * VerifierFixtures.day)")
+        )
+        #expect(verifier.verifyAndDecodeTransaction(expired).failure?.status == .verificationFailure)
+        #expect(verifier.verifyAndDecodeTransaction(expired).failure?.detail.contains("expired") == true)
+    }
+
+    /// The cache belongs to one verifier and its roots: a chain cached by a verifier that trusts its root
+    /// is still rejected by a verifier that trusts another root, and a chain to an untrusted root is
+    /// rejected by the verifier that cached a genuine one.
+    @Test func cachedChainStillRejectsAWrongRoot() throws {
+        let genuine = VerifierFixtures.sign(VerifierFixtures.transaction())
+        let trusting = try sandboxVerifier(trusting: sharedPKI.root.der)
+        #expect((try? trusting.verifyAndDecodeTransaction(genuine).get()) != nil)
+        let other = try TestPKI.generate()
+        let elsewhere = try sandboxVerifier(trusting: other.root.der)
+        for _ in 0..<2 {
+            #expect(elsewhere.verifyAndDecodeTransaction(genuine).failure?.status == .verificationFailure)
+        }
+        let untrusted = VerifierFixtures.sign(VerifierFixtures.transaction(), pki: other)
+        #expect(trusting.verifyAndDecodeTransaction(untrusted).failure?.status == .verificationFailure)
+        #expect((try? trusting.verifyAndDecodeTransaction(genuine).get()) != nil)
+    }
+
+    private func sandboxVerifier(trusting root: [UInt8]) throws -> SignedDataVerifier {
+        try SignedDataVerifier(
+            rootCertificates: [root],
+            enableOnlineChecks: false,
+            environment: .sandbox,
+            bundleId: VerifierFixtures.bundle,
+            appAppleId: nil
+        )
+    }
 }
 
 private func status(_ verifier: SignedDataVerifier, _ scenario: VerifierCase) -> String {

@@ -20,6 +20,7 @@ func richProfile(seed: UInt64 = 7, accounts: Int = 40, seconds: Double = 120, de
               { id: "coins", type: "consumable", priceMilli: 990 },
               { id: "pro", type: "nonConsumable", priceMilli: 4990, familyShareable: true },
               { id: "gold", type: "autoRenewable", group: "premium", level: 1, priceMilli: 9990, periodSeconds: 4,
+                familyShareable: true,
                 offers: [
                   { id: "gold.intro", kind: "introductory", discount: "freeTrial", periods: 1 },
                   { id: "gold.promo", kind: "promotional", discount: "payAsYouGo", priceMilli: 4990, periods: 2 },
@@ -175,10 +176,12 @@ struct SimulationTests {
             default:
                 #expect(tx.expiresDate == nil && tx.quantity == 1)
             }
-            if action.lifecycle == .familyShare {
-                #expect(tx.inAppOwnershipType == "FAMILY_SHARED" && tx.price == 0)
-            } else if action.lifecycle != .familyRevoke {
+            // A member's shared subscription renews, expires and changes with the purchaser's lifecycles.
+            if tx.inAppOwnershipType == "FAMILY_SHARED" {
+                #expect(tx.price == 0 && tx.offerType == nil)
+            } else {
                 #expect(tx.inAppOwnershipType == "PURCHASED")
+                #expect(![.familyShare, .familySubscribe, .familyRevoke].contains(action.lifecycle))
             }
             let revoked = action.lifecycle == .refund || action.lifecycle == .familyRevoke
             #expect((tx.revocationDate != nil) == revoked)

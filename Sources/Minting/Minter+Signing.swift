@@ -1,0 +1,267 @@
+public import AppStoreModel
+internal import Foundation
+internal import Signing
+
+/// Signing: bare transactions and renewal infos, and notifications with the nested JWS their kind carries.
+extension Minter {
+    /// Signs any payload with the leaf key: ES256, `x5c` = [leaf, intermediate, root].
+    /// - Parameter payload: the payload; App Store payloads go through the fast `AppStoreJSON.encode(_:)`,
+    ///   anything else through `AppStoreJSON.encoder()` (the bytes are the same).
+    /// - Returns: the JWS in compact form.
+    /// - Throws: an encoding or signing error.
+    public func sign(_ payload: some Encodable) throws -> String {
+        if let writable = payload as? any AppStoreJSONWritable {
+            return try signer.sign(payload: AppStoreJSON.encode(writable))
+        }
+        return try signer.sign(payload: Array(try encoder.encode(payload)))
+    }
+
+    /// Mints a bare signed transaction, as a device posts it.
+    /// - Parameters:
+    ///   - purchase: the purchase; `nil` makes one that agrees with `kind`.
+    ///   - kind: the event the transaction describes (a refund adds the revocation fields...), or `nil`.
+    ///   - signedDate: the signing time, UNIX ms; `nil` means now.
+    ///   - forgery: a forged variant, or `nil` for a genuine one.
+    /// - Returns: the JWS and the payload as signed.
+    /// - Throws: `MintError` when the forgery does not apply to a bare transaction; signing errors.
+    public func transaction(
+        _ purchase: Purchase? = nil,
+        kind: NotificationKind? = nil,
+        signedDate: Int64? = nil,
+        forgery: Forgery? = nil
+    ) throws -> MintedJWS<JWSTransactionDecodedPayload> {
+        try checkApplicable(forgery, to: .transaction)
+        let forged = forgedContext(forgery, signedDate: signedDate ?? Self.nowMilliseconds())
+        let purchase = purchase ?? Purchase(kind: kind, signedDate: forged.signedDate)
+        var payload = forged.minter.transactionPayload(purchase, kind: kind, signedDate: forged.signedDate)
+        if forgery == .datesInSeconds { payload = payload.mappingDates(Self.toSeconds) }
+        let jws = try signForged(payload, forgery: forgery) { tampered in
+            tampered.quantity = (tampered.quantity ?? 1) * 10
+            tampered.price = 0
+        }
+        return MintedJWS(jws: jws, payload: payload, forgery: forgery)
+    }
+
+    /// Mints a bare signed renewal info.
+    /// - Parameters:
+    ///   - purchase: an auto-renewable purchase; `nil` makes one.
+    ///   - kind: the event the renewal info describes, or `nil` for an active subscription.
+    ///   - signedDate: the signing time, UNIX ms; `nil` means now.
+    ///   - forgery: a forged variant, or `nil`.
+    /// - Returns: the JWS and the payload as signed.
+    /// - Throws: `MintError` when the forgery does not apply; signing errors.
+    public func renewalInfo(
+        _ purchase: Purchase? = nil,
+        kind: NotificationKind? = nil,
+        signedDate: Int64? = nil,
+        forgery: Forgery? = nil
+    ) throws -> MintedJWS<JWSRenewalInfoDecodedPayload> {
+        try checkApplicable(forgery, to: .renewalInfo)
+        let forged = forgedContext(forgery, signedDate: signedDate ?? Self.nowMilliseconds())
+        let purchase =
+            purchase ?? Purchase(kind: kind, productType: .autoRenewableSubscription, signedDate: forged.signedDate)
+        var payload = forged.minter.renewalInfoPayload(purchase, kind: kind, signedDate: forged.signedDate)
+        if forgery == .datesInSeconds { payload = payload.mappingDates(Self.toSeconds) }
+        let jws = try signForged(payload, forgery: forgery) { tampered in
+            // Flip auto-renew: a change the signature must catch whatever the original said.
+            tampered.autoRenewStatus = tampered.autoRenewStatus == .on ? .off : .on
+        }
+        return MintedJWS(jws: jws, payload: payload, forgery: forgery)
+    }
+
+    /// Mints a notification of a kind, with the nested signed transaction, renewal info or app transaction
+    /// its kind carries, all describing the same purchase.
+    ///
+    /// Payload forgeries (`wrong-bundle`, `wrong-environment`, `signed-date-before-chain`,
+    /// `dates-in-seconds`) apply to every signed object of the notification, since it tells one story;
+    /// signature and chain forgeries apply to the outer `signedPayload` only, and
+    /// `forged-inner-transaction` only to the nested transaction.
+    /// - Parameters:
+    ///   - kind: the notification type and subtype (any row of `NotificationMatrix`, or an unknown pair).
+    ///   - purchase: the purchase; `nil` makes one that agrees with `kind`.
+    ///   - signedDate: the signing time, UNIX ms; `nil` means now.
+    ///   - notificationUUID: the notification's UUID; `nil` makes a fresh one. Reuse one to mint a retry.
+    ///   - forgery: a forged variant, or `nil`.
+    /// - Returns: the signed payload, the webhook body and every payload as signed.
+    /// - Throws: `MintError` when the product type contradicts the kind or the forgery does not apply.
+    public func notification(
+        _ kind: NotificationKind,
+        purchase: Purchase? = nil,
+        signedDate: Int64? = nil,
+        notificationUUID: String? = nil,
+        forgery: Forgery? = nil
+    ) throws -> MintedNotification {
+        try checkApplicable(forgery, to: .notification)
+        let forged = forgedContext(forgery, signedDate: signedDate ?? Self.nowMilliseconds())
+        let minter = forged.minter
+        let date = forged.signedDate
+        var result = MintedNotification(
+            kind: kind,
+            signedPayload: "",
+            payload: ResponseBodyV2DecodedPayload(),
+            forgery: forgery
+        )
+        var payload = ResponseBodyV2DecodedPayload(
+            notificationType: kind.notificationType,
+            subtype: kind.subtype,
+            notificationUUID: notificationUUID ?? Self.randomUUID(),
+            version: "2.0",
+            signedDate: date
+        )
+        let app = minter.app
+        var nestedTransaction: JWSTransactionDecodedPayload?
+        var nestedRenewal: JWSRenewalInfoDecodedPayload?
+        switch kind.content {
+        case .appIdentity:
+            payload.data = NotificationData(
+                appAppleId: app.appAppleId,
+                bundleId: app.bundleId,
+                environment: app.environment
+            )
+        case .summary:
+            payload.summary = Summary(
+                environment: app.environment,
+                appAppleId: app.appAppleId,
+                bundleId: app.bundleId,
+                productId: purchase?.productId ?? "com.example.paystorm.monthly",
+                requestIdentifier: Self.randomUUID(),
+                storefrontCountryCodes: ["USA"],
+                succeededCount: 1,
+                failedCount: 0
+            )
+        case .externalPurchaseToken:
+            // The token has no environment field: verifiers read "SANDBOX" off the front of its ID.
+            payload.externalPurchaseToken = ExternalPurchaseToken(
+                externalPurchaseId: (app.environment == .sandbox ? "SANDBOX_" : "") + Self.randomUUID(),
+                tokenCreationDate: date - Self.dayMilliseconds,
+                appAppleId: app.appAppleId,
+                bundleId: app.bundleId
+            )
+        case .appData:
+            var appTransaction = minter.appTransactionPayload(signedDate: date)
+            if forgery == .datesInSeconds { appTransaction = appTransaction.mappingDates(Self.toSeconds) }
+            payload.appData = AppData(
+                appAppleId: app.appAppleId,
+                bundleId: app.bundleId,
+                environment: app.environment,
+                signedAppTransactionInfo: try sign(appTransaction)
+            )
+            result.appTransaction = appTransaction
+        case .subscription, .transaction, .oneTimeTransaction:
+            let carried = try minter.purchaseData(kind, purchase: purchase, signedDate: date, forgery: forgery)
+            (nestedTransaction, nestedRenewal) = (carried.transaction, carried.renewal)
+            (result.transaction, result.renewalInfo) = (carried.transaction, carried.renewal)
+            payload.data = carried.data
+        }
+        if forgery == .datesInSeconds { payload.signedDate = payload.signedDate.map(Self.toSeconds) }
+        result.signedPayload = try signOuter(
+            &payload,
+            transaction: nestedTransaction,
+            renewal: nestedRenewal,
+            forgery: forgery,
+            keepNested: true
+        )
+        result.payload = payload
+        return result
+    }
+
+    /// The `data` of a notification that carries a purchase, and the nested payloads to sign into it.
+    private func purchaseData(
+        _ kind: NotificationKind,
+        purchase: Purchase?,
+        signedDate date: Int64,
+        forgery: Forgery?
+    ) throws -> (
+        data: NotificationData, transaction: JWSTransactionDecodedPayload, renewal: JWSRenewalInfoDecodedPayload?
+    ) {
+        let purchase = purchase ?? Purchase(kind: kind, signedDate: date)
+        try Self.checkProductType(purchase.productType, for: kind)
+        var transaction = transactionPayload(purchase, kind: kind, signedDate: date)
+        if forgery == .datesInSeconds { transaction = transaction.mappingDates(Self.toSeconds) }
+        var data = NotificationData(
+            appAppleId: app.appAppleId,
+            bundleId: app.bundleId,
+            bundleVersion: app.bundleVersion,
+            environment: app.environment
+        )
+        var renewal: JWSRenewalInfoDecodedPayload?
+        if purchase.productType == .autoRenewableSubscription {
+            var info = renewalInfoPayload(purchase, kind: kind, signedDate: date)
+            if forgery == .datesInSeconds { info = info.mappingDates(Self.toSeconds) }
+            renewal = info
+            data.status = Self.status(for: kind)
+        }
+        if kind.notificationType == .consumptionRequest {
+            data.consumptionRequestReason = .unintendedPurchase
+        }
+        return (data, transaction, renewal)
+    }
+
+    /// Signs a notification's nested transaction: with an untrusted chain for `forged-inner-transaction`
+    /// (the outer payload stays genuine), genuinely otherwise.
+    func signNested(_ transaction: JWSTransactionDecodedPayload, forgery: Forgery?) throws -> String {
+        guard forgery == .forgedInnerTransaction else { return try sign(transaction) }
+        let untrusted = try forgeries.pki(for: .untrustedRoot)
+        return try ES256Signer(pki: untrusted).sign(payload: AppStoreJSON.encode(transaction))
+    }
+
+    /// The webhook body Apple POSTs: `{"signedPayload":"<JWS>"}`.
+    /// - Parameter signedPayload: the notification JWS (base64url and dots, so nothing needs escaping).
+    /// - Returns: the body bytes.
+    public static func webhookBody(_ signedPayload: String) -> [UInt8] {
+        // One buffer of the final size: interpolating a 20 KB string and copying it out costs two passes more.
+        var body: [UInt8] = []
+        body.reserveCapacity(signedPayload.utf8.count + webhookPrefix.count + 2)
+        body.append(contentsOf: webhookPrefix)
+        body.append(contentsOf: signedPayload.utf8)
+        body.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
+        return body
+    }
+
+    private static let webhookPrefix = Array("{\"signedPayload\":\"".utf8)
+}
+
+/// A signed object and its payload as signed.
+public struct MintedJWS<Payload: Sendable & Hashable>: Sendable, Hashable {
+    /// The JWS in compact form.
+    public var jws: String
+    /// The payload as signed (a `tampered-payload` forgery changes the JWS after signing, not this).
+    public var payload: Payload
+    /// The forgery applied, or `nil` for genuine data.
+    public var forgery: Forgery?
+}
+
+/// A minted notification: the signed payload, the webhook body, and every payload as signed.
+public struct MintedNotification: Sendable, Hashable {
+    /// The notification kind.
+    public var kind: NotificationKind
+    /// The notification JWS.
+    public var signedPayload: String
+    /// The outer payload as signed.
+    public var payload: ResponseBodyV2DecodedPayload
+    /// The nested transaction, when the kind carries one.
+    public var transaction: JWSTransactionDecodedPayload?
+    /// The nested renewal info, for auto-renewable subscriptions.
+    public var renewalInfo: JWSRenewalInfoDecodedPayload?
+    /// The nested app transaction, for `RESCIND_CONSENT`.
+    public var appTransaction: AppTransaction?
+    /// The forgery applied, or `nil` for genuine data.
+    public var forgery: Forgery?
+
+    /// The webhook body: `{"signedPayload":"<JWS>"}`.
+    public var body: [UInt8] { Minter.webhookBody(signedPayload) }
+}
+
+/// Why a mint request cannot be honoured (a product type that contradicts the kind, a forgery that does
+/// not apply); the message names the problem in one line.
+public struct MintError: Error, CustomStringConvertible, Sendable, Hashable {
+    /// One line naming the problem.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}
