@@ -6,7 +6,8 @@ import Synchronization
 /// The oracle and the invariant checker of one run.
 ///
 /// Feed it every planned delivery when it is dispatched (``sent(_:at:)``, which applies the action's truth),
-/// every outcome (``record(_:outcome:at:)``), and every probe result (``check(account:state:at:final:)``).
+/// every outcome (``record(_:outcome:at:)``), and every probe result (``check(account:state:at:final:)``);
+/// deliveries the harness shed go in runs through ``bookMissed(_:reason:)``.
 /// Then ask for the ``verdict(unchecked:)``. Thread-safe: every method takes a short lock.
 ///
 /// A delivery without an answer is indeterminate (Jepsen's `:info`): the checker accepts either outcome for it
@@ -88,192 +89,33 @@ public final class Checker: Sendable {
     /// applies its truth to the oracle. Its history entry says "was dispatched": whether it was sent is known
     /// only from its outcome (``record(_:outcome:at:)``).
     public func sent(_ delivery: PlannedDelivery, at t: Double) {
-        let action = delivery.action
-        let truth = action.truth
         let phrase = describe(delivery) + (delivery.sends ? " was dispatched" : " happened")
-        let limit = options.entriesPerTransaction
-        let foldAbove = options.foldAbove
-        // Retries and redeliveries continue the attempt chain of the delivery they follow; any other copy starts
-        // its own chain (see `Tx.chains`).
-        let startsChain = delivery.sends && delivery.copy != .retry && delivery.copy != .redelivery
         state.withLock { state in
-            var book = state.books[action.appAccountToken] ?? Book()
             let entry = LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
-            book.latest = max(book.latest, truth.effectiveDate)
-            defer {
-                if book.txs.count > foldAbove { book.fold(keep: foldAbove / 2) }
-                state.books[action.appAccountToken] = book
-            }
-            if delivery.isForged {
-                if let id = truth.transactionId {
-                    var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
-                    tx.forged = true
-                    // What a target that trusts the forgery would credit: the payload's quantity.
-                    if !tx.genuine { tx.quantity = truth.quantity }
-                    tx.trail.note(entry, as: .purchase, limit: limit)
-                    book.txs[id] = tx
-                }
-                state.mark(action.appAccountToken)
-                return
-            }
-            switch truth.kind {
-            case .grant, .reinstate:
-                guard let id = truth.transactionId, let product = truth.productId else { return }
-                // A late copy of a transaction already folded into the counts: counted once, ignore it. If every
-                // earlier attempt was rejected, this copy may still be accepted: it is no longer known as lost.
-                if book.txs[id] == nil, let number = UInt64(id), book.foldedIDs.contains(number) {
-                    book.accepted(number)
-                    return
-                }
-                var tx = book.txs[id] ?? book.newTx(id, product: product, type: truth.productType)
-                tx.genuine = true
-                tx.sent = tx.sent || delivery.sends
-                if truth.kind == .grant && startsChain { tx.chains += 1 }
-                tx.quantity = truth.quantity
-                tx.group = truth.groupId
-                tx.original = truth.originalTransactionId
-                tx.expires = truth.expiresDate
-                if truth.kind == .reinstate { tx.reinstatedDate = max(tx.reinstatedDate, truth.effectiveDate) }
-                // The latest signedDate decides between a refund and its reversal, whatever their arrival order.
-                if truth.kind == .reinstate && tx.revoked && truth.effectiveDate > tx.revokedDate {
-                    // The target owes it again only once it acknowledges the reversal.
-                    tx.acked = false
-                    tx.revoked = false
-                    tx.revocationAcked = false
-                    book.gone.remove(id)
-                    book.gone.remove("product:" + product)
-                }
-                tx.trail.note(entry, as: .purchase, limit: limit)
-                book.txs[id] = tx
-                if let old = truth.supersedes { book.txs[old]?.superseded = true }
-                if truth.productType == .autoRenewable { book.apply(truth) }
-            case .revoke:
-                guard let id = truth.transactionId else { return }
-                if book.txs[id] == nil, let product = truth.productId, var folded = book.folded[product] {
-                    // A refund of a transaction folded away: its units may have been counted as owed. Refunded
-                    // entitlements are never folded, so a folded one was unrefunded until now.
-                    folded.acked = max(0, folded.acked - truth.quantity)
-                    if truth.productType != .consumable, let number = UInt64(id), book.foldedIDs.contains(number) {
-                        folded.unrefunded = max(0, folded.unrefunded - 1)
-                    }
-                    book.folded[product] = folded
-                }
-                // A refunded purchase is not lost, whatever its deliveries got.
-                if let number = UInt64(id) { book.accepted(number) }
-                var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
-                tx.genuine = true
-                if truth.effectiveDate < tx.reinstatedDate {
-                    // A refund older than a reversal already seen (a reordered delivery): the reversal stands.
-                    tx.trail.note(entry, as: .refund, limit: limit)
-                    book.txs[id] = tx
-                    state.mark(action.appAccountToken)
-                    return
-                }
-                if !tx.revoked { tx.revokedDate = truth.effectiveDate }
-                tx.revoked = true
-                tx.trail.note(entry, as: .refund, limit: limit)
-                book.txs[id] = tx
-                if truth.productType == .autoRenewable { book.apply(truth) }
-                state.mark(action.appAccountToken)
-            case .subscriptionStatus:
-                book.apply(truth)
-                if let id = truth.transactionId { book.txs[id]?.trail.note(entry, as: .recent, limit: limit) }
-            case .pending:
-                if let product = truth.productId {
-                    book.pending[product] = WitnessEntry(
-                        at: t,
-                        delivery: delivery.id,
-                        transactionId: nil,
-                        sentence: "delivery \(delivery.id): " + phrase
-                    )
-                    state.mark(action.appAccountToken)
-                }
-            case .none:
-                if let id = truth.transactionId { book.txs[id]?.trail.note(entry, as: .recent, limit: limit) }
-            }
+            dispatch(delivery, entry: entry, sentence: { phrase }, at: t, in: &state)
         }
     }
 
     /// Records what happened to a dispatched delivery.
     public func record(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at t: Double) {
-        let truth = delivery.action.truth
         let phrase = describe(delivery) + " " + describe(outcome)
-        let limit = options.entriesPerTransaction
-        var isDevice = false
-        switch delivery.action.delivery {
-        case .device, .report: isDevice = true
-        case .notification, .marker: break
-        }
-        // Whether the App Store or the device will try this delivery again (also after a refused connection):
-        // until the last attempt is answered, a rejection is not final.
-        let continues =
-            !delivery.isForged && truth.kind == .grant
-            && policy.followUps(after: delivery, outcome: outcome, at: t).contains {
-                $0.copy == .retry || $0.copy == .redelivery
-            }
-        let neverAttempted = isDevice && !devicesReachable
+        let continues = continuesChain(delivery, outcome: outcome, at: t)
         let summary = summaryFate(delivery, outcome: outcome, at: t)
         state.withLock { state in
-            if !delivery.isForged, truth.kind != .pending, truth.kind != .none, !neverAttempted {
-                state.genuineDispatched += 1
-                switch outcome {
-                case .acknowledged: state.genuineAcknowledged += 1
-                case .rejected: state.genuineRejected += 1
-                case .indeterminate, .notSent: break
-                }
-            }
-            guard var book = state.books[delivery.action.appAccountToken] else { return }
-            let entry = LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
-            defer { state.books[delivery.action.appAccountToken] = book }
-            if let summary {
-                book.note(summary: delivery.action.event, fate: summary, at: t, delivery: delivery.id, phrase: phrase)
-            }
-            guard let id = truth.transactionId else { return }
-            guard var tx = book.txs[id] else {
-                // A folded transaction: an acknowledged late copy means it was accepted after all.
-                if outcome.isAcknowledged, let number = UInt64(id) { book.accepted(number) }
-                return
-            }
-            defer { book.txs[id] = tx }
-            // Answers to a purchase (or to a forged copy) are the decisive ones; keep them apart from the rest.
-            var part = Part.recent
-            if truth.kind == .revoke && !delivery.isForged {
-                part = .refund
-            } else if truth.kind == .grant || truth.kind == .reinstate || delivery.isForged {
-                switch outcome {
-                case .acknowledged: part = .acks
-                case .rejected: part = .rejections
-                case .indeterminate, .notSent: part = .recent
-                }
-            }
-            tx.trail.note(entry, as: part, limit: limit)
-            guard !delivery.isForged else { return }
-            let acked = outcome.isAcknowledged
-            switch truth.kind {
-            case .grant, .reinstate:
-                if acked {
-                    tx.acked = true
-                    tx.accepted = true
-                }
-                switch outcome {
-                case .acknowledged: break
-                case .rejected(let status):
-                    if truth.kind == .grant {
-                        tx.rejected += 1
-                        tx.lastRejection = status
-                    }
-                case .indeterminate: tx.indeterminate = true
-                // A refused attempt that is retried tells nothing: the retries decide.
-                case .notSent: if !neverAttempted && truth.kind == .grant && !continues { tx.unsent = true }
-                }
-                // Each chain ends once: at the answer of its last attempt.
-                if truth.kind == .grant && !continues { tx.chains = max(0, tx.chains - 1) }
-            case .revoke:
-                if acked { tx.revocationAcked = true }
-                if case .indeterminate = outcome { tx.revocationIndeterminate = true }
-            case .subscriptionStatus, .pending, .none:
-                break
-            }
+            // A delivery of an account the oracle never saw dispatched: nothing to book (as before, no phrase).
+            let entry =
+                state.books[delivery.action.appAccountToken] == nil
+                ? nil : LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
+            answer(
+                delivery,
+                outcome: outcome,
+                continues: continues,
+                summary: summary,
+                entry: entry,
+                sentence: { phrase },
+                at: t,
+                in: &state
+            )
         }
     }
 

@@ -12,6 +12,9 @@ struct MintedDelivery: Sendable {
     /// Set when the pipeline shed the delivery instead of signing it: its intended time had passed by more
     /// than the pipeline's shedding horizon. It is PayStorm's miss, recorded, never sent.
     var shed: String? = nil
+    /// For a shed entry of the pipeline's buffer, the consecutive deliveries shed with it, `planned` first: a
+    /// run is one buffer entry and is handed on whole, so shedding costs nothing per delivery past the world.
+    var shedRun: ArraySlice<PlannedDelivery> = []
 }
 
 /// What the engine's thread finds at the front of the pipeline, without waiting.
@@ -54,12 +57,14 @@ final class MintPipeline: @unchecked Sendable {
         var shed = 0
         /// Bytes of the signed bodies between the head and the end.
         var bytes = 0
+        /// Deliveries between the head and the end, each of a shed run counted (a run is one entry).
+        var deliveries = 0
         /// The intended time of the last delivery appended.
         var lastAt = -Double.infinity
 
         /// Whether the buffer is full by any of its three caps.
         func isFull(_ limits: MintBufferLimits, now: Double?) -> Bool {
-            let buffered = ready.count - head
+            let buffered = deliveries
             // The time cap needs something buffered: an empty buffer is never full, whatever the clock says.
             return buffered >= limits.deliveries || bytes >= limits.bytes
                 || (buffered > 0 && now.map { lastAt - $0 >= limits.secondsAhead } ?? false)
@@ -200,14 +205,23 @@ final class MintPipeline: @unchecked Sendable {
     /// What is buffered ahead of the engine: deliveries, bytes of their signed bodies, and the intended time of
     /// the last (minus infinity before the first batch).
     var buffered: (deliveries: Int, bytes: Int, lastAt: Double) {
-        state.withLock { ($0.ready.count - $0.head, $0.bytes, $0.lastAt) }
+        state.withLock { ($0.deliveries, $0.bytes, $0.lastAt) }
     }
 
-    /// Removes the front delivery (after ``head()`` or ``peek()`` returned it).
+    /// Removes the front delivery (after ``head()`` or ``peek()`` returned it): one delivery of a shed run.
     func pop() {
         condition.lock()
         state.withLock { s in
+            if s.ready[s.head].shedRun.count > 1 {
+                let rest = s.ready[s.head].shedRun.dropFirst()
+                s.ready[s.head].planned = rest[rest.startIndex]
+                s.ready[s.head].shedRun = rest
+                s.deliveries -= 1
+                return
+            }
             s.bytes -= s.ready[s.head].body?.count ?? 0
+            s.deliveries -= 1
+            s.ready[s.head].shedRun = []
             s.head += 1
             Self.compact(&s)
         }
@@ -216,16 +230,32 @@ final class MintPipeline: @unchecked Sendable {
     }
 
     /// Takes, under one lock, the shed deliveries at the front due at or before `limit` (seconds into the run),
-    /// at most `maximum`: an overloaded run books them in bulk instead of one engine release each.
-    func popShed(dueBy limit: Double, maximum: Int = 4096) -> [PlannedDelivery] {
+    /// at least one run and then whole runs up to `maximum` deliveries: an overloaded run books them in bulk
+    /// instead of one engine release each, and a run is handed on as the batch's own storage, not copied.
+    func popShed(dueBy limit: Double, maximum: Int = 4096) -> [ArraySlice<PlannedDelivery>] {
         condition.lock()
         let taken = state.withLock { s in
-            var taken: [PlannedDelivery] = []
-            while taken.count < maximum, s.head < s.ready.count, s.ready[s.head].shed != nil,
-                s.ready[s.head].planned.at <= limit
-            {
-                taken.append(s.ready[s.head].planned)
-                s.head += 1
+            var taken: [ArraySlice<PlannedDelivery>] = []
+            var count = 0
+            while s.head < s.ready.count, s.ready[s.head].shed != nil, s.ready[s.head].planned.at <= limit {
+                let run = s.ready[s.head].shedRun
+                if run.last!.at <= limit {
+                    guard count == 0 || count + run.count <= maximum else { break }
+                    taken.append(run)
+                    count += run.count
+                    s.deliveries -= run.count
+                    // The taken entry stays until compaction: it must not keep the batch's storage alive.
+                    s.ready[s.head].shedRun = []
+                    s.head += 1
+                    continue
+                }
+                // The run straddles the limit (a follow-up or a probe is due in it): its due part only.
+                let due = run.firstIndex { $0.at > limit }!
+                taken.append(run[..<due])
+                s.deliveries -= due - run.startIndex
+                s.ready[s.head].shedRun = run[due...]
+                s.ready[s.head].planned = run[due]
+                break
             }
             Self.compact(&s)
             return taken
@@ -236,9 +266,10 @@ final class MintPipeline: @unchecked Sendable {
     }
 
     /// Compacts now and then so the array does not grow with the run (one entry stays before the head, the
-    /// lower bound ``head()`` gives between batches).
+    /// lower bound ``head()`` gives between batches). Counted in entries, and a shed run of up to a batch is one
+    /// entry, so the threshold is low: taken entries would otherwise hold their bodies for thousands of entries.
     private static func compact(_ s: inout State) {
-        if s.head >= 4096 && s.head * 2 >= s.ready.count {
+        if s.head >= 256 && s.head * 2 >= s.ready.count {
             s.ready.removeFirst(s.head - 1)
             s.head = 1
         }
@@ -261,10 +292,11 @@ final class MintPipeline: @unchecked Sendable {
             let first = batch.first?.at
             state.withLock { $0.mintingAt = first }
             let minted = mint(batch, shedBefore: clock.map { $0() - shedAfter })
-            let shed = minted.count { $0.shed != nil }
+            let shed = minted.reduce(0) { $0 + $1.shedRun.count }
             condition.lock()
             state.withLock { s in
                 s.ready.append(contentsOf: minted)
+                s.deliveries += batch.count
                 s.shed += shed
                 s.bytes += minted.reduce(0) { $0 + ($1.body?.count ?? 0) }
                 if let last = minted.last { s.lastAt = last.planned.at }
@@ -278,32 +310,49 @@ final class MintPipeline: @unchecked Sendable {
     }
 
     /// Signs a batch on every core, except deliveries due before `shedBefore` (seconds into the run), which
-    /// are shed. Copies that must resend the bytes of an earlier delivery are resolved after the originals,
-    /// in order, from the cache.
+    /// are shed: decided before anything is signed, each run of consecutive shed deliveries becomes one entry
+    /// that shares the batch's storage. Copies that must resend the bytes of an earlier delivery are resolved
+    /// after the originals, in order, from the cache.
     private func mint(_ batch: [PlannedDelivery], shedBefore: Double?) -> [MintedDelivery] {
         let late = batch.map { planned in shedBefore.map { planned.sends && planned.at < $0 } ?? false }
-        let results = Mutex([MintedDelivery?](repeating: nil, count: batch.count))
-        DispatchQueue.concurrentPerform(iterations: batch.count) { index in
-            let planned = batch[index]
-            guard planned.sameBytesAs == nil, !late[index] else { return }
-            let minted = mintOne(planned)
-            results.withLock { $0[index] = minted }
+        let signing = batch.indices.filter { !late[$0] && batch[$0].sameBytesAs == nil }
+        // A batch shed whole (most of them, under overload) allocates nothing for signing.
+        var signed: [MintedDelivery?] = []
+        if !signing.isEmpty {
+            let results = Mutex([MintedDelivery?](repeating: nil, count: batch.count))
+            DispatchQueue.concurrentPerform(iterations: signing.count) { step in
+                let index = signing[step]
+                let minted = mintOne(batch[index])
+                results.withLock { $0[index] = minted }
+            }
+            signed = results.withLock { $0 }
         }
-        var out = results.withLock { $0 }
-        for (index, planned) in batch.enumerated() {
+        var out: [MintedDelivery] = []
+        var index = 0
+        while index < batch.count {
             if late[index] {
-                out[index] = MintedDelivery(planned: planned, body: nil, shed: shedReason)
-            } else if let original = planned.sameBytesAs {
+                let end = late[index...].firstIndex(of: false) ?? batch.count
+                out.append(
+                    MintedDelivery(planned: batch[index], shed: shedReason, shedRun: batch[index..<end])
+                )
+                index = end
+                continue
+            }
+            let planned = batch[index]
+            var minted = signed.isEmpty ? nil : signed[index].take()
+            if let original = planned.sameBytesAs {
                 if let bytes = cache.body(of: original) {
-                    out[index] = MintedDelivery(planned: planned, body: bytes)
+                    minted = MintedDelivery(planned: planned, body: bytes)
                 } else {
                     // The original was not kept (or is planned later); the same payload signed again.
-                    out[index] = mintOne(planned)
+                    minted = mintOne(planned)
                 }
             }
-            if let body = out[index]?.body { cache.keep(body, for: planned.id) }
+            if let body = minted?.body { cache.keep(body, for: planned.id) }
+            out.append(minted!)
+            index += 1
         }
-        return out.map { $0! }
+        return out
     }
 
     private func mintOne(_ planned: PlannedDelivery) -> MintedDelivery {

@@ -126,11 +126,12 @@ final class RunScheduler: TimedRequestSource {
     private var probing: Set<String> = []
     /// Shed deliveries booked since the engine last asked (``takeBookedMissed()``).
     private var bookedMissed = 0
-    /// Shed deliveries by role and kind in the second ``shedSecond``, for one history line each.
-    private var shedCounts: [ShedKey: Int] = [:]
-    private var shedSecond = 0
-    /// What the oracle books for a shed delivery, made once.
-    private let shedOutcome: DeliveryOutcome
+    /// Shed deliveries by kind, and by role and kind in the current second, for one history line each.
+    private var shedTally = ShedTally()
+    /// Whether each role has an endpoint, asked once (a shed delivery of a role without one is not missed).
+    private let reachable: (webhook: Bool, deviceDelivery: Bool, deviceReport: Bool)
+    /// Why a shed delivery was missed, as the oracle books it, made once.
+    private let shedReason: String
 
     /// Faults injected, by name.
     private(set) var faultCounts: [String: Int] = [:]
@@ -176,7 +177,11 @@ final class RunScheduler: TimedRequestSource {
         self.restartWindows = restartWindows
         self.endOfSchedule = endOfSchedule
         self.endOfFollowUps = endOfFollowUps
-        shedOutcome = .notSent(reason: "missed: \(pipeline.shedReason)", harnessLimited: true)
+        shedReason = "missed: \(pipeline.shedReason)"
+        reachable = (
+            endpoints.template(for: .webhook) != nil, endpoints.template(for: .deviceDelivery) != nil,
+            endpoints.template(for: .deviceReport) != nil
+        )
     }
 
     // MARK: TimedRequestSource
@@ -306,54 +311,69 @@ final class RunScheduler: TimedRequestSource {
         return request
     }
 
-    /// Books deliveries the pipeline shed (they could not be signed in time), never sent and never handed to
-    /// the engine: the oracle books each as missed by the harness (so a purchase never sent is not judged lost
-    /// by the target), while the recorder, the engine's counters and the history count them per kind. Under
-    /// overload most deliveries come this way, so nothing here renders a request or a history line each.
-    private func bookShed(_ deliveries: [PlannedDelivery]) {
-        var byKind: [String: Int] = [:]
-        for delivery in deliveries {
-            if let only, delivery.action.appAccountToken != only { continue }
-            for fault in delivery.faults { faultCounts[fault.fault, default: 0] += 1 }
-            let at = delivery.at
-            checker.sent(delivery, at: at)
-            guard let role = Endpoints.role(of: delivery) else { continue }
-            guard endpoints.template(for: role) != nil else {
-                let reason = role == .deviceReport ? "no device report endpoint" : "no device endpoint"
-                checker.record(delivery, outcome: .notSent(reason: reason), at: at)
-                history.write(event: "skip", at: at, delivery: delivery, detail: reason)
-                continue
+    /// Books runs of deliveries the pipeline shed (they could not be signed in time), never sent and never handed
+    /// to the engine: the oracle books each as missed by the harness in bulk, a run under one lock (so a purchase
+    /// never sent is not judged lost by the target), while the recorder, the engine's counters and the history
+    /// count them per kind. Under overload most deliveries come this way, so nothing here renders a request, a
+    /// string or a history line each.
+    private func bookShed(_ runs: [ArraySlice<PlannedDelivery>]) {
+        for var run in runs {
+            if let only { run = ArraySlice(run.filter { $0.action.appAccountToken == only }) }
+            // Consecutive deliveries that go to the oracle in one bulk booking.
+            var bulk = run.startIndex
+            for index in run.indices {
+                let delivery = run[index]
+                for fault in delivery.faults { faultCounts[fault.fault, default: 0] += 1 }
+                guard let role = Endpoints.role(of: delivery), canReach(role) else {
+                    checker.bookMissed(run[bulk..<index], reason: shedReason)
+                    bulk = index + 1
+                    unreachable(delivery)
+                    continue
+                }
+                countIntended(at: delivery.at)
+                let second = Int(delivery.at)
+                if second != shedTally.second { flushShed(nextSecond: second) }
+                shedTally.count(delivery, kind: ShedTally.kind(of: delivery, role: role))
             }
-            checker.record(delivery, outcome: shedOutcome, at: at)
-            let kind =
-                delivery.forgery != nil
-                ? "forged" : delivery.network != nil ? "network-fault" : role == .webhook ? "webhook" : "device"
-            byKind[kind, default: 0] += 1
-            countIntended(at: at)
-            let second = Int(at)
-            if second != shedSecond { flushShed(nextSecond: second) }
-            shedCounts[ShedKey(role: HistoryLog.role(of: delivery), kind: kind), default: 0] += 1
+            checker.bookMissed(run[bulk...], reason: shedReason)
         }
-        for (kind, count) in byKind {
+        for (kind, count) in shedTally.drainByKind() {
             recorder.recordMissed(kind: kind, count: count)
             bookedMissed += count
         }
     }
 
+    private func canReach(_ role: RequestRole) -> Bool {
+        switch role {
+        case .webhook: reachable.webhook
+        case .deviceDelivery: reachable.deviceDelivery
+        case .deviceReport: reachable.deviceReport
+        }
+    }
+
+    /// A shed delivery of a role the target has no endpoint for: booked as dispatched and not sent, as when the
+    /// pipeline keeps up.
+    private func unreachable(_ delivery: PlannedDelivery) {
+        let at = delivery.at
+        checker.sent(delivery, at: at)
+        guard let role = Endpoints.role(of: delivery) else { return }
+        let reason = role == .deviceReport ? "no device report endpoint" : "no device endpoint"
+        checker.record(delivery, outcome: .notSent(reason: reason), at: at)
+        history.write(event: "skip", at: at, delivery: delivery, detail: reason)
+    }
+
     /// Writes the shed counts of the current second to the history (one line per role and kind), and starts
     /// `nextSecond`'s. The run calls it once more after the engine stops.
     func flushShed(nextSecond: Int? = nil) {
-        for (key, count) in shedCounts.sorted(by: { ($0.key.role, $0.key.kind) < ($1.key.role, $1.key.kind) }) {
+        for line in shedTally.flush(nextSecond: nextSecond) {
             history.writeShed(
-                second: shedSecond,
-                role: key.role,
-                kind: key.kind,
-                count: count,
+                second: line.second,
+                role: line.role,
+                kind: line.kind,
+                count: line.count,
                 detail: pipeline.shedReason
             )
         }
-        shedCounts.removeAll(keepingCapacity: true)
-        if let nextSecond { shedSecond = nextSecond }
     }
 
     private func probeRequest(_ account: String, at now: Double) -> LoadRequest? {
@@ -463,29 +483,8 @@ final class RunScheduler: TimedRequestSource {
     }
 }
 
-/// The role and kind of shed deliveries counted together in the history.
-private struct ShedKey: Hashable {
-    var role: String
-    var kind: String
-}
-
 /// A probe that did not answer usably.
 struct ProbeFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Items ordered by time; equal times keep insertion order.
-struct TimeHeap<Element: Sendable> {
-    private var heap = Heap<TimedEntry<Element>>()
-    private var order: UInt64 = 0
-
-    var firstTime: Double? { heap.first?.at }
-
-    mutating func push(_ element: Element, at time: Double) {
-        order += 1
-        heap.push(TimedEntry(at: time, order: order, payload: element))
-    }
-
-    mutating func pop() -> Element? { heap.pop()?.payload }
 }

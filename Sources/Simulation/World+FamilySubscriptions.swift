@@ -172,7 +172,7 @@ extension World {
         let now = millis(t)
         var facts = memberTransaction(account: account, group: group, share: share, reason: nil, signedMs: now)
         facts.revocationDate = now
-        facts.revocationReason = nil
+        facts.revocationReason = .refundedForOtherReason  // as Apple sends a family revocation
         facts.revocationType = .familyRevoke
         facts.revocationPercentage = nil
         var truth = subscriptionTruth(account: account, group: group, kind: .revoke, signedMs: now)

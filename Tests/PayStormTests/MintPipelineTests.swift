@@ -217,7 +217,7 @@ struct MintPipelineTests {
             }
             // Bounded by a due time 0.1 s after the front's: nothing later comes, and nothing signed.
             let limit = front.planned.at + 0.1
-            let taken = pipeline.popShed(dueBy: limit)
+            let taken = pipeline.popShed(dueBy: limit).flatMap { $0 }
             #expect(!taken.isEmpty)
             #expect(taken.allSatisfy { $0.at <= limit })
             order += taken.map(\.id)

@@ -1,0 +1,247 @@
+public import Chaos
+import Profile
+import Simulation
+import Synchronization
+
+/// How the oracle books dispatches and answers: one delivery at a time with its sentence in the trail
+/// (``Checker/sent(_:at:)``, ``Checker/record(_:outcome:at:)``), or a run's shed deliveries in bulk
+/// (``Checker/bookMissed(_:reason:)``), which leaves them out of the trails.
+extension Checker {
+    /// Books deliveries the harness shed (never sent: it was behind its schedule) as dispatched and then not
+    /// sent, harness-limited, exactly as ``sent(_:at:)`` followed by ``record(_:outcome:at:)`` would judge them,
+    /// under one lock and without a sentence or a trail entry each: an overloaded run sheds tens of thousands a
+    /// second, and what each account is owed needs every one of them. The judgement is the same (a purchase
+    /// whose copies were shed is not judged lost); only witnesses no longer cite the shed copies.
+    /// - Parameters:
+    ///   - deliveries: the shed deliveries, in the order they were due; each is booked at its intended time.
+    ///   - reason: why they were not sent (one string for all).
+    public func bookMissed(_ deliveries: ArraySlice<PlannedDelivery>, reason: String) {
+        let outcome = DeliveryOutcome.notSent(reason: reason, harnessLimited: true)
+        state.withLock { state in
+            for delivery in deliveries {
+                let sentence = { self.describe(delivery) + (delivery.sends ? " was dispatched" : " happened") }
+                dispatch(delivery, entry: nil, sentence: sentence, at: delivery.at, in: &state)
+                answer(
+                    delivery,
+                    outcome: outcome,
+                    continues: continuesChain(delivery, outcome: outcome, at: delivery.at),
+                    summary: summaryFate(delivery, outcome: outcome, at: delivery.at),
+                    entry: nil,
+                    sentence: { self.describe(delivery) + " " + self.describe(outcome) },
+                    at: delivery.at,
+                    in: &state
+                )
+            }
+        }
+    }
+
+    /// Whether the App Store or the device will try this delivery again (also after a refused connection):
+    /// until the last attempt is answered, a rejection is not final.
+    func continuesChain(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at t: Double) -> Bool {
+        !delivery.isForged && delivery.action.truth.kind == .grant
+            && policy.followUps(after: delivery, outcome: outcome, at: t).contains {
+                $0.copy == .retry || $0.copy == .redelivery
+            }
+    }
+
+    /// Applies a dispatched delivery's truth to its account's book; `entry` (nil in bulk) goes into the trail,
+    /// and `sentence` is made only for an Ask to Buy's witness.
+    func dispatch(
+        _ delivery: PlannedDelivery,
+        entry: LogEntry?,
+        sentence: () -> String,
+        at t: Double,
+        in state: inout State
+    ) {
+        let action = delivery.action
+        let truth = action.truth
+        let limit = options.entriesPerTransaction
+        let foldAbove = options.foldAbove
+        // Retries and redeliveries continue the attempt chain of the delivery they follow; any other copy starts
+        // its own chain (see `Tx.chains`).
+        let startsChain = delivery.sends && delivery.copy != .retry && delivery.copy != .redelivery
+        // Taken out of the dictionary while it changes, so that its tables are changed in place, not copied.
+        var book = state.books.removeValue(forKey: action.appAccountToken) ?? Book()
+        book.latest = max(book.latest, truth.effectiveDate)
+        defer {
+            if book.txs.count > foldAbove { book.fold(keep: foldAbove / 2) }
+            state.books[action.appAccountToken] = book
+        }
+        if delivery.isForged {
+            if let id = truth.transactionId {
+                var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
+                tx.forged = true
+                // What a target that trusts the forgery would credit: the payload's quantity.
+                if !tx.genuine { tx.quantity = truth.quantity }
+                tx.trail.note(entry, as: .purchase, limit: limit)
+                book.txs[id] = tx
+            }
+            state.mark(action.appAccountToken)
+            return
+        }
+        switch truth.kind {
+        case .grant, .reinstate:
+            guard let id = truth.transactionId, let product = truth.productId else { return }
+            // A late copy of a transaction already folded into the counts: counted once, ignore it. If every
+            // earlier attempt was rejected, this copy may still be accepted: it is no longer known as lost.
+            if book.txs[id] == nil, let number = UInt64(id), book.foldedIDs.contains(number) {
+                book.accepted(number)
+                return
+            }
+            var tx = book.txs[id] ?? book.newTx(id, product: product, type: truth.productType)
+            tx.genuine = true
+            tx.sent = tx.sent || delivery.sends
+            if truth.kind == .grant && startsChain { tx.chains += 1 }
+            tx.quantity = truth.quantity
+            tx.group = truth.groupId
+            tx.original = truth.originalTransactionId
+            tx.expires = truth.expiresDate
+            if truth.kind == .reinstate { tx.reinstatedDate = max(tx.reinstatedDate, truth.effectiveDate) }
+            // The latest signedDate decides between a refund and its reversal, whatever their arrival order.
+            if truth.kind == .reinstate && tx.revoked && truth.effectiveDate > tx.revokedDate {
+                // The target owes it again only once it acknowledges the reversal.
+                tx.acked = false
+                tx.revoked = false
+                tx.revocationAcked = false
+                book.gone.remove(id)
+                book.gone.remove("product:" + product)
+            }
+            tx.trail.note(entry, as: .purchase, limit: limit)
+            book.txs[id] = tx
+            if let old = truth.supersedes { book.txs[old]?.superseded = true }
+            if truth.productType == .autoRenewable { book.apply(truth) }
+        case .revoke:
+            guard let id = truth.transactionId else { return }
+            if book.txs[id] == nil, let product = truth.productId, var folded = book.folded[product] {
+                // A refund of a transaction folded away: its units may have been counted as owed. Refunded
+                // entitlements are never folded, so a folded one was unrefunded until now.
+                folded.acked = max(0, folded.acked - truth.quantity)
+                if truth.productType != .consumable, let number = UInt64(id), book.foldedIDs.contains(number) {
+                    folded.unrefunded = max(0, folded.unrefunded - 1)
+                }
+                book.folded[product] = folded
+            }
+            // A refunded purchase is not lost, whatever its deliveries got.
+            if let number = UInt64(id) { book.accepted(number) }
+            var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
+            tx.genuine = true
+            if truth.effectiveDate < tx.reinstatedDate {
+                // A refund older than a reversal already seen (a reordered delivery): the reversal stands.
+                tx.trail.note(entry, as: .refund, limit: limit)
+                book.txs[id] = tx
+                state.mark(action.appAccountToken)
+                return
+            }
+            if !tx.revoked { tx.revokedDate = truth.effectiveDate }
+            tx.revoked = true
+            tx.trail.note(entry, as: .refund, limit: limit)
+            book.txs[id] = tx
+            if truth.productType == .autoRenewable { book.apply(truth) }
+            state.mark(action.appAccountToken)
+        case .subscriptionStatus:
+            book.apply(truth)
+            if let id = truth.transactionId { book.txs[id]?.trail.note(entry, as: .recent, limit: limit) }
+        case .pending:
+            if let product = truth.productId {
+                book.pending[product] = WitnessEntry(
+                    at: t,
+                    delivery: delivery.id,
+                    transactionId: nil,
+                    sentence: "delivery \(delivery.id): " + sentence()
+                )
+                state.mark(action.appAccountToken)
+            }
+        case .none:
+            if let id = truth.transactionId { book.txs[id]?.trail.note(entry, as: .recent, limit: limit) }
+        }
+    }
+
+    /// Applies the outcome of a dispatched delivery to its account's book; `entry` (nil in bulk) goes into the
+    /// trail, and `sentence` is made only for a refused summary's witness.
+    func answer(
+        _ delivery: PlannedDelivery,
+        outcome: DeliveryOutcome,
+        continues: Bool,
+        summary: SummaryFate?,
+        entry: LogEntry?,
+        sentence: () -> String,
+        at t: Double,
+        in state: inout State
+    ) {
+        let truth = delivery.action.truth
+        let limit = options.entriesPerTransaction
+        var isDevice = false
+        switch delivery.action.delivery {
+        case .device, .report: isDevice = true
+        case .notification, .marker: break
+        }
+        let neverAttempted = isDevice && !devicesReachable
+        if !delivery.isForged, truth.kind != .pending, truth.kind != .none, !neverAttempted {
+            state.genuineDispatched += 1
+            switch outcome {
+            case .acknowledged: state.genuineAcknowledged += 1
+            case .rejected: state.genuineRejected += 1
+            case .indeterminate, .notSent: break
+            }
+        }
+        guard var book = state.books.removeValue(forKey: delivery.action.appAccountToken) else { return }
+        defer { state.books[delivery.action.appAccountToken] = book }
+        if let summary {
+            let phrase = summary == .refused ? sentence() : ""
+            book.note(summary: delivery.action.event, fate: summary, at: t, delivery: delivery.id, phrase: phrase)
+        }
+        guard let id = truth.transactionId else { return }
+        guard var tx = book.txs[id] else {
+            // A folded transaction: an acknowledged late copy means it was accepted after all.
+            if outcome.isAcknowledged, let number = UInt64(id) { book.accepted(number) }
+            return
+        }
+        defer { book.txs[id] = tx }
+        // Answers to a purchase (or to a forged copy) are the decisive ones; keep them apart from the rest.
+        var part = Part.recent
+        if truth.kind == .revoke && !delivery.isForged {
+            part = .refund
+        } else if truth.kind == .grant || truth.kind == .reinstate || delivery.isForged {
+            switch outcome {
+            case .acknowledged: part = .acks
+            case .rejected: part = .rejections
+            case .indeterminate, .notSent: part = .recent
+            }
+        }
+        tx.trail.note(entry, as: part, limit: limit)
+        guard !delivery.isForged else { return }
+        let acked = outcome.isAcknowledged
+        switch truth.kind {
+        case .grant, .reinstate:
+            if acked {
+                tx.acked = true
+                tx.accepted = true
+            }
+            switch outcome {
+            case .acknowledged: break
+            case .rejected(let status):
+                if truth.kind == .grant {
+                    tx.rejected += 1
+                    tx.lastRejection = status
+                }
+            case .indeterminate: tx.indeterminate = true
+            // A refused attempt that is retried tells nothing: the retries decide.
+            case .notSent: if !neverAttempted && truth.kind == .grant && !continues { tx.unsent = true }
+            }
+            // Each chain ends once: at the answer of its last attempt.
+            if truth.kind == .grant && !continues { tx.chains = max(0, tx.chains - 1) }
+        case .revoke:
+            if acked { tx.revocationAcked = true }
+            if case .indeterminate = outcome { tx.revocationIndeterminate = true }
+        case .subscriptionStatus, .pending, .none:
+            break
+        }
+    }
+}
+
+extension Trail {
+    /// Notes an entry, if there is one (deliveries booked in bulk have none).
+    mutating func note(_ entry: LogEntry?, as part: Part, limit: Int) {
+        if let entry { note(entry, as: part, limit: limit) }
+    }
+}
