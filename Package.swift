@@ -28,7 +28,7 @@ let package = Package(
         // The probe contract: what a target grants one account, as the checker reads it and the reference ledger
         // writes it. No dependencies, so both sides import it without an edge up the pipeline.
         .target(name: "TargetContract"),
-        .target(name: "Profile"),
+        .target(name: "Profile", dependencies: ["AppStoreModel"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CPayStormShims"]),
         .target(name: "Signing", dependencies: ["AppStoreModel", "COpenSSL", "CPayStormShims"]),
         .target(name: "Minting", dependencies: ["AppStoreModel", "Signing", "Profile"]),
@@ -83,7 +83,10 @@ let package = Package(
         ),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),
         .testTarget(name: "LoadTests", dependencies: ["Load", "Profile", "CCurl"], exclude: ["Interop"]),
-        .testTarget(name: "CheckingTests", dependencies: ["Checking", "Simulation", "Chaos", "Profile"]),
+        .testTarget(
+            name: "CheckingTests",
+            dependencies: ["Checking", "Simulation", "Chaos", "Profile", "AppStoreModel"]
+        ),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting"], exclude: ["Snapshots"]),
         .testTarget(
             name: "ReferenceLedgerTests",

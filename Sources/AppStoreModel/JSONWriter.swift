@@ -109,8 +109,47 @@ public struct JSONWriter: Sendable {
         first = false
     }
 
+    /// Writes the decimal digits straight into the buffer, two per table lookup: `String(value)` cost an
+    /// allocation and a copy per number, and a payload has a dozen (dates, prices, ids).
     private mutating func integer(_ value: Int64) {
-        bytes.append(contentsOf: String(value).utf8)
+        // The magnitude as unsigned, so Int64.min has one too.
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits and a sign
+        let count = withUnsafeMutableBytes(of: &digits) { scratch -> Int in
+            var position = scratch.count
+            Self.digitPairs.withUnsafeBufferPointer { pairs in
+                while magnitude >= 100 {
+                    let pair = Int(magnitude % 100) &* 2
+                    magnitude /= 100
+                    position -= 2
+                    scratch[position] = pairs[pair]
+                    scratch[position + 1] = pairs[pair + 1]
+                }
+                if magnitude >= 10 {
+                    let pair = Int(magnitude) &* 2
+                    position -= 2
+                    scratch[position] = pairs[pair]
+                    scratch[position + 1] = pairs[pair + 1]
+                } else {
+                    position -= 1
+                    scratch[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
+                }
+            }
+            if value < 0 {
+                position -= 1
+                scratch[position] = UInt8(ascii: "-")
+            }
+            return scratch.count - position
+        }
+        withUnsafeBytes(of: &digits) { scratch in
+            let start = scratch.baseAddress!.assumingMemoryBound(to: UInt8.self) + (scratch.count - count)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: start, count: count))
+        }
+    }
+
+    /// "00" through "99", two bytes each.
+    private static let digitPairs: [UInt8] = Array("0123456789".utf8).flatMap { tens in
+        Array("0123456789".utf8).flatMap { units -> [UInt8] in [tens, units] }
     }
 
     private static let trueBytes = Array("true".utf8)

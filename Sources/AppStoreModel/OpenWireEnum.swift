@@ -8,7 +8,8 @@
 /// let environment: Environment = "Sandbox"        // == .sandbox
 /// let odd = Environment(rawValue: "Staging")       // kept, `isKnown == false`
 /// ```
-public protocol OpenWireEnum: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible
+public protocol OpenWireEnum: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible,
+    CustomDebugStringConvertible
 where RawValue: Codable & Hashable & Sendable {
     /// Creates a value from its JSON form; never fails.
     init(rawValue: RawValue)
@@ -22,6 +23,10 @@ extension OpenWireEnum {
 
     /// The raw value as text.
     public var description: String { "\(rawValue)" }
+
+    /// The raw value as its JSON literal (a quoted string or a number), so a struct holding wire values
+    /// debug-prints just as it did when those fields were plain strings and integers.
+    public var debugDescription: String { String(reflecting: rawValue) }
 }
 
 extension OpenWireEnum where RawValue == String {

@@ -200,7 +200,7 @@ private struct AdminTransaction: Encodable {
     var transactionId: String
     var originalTransactionId: String
     var productId: String
-    var type: String
+    var type: ProductType
     var customer: Int
     var appAccountToken: String?
     var orderId: String

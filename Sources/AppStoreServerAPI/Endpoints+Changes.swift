@@ -69,10 +69,10 @@ extension AppStoreServerAPI {
             let previous = state.extensions[id] ?? []
             let repeated = previous.contains { $0.requestIdentifier == requestIdentifier }
             if !repeated {
-                guard current.facts.type == "Auto-Renewable Subscription" else {
+                guard current.facts.type == .autoRenewableSubscription else {
                     throw .subscriptionExtensionIneligible
                 }
-                guard current.facts.inAppOwnershipType != "FAMILY_SHARED" else {
+                guard current.facts.inAppOwnershipType != .familyShared else {
                     throw .familySharedSubscriptionExtensionIneligible
                 }
                 let renewal = renewal(id, in: state, at: now)
@@ -95,7 +95,7 @@ extension AppStoreServerAPI {
             return ExtensionOutcome(transaction: extended, renewal: renewal(id, in: state, at: now), new: !repeated)
         }
         if outcome.new {
-            var notification = notificationFacts(type: "RENEWAL_EXTENDED", now: now)
+            var notification = notificationFacts(type: .renewalExtended, now: now)
             notification.status = 1
             notification.transaction = outcome.transaction
             notification.renewal = outcome.renewal

@@ -15,7 +15,7 @@ extension AppStoreServerAPI {
     }
 
     /// A notification of the app, as Apple would send it now.
-    func notificationFacts(type: String, now: Int64) -> NotificationFacts {
+    func notificationFacts(type: NotificationTypeV2, now: Int64) -> NotificationFacts {
         NotificationFacts(
             notificationType: type,
             subtype: nil,
@@ -24,7 +24,7 @@ extension AppStoreServerAPI {
             version: "2.0",
             bundleId: configuration.bundleId,
             appAppleId: configuration.appAppleId,
-            environment: configuration.environment
+            environment: Environment(rawValue: configuration.environment)
         )
     }
 
@@ -37,7 +37,7 @@ extension AppStoreServerAPI {
 
     func requestTestNotification(now: Int64) throws -> HTTPResponse {
         guard deliver != nil else { throw APIErrorCode.serverNotificationURLNotFound }
-        let notification = notificationFacts(type: "TEST", now: now)
+        let notification = notificationFacts(type: .test, now: now)
         // Apple's tokens are a UUID and the request's time in milliseconds.
         let token = "\(notification.notificationUUID)_\(now)"
         store.withState { $0.testNotifications[token] = notification.notificationUUID }
@@ -94,8 +94,8 @@ extension AppStoreServerAPI {
 struct NotificationHistoryFilter {
     var startDate: Int64
     var endDate: Int64
-    var notificationType: String?
-    var notificationSubtype: String?
+    var notificationType: NotificationTypeV2?
+    var notificationSubtype: Subtype?
     var transactionId: String?
     var onlyFailures: Bool
 
@@ -113,12 +113,14 @@ struct NotificationHistoryFilter {
         startDate = start
         endDate = end
         if let value = fields["notificationType"], value != .null {
-            guard case .string(let type) = value, NotificationTypeV2.allKnown.contains(.init(rawValue: type)) else {
+            guard case .string(let text) = value, NotificationTypeV2(rawValue: text).isKnown else {
                 throw .invalidNotificationType
             }
-            notificationType = type
+            notificationType = NotificationTypeV2(rawValue: text)
         }
-        if case .string(let subtype)? = fields["notificationSubtype"] { notificationSubtype = subtype }
+        if case .string(let subtype)? = fields["notificationSubtype"] {
+            notificationSubtype = Subtype(rawValue: subtype)
+        }
         if let value = fields["transactionId"], value != .null {
             guard case .string(let id) = value else { throw .invalidTransactionId }
             transactionId = id

@@ -211,15 +211,16 @@ struct HistoryFilter {
     var startDate: Int64?
     var endDate: Int64?
     var productIds: Set<String>
-    var productTypes: Set<String>
+    var productTypes: Set<ProductType>
     var groups: Set<String>
-    var ownership: String?
+    var ownership: InAppOwnershipType?
     var revoked: Bool?
     var descending = false
 
-    private static let types = [
-        "AUTO_RENEWABLE": "Auto-Renewable Subscription", "NON_RENEWABLE": "Non-Renewing Subscription",
-        "CONSUMABLE": "Consumable", "NON_CONSUMABLE": "Non-Consumable",
+    /// The query's names for product types (not the payload's `type` strings).
+    private static let types: [String: ProductType] = [
+        "AUTO_RENEWABLE": .autoRenewableSubscription, "NON_RENEWABLE": .nonRenewingSubscription,
+        "CONSUMABLE": .consumable, "NON_CONSUMABLE": .nonConsumable,
     ]
 
     init(_ query: Query) throws(APIErrorCode) {
@@ -234,7 +235,7 @@ struct HistoryFilter {
         if let startDate, let endDate, startDate > endDate { throw .startDateAfterEndDate }
         productIds = Set(query.values("productId"))
         guard !productIds.contains("") else { throw .invalidProductId }
-        var types: Set<String> = []
+        var types: Set<ProductType> = []
         for value in query.values("productType") {
             guard let type = Self.types[value] else { throw .invalidProductType }
             types.insert(type)
@@ -243,8 +244,9 @@ struct HistoryFilter {
         groups = Set(query.values("subscriptionGroupIdentifier"))
         guard !groups.contains("") else { throw .invalidSubscriptionGroupIdentifier }
         if let value = query.value("inAppOwnershipType") {
-            guard value == "PURCHASED" || value == "FAMILY_SHARED" else { throw .invalidInAppOwnershipType }
-            ownership = value
+            let type = InAppOwnershipType(rawValue: value)
+            guard type.isKnown else { throw .invalidInAppOwnershipType }
+            ownership = type
         }
         if let value = query.value("revoked") {
             // Apple's Python client sends str(True): "True".

@@ -282,7 +282,7 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         case .notification(var note):
             note.notificationUUID = rng.uuid()
             note.transaction?.transactionId = fakeID
-            if note.transaction.map({ ProductType(rawValue: $0.type) }) != .autoRenewableSubscription {
+            if note.transaction?.type != .autoRenewableSubscription {
                 note.transaction?.originalTransactionId = fakeID
             }
             action.delivery = .notification(note)
@@ -290,7 +290,7 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
             device.transaction.transactionId = fakeID
             if let fakeOriginal {
                 device.transaction.originalTransactionId = fakeOriginal
-            } else if ProductType(rawValue: device.transaction.type) != .autoRenewableSubscription {
+            } else if device.transaction.type != .autoRenewableSubscription {
                 device.transaction.originalTransactionId = fakeID
             }
             action.delivery = .device(device)

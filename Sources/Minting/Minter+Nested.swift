@@ -25,28 +25,53 @@ extension Minter {
         forgery: Forgery?,
         keepNested: Bool
     ) throws -> String {
+        var jws: [UInt8] = []
+        try appendOuter(
+            &payload,
+            transaction: transaction,
+            renewal: renewal,
+            forgery: forgery,
+            keepNested: keepNested,
+            to: &jws
+        )
+        return String(decoding: jws, as: UTF8.self)
+    }
+
+    /// ``signOuter(_:transaction:renewal:forgery:keepNested:)`` appending the JWS's bytes to `output`, so that
+    /// a caller building a request body need not turn it into a String and back.
+    func appendOuter(
+        _ payload: inout ResponseBodyV2DecodedPayload,
+        transaction: JWSTransactionDecodedPayload?,
+        renewal: JWSRenewalInfoDecodedPayload?,
+        forgery: Forgery?,
+        keepNested: Bool,
+        to output: inout [UInt8]
+    ) throws {
         if forgery == nil, payload.data != nil, transaction != nil || renewal != nil,
-            let jws = try signInPlace(&payload, transaction: transaction, renewal: renewal, keepNested: keepNested)
+            try signInPlace(&payload, transaction: transaction, renewal: renewal, keepNested: keepNested, to: &output)
         {
-            return jws
+            return
         }
         if let transaction { payload.data?.signedTransactionInfo = try signNested(transaction, forgery: forgery) }
         if let renewal { payload.data?.signedRenewalInfo = try sign(renewal) }
-        return try signForged(payload, forgery: forgery) { tampered in
+        let jws = try signForged(payload, forgery: forgery) { tampered in
             // A replay that dodges deduplication by notificationUUID.
             tampered.notificationUUID = Self.randomUUID()
         }
+        output.append(contentsOf: jws.utf8)
     }
 
     /// The outer payload is written with a marker in each nested field, and each marker is replaced by
-    /// the nested JWS signed in place. Nil when a marker is not found exactly once (a payload field that
-    /// holds the marker's text); the caller then takes the general path.
+    /// the nested JWS signed in place; the outer JWS is appended to `output`. False (nothing appended) when a
+    /// marker is not found exactly once (a payload field that holds the marker's text); the caller then takes
+    /// the general path.
     private func signInPlace(
         _ payload: inout ResponseBodyV2DecodedPayload,
         transaction: JWSTransactionDecodedPayload?,
         renewal: JWSRenewalInfoDecodedPayload?,
-        keepNested: Bool
-    ) throws -> String? {
+        keepNested: Bool,
+        to output: inout [UInt8]
+    ) throws -> Bool {
         var template = payload
         var nested: [(field: NestedMarker, payload: [UInt8])] = []
         if let transaction {
@@ -60,7 +85,7 @@ extension Minter {
         let text = AppStoreJSON.encode(template)
         var cuts: [(start: Int, end: Int, field: NestedMarker, payload: [UInt8])] = []
         for (field, bytes) in nested {
-            guard let start = field.onlyOccurrence(in: text) else { return nil }
+            guard let start = field.onlyOccurrence(in: text) else { return false }
             cuts.append((start, start + field.bytes.count, field, bytes))
         }
         cuts.sort { $0.start < $1.start }
@@ -84,9 +109,8 @@ extension Minter {
             copied = cut.end
         }
         outer.append(contentsOf: text[copied...])
-        var jws: [UInt8] = []
-        try signer.append(payload: outer, nestedAt: offsets, to: &jws)
-        return String(decoding: jws, as: UTF8.self)
+        try signer.append(payload: outer, nestedAt: offsets, to: &output)
+        return true
     }
 }
 

@@ -43,6 +43,41 @@ extension Minter {
         renewal: JWSRenewalInfoDecodedPayload?,
         forgery: Forgery? = nil
     ) throws -> String {
+        var jws: [UInt8] = []
+        try appendNotification(payload, transaction: transaction, renewal: renewal, forgery: forgery, to: &jws)
+        return String(decoding: jws, as: UTF8.self)
+    }
+
+    /// The webhook body Apple POSTs, `{"signedPayload":"<JWS>"}`, for the notification that
+    /// ``signNotification(_:transaction:renewal:forgery:)`` signs: the JWS is written straight into the body
+    /// (a 13 KB JWS is not made a String to be copied back into bytes).
+    /// - Parameters:
+    ///   - payload: the notification, as for ``signNotification(_:transaction:renewal:forgery:)``.
+    ///   - transaction: the nested transaction, if the notification carries one.
+    ///   - renewal: the nested renewal info, if it carries one.
+    ///   - forgery: a forged variant, or nil.
+    /// - Returns: the body bytes, the same as ``webhookBody(_:)`` of the signed payload.
+    /// - Throws: signing errors.
+    public func notificationBody(
+        _ payload: ResponseBodyV2DecodedPayload,
+        transaction: JWSTransactionDecodedPayload?,
+        renewal: JWSRenewalInfoDecodedPayload?,
+        forgery: Forgery? = nil
+    ) throws -> [UInt8] {
+        var body = Self.webhookPrefix
+        try appendNotification(payload, transaction: transaction, renewal: renewal, forgery: forgery, to: &body)
+        body.append(contentsOf: Self.webhookSuffix)
+        return body
+    }
+
+    /// Appends the notification's JWS to `output` (see ``signNotification(_:transaction:renewal:forgery:)``).
+    private func appendNotification(
+        _ payload: ResponseBodyV2DecodedPayload,
+        transaction: JWSTransactionDecodedPayload?,
+        renewal: JWSRenewalInfoDecodedPayload?,
+        forgery: Forgery?,
+        to output: inout [UInt8]
+    ) throws {
         var outer = payload
         if var summary = outer.summary {
             // A mass extension's summary carries no `data`: the app's identity is the summary's own.
@@ -53,7 +88,9 @@ extension Minter {
             if forgery == .wrongEnvironment { summary.environment = context.minter.app.environment }
             outer.summary = summary
             outer.data = nil
-            return try signForged(outer, forgery: forgery) { $0.notificationUUID = Self.randomUUID() }
+            let jws = try signForged(outer, forgery: forgery) { $0.notificationUUID = Self.randomUUID() }
+            output.append(contentsOf: jws.utf8)
+            return
         }
         var data = outer.data ?? NotificationData()
         data.appAppleId = data.appAppleId ?? app.appAppleId
@@ -76,12 +113,13 @@ extension Minter {
         if forgery == .wrongBundle { data.bundleId = context.minter.app.bundleId }
         if forgery == .wrongEnvironment { data.environment = context.minter.app.environment }
         outer.data = data
-        return try signOuter(
+        try appendOuter(
             &outer,
             transaction: nestedTransaction,
             renewal: nestedRenewal,
             forgery: forgery,
-            keepNested: false
+            keepNested: false,
+            to: &output
         )
     }
 

@@ -214,11 +214,12 @@ extension Minter {
         body.reserveCapacity(signedPayload.utf8.count + webhookPrefix.count + 2)
         body.append(contentsOf: webhookPrefix)
         body.append(contentsOf: signedPayload.utf8)
-        body.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
+        body.append(contentsOf: webhookSuffix)
         return body
     }
 
-    private static let webhookPrefix = Array("{\"signedPayload\":\"".utf8)
+    static let webhookPrefix = Array("{\"signedPayload\":\"".utf8)
+    static let webhookSuffix = Array("\"}".utf8)
 }
 
 /// A signed object and its payload as signed.

@@ -1,3 +1,4 @@
+internal import AppStoreModel
 import AppStoreServerAPI
 import Chaos
 import Dispatch
@@ -85,7 +86,7 @@ final class APINotificationSender: Sendable {
                 event: "notification",
                 at: now,
                 fields: [
-                    ("notificationType", notification.facts.notificationType),
+                    ("notificationType", notification.facts.notificationType.rawValue),
                     ("notificationUUID", notification.facts.notificationUUID), ("detail", attempt),
                 ],
                 status: result?.status

@@ -42,14 +42,30 @@ struct DeliveryBodies: Sendable {
             return rendered(delivery, role: .deviceDelivery, signed: jws)
                 ?? Array("{\"signedTransaction\":\"\(jws)\"}".utf8)
         case .notification(let facts):
+            let payload = facts.payload(signedTransactionInfo: nil, signedRenewalInfo: nil)
+            let (transaction, renewal) = (facts.transaction?.payload, facts.renewal?.payload)
+            guard hasTemplate(for: .webhook) else {
+                // Contract v1's body: the JWS is signed straight into it, never made a String.
+                return try minter.notificationBody(
+                    payload,
+                    transaction: transaction,
+                    renewal: renewal,
+                    forgery: forgery
+                )
+            }
             let signed = try minter.signNotification(
-                facts.payload(signedTransactionInfo: nil, signedRenewalInfo: nil),
-                transaction: facts.transaction?.payload,
-                renewal: facts.renewal?.payload,
+                payload,
+                transaction: transaction,
+                renewal: renewal,
                 forgery: forgery
             )
             return rendered(delivery, role: .webhook, signed: signed) ?? Minter.webhookBody(signed)
         }
+    }
+
+    /// Whether the role's body comes from a template (else it is contract v1's).
+    private func hasTemplate(for role: RequestRole) -> Bool {
+        endpoints?.template(for: role)?.body != nil
     }
 
     /// The role's body template rendered, or nil when the role sends contract v1's body.

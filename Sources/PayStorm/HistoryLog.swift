@@ -1,3 +1,4 @@
+internal import AppStoreModel
 import Chaos
 import Foundation
 import Load
@@ -96,8 +97,8 @@ final class HistoryLog {
         line += ",\"copy\":\"\(delivery.copy.rawValue)\",\"attempt\":\(delivery.attempt)"
         if let kind { line += ",\"kind\":\"\(kind)\"" }
         if case .notification(let facts) = delivery.action.delivery {
-            line += ",\"notificationType\":\"\(Self.escape(facts.notificationType))\""
-            if let subtype = facts.subtype { line += ",\"subtype\":\"\(Self.escape(subtype))\"" }
+            line += ",\"notificationType\":\"\(Self.escape(facts.notificationType.rawValue))\""
+            if let subtype = facts.subtype { line += ",\"subtype\":\"\(Self.escape(subtype.rawValue))\"" }
         }
         if let id = delivery.action.truth.transactionId { line += ",\"transactionId\":\"\(id)\"" }
         if let original = delivery.action.transaction?.originalTransactionId {

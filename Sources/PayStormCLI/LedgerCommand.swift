@@ -1,3 +1,4 @@
+import AppStoreModel
 import Dispatch
 import Foundation
 import PayStorm
@@ -65,8 +66,8 @@ extension Command {
         guard let bundleId = try arguments.option("--bundle-id") else {
             throw CLIError(.usage, "missing --bundle-id ID")
         }
-        let environment = try arguments.option("--environment") ?? "Sandbox"
-        let knownEnvironments = ["Sandbox", "Production", "Xcode", "LocalTesting"]
+        let environment = try arguments.option("--environment") ?? Environment.sandbox.rawValue
+        let knownEnvironments = Environment.allKnown.map(\.rawValue)
         guard knownEnvironments.contains(environment) else {
             throw CLIError(.usage, "--environment must be one of \(knownEnvironments.joined(separator: ", "))")
         }

@@ -111,16 +111,6 @@ public enum ProductKind: String, Sendable, Hashable, CaseIterable, Codable {
     case autoRenewable
     /// Lasts a fixed time, does not renew: `Non-Renewing Subscription`.
     case nonRenewing
-
-    /// Apple's `type` string in a transaction.
-    public var appleName: String {
-        switch self {
-        case .consumable: "Consumable"
-        case .nonConsumable: "Non-Consumable"
-        case .autoRenewable: "Auto-Renewable Subscription"
-        case .nonRenewing: "Non-Renewing Subscription"
-        }
-    }
 }
 
 /// One product.
@@ -197,16 +187,6 @@ public struct Offer: Sendable, Hashable, Decodable {
         case offerCode
         /// 4
         case winBack
-
-        /// Apple's `offerType` number.
-        public var appleNumber: Int32 {
-            switch self {
-            case .introductory: 1
-            case .promotional: 2
-            case .offerCode: 3
-            case .winBack: 4
-            }
-        }
     }
     /// The discount kinds.
     public enum Discount: String, Sendable, Hashable, CaseIterable {
@@ -216,15 +196,6 @@ public struct Offer: Sendable, Hashable, Decodable {
         case payAsYouGo
         /// `PAY_UP_FRONT`
         case payUpFront
-
-        /// Apple's `offerDiscountType` string.
-        public var appleName: String {
-            switch self {
-            case .freeTrial: "FREE_TRIAL"
-            case .payAsYouGo: "PAY_AS_YOU_GO"
-            case .payUpFront: "PAY_UP_FRONT"
-            }
-        }
     }
     /// The offer identifier (absent for introductory offers in Apple's payloads).
     public var id: String

@@ -1,3 +1,4 @@
+internal import AppStoreModel
 import Foundation
 
 /// The backend under test.
@@ -63,13 +64,13 @@ public struct Target: Sendable, Hashable, Decodable {
         bundleId = try f.text("bundleId", default: "com.example.paystorm")
         environment = try f.choice(
             "environment",
-            ["Sandbox", "Production", "Xcode", "LocalTesting"],
-            default: "Sandbox"
+            Environment.allKnown.map(\.rawValue),
+            default: Environment.sandbox.rawValue
         )
         let appAppleId: Int64? = try f.optional("appAppleId")
         requestTimeoutSeconds = try f.number("requestTimeoutSeconds", in: 0.001...600, default: 5)
         verifierOnlineChecks = try f.value("verifierOnlineChecks", default: false)
-        if environment == "Production" && appAppleId == nil {
+        if environment == Environment.production.rawValue && appAppleId == nil {
             throw ProfileIssue(
                 path: f.at("appAppleId"),
                 expected: "an integer app Apple ID when environment is Production"

@@ -2,7 +2,7 @@ internal import AppStoreModel
 internal import Signing
 
 /// The real check: Signing's `SignedDataVerifier` (Apple's rules: ES256, a 3-certificate chain to a trusted root
-/// with Apple's marker OIDs, then bundle ID and environment), mapped onto the facts the ledger acts on.
+/// with Apple's marker OIDs, then bundle ID and environment), decoding into AppStoreModel's payloads.
 struct AppleVerifier: PayloadVerifier {
     let verifier: SignedDataVerifier
 
@@ -32,58 +32,17 @@ struct AppleVerifier: PayloadVerifier {
         )
     }
 
-    func notification(_ jws: String) -> Result<NotificationFacts, Rejection> {
-        verifier.verifyAndDecodeNotification(jws).mapError(Self.rejection).map { payload in
-            NotificationFacts(
-                notificationType: payload.notificationType?.rawValue,
-                subtype: payload.subtype?.rawValue,
-                notificationUUID: payload.notificationUUID,
-                signedDate: payload.signedDate,
-                data: payload.data.map { data in
-                    NotificationFacts.Data(
-                        bundleId: data.bundleId,
-                        environment: data.environment?.rawValue,
-                        signedTransactionInfo: data.signedTransactionInfo,
-                        signedRenewalInfo: data.signedRenewalInfo,
-                        status: data.status.map { Int32(truncatingIfNeeded: $0.rawValue) }
-                    )
-                }
-            )
-        }
+    // The verifier's payloads are the ledger's: nothing is copied out of them.
+    func notification(_ jws: String) -> Result<ResponseBodyV2DecodedPayload, Rejection> {
+        verifier.verifyAndDecodeNotification(jws).mapError(Self.rejection)
     }
 
-    func transaction(_ jws: String) -> Result<TransactionFacts, Rejection> {
-        verifier.verifyAndDecodeTransaction(jws).mapError(Self.rejection).map { payload in
-            TransactionFacts(
-                transactionId: payload.transactionId,
-                originalTransactionId: payload.originalTransactionId,
-                bundleId: payload.bundleId,
-                environment: payload.environment?.rawValue,
-                productId: payload.productId,
-                type: payload.type?.rawValue,
-                appAccountToken: payload.appAccountToken,
-                purchaseDate: payload.purchaseDate,
-                expiresDate: payload.expiresDate,
-                quantity: payload.quantity,
-                revocationDate: payload.revocationDate,
-                revocationType: payload.revocationType?.rawValue,
-                isUpgraded: payload.isUpgraded,
-                signedDate: payload.signedDate
-            )
-        }
+    func transaction(_ jws: String) -> Result<JWSTransactionDecodedPayload, Rejection> {
+        verifier.verifyAndDecodeTransaction(jws).mapError(Self.rejection)
     }
 
-    func renewal(_ jws: String) -> Result<RenewalFacts, Rejection> {
-        verifier.verifyAndDecodeRenewalInfo(jws).mapError(Self.rejection).map { payload in
-            RenewalFacts(
-                originalTransactionId: payload.originalTransactionId,
-                environment: payload.environment?.rawValue,
-                autoRenewStatus: payload.autoRenewStatus.map { Int32(truncatingIfNeeded: $0.rawValue) },
-                gracePeriodExpiresDate: payload.gracePeriodExpiresDate,
-                isInBillingRetryPeriod: payload.isInBillingRetryPeriod,
-                signedDate: payload.signedDate
-            )
-        }
+    func renewal(_ jws: String) -> Result<JWSRenewalInfoDecodedPayload, Rejection> {
+        verifier.verifyAndDecodeRenewalInfo(jws).mapError(Self.rejection)
     }
 }
 

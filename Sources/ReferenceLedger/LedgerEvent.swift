@@ -1,3 +1,5 @@
+internal import AppStoreModel
+
 /// One verified input, ready to apply: a notification (with its nested payloads) or a device delivery.
 struct LedgerEvent: Sendable {
     enum Source: String, Sendable {
@@ -7,13 +9,13 @@ struct LedgerEvent: Sendable {
 
     var source: Source
     var notificationUUID: String?
-    var notificationType: String?
-    var subtype: String?
+    var notificationType: NotificationTypeV2?
+    var subtype: Subtype?
     /// The ordering key: the notification's signedDate, or the transaction's for a device delivery.
     var signedDate: Int64
-    var status: Int32?
-    var transaction: TransactionFacts?
-    var renewal: RenewalFacts?
+    var status: Status?
+    var transaction: JWSTransactionDecodedPayload?
+    var renewal: JWSRenewalInfoDecodedPayload?
 }
 
 /// What applying an event did.
@@ -33,15 +35,15 @@ struct DeviceReport: Sendable {
 
 extension LedgerEvent {
     /// A `REFUND` or `REVOKE` notification.
-    var isRevoking: Bool { notificationType == "REFUND" || notificationType == "REVOKE" }
+    var isRevoking: Bool { notificationType == .refund || notificationType == .revoke }
 
     /// A Family Sharing revocation: a `REVOKE` notification, or a transaction revoked as `FAMILY_REVOKE`.
     var isFamilyRevoke: Bool {
-        notificationType == "REVOKE" || transaction?.revocationType == "FAMILY_REVOKE"
+        notificationType == .revoke || transaction?.revocationType == .familyRevoke
     }
 
     /// Whether this event takes `transaction` back (a revocation date, or a refund or revocation notice).
-    func revokes(_ transaction: TransactionFacts) -> Bool {
+    func revokes(_ transaction: JWSTransactionDecodedPayload) -> Bool {
         transaction.revocationDate != nil || isRevoking
     }
 }
@@ -51,7 +53,7 @@ struct TransactionView: Sendable {
     var transactionId: String
     var originalId: String
     var productId: String
-    var productType: String
+    var productType: ProductType
     /// The account, lowercased; empty when the transaction names none.
     var token: String
     /// The transaction's own signed date, or the event's.
@@ -59,14 +61,14 @@ struct TransactionView: Sendable {
     var quantity: Int64
 
     /// Nil without a transaction ID or product ID (the ledger then stores nothing for it).
-    init?(_ transaction: TransactionFacts, of event: LedgerEvent) {
+    init?(_ transaction: JWSTransactionDecodedPayload, of event: LedgerEvent) {
         guard let transactionId = transaction.transactionId, let productId = transaction.productId else {
             return nil
         }
         self.transactionId = transactionId
         self.productId = productId
         originalId = transaction.originalTransactionId ?? transactionId
-        productType = transaction.type ?? LedgerStore.nonConsumable
+        productType = transaction.type ?? .nonConsumable
         token = transaction.appAccountToken?.lowercased() ?? ""
         signedDate = transaction.signedDate ?? event.signedDate
         quantity = Int64(transaction.quantity ?? 1)

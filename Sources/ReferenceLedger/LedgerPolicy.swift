@@ -1,3 +1,4 @@
+internal import AppStoreModel
 internal import Foundation
 
 /// The ledger's decisions, built once from its flaws. The storage code asks this value at each decision point
@@ -148,10 +149,10 @@ struct LedgerPolicy: Sendable, Equatable {
 
     /// The transaction a refund applies to: the one signed, unless the policy looks it up by product.
     func refundTarget(
-        _ signed: TransactionFacts,
+        _ signed: JWSTransactionDecodedPayload,
         revoking: Bool,
-        latestOfProduct: () throws -> TransactionFacts?
-    ) rethrows -> TransactionFacts {
+        latestOfProduct: () throws -> JWSTransactionDecodedPayload?
+    ) rethrows -> JWSTransactionDecodedPayload {
         guard refundTarget == .latestOfProduct, revoking else { return signed }
         return try latestOfProduct() ?? signed
     }
@@ -190,9 +191,9 @@ struct LedgerPolicy: Sendable, Equatable {
 
     /// The status a subscription event sets, or nil when the event is dropped. A `REFUND` or `REVOKE` without a
     /// status revokes.
-    func subscriptionStatus(derived: Int32, revokingWithoutStatus: Bool) -> Int32? {
-        guard honorsRefunds else { return derived == LedgerStore.Status.revoked ? nil : derived }
-        return revokingWithoutStatus ? LedgerStore.Status.revoked : derived
+    func subscriptionStatus(derived: Status, revokingWithoutStatus: Bool) -> Status? {
+        guard honorsRefunds else { return derived == .revoked ? nil : derived }
+        return revokingWithoutStatus ? .revoked : derived
     }
 
     /// Whether a revoked current transaction revokes its subscription whatever the event's status says.

@@ -1,3 +1,4 @@
+internal import AppStoreModel
 import Synchronization
 internal import TargetContract
 
@@ -19,14 +20,20 @@ extension LedgerStore {
             AccountState.Grant(transactionId: $0[0].string ?? "", count: Int($0[1].int ?? 0))
         }
 
-        let balanceRows = try database.query(AccountQuery.balances, [.text(token), .text(Self.consumable)])
+        let balanceRows = try database.query(
+            AccountQuery.balances,
+            [.text(token), .text(ProductType.consumable.rawValue)]
+        )
         for row in balanceRows {
             if let product = row[0].string { state.balances[product] = Int(row[1].int ?? 0) }
         }
 
         let ownedRows = try database.query(
             AccountQuery.owned,
-            [.text(token), .text(Self.nonConsumable), .text(Self.nonRenewing)]
+            [
+                .text(token), .text(ProductType.nonConsumable.rawValue),
+                .text(ProductType.nonRenewingSubscription.rawValue),
+            ]
         )
         for row in ownedRows {
             let expires = row[2].int
@@ -42,13 +49,13 @@ extension LedgerStore {
 
         let subscriptionRows = try database.query(AccountQuery.subscriptions, [.text(token)])
         for row in subscriptionRows {
-            let status = Int32(row[2].int ?? 0)
+            let status = Status(rawValue: Int(row[2].int ?? 0))
             let expires = row[3].int
             let grace = row[4].int
             let entitled: Bool
             switch status {
-            case Status.active: entitled = expires.map { $0 > now } ?? true
-            case Status.gracePeriod: entitled = grace.map { $0 > now } ?? true
+            case .active: entitled = expires.map { $0 > now } ?? true
+            case .billingGracePeriod: entitled = grace.map { $0 > now } ?? true
             default: entitled = false
             }
             if entitled {
@@ -56,7 +63,7 @@ extension LedgerStore {
                     AccountState.Entitlement(
                         productId: row[0].string ?? "",
                         transactionId: row[1].string,
-                        expiresDate: status == Status.gracePeriod ? (grace ?? expires) : expires
+                        expiresDate: status == .billingGracePeriod ? (grace ?? expires) : expires
                     )
                 )
             }

@@ -1,3 +1,4 @@
+internal import AppStoreModel
 internal import Foundation
 import Synchronization
 
@@ -8,20 +9,6 @@ final class LedgerStore: Sendable {
     let reader: Mutex<Database>
     private let lock: DatabaseLock
     let policy: LedgerPolicy
-
-    static let consumable = "Consumable"
-    static let nonConsumable = "Non-Consumable"
-    static let autoRenewable = "Auto-Renewable Subscription"
-    static let nonRenewing = "Non-Renewing Subscription"
-
-    /// Subscription statuses (`data.status`).
-    enum Status {
-        static let active: Int32 = 1
-        static let expired: Int32 = 2
-        static let billingRetry: Int32 = 3
-        static let gracePeriod: Int32 = 4
-        static let revoked: Int32 = 5
-    }
 
     /// Takes the database's lock, opens it (creating and migrating as needed) and checks that it can be
     /// written, so that a ledger which could not keep a grant refuses to start instead of answering 500.
@@ -112,7 +99,7 @@ final class LedgerStore: Sendable {
                     """,
                     [
                         .text(transactionId), .text(transactionId), .text(report.appAccountToken),
-                        .text(report.productId), .text(Self.nonConsumable), .integer(now),
+                        .text(report.productId), .text(ProductType.nonConsumable.rawValue), .integer(now),
                     ]
                 )
                 try insertGrant(
@@ -161,7 +148,7 @@ final class LedgerStore: Sendable {
             )
             if granted { outcome.granted += 1 }
         }
-        if view.productType == Self.autoRenewable && transaction.isUpgraded != true {
+        if view.productType == .autoRenewableSubscription && transaction.isUpgraded != true {
             try applySubscription(event, transaction, view, revoked: stored.revoked, now: now, in: database)
         }
         return outcome
@@ -180,7 +167,7 @@ final class LedgerStore: Sendable {
                 received_at) VALUES (?, ?, ?, ?, ?)
             """,
             [
-                .text(uuid), .text(event.notificationType ?? ""), SQLValue(event.subtype),
+                .text(uuid), .text(event.notificationType?.rawValue ?? ""), SQLValue(event.subtype?.rawValue),
                 .integer(event.signedDate), .integer(now),
             ]
         )
@@ -199,13 +186,13 @@ final class LedgerStore: Sendable {
     /// which is ordered apart (see ``LedgerPolicy/revocation(_:after:isReversal:signedDate:)``).
     private func store(
         _ view: TransactionView,
-        _ transaction: TransactionFacts,
+        _ transaction: JWSTransactionDecodedPayload,
         of event: LedgerEvent,
         in database: Database
     ) throws -> Stored {
         let carried = transaction.revocationDate ?? (event.isRevoking ? event.signedDate : nil)
         let revocation = policy.revocation(carried: carried)
-        let isReversal = event.notificationType == "REFUND_REVERSED"
+        let isReversal = event.notificationType == .refundReversed
         let existing = try database.query(
             """
             SELECT signed_date, revocation_date, revocation_signed_date, reversal_signed_date, app_account_token
@@ -234,7 +221,7 @@ final class LedgerStore: Sendable {
                 WHERE transaction_id = ?
                 """,
                 [
-                    .text(view.productId), .text(view.productType), SQLValue(transaction.purchaseDate),
+                    .text(view.productId), .text(view.productType.rawValue), SQLValue(transaction.purchaseDate),
                     SQLValue(transaction.expiresDate), .integer(view.quantity),
                     .integer(transaction.isUpgraded == true ? 1 : 0), .integer(view.signedDate), .text(view.token),
                     .text(view.token), .text(view.transactionId),
@@ -255,7 +242,7 @@ final class LedgerStore: Sendable {
 
     private func insert(
         _ view: TransactionView,
-        _ transaction: TransactionFacts,
+        _ transaction: JWSTransactionDecodedPayload,
         revocation: Int64?,
         isReversal: Bool,
         in database: Database
@@ -269,7 +256,7 @@ final class LedgerStore: Sendable {
             """,
             [
                 .text(view.transactionId), .text(view.originalId), .text(view.token), .text(view.productId),
-                .text(view.productType), SQLValue(transaction.purchaseDate), SQLValue(transaction.expiresDate),
+                .text(view.productType.rawValue), SQLValue(transaction.purchaseDate), SQLValue(transaction.expiresDate),
                 .integer(view.quantity), SQLValue(revocation), .integer(transaction.isUpgraded == true ? 1 : 0),
                 .integer(view.signedDate), revocation == nil ? .null : .integer(view.signedDate),
                 isReversal ? .integer(view.signedDate) : .null,
@@ -279,7 +266,10 @@ final class LedgerStore: Sendable {
 
     /// The account's latest stored transaction of the signed one's product (for a subscription, its current
     /// period), as the signed transaction with that one's identity and period; nil when there is none.
-    private func latestOfProduct(_ signed: TransactionFacts, in database: Database) throws -> TransactionFacts? {
+    private func latestOfProduct(
+        _ signed: JWSTransactionDecodedPayload,
+        in database: Database
+    ) throws -> JWSTransactionDecodedPayload? {
         guard let token = signed.appAccountToken?.lowercased(), let productId = signed.productId else { return nil }
         let latest = try database.query(
             """

@@ -1,10 +1,12 @@
+internal import AppStoreModel
+
 // The subscription side of applying an event: one row per subscription (original transaction), holding its
 // newest signed state and its current transaction.
 extension LedgerStore {
     /// Moves the subscription to the state this event reports, if the event is newer than what is stored.
     func applySubscription(
         _ event: LedgerEvent,
-        _ transaction: TransactionFacts,
+        _ transaction: JWSTransactionDecodedPayload,
         _ view: TransactionView,
         revoked: Bool,
         now: Int64,
@@ -33,7 +35,7 @@ extension LedgerStore {
                 existing.map { row in
                     row[1].string == transaction.transactionId || (transaction.expiresDate ?? 0) >= (row[2].int ?? 0)
                 } ?? true
-            if current { status = Status.revoked }
+            if current { status = .revoked }
         }
         let state = SubscriptionState(event, transaction, view, status: status)
         guard let existing else {
@@ -48,11 +50,14 @@ extension LedgerStore {
             return
         }
         guard policy.replaces(incoming: event.signedDate, stored: existing[0].int ?? 0) else {
-            if status == Status.revoked && revoked {
+            if status == .revoked && revoked {
                 // A refund that ties with (or trails) a newer view of the same subscription still revokes it.
                 try database.query(
                     "UPDATE subscriptions SET status = ? WHERE original_transaction_id = ? AND transaction_id = ?",
-                    [.integer(Int64(Status.revoked)), .text(view.originalId), .text(transaction.transactionId ?? "")]
+                    [
+                        .integer(Int64(Status.revoked.rawValue)), .text(view.originalId),
+                        .text(transaction.transactionId ?? ""),
+                    ]
                 )
             }
             return
@@ -67,11 +72,12 @@ extension LedgerStore {
     }
 
     /// The status an event reports: its `data.status`, else what the transaction itself shows.
-    private static func status(of event: LedgerEvent, _ transaction: TransactionFacts, now: Int64) -> Int32 {
+    private static func status(of event: LedgerEvent, _ transaction: JWSTransactionDecodedPayload, now: Int64) -> Status
+    {
         if let reported = event.status { return reported }
-        if transaction.revocationDate != nil { return Status.revoked }
-        if let expires = transaction.expiresDate, expires <= now { return Status.expired }
-        return Status.active
+        if transaction.revocationDate != nil { return .revoked }
+        if let expires = transaction.expiresDate, expires <= now { return .expired }
+        return .active
     }
 
     /// Updates a stored subscription with a newer event. A newer notification may carry an older transaction
@@ -81,7 +87,7 @@ extension LedgerStore {
     /// end.
     private func update(
         _ state: SubscriptionState,
-        _ transaction: TransactionFacts,
+        _ transaction: JWSTransactionDecodedPayload,
         storedPurchase: Int64,
         storedExpires: Int64,
         in database: Database
@@ -106,7 +112,7 @@ extension LedgerStore {
             """,
             [
                 token, token, switches, .text(state.productId), switches, .text(state.transactionId), switches,
-                .integer(expires), .integer(Int64(state.status)), SQLValue(state.graceExpiresDate),
+                .integer(expires), .integer(Int64(state.status.rawValue)), SQLValue(state.graceExpiresDate),
                 SQLValue(state.autoRenewStatus), .integer(state.signedDate), .text(state.originalId),
             ]
         )
@@ -118,21 +124,21 @@ private struct SubscriptionState {
     var token: String
     var productId: String
     var transactionId: String
-    var status: Int32
+    var status: Status
     var expiresDate: Int64?
     var graceExpiresDate: Int64?
     var autoRenewStatus: Int64?
     var signedDate: Int64
     var originalId: String
 
-    init(_ event: LedgerEvent, _ transaction: TransactionFacts, _ view: TransactionView, status: Int32) {
+    init(_ event: LedgerEvent, _ transaction: JWSTransactionDecodedPayload, _ view: TransactionView, status: Status) {
         token = view.token
         productId = transaction.productId ?? ""
         transactionId = transaction.transactionId ?? view.originalId
         self.status = status
         expiresDate = transaction.expiresDate
         graceExpiresDate = event.renewal?.gracePeriodExpiresDate
-        autoRenewStatus = event.renewal?.autoRenewStatus.map { Int64($0) }
+        autoRenewStatus = event.renewal?.autoRenewStatus.map { Int64($0.rawValue) }
         signedDate = event.signedDate
         originalId = view.originalId
     }
@@ -140,7 +146,8 @@ private struct SubscriptionState {
     /// The INSERT's bindings, in its column order.
     var values: [SQLValue] {
         [
-            .text(token), .text(productId), .text(transactionId), .integer(Int64(status)), SQLValue(expiresDate),
+            .text(token), .text(productId), .text(transactionId), .integer(Int64(status.rawValue)),
+            SQLValue(expiresDate),
             SQLValue(graceExpiresDate), SQLValue(autoRenewStatus), .integer(signedDate), .text(originalId),
         ]
     }

@@ -1,50 +1,8 @@
+internal import AppStoreModel
 internal import Foundation
 
-/// The fields of a notification the ledger acts on.
-struct NotificationFacts: Sendable, Decodable {
-    struct Data: Sendable, Decodable {
-        var bundleId: String?
-        var environment: String?
-        var signedTransactionInfo: String?
-        var signedRenewalInfo: String?
-        var status: Int32?
-    }
-
-    var notificationType: String?
-    var subtype: String?
-    var notificationUUID: String?
-    var signedDate: Int64?
-    var data: Data?
-}
-
-/// The fields of a signed transaction the ledger acts on.
-struct TransactionFacts: Sendable, Decodable {
-    var transactionId: String?
-    var originalTransactionId: String?
-    var bundleId: String?
-    var environment: String?
-    var productId: String?
-    var type: String?
-    var appAccountToken: String?
-    var purchaseDate: Int64?
-    var expiresDate: Int64?
-    var quantity: Int32?
-    var revocationDate: Int64?
-    /// `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE`.
-    var revocationType: String?
-    var isUpgraded: Bool?
-    var signedDate: Int64?
-}
-
-/// The fields of signed renewal info the ledger acts on.
-struct RenewalFacts: Sendable, Decodable {
-    var originalTransactionId: String?
-    var environment: String?
-    var autoRenewStatus: Int32?
-    var gracePeriodExpiresDate: Int64?
-    var isInBillingRetryPeriod: Bool?
-    var signedDate: Int64?
-}
+// The ledger reads AppStoreModel's payloads (`ResponseBodyV2DecodedPayload`, `JWSTransactionDecodedPayload`,
+// `JWSRenewalInfoDecodedPayload`) as the verifier decodes them: one model of Apple's payloads, no copy.
 
 /// Why input was refused: a machine reason (the verifier's status when there is one) and one line.
 struct Rejection: Error, Sendable, Equatable {
@@ -56,13 +14,17 @@ struct Rejection: Error, Sendable, Equatable {
 
 /// Reads a JWS payload without checking anything: what a backend that trusts its input does.
 enum UnverifiedJWS {
-    static func decode<T: Decodable>(_ type: T.Type, _ jws: String) -> Result<T, Rejection> {
+    static func decode<T: AppStoreJSONReadable>(_ type: T.Type, _ jws: String) -> Result<T, Rejection> {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let bytes = base64URLDecode(parts[1]) else {
             return .failure(Rejection(reason: "INVALID_JWT_FORMAT", detail: "not a compact JWS"))
         }
+        // The plain shape without JSONDecoder, as the real verifier reads it; anything else through the decoder.
+        if let value = bytes.withUnsafeBufferPointer({ AppStoreJSON.read(T.self, from: $0) }) {
+            return .success(value)
+        }
         do {
-            return .success(try JSONDecoder().decode(T.self, from: Foundation.Data(bytes)))
+            return .success(try AppStoreJSON.decoder().decode(T.self, from: Foundation.Data(bytes)))
         } catch {
             return .failure(Rejection(reason: "INVALID_JWT_FORMAT", detail: "payload JSON does not decode"))
         }

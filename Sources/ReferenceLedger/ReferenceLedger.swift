@@ -1,3 +1,4 @@
+internal import AppStoreModel
 internal import Foundation
 public import HTTPServer
 import Synchronization
@@ -288,7 +289,7 @@ public final class ReferenceLedger: Sendable {
             }
             signedPayload = text
         }
-        let payload: NotificationFacts
+        let payload: ResponseBodyV2DecodedPayload
         switch verify({ verifier.notification(signedPayload) }) {
         case .success(let value): payload = value
         case .failure(let rejection): return reject(rejection, field: "signedPayload")
@@ -298,8 +299,8 @@ public final class ReferenceLedger: Sendable {
         }
         guard let signedDate = payload.signedDate else { return badRequest("notification has no signedDate") }
         if let problem = Self.implausibleDate(signedDate) { return reject(problem, field: "signedDate") }
-        var transaction: TransactionFacts?
-        var renewal: RenewalFacts?
+        var transaction: JWSTransactionDecodedPayload?
+        var renewal: JWSRenewalInfoDecodedPayload?
         if let jws = payload.data?.signedTransactionInfo {
             switch verify({ verifier.transaction(jws) }) {
             case .success(let value): transaction = value
@@ -339,7 +340,7 @@ public final class ReferenceLedger: Sendable {
     private func postTransaction(_ body: [UInt8]) -> Step {
         guard let object = jsonObject(body) else { return badRequest("body is not a JSON object") }
         if let jws = object["signedTransaction"] as? String {
-            let transaction: TransactionFacts
+            let transaction: JWSTransactionDecodedPayload
             switch verify({ verifier.transaction(jws) }) {
             case .success(let value): transaction = value
             case .failure(let rejection): return reject(rejection, field: "signedTransaction")
@@ -391,7 +392,7 @@ public final class ReferenceLedger: Sendable {
     }
 
     /// Checks a careful backend adds beyond the verifier: the fields it keys on must be there.
-    private func check(_ transaction: TransactionFacts) -> Rejection? {
+    private func check(_ transaction: JWSTransactionDecodedPayload) -> Rejection? {
         guard let id = transaction.transactionId, !id.isEmpty, transaction.productId?.isEmpty == false else {
             return Rejection(reason: "MISSING_FIELD", detail: "transaction lacks transactionId or productId")
         }

@@ -1,22 +1,24 @@
+internal import AppStoreModel
+
 /// What the ledger needs from a verifier: each JWS checked and decoded, or a rejection.
 protocol PayloadVerifier: Sendable {
-    func notification(_ jws: String) -> Result<NotificationFacts, Rejection>
-    func transaction(_ jws: String) -> Result<TransactionFacts, Rejection>
-    func renewal(_ jws: String) -> Result<RenewalFacts, Rejection>
+    func notification(_ jws: String) -> Result<ResponseBodyV2DecodedPayload, Rejection>
+    func transaction(_ jws: String) -> Result<JWSTransactionDecodedPayload, Rejection>
+    func renewal(_ jws: String) -> Result<JWSRenewalInfoDecodedPayload, Rejection>
 }
 
 /// The `trust-unverified` flaw: decodes and believes anything shaped like a JWS.
 struct TrustingVerifier: PayloadVerifier {
-    func notification(_ jws: String) -> Result<NotificationFacts, Rejection> {
-        UnverifiedJWS.decode(NotificationFacts.self, jws)
+    func notification(_ jws: String) -> Result<ResponseBodyV2DecodedPayload, Rejection> {
+        UnverifiedJWS.decode(ResponseBodyV2DecodedPayload.self, jws)
     }
 
-    func transaction(_ jws: String) -> Result<TransactionFacts, Rejection> {
-        UnverifiedJWS.decode(TransactionFacts.self, jws)
+    func transaction(_ jws: String) -> Result<JWSTransactionDecodedPayload, Rejection> {
+        UnverifiedJWS.decode(JWSTransactionDecodedPayload.self, jws)
     }
 
-    func renewal(_ jws: String) -> Result<RenewalFacts, Rejection> {
-        UnverifiedJWS.decode(RenewalFacts.self, jws)
+    func renewal(_ jws: String) -> Result<JWSRenewalInfoDecodedPayload, Rejection> {
+        UnverifiedJWS.decode(JWSRenewalInfoDecodedPayload.self, jws)
     }
 }
 
@@ -27,22 +29,23 @@ struct IdentityBlindVerifier: PayloadVerifier {
 
     private static let identityReasons: Set<String> = ["INVALID_APP_IDENTIFIER", "INVALID_ENVIRONMENT"]
 
-    private func lenient<T: Decodable>(_ result: Result<T, Rejection>, _ jws: String) -> Result<T, Rejection> {
+    private func lenient<T: AppStoreJSONReadable>(_ result: Result<T, Rejection>, _ jws: String) -> Result<T, Rejection>
+    {
         if case .failure(let rejection) = result, Self.identityReasons.contains(rejection.reason) {
             return UnverifiedJWS.decode(T.self, jws)
         }
         return result
     }
 
-    func notification(_ jws: String) -> Result<NotificationFacts, Rejection> {
+    func notification(_ jws: String) -> Result<ResponseBodyV2DecodedPayload, Rejection> {
         lenient(base.notification(jws), jws)
     }
 
-    func transaction(_ jws: String) -> Result<TransactionFacts, Rejection> {
+    func transaction(_ jws: String) -> Result<JWSTransactionDecodedPayload, Rejection> {
         lenient(base.transaction(jws), jws)
     }
 
-    func renewal(_ jws: String) -> Result<RenewalFacts, Rejection> {
+    func renewal(_ jws: String) -> Result<JWSRenewalInfoDecodedPayload, Rejection> {
         lenient(base.renewal(jws), jws)
     }
 }

@@ -65,6 +65,17 @@ public struct ES256Signer: Sendable {
 
     /// The signing path: `offsets` nil means search the payload for nested headers.
     private func append(payload: [UInt8], nestedAt offsets: [Int]?, to output: inout [UInt8]) throws {
+        // One pooled context per call: its key context signs and its digest context hashes, so a signature
+        // allocates no OpenSSL context of its own.
+        try pool.withContext { context in try append(payload: payload, nestedAt: offsets, to: &output, using: context) }
+    }
+
+    private func append(
+        payload: [UInt8],
+        nestedAt offsets: [Int]?,
+        to output: inout [UInt8],
+        using context: PKeyContext
+    ) throws {
         let headers = NestedHeaders(offsets: offsets, header: headerSegment)
         try payload.withUnsafeBufferPointer { payload in
             let length = headers.position(in: payload, from: 0).map { ($0 + headerSegment.count) / 3 * 3 }
@@ -73,7 +84,7 @@ public struct ES256Signer: Sendable {
             output.append(contentsOf: headerSegment)
             output.append(UInt8(ascii: "."))
             let payloadStart = output.count
-            var stream = try SHA256Stream(from: known?.hash ?? prefixHash)
+            var stream = try SHA256Stream(from: known?.hash ?? prefixHash, in: context.digestContext)
             if known == nil && prefixHash == nil {
                 // No kept header state (OpenSSL could not allocate one at init): hash the header here.
                 try output.withUnsafeBufferPointer {
@@ -113,10 +124,10 @@ public struct ES256Signer: Sendable {
                     try stream.update(UnsafeBufferPointer(rebasing: $0[payloadStart...]))
                 }
             }
-            let digest = try stream.finish()
-            let signature = try pool.withContext { try $0.signRaw(digest: digest) }
+            var digest = SHA256Digest()
+            try stream.finish(into: &digest)
             output.append(UInt8(ascii: "."))
-            signature.withUnsafeBufferPointer { JWS.appendBase64URL($0, to: &output) }
+            try context.appendRawSignature(digest: &digest, base64URLTo: &output)
         }
     }
 }
@@ -237,26 +248,35 @@ final class RepeatedPrefixes: Sendable {
     }
 }
 
-/// One SHA-256 computation in progress, started from a kept state.
+/// One SHA-256 computation in progress, started from a kept state, in a borrowed digest context or its own.
 struct SHA256Stream: ~Copyable {
     private let context: OpaquePointer
+    private let owned: Bool
 
-    /// Starts from `template`'s state, or from scratch without one.
-    init(from template: PrefixHash?) throws {
-        guard let context = EVP_MD_CTX_new() else { throw SigningError.openSSL("EVP_MD_CTX_new") }
+    /// Starts from `template`'s state, or from scratch without one, in `borrowed` (a pooled context that
+    /// outlives the stream) or, when that is nil, in a context of its own.
+    init(from template: PrefixHash?, in borrowed: OpaquePointer? = nil) throws {
+        let context: OpaquePointer
+        if let borrowed {
+            context = borrowed
+        } else {
+            guard let created = EVP_MD_CTX_new() else { throw SigningError.openSSL("EVP_MD_CTX_new") }
+            context = created
+        }
         let started =
             if let template { template.copy(into: context) } else {
                 EVP_DigestInit_ex(context, sha256Digest.pointer, nil) == 1
             }
         guard started else {
-            EVP_MD_CTX_free(context)
+            if borrowed == nil { EVP_MD_CTX_free(context) }
             throw SigningError.openSSL("EVP_DigestInit_ex")
         }
         self.context = context
+        owned = borrowed == nil
     }
 
     deinit {
-        EVP_MD_CTX_free(context)
+        if owned { EVP_MD_CTX_free(context) }
     }
 
     mutating func update(_ bytes: UnsafeBufferPointer<UInt8>) throws {
@@ -270,35 +290,46 @@ struct SHA256Stream: ~Copyable {
         try PrefixHash(copying: context)
     }
 
-    consuming func finish() throws -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
+    /// Writes the digest into `digest` (no array allocated per signature).
+    consuming func finish(into digest: inout SHA256Digest) throws {
         var length: UInt32 = 0
-        guard EVP_DigestFinal_ex(context, &digest, &length) == 1 else {
-            throw SigningError.openSSL("EVP_DigestFinal_ex")
+        let done = withUnsafeMutableBytes(of: &digest.bytes) {
+            EVP_DigestFinal_ex(context, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), &length) == 1
         }
-        return digest
+        guard done, length == 32 else { throw SigningError.openSSL("EVP_DigestFinal_ex") }
     }
+}
+
+/// A SHA-256 digest held inline (32 bytes), so signing one needs no heap buffer.
+struct SHA256Digest {
+    var bytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 }
 
 /// Reads a DER `ECDSA-Sig-Value` with two INTEGERs of at most 33 bytes into P-256's raw `R||S`, without
 /// OpenSSL's allocations; nil for anything else (the caller then asks OpenSSL).
 func p256RawSignature(fromDER der: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-    guard der.count >= 8, der[0] == 0x30, Int(der[1]) == der.count - 2 else { return nil }
     var raw = [UInt8](repeating: 0, count: 64)
+    let converted = raw.withUnsafeMutableBufferPointer { p256RawSignature(fromDER: der, into: $0) }
+    return converted ? raw : nil
+}
+
+/// ``p256RawSignature(fromDER:)`` into a zeroed buffer of 64 bytes the caller owns; false for anything else.
+func p256RawSignature(fromDER der: UnsafeBufferPointer<UInt8>, into raw: UnsafeMutableBufferPointer<UInt8>) -> Bool {
+    guard raw.count == 64, der.count >= 8, der[0] == 0x30, Int(der[1]) == der.count - 2 else { return false }
     var index = 2
     for half in 0..<2 {
-        guard index + 2 <= der.count, der[index] == 0x02 else { return nil }
+        guard index + 2 <= der.count, der[index] == 0x02 else { return false }
         var length = Int(der[index + 1])
         index += 2
-        guard length >= 1, length <= 33, index + length <= der.count else { return nil }
+        guard length >= 1, length <= 33, index + length <= der.count else { return false }
         // A 33rd byte is the sign pad DER puts before a high top bit; it must be zero.
         if length == 33 {
-            guard der[index] == 0 else { return nil }
+            guard der[index] == 0 else { return false }
             index += 1
             length -= 1
         }
         for offset in 0..<length { raw[half * 32 + 32 - length + offset] = der[index + offset] }
         index += length
     }
-    return index == der.count ? raw : nil
+    return index == der.count
 }

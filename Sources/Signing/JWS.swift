@@ -154,8 +154,36 @@ public enum JWS {
             pairTable.withUnsafeBufferPointer { pairs in
                 // Two characters per lookup: each 12-bit half of a 3-byte group maps to a UInt16.
                 let out = UnsafeMutableRawPointer(buffer.baseAddress! + start)
+                let bytes = UnsafeRawPointer(input.baseAddress!)
                 var offset = 0
                 var index = 0
+                // Six bytes per step from one 8-byte load (big-endian, so the first byte is the top one):
+                // four 12-bit halves, four pair lookups, instead of six byte loads.
+                while index + 8 <= count {
+                    let word = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                    out.storeBytes(
+                        of: pairs[Int(truncatingIfNeeded: word >> 52)],
+                        toByteOffset: offset,
+                        as: UInt16.self
+                    )
+                    out.storeBytes(
+                        of: pairs[Int(truncatingIfNeeded: word >> 40) & 0xFFF],
+                        toByteOffset: offset + 2,
+                        as: UInt16.self
+                    )
+                    out.storeBytes(
+                        of: pairs[Int(truncatingIfNeeded: word >> 28) & 0xFFF],
+                        toByteOffset: offset + 4,
+                        as: UInt16.self
+                    )
+                    out.storeBytes(
+                        of: pairs[Int(truncatingIfNeeded: word >> 16) & 0xFFF],
+                        toByteOffset: offset + 6,
+                        as: UInt16.self
+                    )
+                    offset += 8
+                    index += 6
+                }
                 while index + 3 <= count {
                     let value =
                         Int(input[index]) << 16 | Int(input[index + 1]) << 8 | Int(input[index + 2])
@@ -278,12 +306,16 @@ final class PKeyContext: @unchecked Sendable {
     enum Mode { case sign, verify }
 
     let pointer: OpaquePointer
+    /// A digest context that travels with this one, so a pooled signature hashes without allocating one.
+    let digestContext: OpaquePointer?
 
     init(key: OpaquePointer, mode: Mode) throws {
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else {
             throw SigningError.openSSL("EVP_PKEY_CTX_new_from_pkey")
         }
         pointer = context
+        // nil when OpenSSL cannot allocate it: each stream then makes its own.
+        digestContext = mode == .sign ? EVP_MD_CTX_new() : nil
         switch mode {
         case .sign:
             guard EVP_PKEY_sign_init(context) == 1 else { throw SigningError.openSSL("EVP_PKEY_sign_init") }
@@ -294,6 +326,41 @@ final class PKeyContext: @unchecked Sendable {
 
     deinit {
         EVP_PKEY_CTX_free(pointer)
+        EVP_MD_CTX_free(digestContext)
+    }
+
+    /// Signs a SHA-256 digest and appends the base64url of JOSE's raw `R||S` to `output`, with the DER and
+    /// raw forms on the stack (three heap buffers fewer per signature than ``signRaw(digest:)``).
+    func appendRawSignature(digest: inout SHA256Digest, base64URLTo output: inout [UInt8]) throws {
+        // P-256's DER signature is at most 72 bytes; 80 leaves room, 64 hold R||S.
+        var der: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var raw: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+        // nil once converted into `raw`; otherwise the DER, for OpenSSL's general conversion.
+        let unconverted = try withUnsafeMutableBytes(of: &der) { derBytes -> [UInt8]? in
+            let derBuffer = derBytes.bindMemory(to: UInt8.self)
+            var length = derBuffer.count
+            let signed = withUnsafeBytes(of: &digest.bytes) { digestBytes in
+                EVP_PKEY_sign(
+                    pointer,
+                    derBuffer.baseAddress,
+                    &length,
+                    digestBytes.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    digestBytes.count
+                ) == 1
+            }
+            guard signed else { throw SigningError.openSSL("EVP_PKEY_sign") }
+            let signature = UnsafeBufferPointer(rebasing: derBuffer[..<length])
+            let converted = withUnsafeMutableBytes(of: &raw) {
+                p256RawSignature(fromDER: signature, into: $0.bindMemory(to: UInt8.self))
+            }
+            return converted ? nil : Array(signature)
+        }
+        if let unconverted {
+            JWS.appendBase64URL(try rawSignature(fromDER: unconverted, width: 32), to: &output)
+            return
+        }
+        withUnsafeBytes(of: &raw) { JWS.appendBase64URL($0.bindMemory(to: UInt8.self), to: &output) }
     }
 
     /// Signs a SHA-256 digest; returns the DER `ECDSA-Sig-Value` OpenSSL produces.

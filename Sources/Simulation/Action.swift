@@ -121,26 +121,26 @@ public struct TransactionFacts: Sendable, Hashable, Codable {
     public var originalPurchaseDate: Int64
     public var expiresDate: Int64?
     public var quantity: Int32
-    /// Apple's type string, such as `Consumable`.
-    public var type: String
+    /// The product type, such as `Consumable`.
+    public var type: ProductType
     public var appAccountToken: String?
     /// `PURCHASED` or `FAMILY_SHARED`.
-    public var inAppOwnershipType: String
+    public var inAppOwnershipType: InAppOwnershipType
     public var signedDate: Int64
-    public var environment: String
-    public var revocationReason: Int32?
+    public var environment: Environment
+    public var revocationReason: RevocationReason?
     public var revocationDate: Int64?
-    public var revocationType: String?
+    public var revocationType: RevocationType?
     public var revocationPercentage: Int32?
     public var isUpgraded: Bool?
-    public var offerType: Int32?
+    public var offerType: OfferType?
     public var offerIdentifier: String?
-    public var offerDiscountType: String?
+    public var offerDiscountType: OfferDiscountType?
     public var offerPeriod: String?
     public var storefront: String
     public var storefrontId: String
     /// `PURCHASE` or `RENEWAL`.
-    public var transactionReason: String
+    public var transactionReason: TransactionReason
     public var currency: String
     /// Milliunits, net of offers, for the whole quantity.
     public var price: Int64
@@ -152,16 +152,16 @@ public struct RenewalFacts: Sendable, Hashable, Codable {
     public var originalTransactionId: String
     public var autoRenewProductId: String
     public var productId: String
-    public var autoRenewStatus: Int32
-    public var expirationIntent: Int32?
+    public var autoRenewStatus: AutoRenewStatus
+    public var expirationIntent: ExpirationIntent?
     public var gracePeriodExpiresDate: Int64?
     public var isInBillingRetryPeriod: Bool?
-    public var priceIncreaseStatus: Int32?
-    public var offerType: Int32?
+    public var priceIncreaseStatus: PriceIncreaseStatus?
+    public var offerType: OfferType?
     public var offerIdentifier: String?
-    public var offerDiscountType: String?
+    public var offerDiscountType: OfferDiscountType?
     public var signedDate: Int64
-    public var environment: String
+    public var environment: Environment
     public var recentSubscriptionStartDate: Int64
     public var renewalDate: Int64?
     public var currency: String
@@ -174,18 +174,18 @@ public struct RenewalFacts: Sendable, Hashable, Codable {
 
 /// The fields of a `ResponseBodyV2DecodedPayload` (with its `data`) the world fills.
 public struct NotificationFacts: Sendable, Hashable, Codable {
-    public var notificationType: String
-    public var subtype: String?
+    public var notificationType: NotificationTypeV2
+    public var subtype: Subtype?
     public var notificationUUID: String
     public var signedDate: Int64
     public var version: String
     public var bundleId: String
     public var appAppleId: Int64?
-    public var environment: String
-    /// `data.status` (1 active … 5 revoked), auto-renewable subscriptions only.
-    public var status: Int32?
+    public var environment: Environment
+    /// `data.status`, auto-renewable subscriptions only.
+    public var status: Status?
     /// `data.consumptionRequestReason`, for `CONSUMPTION_REQUEST`.
-    public var consumptionRequestReason: String?
+    public var consumptionRequestReason: ConsumptionRequestReason?
     /// Becomes `data.signedTransactionInfo`.
     public var transaction: TransactionFacts?
     /// Becomes `data.signedRenewalInfo`.
@@ -194,13 +194,17 @@ public struct NotificationFacts: Sendable, Hashable, Codable {
     public var summary: Summary? = nil
 }
 
-/// Subscription status numbers, as in `data.status`.
+/// A subscription's state in the world's lifecycle, the closed set of `data.status` values the world reaches
+/// (``SubscriptionStatus/wire`` gives the wire value).
 public enum SubscriptionStatus: Int32, Sendable, Hashable, Codable {
     case active = 1
     case expired = 2
     case billingRetry = 3
     case gracePeriod = 4
     case revoked = 5
+
+    /// The value of `data.status` for this state.
+    public var wire: Status { Status(rawValue: Int(rawValue)) }
 }
 
 /// What an action means for what the account is owed. Facts are idempotent: applying the same truth twice

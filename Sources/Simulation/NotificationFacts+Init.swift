@@ -1,3 +1,5 @@
+public import AppStoreModel
+
 extension NotificationFacts {
     /// Creates a notification's facts for a notification the world does not make itself (the App Store Server
     /// API's `TEST` and `RENEWAL_EXTENDED`); `status`, `transaction` and `renewal` start out nil.
@@ -11,14 +13,14 @@ extension NotificationFacts {
     ///   - appAppleId: the app's Apple ID.
     ///   - environment: `Sandbox` or `Production`.
     public init(
-        notificationType: String,
-        subtype: String?,
+        notificationType: NotificationTypeV2,
+        subtype: Subtype?,
         notificationUUID: String,
         signedDate: Int64,
         version: String,
         bundleId: String,
         appAppleId: Int64?,
-        environment: String
+        environment: Environment
     ) {
         self.notificationType = notificationType
         self.subtype = subtype

@@ -15,26 +15,26 @@ extension TransactionFacts {
             originalPurchaseDate: originalPurchaseDate,
             expiresDate: expiresDate,
             quantity: quantity,
-            type: AppStoreModel.ProductType(rawValue: type),
+            type: type,
             appAccountToken: appAccountToken
         )
-        p.inAppOwnershipType = InAppOwnershipType(rawValue: inAppOwnershipType)
+        p.inAppOwnershipType = inAppOwnershipType
         p.signedDate = signedDate
-        p.revocationReason = revocationReason.map { RevocationReason(rawValue: Int($0)) }
+        p.revocationReason = revocationReason
         p.revocationDate = revocationDate
         p.isUpgraded = isUpgraded
-        p.offerType = offerType.map { OfferType(rawValue: Int($0)) }
+        p.offerType = offerType
         p.offerIdentifier = offerIdentifier
-        p.environment = Environment(rawValue: environment)
+        p.environment = environment
         p.storefront = storefront
         p.storefrontId = storefrontId
-        p.transactionReason = TransactionReason(rawValue: transactionReason)
+        p.transactionReason = transactionReason
         p.currency = currency
         p.price = price
-        p.offerDiscountType = offerDiscountType.map { OfferDiscountType(rawValue: $0) }
+        p.offerDiscountType = offerDiscountType
         p.appTransactionId = appTransactionId
         p.offerPeriod = offerPeriod
-        p.revocationType = revocationType.map { RevocationType(rawValue: $0) }
+        p.revocationType = revocationType
         p.revocationPercentage = revocationPercentage
         return p
     }
@@ -44,19 +44,19 @@ extension RenewalFacts {
     /// The payload to sign as `signedRenewalInfo`.
     public var payload: JWSRenewalInfoDecodedPayload {
         var p = JWSRenewalInfoDecodedPayload()
-        p.expirationIntent = expirationIntent.map { ExpirationIntent(rawValue: Int($0)) }
+        p.expirationIntent = expirationIntent
         p.originalTransactionId = originalTransactionId
         p.autoRenewProductId = autoRenewProductId
         p.productId = productId
-        p.autoRenewStatus = AutoRenewStatus(rawValue: Int(autoRenewStatus))
+        p.autoRenewStatus = autoRenewStatus
         p.isInBillingRetryPeriod = isInBillingRetryPeriod
-        p.priceIncreaseStatus = priceIncreaseStatus.map { PriceIncreaseStatus(rawValue: Int($0)) }
+        p.priceIncreaseStatus = priceIncreaseStatus
         p.gracePeriodExpiresDate = gracePeriodExpiresDate
-        p.offerType = offerType.map { OfferType(rawValue: Int($0)) }
+        p.offerType = offerType
         p.offerIdentifier = offerIdentifier
-        p.offerDiscountType = offerDiscountType.map { OfferDiscountType(rawValue: $0) }
+        p.offerDiscountType = offerDiscountType
         p.signedDate = signedDate
-        p.environment = Environment(rawValue: environment)
+        p.environment = environment
         p.recentSubscriptionStartDate = recentSubscriptionStartDate
         p.renewalDate = renewalDate
         p.currency = currency
@@ -78,15 +78,15 @@ extension NotificationFacts {
         var data = NotificationData(
             appAppleId: appAppleId,
             bundleId: bundleId,
-            environment: Environment(rawValue: environment)
+            environment: environment
         )
         data.signedTransactionInfo = signedTransactionInfo
         data.signedRenewalInfo = signedRenewalInfo
-        data.status = status.map { Status(rawValue: Int($0)) }
-        data.consumptionRequestReason = consumptionRequestReason.map { ConsumptionRequestReason(rawValue: $0) }
+        data.status = status
+        data.consumptionRequestReason = consumptionRequestReason
         var p = ResponseBodyV2DecodedPayload(
-            notificationType: NotificationTypeV2(rawValue: notificationType),
-            subtype: subtype.map { Subtype(rawValue: $0) },
+            notificationType: notificationType,
+            subtype: subtype,
             notificationUUID: notificationUUID,
             version: version,
             signedDate: signedDate

@@ -1,3 +1,5 @@
+internal import AppStoreModel
+
 // One account's auto-renewable subscription in one group, as a value state machine.
 
 /// One account's subscription in one group: events in (a renewal falls due, auto-renew is turned off, a refund),
@@ -55,8 +57,8 @@ struct SubscriptionLifecycle: Sendable, Hashable {
 
     /// A notification about the current transaction (no new one).
     struct Notice: Sendable, Hashable {
-        var type: String
-        var subtype: String?
+        var type: NotificationTypeV2
+        var subtype: Subtype?
         var lifecycle: Lifecycle
         var truth: Truth.Kind
     }
@@ -113,8 +115,8 @@ struct SubscriptionLifecycle: Sendable, Hashable {
     var offerRemaining: Int8 = 0
     /// An offer redeemed for the next renewal: an index into the offers of the auto-renew product.
     var pendingOffer: Int8?
-    var expirationIntent: Int32 = 0
-    var revocationReason: Int32 = 0
+    var expirationIntent: ExpirationIntent = 0
+    var revocationReason: RevocationReason = 0
     /// The period before the current one (renewed from, never refunded), if any.
     var previous: Period?
 
@@ -236,8 +238,10 @@ struct SubscriptionLifecycle: Sendable, Hashable {
         guard version == self.version else { return .ignored }
         switch timer {
         case .renewal:
-            if !autoRenew { return .notify(expire(intent: 1, subtype: "VOLUNTARY")) }
-            if priceIncrease == .pending { return .notify(expire(intent: 3, subtype: "PRICE_INCREASE")) }
+            if !autoRenew { return .notify(expire(intent: .customerCancelled, subtype: .voluntary)) }
+            if priceIncrease == .pending {
+                return .notify(expire(intent: .customerDidNotConsentToPriceIncrease, subtype: .priceIncrease))
+            }
             if failNext { return .renewalFailed(failRenewal(billing)) }
             return .renew(recovery: false)
         case .recovery:
@@ -246,26 +250,26 @@ struct SubscriptionLifecycle: Sendable, Hashable {
             guard status == .gracePeriod else { return .ignored }
             status = .billingRetry
             return .notify(
-                Notice(type: "GRACE_PERIOD_EXPIRED", lifecycle: .gracePeriodExpired, truth: .subscriptionStatus)
+                Notice(type: .gracePeriodExpired, lifecycle: .gracePeriodExpired, truth: .subscriptionStatus)
             )
         case .retryEnd:
-            return isBilling ? .notify(expire(intent: 2, subtype: "BILLING_RETRY")) : .ignored
+            return isBilling ? .notify(expire(intent: .billingError, subtype: .billingRetry)) : .ignored
         case .priceConsent:
             guard priceIncrease == .pending, consents() else { return .ignored }
             priceIncrease = .accepted
             return .notify(
-                Notice(type: "PRICE_INCREASE", subtype: "ACCEPTED", lifecycle: .priceIncreaseAccepted, truth: .none)
+                Notice(type: .priceIncrease, subtype: .accepted, lifecycle: .priceIncreaseAccepted, truth: .none)
             )
         }
     }
 
-    private mutating func expire(intent: Int32, subtype: String) -> Notice {
+    private mutating func expire(intent: ExpirationIntent, subtype: Subtype) -> Notice {
         status = .expired
         expirationIntent = intent
         autoRenew = false
         graceExpiresMs = 0
         _ = transitioned()
-        return Notice(type: "EXPIRED", subtype: subtype, lifecycle: .expiry, truth: .subscriptionStatus)
+        return Notice(type: .expired, subtype: subtype, lifecycle: .expiry, truth: .subscriptionStatus)
     }
 
     private mutating func failRenewal(_ billing: Billing) -> Notice {
@@ -275,8 +279,8 @@ struct SubscriptionLifecycle: Sendable, Hashable {
         graceExpiresMs = grace ? expiresMs + Int64(billing.gracePeriodSeconds * 1000) : 0
         _ = transitioned()
         return Notice(
-            type: "DID_FAIL_TO_RENEW",
-            subtype: grace ? "GRACE_PERIOD" : nil,
+            type: .didFailToRenew,
+            subtype: grace ? .gracePeriod : nil,
             lifecycle: .renewalFailure,
             truth: .subscriptionStatus
         )
@@ -338,8 +342,8 @@ extension SubscriptionLifecycle {
     mutating func setAutoRenew(_ enable: Bool) -> Notice {
         autoRenew = enable
         return Notice(
-            type: "DID_CHANGE_RENEWAL_STATUS",
-            subtype: enable ? "AUTO_RENEW_ENABLED" : "AUTO_RENEW_DISABLED",
+            type: .didChangeRenewalStatus,
+            subtype: enable ? .autoRenewEnabled : .autoRenewDisabled,
             lifecycle: enable ? .autoRenewEnabled : .autoRenewDisabled,
             truth: .none
         )
@@ -350,7 +354,7 @@ extension SubscriptionLifecycle {
         autoRenewPosition = position
         // An offer redeemed for the former renewal product does not carry over.
         pendingOffer = nil
-        return Notice(type: "DID_CHANGE_RENEWAL_PREF", subtype: "DOWNGRADE", lifecycle: .downgrade, truth: .none)
+        return Notice(type: .didChangeRenewalPref, subtype: .downgrade, lifecycle: .downgrade, truth: .none)
     }
 
     /// An offer redeemed for the product at `position` (the current one or a lower level), from the next renewal.
@@ -358,8 +362,8 @@ extension SubscriptionLifecycle {
         autoRenewPosition = position
         pendingOffer = offer
         return Notice(
-            type: "OFFER_REDEEMED",
-            subtype: position > self.position ? "DOWNGRADE" : nil,
+            type: .offerRedeemed,
+            subtype: position > self.position ? .downgrade : nil,
             lifecycle: .offerRedeemed,
             truth: .none
         )
@@ -371,7 +375,7 @@ extension SubscriptionLifecycle {
     /// Apple announces a price increase; the customer's answer is due at a ``Timer/priceConsent`` timer.
     mutating func announcePriceIncrease() -> Notice {
         priceIncrease = .pending
-        return Notice(type: "PRICE_INCREASE", subtype: "PENDING", lifecycle: .priceIncreasePending, truth: .none)
+        return Notice(type: .priceIncrease, subtype: .pending, lifecycle: .priceIncreasePending, truth: .none)
     }
 
     /// Apple extends the current period by `millis`: the same transaction, owed until its new end.
@@ -379,11 +383,11 @@ extension SubscriptionLifecycle {
         expiresMs += millis
         _ = transitioned()
         // A grant of the same transaction, with its new end: the backend owes the subscription until then.
-        return (Notice(type: "RENEWAL_EXTENDED", lifecycle: .renewalExtended, truth: .grant), renewalAlarm)
+        return (Notice(type: .renewalExtended, lifecycle: .renewalExtended, truth: .grant), renewalAlarm)
     }
 
     /// The current period is refunded: the subscription is revoked and stops renewing.
-    mutating func revoke(nowMs: Int64, reason: Int32) {
+    mutating func revoke(nowMs: Int64, reason: RevocationReason) {
         status = .revoked
         autoRenew = false
         revocationMs = nowMs
@@ -402,7 +406,7 @@ extension SubscriptionLifecycle {
     mutating func reinstate(nowMs: Int64) -> Alarm? {
         let ongoing = expiresMs > nowMs
         status = ongoing ? .active : .expired
-        if !ongoing { expirationIntent = 1 }
+        if !ongoing { expirationIntent = .customerCancelled }
         revocationMs = 0
         _ = transitioned()
         return ongoing ? renewalAlarm : nil

@@ -1,3 +1,4 @@
+internal import AppStoreModel
 internal import Profile
 
 // Family Sharing of non-consumables: the partner's own FAMILY_SHARED transaction, and its revocation when
@@ -20,7 +21,7 @@ extension World {
         truth.transactionId = shared.transactionId
         truth.originalTransactionId = shared.originalTransactionId
         let note = notification(
-            type: "ONE_TIME_CHARGE",
+            type: .oneTimeCharge,
             subtype: nil,
             signedMs: facts.signedDate,
             status: nil,
@@ -56,13 +57,13 @@ extension World {
         guard let partner = Self.familyPartner(of: account, seed: profile.seed, population: profile.population)
         else { return }
         var shared = sharedCopy(of: facts, transaction: sharedTransaction, partner: partner)
-        shared.revocationType = "FAMILY_REVOKE"
+        shared.revocationType = .familyRevoke
         shared.revocationPercentage = nil
         accounts[partner].setOwned(index, false)
         revokeNotification(
             account: partner,
             facts: shared,
-            type: "REVOKE",
+            type: .revoke,
             lifecycle: .familyRevoke,
             at: t,
             cause: cause
@@ -80,7 +81,7 @@ extension World {
         var shared = facts
         shared.transactionId = String(transaction)
         shared.originalTransactionId = String(original ?? transaction)
-        shared.inAppOwnershipType = "FAMILY_SHARED"
+        shared.inAppOwnershipType = .familyShared
         shared.appAccountToken = token(partner)
         shared.appTransactionId = appTransactionId(partner)
         shared.price = 0

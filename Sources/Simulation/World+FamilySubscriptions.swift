@@ -1,3 +1,4 @@
+internal import AppStoreModel
 internal import Profile
 
 // Family Sharing of auto-renewable subscriptions: while the purchaser's product is family-shareable, the partner
@@ -35,8 +36,8 @@ extension World {
     mutating func shareNewPeriod(
         account: Int,
         group: Int,
-        type: String,
-        subtype: String?,
+        type: NotificationTypeV2,
+        subtype: Subtype?,
         lifecycle: Lifecycle,
         at t: Double
     ) {
@@ -68,7 +69,8 @@ extension World {
         )
         accounts[account].setFamilyShare(share)
         accounts[partner].familyMember.set(group, true)
-        let reason = continuing && lifecycle != .upgrade && lifecycle != .offerRedeemed ? "RENEWAL" : "PURCHASE"
+        let reason =
+            continuing && lifecycle != .upgrade && lifecycle != .offerRedeemed ? TransactionReason.renewal : .purchase
         var truth = subscriptionTruth(account: account, group: group, kind: .grant, signedMs: now)
         truth.transactionId = String(tx)
         truth.originalTransactionId = String(share.original)
@@ -81,8 +83,8 @@ extension World {
             group: group,
             share: share,
             reason: reason,
-            type: continuing ? type : "SUBSCRIBED",
-            subtype: continuing ? subtype : (previous == nil ? "INITIAL_BUY" : "RESUBSCRIBE"),
+            type: continuing ? type : .subscribed,
+            subtype: continuing ? subtype : (previous == nil ? .initialBuy : .resubscribe),
             lifecycle: continuing ? lifecycle : .familySubscribe,
             at: t
         )
@@ -99,9 +101,9 @@ extension World {
         purchaser account: Int,
         group: Int,
         share: FamilyShare,
-        reason: String,
-        type: String,
-        subtype: String?,
+        reason: TransactionReason,
+        type: NotificationTypeV2,
+        subtype: Subtype?,
         lifecycle: Lifecycle,
         at t: Double
     ) {
@@ -124,7 +126,7 @@ extension World {
             type: type,
             subtype: subtype,
             signedMs: now,
-            status: SubscriptionStatus.active.rawValue,
+            status: SubscriptionStatus.active.wire,
             facts,
             memberRenewal(account: account, group: group, share: share, signedMs: now)
         )
@@ -147,7 +149,7 @@ extension World {
             type: notice.type,
             subtype: notice.subtype,
             signedMs: now,
-            status: sub.status.rawValue,
+            status: sub.status.wire,
             memberTransaction(account: account, group: group, share: share, reason: nil, signedMs: now),
             memberRenewal(account: account, group: group, share: share, signedMs: now)
         )
@@ -170,8 +172,8 @@ extension World {
         let now = millis(t)
         var facts = memberTransaction(account: account, group: group, share: share, reason: nil, signedMs: now)
         facts.revocationDate = now
-        facts.revocationReason = 0  // as Apple sends a family revocation: "refunded for another reason"
-        facts.revocationType = "FAMILY_REVOKE"
+        facts.revocationReason = .refundedForOtherReason  // as Apple sends a family revocation
+        facts.revocationType = .familyRevoke
         facts.revocationPercentage = nil
         var truth = subscriptionTruth(account: account, group: group, kind: .revoke, signedMs: now)
         truth.transactionId = facts.transactionId
@@ -186,10 +188,10 @@ extension World {
         renewal.autoRenewStatus = 0
         let event = newEvent()
         let note = notification(
-            type: "REVOKE",
+            type: .revoke,
             subtype: nil,
             signedMs: now,
-            status: SubscriptionStatus.revoked.rawValue,
+            status: SubscriptionStatus.revoked.wire,
             facts,
             renewal
         )
@@ -212,7 +214,7 @@ extension World {
         account: Int,
         group: Int,
         share: FamilyShare,
-        reason: String?,
+        reason: TransactionReason?,
         signedMs: Int64
     ) -> TransactionFacts {
         let partner = account ^ 1  // accounts pair as 2k and 2k+1 (see `familyPartner`)

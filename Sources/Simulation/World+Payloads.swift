@@ -1,8 +1,12 @@
+internal import AppStoreModel
 internal import Profile
 
 // The payload facts the world signs: transactions, renewal info, notifications and the truth of subscriptions.
 
 extension World {
+    /// The profile's environment as the payloads carry it (the profile accepts only the values Apple documents).
+    var environment: Environment { Environment(rawValue: profile.target.environment) }
+
     func appTransactionId(_ account: Int) -> String { String(transactionBase / 10 + UInt64(account)) }
 
     mutating func transaction(
@@ -30,14 +34,14 @@ extension World {
             originalPurchaseDate: originalMs,
             expiresDate: nil,
             quantity: quantity,
-            type: product.type.appleName,
+            type: product.type.productType,
             appAccountToken: token(account),
-            inAppOwnershipType: "PURCHASED",
+            inAppOwnershipType: .purchased,
             signedDate: signedMs,
-            environment: target.environment,
+            environment: environment,
             storefront: catalog.storefront,
             storefrontId: catalog.storefrontId,
-            transactionReason: "PURCHASE",
+            transactionReason: .purchase,
             currency: catalog.currency,
             price: price,
             appTransactionId: appTransactionId(account)
@@ -62,7 +66,7 @@ extension World {
     mutating func subscriptionTransaction(
         account: Int,
         group: Int,
-        reason: String?,
+        reason: TransactionReason?,
         signedMs: Int64
     )
         -> TransactionFacts
@@ -86,7 +90,7 @@ extension World {
         account: Int,
         group: Int,
         sub: SubscriptionLifecycle,
-        reason: String?,
+        reason: TransactionReason?,
         signedMs: Int64
     ) -> TransactionFacts {
         let index = groupProducts[group][Int(sub.position)]
@@ -108,19 +112,19 @@ extension World {
         facts.subscriptionGroupIdentifier = profile.catalog.groups[group].id
         facts.expiresDate = sub.expiresMs
         facts.transactionReason =
-            reason ?? (sub.transaction == sub.original || sub.upgradedFrom != nil ? "PURCHASE" : "RENEWAL")
+            reason ?? (sub.transaction == sub.original || sub.upgradedFrom != nil ? .purchase : .renewal)
         if let index = sub.offer, Int(index) < product.offers.count {
             let offer = product.offers[Int(index)]
-            facts.offerType = offer.kind.appleNumber
+            facts.offerType = offer.kind.offerType
             facts.offerIdentifier = offer.kind == .introductory ? nil : offer.id
-            facts.offerDiscountType = offer.discount.appleName
+            facts.offerDiscountType = offer.discount.offerDiscountType
             facts.offerPeriod = "P\(offer.periods)M"
             facts.price = offer.priceMilli
         }
         if sub.status == .revoked {
             facts.revocationDate = sub.revocationMs
             facts.revocationReason = sub.revocationReason
-            facts.revocationType = "REFUND_FULL"
+            facts.revocationType = .refundFull
             facts.revocationPercentage = 100_000
         }
         return facts
@@ -138,7 +142,7 @@ extension World {
             productId: current.id,
             autoRenewStatus: sub.autoRenew ? 1 : 0,
             signedDate: signedMs,
-            environment: profile.target.environment,
+            environment: environment,
             recentSubscriptionStartDate: sub.recentStartMs,
             renewalDate: sub.isOver ? nil : sub.expiresMs,
             currency: profile.catalog.currency,
@@ -150,10 +154,10 @@ extension World {
         case .gracePeriod:
             facts.isInBillingRetryPeriod = true
             facts.gracePeriodExpiresDate = sub.graceExpiresMs
-            facts.expirationIntent = 2
+            facts.expirationIntent = ExpirationIntent.billingError
         case .billingRetry:
             facts.isInBillingRetryPeriod = true
-            facts.expirationIntent = 2
+            facts.expirationIntent = ExpirationIntent.billingError
         case .expired:
             facts.isInBillingRetryPeriod = false
             facts.expirationIntent = sub.expirationIntent
@@ -171,9 +175,9 @@ extension World {
         }
         if let index = sub.pendingOffer, Int(index) < next.offers.count {
             let offer = next.offers[Int(index)]
-            facts.offerType = offer.kind.appleNumber
+            facts.offerType = offer.kind.offerType
             facts.offerIdentifier = offer.id
-            facts.offerDiscountType = offer.discount.appleName
+            facts.offerDiscountType = offer.discount.offerDiscountType
             facts.renewalPrice = offer.priceMilli
         }
         return facts
@@ -195,10 +199,10 @@ extension World {
     }
 
     mutating func notification(
-        type: String,
-        subtype: String?,
+        type: NotificationTypeV2,
+        subtype: Subtype?,
         signedMs: Int64,
-        status: Int32?,
+        status: Status?,
         _ transaction: TransactionFacts?,
         _ renewal: RenewalFacts?
     ) -> NotificationFacts {
@@ -210,7 +214,7 @@ extension World {
             version: "2.0",
             bundleId: profile.target.bundleId,
             appAppleId: profile.target.appAppleId,
-            environment: profile.target.environment,
+            environment: environment,
             status: status,
             consumptionRequestReason: nil,
             transaction: transaction,

@@ -1,3 +1,4 @@
+internal import AppStoreModel
 internal import Profile
 
 // Consumables, non-consumables and non-renewing subscriptions: purchases (also through Ask to Buy), their
@@ -89,7 +90,7 @@ extension World {
             at: t,
             cause: cause
         )
-        let note = notification(type: "ONE_TIME_CHARGE", subtype: nil, signedMs: now, status: nil, facts, nil)
+        let note = notification(type: .oneTimeCharge, subtype: nil, signedMs: now, status: nil, facts, nil)
         emit(
             lifecycle,
             account: account,

@@ -1,3 +1,4 @@
+internal import AppStoreModel
 internal import Profile
 
 // Refunds (immediate, requested from the app and decided hours later, of older subscription periods) and
@@ -58,7 +59,7 @@ extension World {
         if products[index].type == .nonConsumable { accounts[account].setOwned(index, false) }
         var facts = purchaseTransaction(account: account, ref: ref, signedMs: now)
         revoked(&facts, at: now)
-        revokeNotification(account: account, facts: facts, type: "REFUND", lifecycle: .refund, at: t, cause: cause)
+        revokeNotification(account: account, facts: facts, type: .refund, lifecycle: .refund, at: t, cause: cause)
         if let shared = ref.shared {
             revokeShared(shared, product: index, from: facts, purchaser: account, at: t, cause: cause)
         }
@@ -68,7 +69,7 @@ extension World {
     mutating func revoked(_ facts: inout TransactionFacts, at now: Int64) {
         facts.revocationDate = now
         facts.revocationReason = rng.chance(0.5) ? 1 : 0
-        facts.revocationType = "REFUND_FULL"
+        facts.revocationType = .refundFull
         facts.revocationPercentage = 100_000
     }
 
@@ -117,10 +118,10 @@ extension World {
         let now = millis(t)
         let event = newEvent()
         let note = notification(
-            type: "REFUND",
+            type: .refund,
             subtype: nil,
             signedMs: now,
-            status: accounts[account].sub(group)!.status.rawValue,
+            status: accounts[account].sub(group)!.status.wire,
             facts,
             renewal(account: account, group: group, signedMs: now)
         )
@@ -149,16 +150,16 @@ extension World {
         guard let subject = refundSubject(account: account, group: group, transaction: transaction, signedMs: now)
         else { return }
         let type = subject.facts.type
-        if type == ProductKind.consumable.appleName || type == ProductKind.autoRenewable.appleName {
+        if type == .consumable || type == .autoRenewableSubscription {
             var note = notification(
-                type: "CONSUMPTION_REQUEST",
+                type: .consumptionRequest,
                 subtype: nil,
                 signedMs: now,
                 status: subject.status,
                 subject.facts,
                 subject.renewal
             )
-            note.consumptionRequestReason = "UNINTENDED_PURCHASE"
+            note.consumptionRequestReason = .unintendedPurchase
             var truth = Truth(kind: .none, effectiveDate: now)
             truth.transactionId = subject.facts.transactionId
             emit(.consumptionRequest, account: account, event: newEvent(), at: t, .notification(note), truth)
@@ -190,7 +191,7 @@ extension World {
             return
         }
         let declined = notification(
-            type: "REFUND_DECLINED",
+            type: .refundDeclined,
             subtype: nil,
             signedMs: now,
             status: subject.status,
@@ -209,7 +210,7 @@ extension World {
         group: Int?,
         transaction: UInt64,
         signedMs: Int64
-    ) -> (facts: TransactionFacts, renewal: RenewalFacts?, status: Int32?)? {
+    ) -> (facts: TransactionFacts, renewal: RenewalFacts?, status: Status?)? {
         guard let group else {
             guard let ref = accounts[account].purchases.first(where: { $0.transaction == transaction }) else {
                 return nil
@@ -228,14 +229,14 @@ extension World {
             facts = nil
         }
         guard let facts else { return nil }
-        return (facts, renewal(account: account, group: group, signedMs: signedMs), sub.status.rawValue)
+        return (facts, renewal(account: account, group: group, signedMs: signedMs), sub.status.wire)
     }
 
     /// A one-time transaction's `REFUND` or `REVOKE`, and the revoked transaction on the devices.
     mutating func revokeNotification(
         account: Int,
         facts: TransactionFacts,
-        type: String,
+        type: NotificationTypeV2,
         lifecycle: Lifecycle,
         at t: Double,
         cause: String?
@@ -243,7 +244,7 @@ extension World {
         let event = newEvent()
         var truth = Truth(kind: .revoke, effectiveDate: facts.signedDate)
         truth.productId = facts.productId
-        truth.productType = ProductKind.allCases.first { $0.appleName == facts.type }
+        truth.productType = ProductKind(facts.type)
         truth.transactionId = facts.transactionId
         truth.originalTransactionId = facts.originalTransactionId
         truth.quantity = Int(facts.quantity)
@@ -291,7 +292,7 @@ extension World {
         truth.transactionId = facts.transactionId
         truth.originalTransactionId = facts.originalTransactionId
         truth.quantity = Int(ref.quantity)
-        let note = notification(type: "REFUND_REVERSED", subtype: nil, signedMs: now, status: nil, facts, nil)
+        let note = notification(type: .refundReversed, subtype: nil, signedMs: now, status: nil, facts, nil)
         emit(.refundReversal, account: account, event: newEvent(), at: t, .notification(note), truth)
         return true
     }
@@ -307,10 +308,10 @@ extension World {
         let facts = subscriptionTransaction(account: account, group: group, reason: nil, signedMs: now)
         let truth = subscriptionTruth(account: account, group: group, kind: .reinstate, signedMs: now)
         let note = notification(
-            type: "REFUND_REVERSED",
+            type: .refundReversed,
             subtype: nil,
             signedMs: now,
-            status: sub.status.rawValue,
+            status: sub.status.wire,
             facts,
             renewal(account: account, group: group, signedMs: now)
         )

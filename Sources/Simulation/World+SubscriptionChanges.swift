@@ -34,7 +34,7 @@ extension World {
             group: group,
             to: Int32(rng.below(Int(sub.position))),
             offer: nil,
-            notificationType: "DID_CHANGE_RENEWAL_PREF",
+            notificationType: .didChangeRenewalPref,
             lifecycle: .upgrade,
             at: t
         )
@@ -48,7 +48,7 @@ extension World {
         group: Int,
         to position: Int32,
         offer: Int8?,
-        notificationType: String,
+        notificationType: NotificationTypeV2,
         lifecycle: Lifecycle,
         at t: Double
     ) {
@@ -65,7 +65,7 @@ extension World {
         accounts[account].setSub(group, sub)
         setAlarm(alarm, account: account, group: group)
         let event = newEvent()
-        let facts = subscriptionTransaction(account: account, group: group, reason: "PURCHASE", signedMs: now)
+        let facts = subscriptionTransaction(account: account, group: group, reason: .purchase, signedMs: now)
         var truth = subscriptionTruth(account: account, group: group, kind: .grant, signedMs: now)
         truth.supersedes = String(replaced)
         announceNewPeriod(
@@ -78,7 +78,7 @@ extension World {
             purchaser: rng.below(profile.population.devicesPerAccount),
             cause: nil,
             type: notificationType,
-            subtype: "UPGRADE",
+            subtype: .upgrade,
             notifiedWithin: (0.05, 0.5),
             at: t
         )
@@ -129,7 +129,7 @@ extension World {
                 group: choice.group,
                 to: choice.position,
                 offer: choice.offer,
-                notificationType: "OFFER_REDEEMED",
+                notificationType: .offerRedeemed,
                 lifecycle: .offerRedeemed,
                 at: t
             )
@@ -168,8 +168,8 @@ extension World {
         }
         let at = t + rng.between(0.5, 1.5)
         var note = notification(
-            type: "RENEWAL_EXTENSION",
-            subtype: "SUMMARY",
+            type: .renewalExtension,
+            subtype: .summary,
             signedMs: millis(at),
             status: nil,
             nil,
@@ -201,8 +201,8 @@ extension World {
     private mutating func extend(account: Int, group: Int, byMillis extra: Int64, at t: Double) -> Bool {
         guard rng.chance(0.9), var sub = accounts[account].sub(group) else {
             let failure = SubscriptionLifecycle.Notice(
-                type: "RENEWAL_EXTENSION",
-                subtype: "FAILURE",
+                type: .renewalExtension,
+                subtype: .failure,
                 lifecycle: .renewalExtensionFailed,
                 truth: .none
             )

@@ -1,3 +1,4 @@
+internal import AppStoreModel
 internal import Profile
 
 // Auto-renewable subscriptions: buying, renewing and the lifecycle's timers. The lifecycle's rules live in
@@ -35,7 +36,7 @@ extension World {
         let lifecycle: Lifecycle = approval ? .askToBuyApproved : (previous == nil ? .subscribe : .resubscribe)
         let cause = approval ? "askToBuy" : nil
         let event = newEvent()
-        let facts = subscriptionTransaction(account: account, group: group, reason: "PURCHASE", signedMs: now)
+        let facts = subscriptionTransaction(account: account, group: group, reason: .purchase, signedMs: now)
         let truth = subscriptionTruth(account: account, group: group, kind: .grant, signedMs: now)
         announceNewPeriod(
             facts,
@@ -46,8 +47,8 @@ extension World {
             lifecycle: lifecycle,
             purchaser: approval ? nil : device,
             cause: cause,
-            type: "SUBSCRIBED",
-            subtype: previous == nil ? "INITIAL_BUY" : "RESUBSCRIBE",
+            type: .subscribed,
+            subtype: previous == nil ? .initialBuy : .resubscribe,
             notifiedWithin: (0.05, 0.5),
             at: t
         )
@@ -106,7 +107,7 @@ extension World {
         accounts[account].setSub(group, sub)
         setAlarm(alarm, account: account, group: group)
         let event = newEvent()
-        let facts = subscriptionTransaction(account: account, group: group, reason: "RENEWAL", signedMs: now)
+        let facts = subscriptionTransaction(account: account, group: group, reason: .renewal, signedMs: now)
         let truth = subscriptionTruth(account: account, group: group, kind: .grant, signedMs: now)
         let lifecycle: Lifecycle = recovery ? .billingRecovery : .renewal
         announceNewPeriod(
@@ -118,8 +119,8 @@ extension World {
             lifecycle: lifecycle,
             purchaser: nil,
             cause: nil,
-            type: "DID_RENEW",
-            subtype: recovery ? "BILLING_RECOVERY" : nil,
+            type: .didRenew,
+            subtype: recovery ? .billingRecovery : nil,
             notifiedWithin: (0.0, 0.3),
             at: t
         )
@@ -136,8 +137,8 @@ extension World {
         lifecycle: Lifecycle,
         purchaser: Int?,
         cause: String?,
-        type: String,
-        subtype: String?,
+        type: NotificationTypeV2,
+        subtype: Subtype?,
         notifiedWithin delay: (Double, Double),
         at t: Double
     ) {
@@ -157,7 +158,7 @@ extension World {
             type: type,
             subtype: subtype,
             signedMs: now,
-            status: SubscriptionStatus.active.rawValue,
+            status: SubscriptionStatus.active.wire,
             facts,
             renewal(account: account, group: group, signedMs: now)
         )
@@ -181,7 +182,7 @@ extension World {
             type: notice.type,
             subtype: notice.subtype,
             signedMs: now,
-            status: sub.status.rawValue,
+            status: sub.status.wire,
             facts,
             renewal(account: account, group: group, signedMs: now)
         )

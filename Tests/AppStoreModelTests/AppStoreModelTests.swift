@@ -231,6 +231,23 @@ struct AppStoreModelTests {
         #expect(renewal.priceIncreaseStatus?.rawValue == 5)
     }
 
+    @Test func debugPrintsAWireValueAsItsJSONLiteral() {
+        // Structs holding wire values print as they did with plain strings and integers (the world digests
+        // hash such descriptions).
+        struct Plain {
+            var type: String?
+            var status: Int32
+        }
+        struct Typed {
+            var type: ProductType?
+            var status: Status
+        }
+        let plain = String(describing: Plain(type: "Consumable", status: 4))
+        let typed = String(describing: Typed(type: .consumable, status: .billingGracePeriod))
+        #expect(typed.replacingOccurrences(of: "Typed", with: "Plain") == plain)
+        #expect(String(reflecting: Environment.sandbox) == #""Sandbox""#)
+    }
+
     @Test func knowsEveryDocumentedValue() {
         #expect(Environment.allKnown.map(\.rawValue) == ["Sandbox", "Production", "Xcode", "LocalTesting"])
         #expect(NotificationTypeV2.allKnown.count == 23)

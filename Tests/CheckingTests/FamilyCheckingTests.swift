@@ -1,3 +1,4 @@
+import AppStoreModel
 import Chaos
 import Checking
 import Foundation
@@ -81,8 +82,8 @@ struct FamilyCheckingTests {
 
     func isMember(_ delivery: PlannedDelivery, _ lifecycle: Lifecycle) -> Bool {
         guard case .notification(let note) = delivery.action.delivery else { return false }
-        return delivery.action.lifecycle == lifecycle && note.transaction?.inAppOwnershipType == "FAMILY_SHARED"
-            && note.transaction?.type == ProductKind.autoRenewable.appleName
+        return delivery.action.lifecycle == lifecycle && note.transaction?.inAppOwnershipType == .familyShared
+            && note.transaction?.type == .autoRenewableSubscription
     }
 
     @Test func aMemberIsOwedItsSharedSubscription() throws {

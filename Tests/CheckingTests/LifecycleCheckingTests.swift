@@ -1,3 +1,4 @@
+import AppStoreModel
 import Chaos
 import Checking
 import Foundation
@@ -73,7 +74,7 @@ struct LifecycleCheckingTests {
         return Moment(checker: checker, ideal: ideal, delivery: delivery, t: t)
     }
 
-    func notification(_ delivery: PlannedDelivery, _ type: String, _ subtype: String?) -> Bool {
+    func notification(_ delivery: PlannedDelivery, _ type: NotificationTypeV2, _ subtype: Subtype?) -> Bool {
         guard case .notification(let note) = delivery.action.delivery else { return false }
         return note.notificationType == type && note.subtype == subtype
     }

@@ -1,3 +1,4 @@
+import AppStoreModel
 import Chaos
 import Checking
 import Foundation
@@ -99,7 +100,9 @@ struct Script {
         if type == .nonRenewing && kind == .grant { truth.expiresDate = truth.effectiveDate + 100_000 }
         delivery.action.truth = truth
         if case .notification(var note) = delivery.action.delivery {
-            note.notificationType = notification ?? (kind == .revoke ? "REFUND" : "ONE_TIME_CHARGE")
+            note.notificationType = NotificationTypeV2(
+                rawValue: notification ?? (kind == .revoke ? "REFUND" : "ONE_TIME_CHARGE")
+            )
             delivery.action.delivery = .notification(note)
         }
         checker.sent(delivery, at: t)

@@ -427,4 +427,35 @@ struct MintingVerificationTests {
         let bare = try minter.signTransaction(transaction, forgery: forgery)
         #expect(verdict(verifier.verifyAndDecodeTransaction(bare)) == forgery.expectedStatus(for: .transaction))
     }
+
+    /// The body written straight from bytes is contract v1's `{"signedPayload":"<JWS>"}` around the JWS that
+    /// `signNotification` signs: the same verdict for every forgery, and for a genuine one the same payloads.
+    @Test(arguments: [nil] + Forgery.allCases.map(Optional.some))
+    func notificationBodyWrapsTheJWSSignNotificationSigns(forgery: Forgery?) throws {
+        let (outer, transaction, renewal) = didRenew(
+            NotificationData(appAppleId: 1_234_567_890, bundleId: "com.example.paystorm", environment: .sandbox)
+        )
+        let body = try minter.notificationBody(outer, transaction: transaction, renewal: renewal, forgery: forgery)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: String])
+        #expect(object.count == 1)
+        let jws = try #require(object["signedPayload"])
+        #expect(body == Minter.webhookBody(jws))
+        #expect(
+            verdict(verifier.verifyAndDecodeNotification(jws)) == forgery?.expectedStatus(for: .notification) ?? "OK"
+        )
+        guard forgery == nil else { return }
+        let signed = try minter.signNotification(outer, transaction: transaction, renewal: renewal)
+        var fromBody = try verifier.verifyAndDecodeNotification(jws).get()
+        var fromString = try verifier.verifyAndDecodeNotification(signed).get()
+        let nested = try #require(fromBody.data?.signedTransactionInfo)
+        #expect(try verifier.verifyAndDecodeTransaction(nested).get() == transaction)
+        let nestedRenewal = try #require(fromBody.data?.signedRenewalInfo)
+        #expect(try verifier.verifyAndDecodeRenewalInfo(nestedRenewal).get() == renewal)
+        // The nested JWS differ only in their ECDSA signatures (random per signing); everything else agrees.
+        fromBody.data?.signedTransactionInfo = nil
+        fromBody.data?.signedRenewalInfo = nil
+        fromString.data?.signedTransactionInfo = nil
+        fromString.data?.signedRenewalInfo = nil
+        #expect(fromBody == fromString)
+    }
 }

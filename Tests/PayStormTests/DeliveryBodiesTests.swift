@@ -164,18 +164,17 @@ struct DeliveryBodiesTests {
         for delivery in ChaosStream(World(profile: profile, startMillis: 1_800_000_000_000), profile: profile) {
             let action = delivery.action
             let transaction = action.transaction
-            let productType = transaction.map { ProductType(rawValue: $0.type) }
+            let productType = transaction?.type
             let isSubscription = productType == .autoRenewableSubscription
             switch action.delivery {
             case .notification(let facts):
-                let name = [facts.notificationType, facts.subtype].compactMap { $0 }.joined(separator: "/")
-                let what = "\(name) (\(transaction?.type ?? "no transaction"))"
+                let name = [facts.notificationType.rawValue, facts.subtype?.rawValue].compactMap { $0 }.joined(
+                    separator: "/"
+                )
+                let what = "\(name) (\(transaction.map { "\($0.type)" } ?? "no transaction"))"
                 kinds.insert(what)
                 let kind = try #require(
-                    NotificationMatrix.kind(
-                        NotificationTypeV2(rawValue: facts.notificationType),
-                        facts.subtype.map { Subtype(rawValue: $0) }
-                    ),
+                    NotificationMatrix.kind(facts.notificationType, facts.subtype),
                     "\(name) is not in Apple's matrix"
                 )
                 let run = try Self.objects(
@@ -198,7 +197,7 @@ struct DeliveryBodiesTests {
                     "transaction": isSubscription ? Self.subscriptionTransactionKeys : Self.transactionKeys,
                     "renewal": isSubscription ? Self.renewalKeys : [],
                 ]
-                let implied = Self.impliedKeys(type: facts.notificationType, subtype: facts.subtype)
+                let implied = Self.impliedKeys(type: facts.notificationType.rawValue, subtype: facts.subtype?.rawValue)
                 for (path, keys) in always.merging(implied, uniquingKeysWith: { $0.union($1) }) {
                     problems.formUnion(
                         Self.compare(run[path] ?? [:], minted[path] ?? [:], always: keys, what: "\(what) \(path)")

@@ -1,3 +1,4 @@
+import AppStoreModel
 import Testing
 
 @testable import ReferenceLedger
@@ -94,8 +95,8 @@ struct LedgerPolicyTests {
     }
 
     @Test func revokesASubscriptionOnARefundWithoutStatusUnlessRefundsAreIgnored() {
-        let revoked = LedgerStore.Status.revoked
-        let active = LedgerStore.Status.active
+        let revoked = Status.revoked
+        let active = Status.active
         #expect(LedgerPolicy.correct.subscriptionStatus(derived: active, revokingWithoutStatus: true) == revoked)
         #expect(LedgerPolicy.correct.revocation(carried: 5) == 5)
         let ignoring = LedgerPolicy(flaws: [.ignoreRefund])

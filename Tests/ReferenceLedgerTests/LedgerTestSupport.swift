@@ -1,3 +1,4 @@
+import AppStoreModel
 import Foundation
 import HTTPServer
 import TargetContract
@@ -41,36 +42,36 @@ struct FakeVerifier: PayloadVerifier {
             ? nil : Rejection(reason: "VERIFICATION_FAILURE", detail: "signature does not verify")
     }
 
-    func notification(_ jws: String) -> Result<NotificationFacts, Rejection> {
+    func notification(_ jws: String) -> Result<ResponseBodyV2DecodedPayload, Rejection> {
         if let rejection = signature(jws) { return .failure(rejection) }
-        return UnverifiedJWS.decode(NotificationFacts.self, jws).flatMap { facts in
+        return UnverifiedJWS.decode(ResponseBodyV2DecodedPayload.self, jws).flatMap { facts in
             if facts.data?.bundleId != bundleId {
                 return .failure(Rejection(reason: "INVALID_APP_IDENTIFIER", detail: "bundle"))
             }
-            if facts.data?.environment != environment {
+            if facts.data?.environment?.rawValue != environment {
                 return .failure(Rejection(reason: "INVALID_ENVIRONMENT", detail: "env"))
             }
             return .success(facts)
         }
     }
 
-    func transaction(_ jws: String) -> Result<TransactionFacts, Rejection> {
+    func transaction(_ jws: String) -> Result<JWSTransactionDecodedPayload, Rejection> {
         if let rejection = signature(jws) { return .failure(rejection) }
-        return UnverifiedJWS.decode(TransactionFacts.self, jws).flatMap { facts in
+        return UnverifiedJWS.decode(JWSTransactionDecodedPayload.self, jws).flatMap { facts in
             if facts.bundleId != bundleId {
                 return .failure(Rejection(reason: "INVALID_APP_IDENTIFIER", detail: "bundle"))
             }
-            if facts.environment != environment {
+            if facts.environment?.rawValue != environment {
                 return .failure(Rejection(reason: "INVALID_ENVIRONMENT", detail: "env"))
             }
             return .success(facts)
         }
     }
 
-    func renewal(_ jws: String) -> Result<RenewalFacts, Rejection> {
+    func renewal(_ jws: String) -> Result<JWSRenewalInfoDecodedPayload, Rejection> {
         if let rejection = signature(jws) { return .failure(rejection) }
-        return UnverifiedJWS.decode(RenewalFacts.self, jws).flatMap { facts in
-            facts.environment == environment
+        return UnverifiedJWS.decode(JWSRenewalInfoDecodedPayload.self, jws).flatMap { facts in
+            facts.environment?.rawValue == environment
                 ? .success(facts) : .failure(Rejection(reason: "INVALID_ENVIRONMENT", detail: "env"))
         }
     }

@@ -7,7 +7,7 @@ import Testing
 /// Family Sharing of subscriptions, mass renewal extensions' summaries and win-back eligibility: what the world
 /// sends for each, and the truth the oracle takes from it.
 struct FamilySubscriptionTests {
-    static let autoRenewable = ProductKind.autoRenewable.appleName
+    static let autoRenewable = ProductKind.autoRenewable.productType
 
     /// A rich run (its gold subscription is family-shareable, half of the accounts share) with its notifications.
     func notifications(seed: UInt64 = 8) throws -> [(action: Action, note: NotificationFacts)] {
@@ -70,7 +70,7 @@ struct FamilySubscriptionTests {
             #expect(note.notificationType == "REVOKE" && note.subtype == nil)
             #expect(note.transaction?.revocationType == "FAMILY_REVOKE")
             #expect(note.transaction?.revocationDate == note.signedDate)
-            #expect(note.status == SubscriptionStatus.revoked.rawValue)
+            #expect(note.status == SubscriptionStatus.revoked.wire)
             #expect(action.truth.kind == .revoke && action.truth.status == .revoked)
             // Nothing renews the revoked series until the purchaser shares a new subscription.
             let original = note.transaction?.originalTransactionId
@@ -115,7 +115,7 @@ struct FamilySubscriptionTests {
         let expired = notes.filter { $0.notificationType == "EXPIRED" }
         #expect(!expired.isEmpty)
         #expect(expired.allSatisfy { $0.renewal?.eligibleWinBackOfferIds == ["gold.winback"] })
-        let active = notes.filter { $0.status == SubscriptionStatus.active.rawValue }
+        let active = notes.filter { $0.status == SubscriptionStatus.active.wire }
         #expect(!active.isEmpty)
         #expect(active.allSatisfy { $0.renewal?.eligibleWinBackOfferIds == nil })
         let renewal = try #require(expired.first?.renewal)

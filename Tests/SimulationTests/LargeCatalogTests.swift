@@ -1,3 +1,4 @@
+import AppStoreModel
 import Foundation
 import Profile
 import Testing

@@ -1,3 +1,4 @@
+import AppStoreModel
 import Foundation
 import Profile
 import Simulation
@@ -6,7 +7,7 @@ import Testing
 /// The lifecycles whose obligations the backend must act on: offers that change the level, refunds of older
 /// periods, reversals and declines of subscription refunds, and refund requests decided hours later.
 struct LifecycleTests {
-    static let autoRenewable = ProductKind.autoRenewable.appleName
+    static let autoRenewable = ProductKind.autoRenewable.productType
 
     /// The OFFER_REDEEMED notifications of a rich run, by subtype ("" for none).
     func offers() throws -> [String: [Action]] {
@@ -18,7 +19,7 @@ struct LifecycleTests {
             }
         ) { action in
             guard case .notification(let note) = action.delivery else { return "" }
-            return note.subtype ?? ""
+            return note.subtype?.rawValue ?? ""
         }
     }
 
@@ -88,7 +89,7 @@ struct LifecycleTests {
             #expect(note.transaction?.type == Self.autoRenewable && note.transaction?.revocationDate == nil)
             #expect(action.truth.kind == .reinstate)
             #expect(action.truth.status == .active || action.truth.status == .expired)
-            #expect(note.status == action.truth.status?.rawValue)
+            #expect(note.status == action.truth.status?.wire)
             // The refunded transaction is the one reinstated.
             #expect(
                 actions.contains {
@@ -113,7 +114,7 @@ struct LifecycleTests {
             #expect(note.transaction?.revocationDate != nil)
             guard truth.status == nil else {
                 // The current period refunded: the subscription is revoked.
-                #expect(truth.status == .revoked && note.status == SubscriptionStatus.revoked.rawValue)
+                #expect(truth.status == .revoked && note.status == SubscriptionStatus.revoked.wire)
                 continue
             }
             olderRefunds += 1
@@ -126,7 +127,7 @@ struct LifecycleTests {
                 }
             )
             #expect(note.transaction?.transactionReason == (id == original ? "PURCHASE" : "RENEWAL"))
-            #expect(note.status != SubscriptionStatus.revoked.rawValue)
+            #expect(note.status != SubscriptionStatus.revoked.wire)
             #expect(note.transaction.map { ($0.expiresDate ?? 0) <= (note.renewal?.renewalDate ?? 0) } == true)
         }
         #expect(olderRefunds > 0)
@@ -187,7 +188,7 @@ struct LifecycleTests {
             #expect(try #require(before) < expires)
             #expect(note.transaction?.expiresDate == expires)
             #expect(note.renewal?.renewalDate == expires)
-            #expect(note.status == SubscriptionStatus.active.rawValue)
+            #expect(note.status == SubscriptionStatus.active.wire)
         }
     }
 }

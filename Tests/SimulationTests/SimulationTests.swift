@@ -116,8 +116,8 @@ struct SimulationTests {
         }
         #expect(!notes.isEmpty)
         for note in notes {
-            #expect(note.notificationType == type)
-            #expect(note.subtype == subtype)
+            #expect(note.notificationType.rawValue == type)
+            #expect(note.subtype?.rawValue == subtype)
             #expect(note.version == "2.0")
             #expect(note.transaction != nil)
             if note.transaction?.type == "Auto-Renewable Subscription" {
@@ -242,20 +242,20 @@ struct PayloadMappingTests {
             case .notification(let note):
                 let tx = note.transaction?.payload
                 #expect(tx?.transactionId == note.transaction?.transactionId)
-                #expect(tx?.type?.rawValue == note.transaction?.type)
+                #expect(tx?.type == note.transaction?.type)
                 let payload = note.payload(
                     signedTransactionInfo: "t.t.t",
                     signedRenewalInfo: note.renewal.map { _ in "r.r.r" }
                 )
-                #expect(payload.notificationType?.rawValue == note.notificationType)
-                #expect(payload.data?.status?.rawValue == note.status.map(Int.init))
+                #expect(payload.notificationType == note.notificationType)
+                #expect(payload.data?.status == note.status)
                 let json = String(decoding: try encoder.encode(payload), as: UTF8.self)
                 #expect(!json.contains("null"))
-                types.insert(note.notificationType)
+                types.insert(note.notificationType.rawValue)
                 if let renewal = note.renewal {
                     let mapped = renewal.payload
                     #expect(mapped.originalTransactionId == renewal.originalTransactionId)
-                    #expect(mapped.autoRenewStatus?.rawValue == Int(renewal.autoRenewStatus))
+                    #expect(mapped.autoRenewStatus == renewal.autoRenewStatus)
                 }
             case .device(let device):
                 let json = String(decoding: try encoder.encode(device.transaction.payload), as: UTF8.self)

@@ -1,3 +1,4 @@
+import AppStoreModel
 import Profile
 import Testing
 

@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+
+@testable import AppStoreModel
+
+/// `JSONWriter`'s own number formatting against `JSONEncoder`'s, byte for byte.
+struct JSONWriterTests {
+    /// Every digit count and sign, the pair table's edges (a leading single digit or pair) and both extremes.
+    static let integers: [Int64] = {
+        var values: [Int64] = [
+            0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 1_700_000_000_123, .max, .min, .max - 1, .min + 1,
+        ]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power - 1, power, power + 1, power * 5 + 7]
+        }
+        var generator = SystemRandomNumberGenerator()
+        values += (0..<200).map { _ in Int64.random(in: .min ... .max, using: &generator) >> Int64.random(in: 0...62) }
+        return values + values.map { $0 == .min ? .max : -$0 }
+    }()
+
+    @Test func writesIntegersAsJSONEncoderDoes() throws {
+        for value in Self.integers {
+            let payload = JWSTransactionDecodedPayload(
+                purchaseDate: value,
+                quantity: Int32(truncatingIfNeeded: value),
+                price: value
+            )
+            let fast = String(decoding: AppStoreJSON.encode(payload), as: UTF8.self)
+            let reference = String(decoding: try AppStoreJSON.encoder().encode(payload), as: UTF8.self)
+            #expect(fast == reference, "\(value)")
+        }
+    }
+}
