@@ -199,6 +199,9 @@ public final class ReferenceLedger: Sendable {
     /// committer's thread), so no HTTP thread waits for an fsync.
     public func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
         let started = ContinuousClock.now
+        // A delivery announces itself before it verifies, so that a commit starting now can wait for it.
+        let delivery = request.method == "POST"
+        if delivery { committer.expect() }
         let (route, step) = route(request)
         let finish: @Sendable (HTTPResponse) -> Void = { [metrics] response in
             metrics.request(route: route, status: response.status, seconds: (ContinuousClock.now - started).seconds)
@@ -206,9 +209,10 @@ public final class ReferenceLedger: Sendable {
         }
         switch step {
         case .respond(let response):
+            if delivery { committer.abandon() }
             finish(response)
         case .commit(let event):
-            committer.submit(event) { [self] result in
+            committer.submit(event, expected: delivery) { [self] result in
                 finish(commitResponse(result))
             }
         }
