@@ -37,13 +37,19 @@ struct GroupCommitterTests {
         return done
     }
 
+    /// Two deliveries announce themselves; the first submits, and the committer, woken for it, is left
+    /// waiting for the second, still "verifying".
+    private static func submitFirstOfTwo(_ committer: GroupCommitter) -> DispatchSemaphore {
+        committer.expect()
+        committer.expect()
+        let first = submit(committer, expected: true)
+        usleep(50_000)
+        return first
+    }
+
     @Test func commitsADeliveryThatWasVerifyingWhenTheBatchBeganInTheSameTransaction() throws {
         try Self.withCommitter { committer, metrics in
-            committer.expect()
-            committer.expect()
-            let first = Self.submit(committer, expected: true)
-            // The committer has woken for the first and waits for the second, still "verifying".
-            usleep(50_000)
+            let first = Self.submitFirstOfTwo(committer)
             let second = Self.submit(committer, expected: true)
             #expect(first.wait(timeout: .now() + 10) == .success)
             #expect(second.wait(timeout: .now() + 10) == .success)
@@ -54,10 +60,7 @@ struct GroupCommitterTests {
 
     @Test func commitsAtOnceWhenTheAwaitedDeliveryIsRejected() throws {
         try Self.withCommitter { committer, metrics in
-            committer.expect()
-            committer.expect()
-            let first = Self.submit(committer, expected: true)
-            usleep(50_000)
+            let first = Self.submitFirstOfTwo(committer)
             committer.abandon()
             #expect(first.wait(timeout: .now() + 10) == .success)
             #expect(metrics.commits.load(ordering: .relaxed) == 1)
