@@ -2,8 +2,18 @@ import Synchronization
 
 /// Counters for `GET /metrics`, in the Prometheus text format.
 final class LedgerMetrics: Sendable {
+    /// A route (one of the ledger's literals) and a status: a key without a string built per request.
+    private struct RequestKey: Hashable, Comparable {
+        var route: String
+        var status: Int
+
+        static func < (left: RequestKey, right: RequestKey) -> Bool {
+            (left.route, left.status) < (right.route, right.status)
+        }
+    }
+
     private struct State {
-        var requests: [String: Int64] = [:]
+        var requests: [RequestKey: Int64] = [:]
         var rejections: [String: Int64] = [:]
         var latencyBuckets = [Int64](repeating: 0, count: LedgerMetrics.bounds.count)
         var latencyCount: Int64 = 0
@@ -28,7 +38,7 @@ final class LedgerMetrics: Sendable {
 
     func request(route: String, status: Int, seconds: Double) {
         state.withLock { state in
-            state.requests["\(route)|\(status)", default: 0] += 1
+            state.requests[RequestKey(route: route, status: status), default: 0] += 1
             state.latencyCount += 1
             state.latencySum += seconds
             if let index = Self.bounds.firstIndex(where: { seconds <= $0 }) {
@@ -48,8 +58,7 @@ final class LedgerMetrics: Sendable {
         text += "# HELP paystorm_ledger_requests_total HTTP requests by route and status.\n"
         text += "# TYPE paystorm_ledger_requests_total counter\n"
         for (key, count) in snapshot.requests.sorted(by: { $0.key < $1.key }) {
-            let parts = key.split(separator: "|", maxSplits: 1)
-            text += "paystorm_ledger_requests_total{route=\"\(parts[0])\",status=\"\(parts[1])\"} \(count)\n"
+            text += "paystorm_ledger_requests_total{route=\"\(key.route)\",status=\"\(key.status)\"} \(count)\n"
         }
         text += "# HELP paystorm_ledger_rejections_total Refused inputs by reason.\n"
         text += "# TYPE paystorm_ledger_rejections_total counter\n"

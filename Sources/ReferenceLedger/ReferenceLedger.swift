@@ -200,6 +200,9 @@ public final class ReferenceLedger: Sendable {
     /// committer's thread), so no HTTP thread waits for an fsync.
     public func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
         let started = ContinuousClock.now
+        // A delivery announces itself before it verifies, so that a commit starting now can wait for it.
+        let delivery = request.method == "POST"
+        if delivery { committer.expect() }
         let (route, step) = route(request)
         let finish: @Sendable (HTTPResponse) -> Void = { [metrics] response in
             metrics.request(route: route, status: response.status, seconds: (ContinuousClock.now - started).seconds)
@@ -207,9 +210,10 @@ public final class ReferenceLedger: Sendable {
         }
         switch step {
         case .respond(let response):
+            if delivery { committer.abandon() }
             finish(response)
         case .commit(let event):
-            committer.submit(event) { [self] result in
+            committer.submit(event, expected: delivery) { [self] result in
                 finish(commitResponse(result))
             }
         }
@@ -371,7 +375,7 @@ public final class ReferenceLedger: Sendable {
         do {
             let outcome = try store.record(report, now: Self.nowMilliseconds())
             metrics.grants.add(Int64(outcome.granted), ordering: .relaxed)
-            return .respond(.json(202, CommitBody(status: "recorded", granted: outcome.granted)))
+            return .respond(CommitBody(status: "recorded", granted: outcome.granted).response(202))
         } catch {
             return .respond(.json(500, ErrorBody(error: "storage failed: \(error)", reason: "STORAGE")))
         }
@@ -382,10 +386,8 @@ public final class ReferenceLedger: Sendable {
         case .success(let outcome):
             if outcome.duplicate { metrics.duplicates.add(1, ordering: .relaxed) }
             metrics.grants.add(Int64(outcome.granted), ordering: .relaxed)
-            return .json(
-                200,
-                CommitBody(status: outcome.duplicate ? "duplicate" : "processed", granted: outcome.granted)
-            )
+            return CommitBody(status: outcome.duplicate ? "duplicate" : "processed", granted: outcome.granted)
+                .response(200)
         case .failure(let error):
             return .json(500, ErrorBody(error: "storage failed: \(error)", reason: "STORAGE"))
         }
@@ -422,27 +424,6 @@ public final class ReferenceLedger: Sendable {
         }
     }
 
-    private static let plainPrefix = Array(#"{"signedPayload":""#.utf8)
-
-    /// The webhook body exactly as Apple (and `Minter`) writes it, `{"signedPayload":"<JWS>"}`, read without a
-    /// JSON parser: a JWS is base64url and dots, so it never needs escaping. Anything else goes to the parser.
-    static func plainSignedPayload(_ body: [UInt8]) -> String? {
-        let prefix = plainPrefix
-        guard body.count > prefix.count + 2, body.starts(with: prefix), body[body.count - 2] == UInt8(ascii: "\""),
-            body[body.count - 1] == UInt8(ascii: "}")
-        else { return nil }
-        let jws = body[prefix.count..<(body.count - 2)]
-        let plain = jws.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-                true
-            default: false
-            }
-        }
-        return plain ? String(decoding: jws, as: UTF8.self) : nil
-    }
-
     private func jsonObject(_ body: [UInt8]) -> [String: Any]? {
         guard !body.isEmpty else { return nil }
         return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
@@ -456,11 +437,6 @@ public final class ReferenceLedger: Sendable {
 struct ErrorBody: Encodable {
     var error: String
     var reason: String?
-}
-
-struct CommitBody: Encodable {
-    var status: String
-    var granted: Int
 }
 
 struct Health: Encodable {

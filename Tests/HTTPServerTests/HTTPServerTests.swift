@@ -68,6 +68,22 @@ struct HTTPServerTests {
         #expect(reply.bodyCount == size)
     }
 
+    // The per-connection pool holds headers and the read buffer; it shrank from 256 KiB to 64 KiB, which
+    // must still leave room for large headers (proxies' cookies) beside a body.
+    @Test(arguments: [16 * 1024, 24 * 1024])
+    func servesLargeHeadersBesideABody(headerBytes: Int) throws {
+        let server = try echoServer()
+        defer { server.shutdown() }
+        let client = try RawHTTPClient(port: server.port)
+        let cookie = "Cookie: " + String(repeating: "c", count: headerBytes)
+        let body = [UInt8](repeating: 66, count: 40_000)
+        let response = try client.request("POST", "/echo", body: body, headers: ["X-Test: big", cookie])
+        #expect(response.status == 200)
+        let reply = try JSONDecoder().decode(EchoReply.self, from: Data(response.body))
+        #expect(reply.header == "big")
+        #expect(reply.bodyCount == body.count)
+    }
+
     @Test func rejectsAnOversizedBodyWith413() throws {
         let server = try echoServer(maxBodyBytes: 1000)
         defer { server.shutdown() }

@@ -453,9 +453,22 @@ struct ReferenceLedgerTests {
         (#"{"signedPayload": "abc"}"#, nil),
         (#"{"signedPayload":""}"#, nil),
         (#"{"other":"abc"}"#, nil),
+        (#"{"signedPayload":"aGk.eyJ9.c2l+"}"#, nil),
+        ("{\"signedPayload\":\"aGk.\u{e9}.c2ln\"}", nil),
+        (#"{"signedPayload":"aGk.eyJ9.c2ln"} "#, nil),
     ])
     func readsThePlainWebhookBodyWithoutAParser(body: String, expected: String?) {
         #expect(ReferenceLedger.plainSignedPayload(Array(body.utf8)) == expected)
+    }
+
+    @Test(arguments: [("processed", 1), ("duplicate", 0), ("recorded", 0), ("processed", 12_345)])
+    func writesTheCommitAnswerAsTheJSONEncoderWould(status: String, granted: Int) {
+        let body = CommitBody(status: status, granted: granted)
+        let fast = body.response(200)
+        let encoded = HTTPResponse.json(200, body)
+        #expect(fast.status == encoded.status)
+        #expect(fast.headers == encoded.headers)
+        #expect(String(decoding: fast.body, as: UTF8.self) == String(decoding: encoded.body, as: UTF8.self))
     }
 
     @Test func answers413ForAnOversizedBody() throws {
