@@ -1,3 +1,4 @@
+import AppStoreModel
 import Dispatch
 import Foundation
 import Synchronization
