@@ -68,76 +68,15 @@ extension Checker {
             state.books[action.appAccountToken] = book
         }
         if delivery.isForged {
-            if let id = truth.transactionId {
-                var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
-                tx.forged = true
-                // What a target that trusts the forgery would credit: the payload's quantity.
-                if !tx.genuine { tx.quantity = truth.quantity }
-                tx.trail.note(entry, as: .purchase, limit: limit)
-                book.txs[id] = tx
-            }
+            bookForgery(truth, entry: entry, limit: limit, in: &book)
             state.mark(action.appAccountToken)
             return
         }
         switch truth.kind {
         case .grant, .reinstate:
-            guard let id = truth.transactionId, let product = truth.productId else { return }
-            // A late copy of a transaction already folded into the counts: counted once, ignore it. If every
-            // earlier attempt was rejected, this copy may still be accepted: it is no longer known as lost.
-            if book.txs[id] == nil, let number = UInt64(id), book.foldedIDs.contains(number) {
-                book.accepted(number)
-                return
-            }
-            var tx = book.txs[id] ?? book.newTx(id, product: product, type: truth.productType)
-            tx.genuine = true
-            tx.sent = tx.sent || delivery.sends
-            if truth.kind == .grant && startsChain { tx.chains += 1 }
-            tx.quantity = truth.quantity
-            tx.group = truth.groupId
-            tx.original = truth.originalTransactionId
-            tx.expires = truth.expiresDate
-            if truth.kind == .reinstate { tx.reinstatedDate = max(tx.reinstatedDate, truth.effectiveDate) }
-            // The latest signedDate decides between a refund and its reversal, whatever their arrival order.
-            if truth.kind == .reinstate && tx.revoked && truth.effectiveDate > tx.revokedDate {
-                // The target owes it again only once it acknowledges the reversal.
-                tx.acked = false
-                tx.revoked = false
-                tx.revocationAcked = false
-                book.gone.remove(id)
-                book.gone.remove("product:" + product)
-            }
-            tx.trail.note(entry, as: .purchase, limit: limit)
-            book.txs[id] = tx
-            if let old = truth.supersedes { book.txs[old]?.superseded = true }
-            if truth.productType == .autoRenewable { book.apply(truth) }
+            bookGrant(delivery, entry: entry, startsChain: startsChain, limit: limit, in: &book)
         case .revoke:
-            guard let id = truth.transactionId else { return }
-            if book.txs[id] == nil, let product = truth.productId, var folded = book.folded[product] {
-                // A refund of a transaction folded away: its units may have been counted as owed. Refunded
-                // entitlements are never folded, so a folded one was unrefunded until now.
-                folded.acked = max(0, folded.acked - truth.quantity)
-                if truth.productType != .consumable, let number = UInt64(id), book.foldedIDs.contains(number) {
-                    folded.unrefunded = max(0, folded.unrefunded - 1)
-                }
-                book.folded[product] = folded
-            }
-            // A refunded purchase is not lost, whatever its deliveries got.
-            if let number = UInt64(id) { book.accepted(number) }
-            var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
-            tx.genuine = true
-            if truth.effectiveDate < tx.reinstatedDate {
-                // A refund older than a reversal already seen (a reordered delivery): the reversal stands.
-                tx.trail.note(entry, as: .refund, limit: limit)
-                book.txs[id] = tx
-                state.mark(action.appAccountToken)
-                return
-            }
-            if !tx.revoked { tx.revokedDate = truth.effectiveDate }
-            tx.revoked = true
-            tx.trail.note(entry, as: .refund, limit: limit)
-            book.txs[id] = tx
-            if truth.productType == .autoRenewable { book.apply(truth) }
-            state.mark(action.appAccountToken)
+            if bookRefund(truth, entry: entry, limit: limit, in: &book) { state.mark(action.appAccountToken) }
         case .subscriptionStatus:
             book.apply(truth)
             if let id = truth.transactionId { book.txs[id]?.trail.note(entry, as: .recent, limit: limit) }
@@ -154,6 +93,87 @@ extension Checker {
         case .none:
             if let id = truth.transactionId { book.txs[id]?.trail.note(entry, as: .recent, limit: limit) }
         }
+    }
+
+    /// A forged delivery: what a target that trusts it would credit.
+    private func bookForgery(_ truth: Truth, entry: LogEntry?, limit: Int, in book: inout Book) {
+        guard let id = truth.transactionId else { return }
+        var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
+        tx.forged = true
+        // What a target that trusts the forgery would credit: the payload's quantity.
+        if !tx.genuine { tx.quantity = truth.quantity }
+        tx.trail.note(entry, as: .purchase, limit: limit)
+        book.txs[id] = tx
+    }
+
+    /// A genuine purchase, renewal or reinstatement.
+    private func bookGrant(
+        _ delivery: PlannedDelivery,
+        entry: LogEntry?,
+        startsChain: Bool,
+        limit: Int,
+        in book: inout Book
+    ) {
+        let truth = delivery.action.truth
+        guard let id = truth.transactionId, let product = truth.productId else { return }
+        // A late copy of a transaction already folded into the counts: counted once, ignore it. If every
+        // earlier attempt was rejected, this copy may still be accepted: it is no longer known as lost.
+        if book.txs[id] == nil, let number = UInt64(id), book.foldedIDs.contains(number) {
+            book.accepted(number)
+            return
+        }
+        var tx = book.txs[id] ?? book.newTx(id, product: product, type: truth.productType)
+        tx.genuine = true
+        tx.sent = tx.sent || delivery.sends
+        if truth.kind == .grant && startsChain { tx.chains += 1 }
+        tx.quantity = truth.quantity
+        tx.group = truth.groupId
+        tx.original = truth.originalTransactionId
+        tx.expires = truth.expiresDate
+        if truth.kind == .reinstate { tx.reinstatedDate = max(tx.reinstatedDate, truth.effectiveDate) }
+        // The latest signedDate decides between a refund and its reversal, whatever their arrival order.
+        if truth.kind == .reinstate && tx.revoked && truth.effectiveDate > tx.revokedDate {
+            // The target owes it again only once it acknowledges the reversal.
+            tx.acked = false
+            tx.revoked = false
+            tx.revocationAcked = false
+            book.gone.remove(id)
+            book.gone.remove("product:" + product)
+        }
+        tx.trail.note(entry, as: .purchase, limit: limit)
+        book.txs[id] = tx
+        if let old = truth.supersedes { book.txs[old]?.superseded = true }
+        if truth.productType == .autoRenewable { book.apply(truth) }
+    }
+
+    /// A refund or revocation. Returns whether the account is to be checked again (false without a transaction).
+    private func bookRefund(_ truth: Truth, entry: LogEntry?, limit: Int, in book: inout Book) -> Bool {
+        guard let id = truth.transactionId else { return false }
+        if book.txs[id] == nil, let product = truth.productId, var folded = book.folded[product] {
+            // A refund of a transaction folded away: its units may have been counted as owed. Refunded
+            // entitlements are never folded, so a folded one was unrefunded until now.
+            folded.acked = max(0, folded.acked - truth.quantity)
+            if truth.productType != .consumable, let number = UInt64(id), book.foldedIDs.contains(number) {
+                folded.unrefunded = max(0, folded.unrefunded - 1)
+            }
+            book.folded[product] = folded
+        }
+        // A refunded purchase is not lost, whatever its deliveries got.
+        if let number = UInt64(id) { book.accepted(number) }
+        var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
+        tx.genuine = true
+        if truth.effectiveDate < tx.reinstatedDate {
+            // A refund older than a reversal already seen (a reordered delivery): the reversal stands.
+            tx.trail.note(entry, as: .refund, limit: limit)
+            book.txs[id] = tx
+            return true
+        }
+        if !tx.revoked { tx.revokedDate = truth.effectiveDate }
+        tx.revoked = true
+        tx.trail.note(entry, as: .refund, limit: limit)
+        book.txs[id] = tx
+        if truth.productType == .autoRenewable { book.apply(truth) }
+        return true
     }
 
     /// Applies the outcome of a dispatched delivery to its account's book; `entry` (nil in bulk) goes into the
