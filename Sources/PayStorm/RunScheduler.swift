@@ -128,8 +128,6 @@ final class RunScheduler: TimedRequestSource {
     private var bookedMissed = 0
     /// Shed deliveries by kind, and by role and kind in the current second, for one history line each.
     private var shedTally = ShedTally()
-    /// Whether each role has an endpoint, asked once (a shed delivery of a role without one is not missed).
-    private let reachable: (webhook: Bool, deviceDelivery: Bool, deviceReport: Bool)
     /// Why a shed delivery was missed, as the oracle books it, made once.
     private let shedReason: String
 
@@ -178,10 +176,6 @@ final class RunScheduler: TimedRequestSource {
         self.endOfSchedule = endOfSchedule
         self.endOfFollowUps = endOfFollowUps
         shedReason = "missed: \(pipeline.shedReason)"
-        reachable = (
-            endpoints.template(for: .webhook) != nil, endpoints.template(for: .deviceDelivery) != nil,
-            endpoints.template(for: .deviceReport) != nil
-        )
     }
 
     // MARK: TimedRequestSource
@@ -324,7 +318,8 @@ final class RunScheduler: TimedRequestSource {
             for index in run.indices {
                 let delivery = run[index]
                 for fault in delivery.faults { faultCounts[fault.fault, default: 0] += 1 }
-                guard let role = Endpoints.role(of: delivery), canReach(role) else {
+                // A shed delivery of a role without an endpoint is not missed: it would not have been sent.
+                guard let role = Endpoints.role(of: delivery), endpoints.template(for: role) != nil else {
                     checker.bookMissed(run[bulk..<index], reason: shedReason)
                     bulk = index + 1
                     unreachable(delivery)
@@ -340,14 +335,6 @@ final class RunScheduler: TimedRequestSource {
         for (kind, count) in shedTally.drainByKind() {
             recorder.recordMissed(kind: kind, count: count)
             bookedMissed += count
-        }
-    }
-
-    private func canReach(_ role: RequestRole) -> Bool {
-        switch role {
-        case .webhook: reachable.webhook
-        case .deviceDelivery: reachable.deviceDelivery
-        case .deviceReport: reachable.deviceReport
         }
     }
 
