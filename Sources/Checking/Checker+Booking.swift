@@ -38,10 +38,14 @@ extension Checker {
     /// Whether the App Store or the device will try this delivery again (also after a refused connection):
     /// until the last attempt is answered, a rejection is not final.
     func continuesChain(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at t: Double) -> Bool {
-        !delivery.isForged && delivery.action.truth.kind == .grant
-            && policy.followUps(after: delivery, outcome: outcome, at: t).contains {
-                $0.copy == .retry || $0.copy == .redelivery
-            }
+        !delivery.isForged && delivery.action.truth.kind == .grant && isTriedAgain(delivery, after: outcome, at: t)
+    }
+
+    /// Whether the chaos policy follows this answer with a retry or a redelivery of the same delivery.
+    func isTriedAgain(_ delivery: PlannedDelivery, after outcome: DeliveryOutcome, at t: Double) -> Bool {
+        policy.followUps(after: delivery, outcome: outcome, at: t).contains {
+            $0.copy == .retry || $0.copy == .redelivery
+        }
     }
 
     /// Applies a dispatched delivery's truth to its account's book; `entry` (nil in bulk) goes into the trail,

@@ -20,10 +20,7 @@ extension Checker {
         guard !delivery.isForged, delivery.action.lifecycle == .renewalExtensionSummary else { return nil }
         if outcome.isAcknowledged { return .acknowledged }
         guard case .rejected = outcome else { return .undecided }
-        let retried = policy.followUps(after: delivery, outcome: outcome, at: t).contains {
-            $0.copy == .retry || $0.copy == .redelivery
-        }
-        return retried ? .undecided : .refused
+        return isTriedAgain(delivery, after: outcome, at: t) ? .undecided : .refused
     }
 
     /// A summary the target refused on the App Store's last attempt and never acknowledged on another.
