@@ -255,7 +255,11 @@ extension Checker {
             // Each chain ends once: at the answer of its last attempt.
             if truth.kind == .grant && !continues { tx.chains = max(0, tx.chains - 1) }
         case .revoke:
-            if acked { tx.revocationAcked = true }
+            if acked && !tx.revocationAcked {
+                tx.revocationAcked = true
+                // Rounded up: a probe that asked in the same millisecond may not have seen the refund yet.
+                tx.revocationAckedMillis = Int64((t * 1000).rounded(.up))
+            }
             if case .indeterminate = outcome { tx.revocationIndeterminate = true }
         case .subscriptionStatus, .pending, .none:
             break

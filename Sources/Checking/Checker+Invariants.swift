@@ -9,8 +9,19 @@ extension Checker {
         var book: Book
         var observed: AccountState
         var now: Int64
+        /// When the probe asked, in milliseconds since the start of the run: the target read its state no
+        /// earlier, so only a refund it had acknowledged by then must show.
+        var asked: Int64
         var boundary: Int64
         var phrases: [String]
+
+        /// Whether the transaction's refund stood when the probe asked: acknowledged by then. The books may
+        /// already hold later answers: a probe's answer can reach the checker after deliveries that followed
+        /// it were booked (a `transform` runs off the engine's thread), and the target may have read its
+        /// state before applying a refund whose answer came back while the probe was in flight.
+        func refundStood(_ tx: Tx) -> Bool {
+            tx.revoked && tx.revocationAcked && tx.revocationAckedMillis <= asked
+        }
 
         func genuine(_ product: String) -> [(String, Tx)] {
             book.txs.filter { $0.value.product == product && $0.value.genuine && $0.value.sent }.map {
@@ -33,15 +44,12 @@ extension Checker {
             book.folded[product] != nil || !genuine(product).isEmpty
         }
 
-        /// Whether a sent purchase of the product other than `id` was unrefunded at the probe's time `now`, kept
-        /// or folded. A refund signed after the probe, or not yet acknowledged, had not taken it away then: a
-        /// probe answer can reach the checker after later deliveries were booked (a `transform` runs off the
-        /// engine's thread), so the books may already hold a refund the target could not have applied.
+        /// Whether a sent purchase of the product other than `id` was unrefunded when the probe asked, kept or
+        /// folded (see `refundStood`).
         func unrefundedPurchase(of product: String, besides id: String) -> Bool {
             if (book.folded[product]?.unrefunded ?? 0) > 0 { return true }
             return book.txs.values.contains {
-                $0.id != id && $0.product == product && $0.genuine && $0.sent && !$0.forged
-                    && (!$0.revoked || !$0.revocationAcked || $0.revokedDate > now)
+                $0.id != id && $0.product == product && $0.genuine && $0.sent && !$0.forged && !refundStood($0)
             }
         }
 
@@ -199,9 +207,8 @@ extension Checker {
         }
         let entitledIDs = Set(c.observed.entitlements.compactMap(\.transactionId))
         let entitledProducts = Set(c.observed.entitlements.map(\.productId))
-        // A refund signed after the probe's time is not one the target could have applied (see
-        // `unrefundedPurchase`).
-        for (id, tx) in book.txs where tx.revoked && tx.revocationAcked && tx.genuine && tx.revokedDate <= c.now {
+        // Only a refund that stood when the probe asked is one the target must show (see `refundStood`).
+        for (id, tx) in book.txs where tx.genuine && c.refundStood(tx) {
             if entitledIDs.contains(id) {
                 if book.gone.contains(id) {
                     failure =

@@ -178,9 +178,17 @@ public final class Checker: Sendable {
     ///   - observed: what the probe returned.
     ///   - t: when the probe answered, seconds since the start of the run.
     ///   - final: true after the settle time (all six invariants); false during the run (safety invariants only).
+    ///   - asked: when the probe asked (the target read its state between then and `t`), if earlier than `t`:
+    ///     a refund acknowledged after it may not show in the answer yet.
     /// - Returns: one result per invariant checked.
     @discardableResult
-    public func check(account: String, state observed: AccountState, at t: Double, final: Bool) -> [CheckResult] {
+    public func check(
+        account: String,
+        state observed: AccountState,
+        at t: Double,
+        final: Bool,
+        asked: Double? = nil
+    ) -> [CheckResult] {
         let now = startMillis + Int64((t * 1000).rounded())
         return state.withLock { state in
             // UUIDs compare case-insensitively: a probe may name the account as the backend stores it.
@@ -194,6 +202,7 @@ public final class Checker: Sendable {
                 book: book,
                 observed: observed,
                 now: now,
+                asked: Int64((min(asked ?? t, t) * 1000).rounded(.down)),
                 boundary: Int64(options.boundarySeconds * 1000),
                 phrases: state.phrases
             )

@@ -92,9 +92,9 @@ struct Folded: Sendable {
 }
 
 /// One transaction's truth and answers. A soak keeps up to `Checker.Options.foldAbove` of these for every
-/// account for the whole run, so the scalars are stored narrow (counts and statuses in 32 bits, flags in
-/// bits, the original transaction ID as a number) behind full-width accessors: 128 bytes instead of 216,
-/// and no string of its own for each period of a subscription.
+/// account for the whole run, so the scalars are stored narrow (counts and times in 32 bits, rejections and
+/// statuses in 16, flags in bits, the original transaction ID as a number) behind full-width accessors: 128
+/// bytes instead of 216, and no string of its own for each period of a subscription.
 struct Tx: KeyedByID, Sendable {
     var id: String
     var product: String
@@ -107,10 +107,11 @@ struct Tx: KeyedByID, Sendable {
     private var originalNumber: UInt64 = 0
     private var originalText: String?
     private var storedQuantity: Int32 = 1
-    private var storedRejected: Int32 = 0
-    private var storedLastRejection: Int32 = 0
     private var storedChains: Int32 = 0
     private var storedSequence: UInt32
+    private var storedRevocationAckedMillis: UInt32 = 0
+    private var storedRejected: UInt16 = 0
+    private var storedLastRejection: UInt16 = 0
     private var flags: UInt16 = 0
     var type: ProductKind?
 
@@ -141,11 +142,17 @@ struct Tx: KeyedByID, Sendable {
     /// Attempts of the purchase answered with a rejection.
     var rejected: Int {
         get { Int(storedRejected) }
-        set { storedRejected = Int32(clamping: newValue) }
+        set { storedRejected = UInt16(clamping: newValue) }
     }
     var lastRejection: Int {
         get { Int(storedLastRejection) }
-        set { storedLastRejection = Int32(clamping: newValue) }
+        set { storedLastRejection = UInt16(clamping: newValue) }
+    }
+    /// When the target first acknowledged the current refund, in milliseconds since the start of the run
+    /// (meaningful while `revocationAcked`): a probe that asked before then may still show the purchase.
+    var revocationAckedMillis: Int64 {
+        get { Int64(storedRevocationAckedMillis) }
+        set { storedRevocationAckedMillis = UInt32(clamping: newValue) }
     }
     /// Attempt chains still open: each copy of a purchase delivery starts one, and it ends with the answer to
     /// its last retry or redelivery. Apple's retries, device redeliveries and any later retry policy all

@@ -434,14 +434,16 @@ final class RunScheduler: TimedRequestSource {
             checker.probeFailed(account: account, error: ProbeFailure(reason), at: now, final: false)
             return
         }
+        // The target read the account between the probe's send and its answer.
+        let asked = result.wireStart.seconds
         if let transformer {
-            transformer.transform(account: account, body: result.body, at: now)
+            transformer.transform(account: account, body: result.body, at: now, asked: asked)
             return
         }
         do {
             let state = try decodeProbe(result.body, mapping: endpoints.probeMapping)
             if state.grants != nil { probeSawGrants = true }
-            note(checker.check(account: account, state: state, at: now, final: false), at: now)
+            note(checker.check(account: account, state: state, at: now, final: false, asked: asked), at: now)
         } catch {
             checker.probeFailed(account: account, error: error, at: now, final: false)
         }

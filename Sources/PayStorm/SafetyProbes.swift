@@ -93,13 +93,15 @@ final class SafetyProbes: Sendable {
         }
         guard let batch else { return }
         queue.async { [self] in
-            for answer in read(batch) { feed(answer.account, answer.state, at: clock()) }
+            // Each account was read by the command some time after this.
+            let asked = clock()
+            for answer in read(batch) { feed(answer.account, answer.state, at: clock(), asked: asked) }
             state.withLock { $0.roundRunning = false }
         }
     }
 
-    /// Transforms one HTTP probe answer, received at `t` seconds, and checks it.
-    func transform(account: String, body: [UInt8], at t: Double) {
+    /// Transforms one HTTP probe answer, asked for at `asked` and received at `t` seconds, and checks it.
+    func transform(account: String, body: [UInt8], at t: Double, asked: Double) {
         let accepted = state.withLock { state in
             guard !state.closed, state.queuedTransforms < Self.maxQueuedTransforms else {
                 state.droppedTransforms += 1
@@ -110,7 +112,7 @@ final class SafetyProbes: Sendable {
         }
         guard accepted else { return }
         queue.async { [self] in
-            feed(account, transformBody(body), at: t)
+            feed(account, transformBody(body), at: t, asked: asked)
             state.withLock { $0.queuedTransforms -= 1 }
         }
     }
@@ -150,10 +152,10 @@ final class SafetyProbes: Sendable {
         }
     }
 
-    private func feed(_ account: String, _ answer: Result<AccountState, ProbeError>, at t: Double) {
+    private func feed(_ account: String, _ answer: Result<AccountState, ProbeError>, at t: Double, asked: Double) {
         switch answer {
         case .success(let observed):
-            let results = checker.check(account: account, state: observed, at: t, final: false)
+            let results = checker.check(account: account, state: observed, at: t, final: false, asked: asked)
             state.withLock { state in
                 state.answers += 1
                 if observed.grants != nil { state.sawGrants = true }

@@ -166,6 +166,35 @@ struct TrustworthyVerdictTests {
         #expect(found.summary.contains("came back"))
     }
 
+    /// The example backend's false alarm at 10× its test's length (seed 7, a loaded machine): bought, refunded,
+    /// gone, bought again; the second refund, signed before the probe asked, reached the target only after it
+    /// (a reordered webhook, a device delivery), and its acknowledgment was booked before the probe's answer
+    /// was checked. What stood when the probe asked is what it must show.
+    @Test func refundAcknowledgedAfterTheProbeAskedIsNoRegression() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        script.play(.revoke, "1001", "pro", .nonConsumable, at: 3)
+        #expect(failures(script.check(AccountState(), at: 5, final: false)).isEmpty)
+        script.play(.grant, "1002", "pro", .nonConsumable, at: 10)
+        let refund = script.play(.revoke, "1002", "pro", .nonConsumable, at: 12, outcome: nil)
+        script.checker.record(refund, outcome: .acknowledged(status: 200), at: 12.6)
+        let shown = AccountState(entitlements: [.init(productId: "pro")])
+        // Asked at 12.5: answered before the acknowledgment (checked late), or after it (in flight meanwhile).
+        for answered in [12.52, 12.7] {
+            let results = script.checker.check(
+                account: script.token,
+                state: shown,
+                at: answered,
+                final: false,
+                asked: 12.5
+            )
+            #expect(failures(results).isEmpty, "answered at \(answered): \(results)")
+        }
+        // Asked once the refund stood, the product coming back is a regression.
+        let found = try #require(witness(script.check(shown, at: 20, final: false), .noStaleRegression))
+        #expect(found.summary.contains("came back"))
+    }
+
     /// The 30-minute soak's false alarm (seed 42): coins refunded, folded away under later purchases, then the
     /// refund reversed 1,300 s later; the target credits them again, which the oracle must owe.
     @Test func refundReversedAfterFoldingIsOwedAgain() throws {
