@@ -326,10 +326,13 @@ extension Checker {
 
     /// An acknowledged, unrefunded purchase of the same product that the target no longer entitles after
     /// `refunded`'s refund, if one is owed now (a non-renewing one only within its period, away from its end).
+    /// Only a purchase the target acknowledged before the refund was first dispatched can have been taken by
+    /// it: one bought later and missing is lost (no-lost-purchase), not revoked.
     func overRevoked(by refunded: Tx, _ c: Context) -> Tx? {
-        c.book.txs.values.filter { tx in
+        guard let refundSent = refunded.trail.earliest(.refund) else { return nil }
+        return c.book.txs.values.filter { tx in
             guard tx.id != refunded.id, tx.product == refunded.product, tx.genuine, tx.acked, !tx.revoked,
-                !tx.forged
+                !tx.forged, let acknowledged = tx.trail.earliest(.acks), acknowledged < refundSent
             else { return false }
             guard tx.type == .nonRenewing else { return true }
             guard let expires = tx.expires else { return false }

@@ -68,6 +68,11 @@ struct Trail: Sendable {
         if same.count < count { kept.append(entry) } else { kept[same[count - 1]] = entry }
     }
 
+    /// When the earliest entry kept of a part happened (each part keeps its first entries), if any.
+    func earliest(_ part: Part) -> Double? {
+        kept.lazy.filter { $0.part == part.rawValue }.map(\.at).min()
+    }
+
     /// The entries of the chosen parts: the purchase, acknowledgments, rejections, refund, then the rest.
     func entries(_ parts: Part) -> [LogEntry] {
         var list: [LogEntry] = []

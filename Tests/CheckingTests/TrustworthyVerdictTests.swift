@@ -255,6 +255,20 @@ struct TrustworthyVerdictTests {
         #expect(failures(script.check(kept, at: 31)).isEmpty)
     }
 
+    /// The pulling example backend at 10× its test's length (seed 9): pro.unlock bought and refunded, bought
+    /// again 35 s later, and the second purchase never granted. The refund cannot have taken a purchase made
+    /// after it: that is a lost purchase, not an over-revocation.
+    @Test func purchaseMissingAfterAnEarlierRefundIsLostNotOverRevoked() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        script.play(.revoke, "1001", "pro", .nonConsumable, at: 21)
+        script.play(.grant, "1002", "pro", .nonConsumable, at: 56)
+        let results = script.check(AccountState(), at: 108)
+        #expect(failures(results) == [.noLostPurchase])
+        let found = try #require(witness(results, .noLostPurchase))
+        #expect(found.summary.contains("acknowledged purchase 1002"))
+    }
+
     // MARK: - Item 3: a genuine purchase never accepted
 
     @Test func purchaseWhoseEveryAttemptWasRejectedIsLost() throws {
