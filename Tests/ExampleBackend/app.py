@@ -18,8 +18,9 @@ EXAMPLE_APP_APPLE_ID, EXAMPLE_ENVIRONMENT (Sandbox), BUGS.
 The pull endpoint (`POST /api/v1/purchases/pull`, `{"transactionId", "userId", "sku"}`) asks the App Store Server
 API with Apple's AppStoreServerAPIClient: EXAMPLE_API_URL (the base URL, PayStorm's API in tests), EXAMPLE_API_KEY
 (the .p8 private key file), EXAMPLE_API_KEY_ID, EXAMPLE_API_ISSUER_ID; the HTTPS client trusts REQUESTS_CA_BUNDLE.
-With EXAMPLE_PURCHASES_BY_PULL=1 a one-time purchase is granted only by a pull: the webhook acknowledges
-ONE_TIME_CHARGE without filing it (renewals, refunds and subscriptions still go through the webhook).
+With EXAMPLE_PURCHASES_BY_PULL=1 a one-time purchase is granted by the app's pull: the webhook's ONE_TIME_CHARGE
+only confirms it (renewals, refunds and subscriptions still go through the webhook), and grants it only when a pull
+claimed it while Apple's API could not answer; a pull Apple's API cannot answer grants what a webhook confirmed.
 """
 
 import contextlib
@@ -108,6 +109,18 @@ CREATE TABLE IF NOT EXISTS subscriptions (
     state_signed_date INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS subscriptions_by_user ON subscriptions (user_id);
+-- Pulling mode: one-time purchases Apple's webhook confirmed (signed) and ids the app claimed while Apple's API
+-- could not answer: whichever comes second grants, so neither channel alone can lose a purchase.
+CREATE TABLE IF NOT EXISTS confirmations (
+    transaction_id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    signed_transaction TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS claims (
+    transaction_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    PRIMARY KEY (transaction_id, user_id)
+);
 CREATE TABLE IF NOT EXISTS reports (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     user_id TEXT NOT NULL,
@@ -329,6 +342,28 @@ class Store:
             # A refund of the current period revokes it even when a newer view of it was filed first.
             self.db.execute("UPDATE subscriptions SET state = ? WHERE original_transaction_id = ?", (REVOKED, original))
 
+    def claimed(self, transaction_id, user):
+        return self.db.execute(
+            "SELECT 1 FROM claims WHERE transaction_id = ? AND user_id = ?", (transaction_id, user)
+        ).fetchone() is not None
+
+    def confirm(self, transaction_id, user, signed_transaction):
+        self.db.execute(
+            "INSERT OR IGNORE INTO confirmations (transaction_id, user_id, signed_transaction) VALUES (?, ?, ?)",
+            (transaction_id, user, signed_transaction),
+        )
+
+    def confirmation(self, transaction_id, user):
+        """The signed transaction Apple's webhook confirmed for `user`, or None."""
+        row = self.db.execute(
+            "SELECT signed_transaction FROM confirmations WHERE transaction_id = ? AND user_id = ?",
+            (transaction_id, user),
+        ).fetchone()
+        return row["signed_transaction"] if row is not None else None
+
+    def claim(self, transaction_id, user):
+        self.db.execute("INSERT OR IGNORE INTO claims (transaction_id, user_id) VALUES (?, ?)", (transaction_id, user))
+
     def record_report(self, user, sku, result):
         self.db.execute(
             "INSERT INTO reports (user_id, sku, result, received_at) VALUES (?, ?, ?, ?)", (user, sku, result, now_ms())
@@ -474,11 +509,16 @@ def create_app():
             except VerificationException as failure:
                 return error(400, f"nested payload not verified: {failure.status}")
             user = webhook_user(tx)
-            if purchases_by_pull and note.rawNotificationType == "ONE_TIME_CHARGE":
-                # The app's pull grants one-time purchases; this notification only confirms one.
+            if purchases_by_pull and note.rawNotificationType == "ONE_TIME_CHARGE" and user is not None:
+                # The app's pull grants one-time purchases; this notification confirms one, and grants it (below)
+                # only if the app already claimed it while Apple's API could not answer (see pull_failed).
                 with write_transaction(store.db):
-                    store.record_notification(note)
-                return jsonify({"ok": True})
+                    store.confirm(tx.transactionId, user, data.signedTransactionInfo)
+                    claimed = store.claimed(tx.transactionId, user)
+                    if not claimed:
+                        store.record_notification(note)
+                if not claimed:
+                    return jsonify({"ok": True})
             # Read before the write transaction; a stale answer is harmless because the unique constraints
             # inside it decide (unless racy-dedupe removed them).
             owed = not store.credited(tx.transactionId)
@@ -571,6 +611,19 @@ def create_app():
                 return jsonify({"ok": True, "granted": True})
             finally:
                 store.db.close()
+        # Apple's API could not answer, but its webhook may already have confirmed this purchase for this user
+        # (signed, verified): grant that. Otherwise remember the claim, so that the confirmation grants it when
+        # it comes; one write transaction, so a webhook cannot slip between the look and the claim.
+        store = Store(connect(db_path))
+        try:
+            with write_transaction(store.db):
+                confirmed = store.confirmation(body["transactionId"], user)
+                if confirmed is None:
+                    store.claim(body["transactionId"], user)
+            if confirmed is not None:
+                return file_device_transaction(verifier.transaction(confirmed), user)
+        finally:
+            store.db.close()
         # Not found yet (eventual consistency), rate limited or failing: the app keeps the transaction unfinished
         # and asks again at its next launch.
         return error(404 if status == 404 else 503, f"App Store Server API answered {status}")
