@@ -611,9 +611,12 @@ def create_app():
                 return jsonify({"ok": True, "granted": True})
             finally:
                 store.db.close()
-        # Apple's API could not answer, but its webhook may already have confirmed this purchase for this user
-        # (signed, verified): grant that. Otherwise remember the claim, so that the confirmation grants it when
-        # it comes; one write transaction, so a webhook cannot slip between the look and the claim.
+        if status == 404:
+            # Not found yet (eventual consistency): the app keeps the transaction unfinished and asks again.
+            return error(404, "App Store Server API answered 404")
+        # Rate limited or failing: Apple's webhook may already have confirmed this purchase for this user (signed,
+        # verified), so grant that. Otherwise remember the claim, so that the confirmation grants it when it comes
+        # (one write transaction, so a webhook cannot slip between the look and the claim), and the app asks again.
         store = Store(connect(db_path))
         try:
             with write_transaction(store.db):
@@ -624,9 +627,7 @@ def create_app():
                 return file_device_transaction(verifier.transaction(confirmed), user)
         finally:
             store.db.close()
-        # Not found yet (eventual consistency), rate limited or failing: the app keeps the transaction unfinished
-        # and asks again at its next launch.
-        return error(404 if status == 404 else 503, f"App Store Server API answered {status}")
+        return error(503, f"App Store Server API answered {status}")
 
     def grant_claimed(store, transaction_id, user, sku):
         kind = CONSUMABLE if sku.startswith("coins") else NON_CONSUMABLE
