@@ -233,7 +233,15 @@ extension Checker {
             }
         }
         tx.trail.note(entry, as: part, limit: limit)
-        guard !delivery.isForged else { return }
+        guard !delivery.isForged else {
+            // A refusal (4xx) credited nothing; a server error may have come after a commit.
+            switch outcome {
+            case .acknowledged, .indeterminate: tx.forgeryMayCount = true
+            case .rejected(let status): if status >= 500 { tx.forgeryMayCount = true }
+            case .notSent: break
+            }
+            return
+        }
         let acked = outcome.isAcknowledged
         switch truth.kind {
         case .grant, .reinstate:

@@ -34,9 +34,18 @@ extension Checker {
             genuine(product).reduce(book.folded[product]?.sent ?? 0) { $0 + $1.1.quantity }
         }
 
-        /// Transactions of the product that exist only in forged deliveries.
+        /// Transactions of the product that exist only in forged deliveries, one of which the target may have
+        /// credited (see `Tx.forgeryMayCount`): a target that refused every forgery credited none.
         func forgedOnly(_ product: String) -> [Tx] {
-            book.txs.values.filter { $0.product == product && $0.forged && !$0.genuine }
+            book.txs.values.filter { $0.product == product && $0.forged && !$0.genuine && $0.forgeryMayCount }
+        }
+
+        /// Units of the product's verified purchases sent whose refund had not stood when the probe asked (kept
+        /// or folded).
+        func unitsNotRefunded(_ product: String) -> Int {
+            genuine(product).filter { !refundStood($0.1) }.reduce(book.folded[product]?.sentNotRefunded ?? 0) {
+                $0 + $1.1.quantity
+            }
         }
 
         /// Whether any verified purchase of the product was sent (kept or folded).
@@ -116,21 +125,30 @@ extension Checker {
             )
         }
         for (product, balance) in c.observed.balances where balance > 0 && c.bought(product) {
-            // More than the genuine purchases allow, and forged transactions of the product can explain the
-            // excess: a forgery was credited. (A probe without per-transaction grants cannot tell it from a
-            // double grant; forged units covering the excess make the forgery the plainer reading.)
+            // More than the genuine purchases allow (all sent, or what their refunds leave), and forged
+            // transactions the target may have credited can explain the excess: a forgery was credited. (A probe
+            // without per-transaction grants cannot tell it from a double grant or a refund not taken back;
+            // forged units covering the excess make the forgery the plainer reading.)
             let upper = c.genuineUnits(product)
+            let allowed = c.unitsNotRefunded(product)
             let forged = c.forgedOnly(product)
             let forgedUnits = forged.reduce(0) { $0 + $1.quantity }
-            if balance > upper && forgedUnits > 0 && balance <= upper + forgedUnits {
-                return .fail(
-                    "the target shows \(balance) \(product) but the verified purchases sent add up to \(upper), and "
-                        + "forged transactions of it were sent: a forgery was credited (or, if the target rejected "
-                        + "them all, a purchase was credited twice)",
-                    c.evidence(forged + c.genuine(product).map(\.1), .all),
-                    "showed a balance of \(balance) \(product)"
-                )
+            guard forgedUnits > 0 else { continue }
+            let bound: String
+            if balance > upper && balance <= upper + forgedUnits {
+                bound = "the verified purchases sent add up to \(upper)"
+            } else if balance > allowed && balance <= upper && balance <= allowed + forgedUnits {
+                bound = "only \(allowed) remain once refunds are taken back"
+            } else {
+                continue
             }
+            return .fail(
+                "the target shows \(balance) \(product) but \(bound), and forged transactions of it were "
+                    + "not refused: a forgery was credited (or "
+                    + (balance > upper ? "a purchase was credited twice)" : "a refund was not taken back)"),
+                c.evidence(forged + c.genuine(product).map(\.1), .all),
+                "showed a balance of \(balance) \(product)"
+            )
         }
         for grant in c.observed.grants ?? [] where grant.count > 0 {
             guard let tx = c.book.txs[grant.transactionId] else {
@@ -302,20 +320,19 @@ extension Checker {
             }
         }
         for (product, balance) in c.observed.balances where typeOf[product] == .consumable {
-            let sent = c.genuine(product)
-            let refunded = sent.filter { $0.1.revoked && $0.1.revocationAcked }
+            let refunded = c.genuine(product).filter { c.refundStood($0.1) }
             guard !refunded.isEmpty else { continue }
-            let allowed = sent.filter { !($0.1.revoked && $0.1.revocationAcked) }.reduce(
-                c.book.folded[product]?.sentNotRefunded ?? 0
-            ) { $0 + $1.1.quantity }
-            // Units that forged transactions explain are an unlock without a verified purchase (filed there);
-            // only what remains beyond them proves a refund was not taken back.
-            let upper = c.genuineUnits(product)
+            let allowed = c.unitsNotRefunded(product)
+            // Units that forged transactions the target may have credited explain are an unlock without a
+            // verified purchase (filed there); only what remains beyond them proves a refund was not taken back.
             let forgedUnits = c.forgedOnly(product).reduce(0) { $0 + $1.quantity }
-            let forgedExplains = forgedUnits > 0 && balance > upper && balance <= upper + forgedUnits
-            if (forgedExplains ? balance - forgedUnits : balance) > allowed {
+            if balance - forgedUnits > allowed {
+                let twice =
+                    c.observed.grants == nil && balance <= c.genuineUnits(product)
+                    ? " (or a purchase was credited twice: the probe shows no per-transaction grants)" : ""
                 return .fail(
-                    "the target shows \(balance) \(product) but only \(allowed) remain once refunds are taken back",
+                    "the target shows \(balance) \(product) but only \(allowed) remain once refunds are taken back"
+                        + twice,
                     c.evidence(refunded.map(\.1), .refund),
                     "showed a balance of \(balance) \(product)"
                 )

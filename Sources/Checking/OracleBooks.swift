@@ -217,6 +217,12 @@ struct Tx: KeyedByID, Sendable {
         get { flag(1 << 10) }
         set { set(1 << 10, newValue) }
     }
+    /// A forged delivery of it was acknowledged, got no answer or a server error: a target that trusts
+    /// forgeries may have credited it.
+    var forgeryMayCount: Bool {
+        get { flag(1 << 11) }
+        set { set(1 << 11, newValue) }
+    }
 
     init(id: String, sequence: UInt64, product: String, type: ProductKind?) {
         self.id = id

@@ -83,11 +83,13 @@ struct Script {
         notification: String? = nil,
         onDevice: Bool = false,
         copy: Copy = .original,
-        attempt: Int = 0
+        attempt: Int = 0,
+        forgery: String? = nil
     ) -> PlannedDelivery {
         var delivery = onDevice ? device : webhook
         nextID += 1
         delivery.id = nextID
+        delivery.forgery = forgery
         delivery.at = t
         delivery.copy = copy
         delivery.attempt = attempt
@@ -267,6 +269,35 @@ struct TrustworthyVerdictTests {
         #expect(failures(results) == [.noLostPurchase])
         let found = try #require(witness(results, .noLostPurchase))
         #expect(found.summary.contains("acknowledged purchase 1002"))
+    }
+
+    /// The example backend with racy-dedupe at 10× (seed 7): it rejects every forgery, yet an excess of coins
+    /// was filed as "a forgery was credited". Only forgeries the target may have credited explain an excess.
+    @Test func excessBesideRejectedForgeriesIsADoubleGrant() throws {
+        for forgedOutcome in [DeliveryOutcome.rejected(status: 400), .acknowledged(status: 200)] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "1001", "coins", .consumable, at: 1)
+            script.play(.grant, "9001", "coins", .consumable, at: 2, outcome: forgedOutcome, forgery: "bad-signature")
+            let found = failures(script.check(AccountState(balances: ["coins": 2]), at: 5, final: false))
+            #expect(found == [forgedOutcome.isAcknowledged ? .noUnlockWithoutVerifiedPurchase : .noDoubleGrant])
+        }
+    }
+
+    /// The example backend with skip-verify at 10× (seed 7): it honours refunds and credits forgeries; coins one
+    /// above what the refunds leave were filed as a refund not taken back, though a credited forgery explains
+    /// them.
+    @Test func excessOverRefundsThatAForgeryExplainsIsAnUnlock() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "coins", .consumable, at: 1)
+        script.play(.grant, "1002", "coins", .consumable, at: 2)
+        script.play(.revoke, "1002", "coins", .consumable, at: 3)
+        script.play(.grant, "9001", "coins", .consumable, at: 4, forgery: "bad-signature")
+        let results = script.check(AccountState(balances: ["coins": 2]), at: 10)
+        #expect(failures(results) == [.noUnlockWithoutVerifiedPurchase])
+        let found = try #require(witness(results, .noUnlockWithoutVerifiedPurchase))
+        #expect(found.summary.contains("only 1 remain once refunds are taken back"))
+        // Beyond what the forgery can explain, the refund was not taken back.
+        #expect(failures(script.check(AccountState(balances: ["coins": 3]), at: 11)).contains(.revocationHonored))
     }
 
     // MARK: - Item 3: a genuine purchase never accepted
