@@ -301,6 +301,11 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         truth.productId = action.truth.productId
         truth.productType = action.truth.productType
         truth.quantity = action.truth.quantity
+        // A tampered device transaction claims more than was signed (a tampered notification only dodges
+        // deduplication): a target that trusts it credits the claim.
+        if kind == "tampered-payload", case .device = action.delivery {
+            truth.quantity *= Faults.tamperedQuantityFactor
+        }
         truth.transactionId = fakeID
         action.truth = truth
         forged.action = action

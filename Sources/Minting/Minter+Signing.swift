@@ -1,5 +1,6 @@
 public import AppStoreModel
 internal import Foundation
+internal import Profile
 internal import Signing
 
 /// Signing: bare transactions and renewal infos, and notifications with the nested JWS their kind carries.
@@ -36,7 +37,7 @@ extension Minter {
         var payload = forged.minter.transactionPayload(purchase, kind: kind, signedDate: forged.signedDate)
         if forgery == .datesInSeconds { payload = payload.mappingDates(Self.toSeconds) }
         let jws = try signForged(payload, forgery: forgery) { tampered in
-            tampered.quantity = (tampered.quantity ?? 1) * 10
+            tampered.quantity = (tampered.quantity ?? 1) * Int32(Faults.tamperedQuantityFactor)
             tampered.price = 0
         }
         return MintedJWS(jws: jws, payload: payload, forgery: forgery)

@@ -36,6 +36,10 @@ public struct Faults: Sendable, Hashable, Decodable {
         bareProductIDForgery,
     ]
 
+    /// How many times its quantity a `tampered-payload` transaction claims (changed after signing): what a
+    /// target that skips verification credits, so the oracle's truth for the forgery says the same.
+    public static let tamperedQuantityFactor = 10
+
     /// The forgeries of a device flow that pulls (``RequestTemplate/pulls``), which replace the JWS forgeries there:
     /// a transaction id the App Store never issued, and a genuine transaction id of another account.
     public static let pullForgeryKinds = ["made-up-transaction-id", "other-account-transaction-id"]
