@@ -260,7 +260,7 @@ extension Checker {
     }
 
     func revocationFinding(_ c: Context) -> Finding {
-        var unknown: String?
+        var undecided = Undecided()
         // The target's own books: a transaction the App Store refunded must read `revoked` there.
         for listed in c.observed.transactions ?? [] where listed.state == .granted {
             guard let tx = c.book.txs[listed.transactionId], tx.genuine, tx.revoked, tx.revocationAcked else {
@@ -276,7 +276,7 @@ extension Checker {
         for (id, tx) in c.book.txs.sorted(by: { $0.value.sequence < $1.value.sequence })
         where tx.revoked && tx.genuine {
             guard tx.revocationAcked else {
-                if tx.revocationIndeterminate { unknown = "the refund of \(id) got no answer" }
+                if tx.revocationIndeterminate { undecided.note("the refund of \(id) got no answer") }
                 continue
             }
             if let entitlement = c.observed.entitlements.first(where: { $0.transactionId == id }) {
@@ -338,7 +338,7 @@ extension Checker {
                 )
             }
         }
-        return unknown.map { .unknown($0) } ?? .pass
+        return undecided.finding
     }
 
     /// An acknowledged, unrefunded purchase of the same product that the target no longer entitles after
@@ -358,7 +358,7 @@ extension Checker {
     }
 
     func lostFinding(_ c: Context) -> Finding {
-        var unknown: String?
+        var undecided = Undecided()
         let entitledProducts = Set(c.observed.entitlements.map(\.productId))
         var owed: [String: Int] = [:]
         var owedTxs: [String: [Tx]] = [:]
@@ -368,7 +368,7 @@ extension Checker {
                 return neverAcceptedFailure(tx, c)
             }
             if tx.awaitingRetry {
-                unknown = "every attempt of purchase \(id) so far was rejected, and another is still to come"
+                undecided.note("every attempt of purchase \(id) so far was rejected, and another is still to come")
             }
             guard tx.acked else { continue }
             switch tx.type {
@@ -384,7 +384,7 @@ extension Checker {
                 // Owed for its catalog period after purchase; after that the target decides when it ends.
                 guard let expires = tx.expires else { continue }
                 if abs(c.now - expires) < c.boundary {
-                    unknown = "\(tx.product) ends within the boundary"
+                    undecided.note("\(tx.product) ends within the boundary", later: true)
                 } else if c.now < expires && !entitledProducts.contains(tx.product) {
                     return .fail(
                         "the target acknowledged purchase \(id) of \(tx.product), owed until at least \(expires), but does not entitle it",
@@ -419,7 +419,7 @@ extension Checker {
                 )
             }
         }
-        return unknown.map { .unknown($0) } ?? .pass
+        return undecided.finding
     }
 
     func neverAcceptedFailure(_ tx: Tx, _ c: Context, more: Int = 0) -> Finding {
@@ -443,7 +443,7 @@ extension Checker {
     /// a time it was not bought, or not for a time it was. That is a wrong subscription state, not a stale
     /// regression: no older data overrode newer, the target computed the period wrongly from current data.
     func subscriptionFinding(_ c: Context) -> Finding {
-        var unknown: String?
+        var undecided = Undecided()
         for listed in c.observed.transactions ?? [] where listed.state == .granted {
             // An upgraded (superseded) period may legitimately end early; a refunded one is revocation's.
             guard let end = listed.periodEnd, let tx = c.book.txs[listed.transactionId], tx.genuine, tx.acked,
@@ -467,7 +467,10 @@ extension Checker {
                 || c.now - sub.truthDate < c.boundary
             let series = c.book.txs.values.filter { $0.original == original && $0.genuine && !$0.revoked }
             if nearBoundary {
-                unknown = "subscription \(original) is within \(c.boundary) ms of an expiry or a change"
+                undecided.note(
+                    "subscription \(original) is within \(c.boundary) ms of an expiry or a change",
+                    later: true
+                )
                 continue
             }
             let shows = entitlement.map(showing) ?? "showed no entitlement in group \(sub.group)"
@@ -503,7 +506,7 @@ extension Checker {
                     )
                 }
                 if covering.contains(where: \.indeterminate) {
-                    unknown = "the current period of subscription \(original) got no answer"
+                    undecided.note("the current period of subscription \(original) got no answer")
                 }
             } else if !truthEntitled && entitlement != nil {
                 return .fail(
@@ -513,7 +516,7 @@ extension Checker {
                 )
             }
         }
-        return unknown.map { .unknown($0) } ?? .pass
+        return undecided.finding
     }
 
     func showing(_ entitlement: AccountState.Entitlement) -> String {

@@ -189,13 +189,35 @@ public final class Checker: Sendable {
         final: Bool,
         asked: Double? = nil
     ) -> [CheckResult] {
+        judge(account: account, observed: observed, at: t, final: final, asked: asked, canWait: false) ?? []
+    }
+
+    /// A final check that may wait: like ``check(account:state:at:final:asked:)`` with `final` true, but when
+    /// nothing failed and an invariant is undecided only because the probe came within the boundary of an
+    /// expiry or a state change, nothing is counted and nil comes back: probe the account again once
+    /// ``waitSeconds`` have passed, and check that answer with ``check(account:state:at:final:asked:)``.
+    public func checkFinal(account: String, state observed: AccountState, at t: Double) -> [CheckResult]? {
+        judge(account: account, observed: observed, at: t, final: true, asked: nil, canWait: true)
+    }
+
+    /// How long after a probe that ``checkFinal(account:state:at:)`` put off a new probe is past the boundary
+    /// that kept it undecided.
+    public var waitSeconds: Double { 2 * options.boundarySeconds + 0.5 }
+
+    private func judge(
+        account: String,
+        observed: AccountState,
+        at t: Double,
+        final: Bool,
+        asked: Double?,
+        canWait: Bool
+    ) -> [CheckResult]? {
         let now = startMillis + Int64((t * 1000).rounded())
         return state.withLock { state in
             // UUIDs compare case-insensitively: a probe may name the account as the backend stores it.
             let account =
                 state.books[account] == nil && state.books[AccountToken.canonical(account)] != nil
                 ? AccountToken.canonical(account) : account
-            if final { state.finalProbes += 1 }
             var book = state.books[account] ?? Book()
             var findings: [Invariant: Finding] = [:]
             let context = Context(
@@ -214,39 +236,66 @@ public final class Checker: Sendable {
                 findings[.noLostPurchase] = refusedSummaryFinding(context) ?? lostFinding(context)
                 findings[.subscriptionState] = subscriptionFinding(context)
             }
+            // What the probe showed is kept (expiries seen), even when the verdict on it waits.
             state.books[account] = book
-            var results: [CheckResult] = []
-            for invariant in Invariant.allCases {
-                guard let finding = findings[invariant] else { continue }
-                let outcome: CheckResult.Outcome
-                switch finding {
-                case .pass:
-                    outcome = .pass
-                    state.tallies[invariant, default: Tally()].passed += 1
-                case .unknown(let reason):
-                    outcome = .unknown(reason)
-                    state.tallies[invariant, default: Tally()].unknown += 1
-                    state.sampleUnknown("\(invariant.rawValue) \(account) at \(format(t))s: \(reason)")
-                case .fail(let summary, let entries, let shows):
-                    let witness = Witness(
-                        invariant: invariant,
-                        account: account,
-                        at: t,
-                        summary: summary,
-                        entries: entries.sorted { $0.at < $1.at },
-                        proof: "the probe at t=\(format(t))s " + shows,
-                        observed: observed,
-                        seed: seed
-                    )
-                    outcome = .fail(witness)
-                    state.tallies[invariant, default: Tally()].failed += 1
-                    state.violationCount += 1
-                    if state.witnesses.count < options.maxWitnesses { state.witnesses.append(witness) }
-                }
-                results.append(CheckResult(invariant: invariant, account: account, outcome: outcome))
-            }
-            return results
+            if canWait, Self.waitingDecides(findings) { return nil }
+            if final { state.finalProbes += 1 }
+            return tally(findings, account: account, observed: observed, at: t, in: &state)
         }
+    }
+
+    /// Whether some finding is undecided only for now, and none failed.
+    private static func waitingDecides(_ findings: [Invariant: Finding]) -> Bool {
+        var later = false
+        for finding in findings.values {
+            switch finding {
+            case .fail: return false
+            case .unknown(_, let waiting): later = later || waiting
+            case .pass: break
+            }
+        }
+        return later
+    }
+
+    /// Counts each finding, keeps the witnesses of failures, and returns one result per invariant.
+    private func tally(
+        _ findings: [Invariant: Finding],
+        account: String,
+        observed: AccountState,
+        at t: Double,
+        in state: inout State
+    ) -> [CheckResult] {
+        var results: [CheckResult] = []
+        for invariant in Invariant.allCases {
+            guard let finding = findings[invariant] else { continue }
+            let outcome: CheckResult.Outcome
+            switch finding {
+            case .pass:
+                outcome = .pass
+                state.tallies[invariant, default: Tally()].passed += 1
+            case .unknown(let reason, _):
+                outcome = .unknown(reason)
+                state.tallies[invariant, default: Tally()].unknown += 1
+                state.sampleUnknown("\(invariant.rawValue) \(account) at \(format(t))s: \(reason)")
+            case .fail(let summary, let entries, let shows):
+                let witness = Witness(
+                    invariant: invariant,
+                    account: account,
+                    at: t,
+                    summary: summary,
+                    entries: entries.sorted { $0.at < $1.at },
+                    proof: "the probe at t=\(format(t))s " + shows,
+                    observed: observed,
+                    seed: seed
+                )
+                outcome = .fail(witness)
+                state.tallies[invariant, default: Tally()].failed += 1
+                state.violationCount += 1
+                if state.witnesses.count < options.maxWitnesses { state.witnesses.append(witness) }
+            }
+            results.append(CheckResult(invariant: invariant, account: account, outcome: outcome))
+        }
+        return results
     }
 
     /// The invariants a run cannot check with this target configuration.

@@ -24,7 +24,8 @@ final class FinalProbe {
         self.engine = engine
     }
 
-    /// Probes `accounts` and feeds the checker (`final: true`).
+    /// Probes `accounts` and feeds the checker (`final: true`). An account probed too near an expiry or a
+    /// state change to decide (``Checker/checkFinal(account:state:at:)``) is probed once more when that is past.
     /// - Returns: whether any answer carried `grants`.
     func run(
         accounts: [String],
@@ -32,38 +33,83 @@ final class FinalProbe {
         startMillis: Int64,
         onResults: ([CheckResult], Double) -> Void
     ) -> Bool {
-        func now() -> Double { Date().timeIntervalSince1970 - Double(startMillis) / 1000 }
+        var round = Round(checker: checker, startMillis: startMillis, canWait: true, onState: onState)
+        guard probe(accounts, round: &round) else { return false }
+        for (results, t) in round.results { onResults(results, t) }
+        var sawGrants = round.sawGrants
+        var failed = round.failed
+        var firstFailure = round.firstFailure
+        if !round.later.isEmpty {
+            Thread.sleep(forTimeInterval: checker.waitSeconds)
+            var again = Round(checker: checker, startMillis: startMillis, canWait: false, onState: onState)
+            _ = probe(round.later, round: &again)
+            for (results, t) in again.results { onResults(results, t) }
+            sawGrants = sawGrants || again.sawGrants
+            failed += again.failed
+            firstFailure = firstFailure ?? again.firstFailure
+            notes.append(
+                "\(round.later.count) accounts were probed again \(checker.waitSeconds) s later: the first final probe "
+                    + "came too near an expiry or a state change to decide"
+            )
+        }
+        if failed > 0 {
+            notes.append(
+                "\(failed) of \(accounts.count) final probes failed (their checks are unknown): \(firstFailure ?? "")"
+            )
+        }
+        return sawGrants
+    }
+
+    /// One pass of final probes: the results and when each was read, what failed, and the accounts to probe
+    /// again.
+    private struct Round {
+        let checker: Checker
+        let startMillis: Int64
+        let canWait: Bool
+        let onState: (String, AccountState) -> Void
+        var results: [([CheckResult], Double)] = []
         var sawGrants = false
         var failed = 0
         var firstFailure: String?
-        // `at`: when the state was read (a transformed body is checked later than it was fetched, and the
-        // checker must compare it with the truth of the moment it was read).
-        func check(_ account: String, _ answer: Result<AccountState, any Error>, at read: Double? = nil) {
+        var later: [String] = []
+
+        func now() -> Double { Date().timeIntervalSince1970 - Double(startMillis) / 1000 }
+
+        /// `read`: when the state was read (a transformed body is checked later than it was fetched, and the
+        /// checker must compare it with the truth of the moment it was read).
+        mutating func check(_ account: String, _ answer: Result<AccountState, any Error>, at read: Double? = nil) {
             switch answer {
             case .success(let state):
                 if state.grants != nil { sawGrants = true }
                 onState(account, state)
                 let t = read ?? now()
-                onResults(checker.check(account: account, state: state, at: t, final: true), t)
+                if canWait {
+                    guard let results = checker.checkFinal(account: account, state: state, at: t) else {
+                        later.append(account)
+                        return
+                    }
+                    self.results.append((results, t))
+                } else {
+                    results.append((checker.check(account: account, state: state, at: t, final: true), t))
+                }
             case .failure(let error):
                 failed += 1
                 if firstFailure == nil { firstFailure = "\(error)" }
                 checker.probeFailed(account: account, error: error, at: now(), final: true)
             }
         }
-        defer {
-            if failed > 0 {
-                notes.append(
-                    "\(failed) of \(accounts.count) final probes failed (their checks are unknown): \(firstFailure ?? "")"
-                )
-            }
-        }
+    }
+
+    /// Probes `accounts` once into `round`; false when the target has no probe at all.
+    private func probe(_ accounts: [String], round: inout Round) -> Bool {
         let process = config.map(ProcessProbe.init)
         if endpoints.probe != nil {
             // A transform runs a process per answer: the bodies are collected here and transformed after the
             // engine is done, so no command runs on the engine's thread.
             let transform = config?.transform != nil ? process : nil
             var bodies: [(account: String, body: [UInt8], at: Double)] = []
+            var answers: [(account: String, answer: Result<AccountState, any Error>, at: Double)] = []
+            let clock = round
             _ = engine.run(.closed(users: 16, thinkTime: .zero, duration: .seconds(24 * 3600))) { index, _ in
                 guard index < accounts.count, let url = endpoints.probeURL(for: accounts[index]) else { return nil }
                 return LoadRequest(id: index, kind: "probe", method: "GET", url: url, headers: endpoints.headers)
@@ -71,27 +117,32 @@ final class FinalProbe {
                 let account = accounts[result.id]
                 guard result.isSuccess else {
                     let reason = result.error.map { "\($0) \(result.detail)" } ?? "HTTP \(result.status)"
-                    check(account, .failure(ProbeFailure(reason)))
+                    answers.append((account, .failure(ProbeFailure(reason)), clock.now()))
                     return
                 }
                 if transform != nil {
-                    bodies.append((account, result.body, now()))
+                    bodies.append((account, result.body, clock.now()))
                 } else {
-                    check(account, Result { try decodeProbe(result.body, mapping: endpoints.probeMapping) })
+                    answers.append(
+                        (account, Result { try decodeProbe(result.body, mapping: endpoints.probeMapping) }, clock.now())
+                    )
                 }
             }
+            for answer in answers { round.check(answer.account, answer.answer, at: answer.at) }
             if let transform {
-                let answers = Self.transformAll(bodies.map(\.body), with: transform)
-                for (body, answer) in zip(bodies, answers) { check(body.account, answer.mapError { $0 }, at: body.at) }
+                let transformed = Self.transformAll(bodies.map(\.body), with: transform)
+                for (body, answer) in zip(bodies, transformed) {
+                    round.check(body.account, answer.mapError { $0 }, at: body.at)
+                }
             }
-            return sawGrants
+            return true
         }
         guard let process, process.readsByCommand else {
             notes.append("no probe: state invariants are unchecked")
             return false
         }
-        for answer in process.read(accounts) { check(answer.account, answer.state.mapError { $0 }) }
-        return sawGrants
+        for answer in process.read(accounts) { round.check(answer.account, answer.state.mapError { $0 }) }
+        return true
     }
 
     /// Transforms bodies on a few threads at once (a transform is a process per account), keeping their order.
