@@ -25,7 +25,7 @@ final class FinalProbe {
     }
 
     /// Probes `accounts` and feeds the checker (`final: true`). An account probed too near an expiry or a
-    /// state change to decide (``Checker/checkFinal(account:state:at:)``) is probed once more when that is past.
+    /// state change to decide (``Checker/checkFinal(account:state:at:)``) is probed again when that is past.
     /// - Returns: whether any answer carried `grants`.
     func run(
         accounts: [String],
@@ -39,18 +39,20 @@ final class FinalProbe {
         var sawGrants = round.sawGrants
         var failed = round.failed
         var firstFailure = round.firstFailure
-        if !round.later.isEmpty {
+        // Each account waits at most twice (another expiry may come next); the last round decides as it can.
+        for pass in 1...Self.waits where !round.later.isEmpty {
             Thread.sleep(forTimeInterval: checker.waitSeconds)
-            var again = Round(checker: checker, startMillis: startMillis, canWait: false, onState: onState)
-            _ = probe(round.later, round: &again)
-            for (results, t) in again.results { onResults(results, t) }
-            sawGrants = sawGrants || again.sawGrants
-            failed += again.failed
-            firstFailure = firstFailure ?? again.firstFailure
             notes.append(
-                "\(round.later.count) accounts were probed again \(checker.waitSeconds) s later: the first final probe "
-                    + "came too near an expiry or a state change to decide"
+                "\(round.later.count) accounts were probed again \(checker.waitSeconds) s later: the final probe came "
+                    + "too near an expiry or a state change to decide"
             )
+            let accounts = round.later
+            round = Round(checker: checker, startMillis: startMillis, canWait: pass < Self.waits, onState: onState)
+            _ = probe(accounts, round: &round)
+            for (results, t) in round.results { onResults(results, t) }
+            sawGrants = sawGrants || round.sawGrants
+            failed += round.failed
+            firstFailure = firstFailure ?? round.firstFailure
         }
         if failed > 0 {
             notes.append(
@@ -59,6 +61,9 @@ final class FinalProbe {
         }
         return sawGrants
     }
+
+    /// How many times an account's final probe may be put off.
+    static let waits = 2
 
     /// One pass of final probes: the results and when each was read, what failed, and the accounts to probe
     /// again.
