@@ -98,7 +98,7 @@ final class HistoryLog {
         if let kind { line += ",\"kind\":\"\(kind)\"" }
         if case .notification(let facts) = delivery.action.delivery {
             line += ",\"notificationType\":\"\(Self.escape(facts.notificationType.rawValue))\""
-            if let subtype = facts.subtype { line += ",\"subtype\":\"\(Self.escape(subtype.rawValue))\"" }
+            if let subtype = facts.payload.subtype { line += ",\"subtype\":\"\(Self.escape(subtype.rawValue))\"" }
         }
         if let id = delivery.action.truth.transactionId { line += ",\"transactionId\":\"\(id)\"" }
         if let original = delivery.action.transaction?.originalTransactionId {

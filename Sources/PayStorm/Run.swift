@@ -322,7 +322,7 @@ public enum PayStormRun {
             app: AppIdentity(
                 bundleId: profile.target.bundleId,
                 appAppleId: profile.target.appAppleId,
-                environment: Environment(rawValue: profile.target.environment)
+                environment: profile.target.environment
             )
         )
     }

@@ -32,9 +32,9 @@ struct WorldDigestTests {
         var text = String(describing: rest)
         switch action.delivery {
         case .notification(let notification):
-            text += " notification " + String(describing: notification.payload(signedTransactionInfo: nil, signedRenewalInfo: nil))
+            text += " notification " + String(describing: notification.payload)
             text += " " + String(describing: notification.transaction?.payload)
-            text += " " + String(describing: notification.renewal?.payload)
+            text += " " + String(describing: notification.renewal)
         case .device(let device):
             text += " device \(device.device) \(device.source) " + String(describing: device.transaction.payload)
         case .report(let report):
