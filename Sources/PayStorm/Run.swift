@@ -216,7 +216,13 @@ public enum PayStormRun {
             folder: folder,
             startMillis: startMillis
         )
-        let metrics = try metricsEndpoint(options: options, snapshots: snapshots, checker: checker, log: log)
+        let metrics = try metricsEndpoint(
+            options: options,
+            snapshots: snapshots,
+            checker: checker,
+            admission: pipeline.admission,
+            log: log
+        )
         // Served through settle and the final probes too (their checks still count), until the report is out.
         defer { metrics?.shutdown() }
         let restartWindows = RestartWindows(restarts)

@@ -334,10 +334,11 @@ extension PayStormRun {
         options: RunOptions,
         snapshots: LoadSnapshots?,
         checker: Checker,
+        admission: ArrivalAdmission?,
         log: @Sendable (String) -> Void
     ) throws(RunError) -> MetricsEndpoint? {
         guard let listen = options.metricsListen, let snapshots else { return nil }
-        let endpoint = try MetricsEndpoint(listen: listen, snapshots: snapshots, checker: checker)
+        let endpoint = try MetricsEndpoint(listen: listen, snapshots: snapshots, checker: checker, admission: admission)
         log("metrics: http://\(endpoint.address)/metrics")
         return endpoint
     }
