@@ -220,9 +220,9 @@ extension PayStormRun {
         let runStart = Double(startMillis) / 1000
         let clock: @Sendable () -> Double = { Date().timeIntervalSince1970 - runStart }
         let pipeline =
-            if let shard = options.shard {
+            if options.shard != nil || options.account != nil {
                 MintPipeline(
-                    stream: ShardDeliveries(base: chaos, shard: shard),
+                    stream: ShardDeliveries(base: chaos, shard: options.shard, account: options.account),
                     bodies: bodies,
                     cache: cache,
                     clock: clock,
