@@ -241,18 +241,6 @@ public enum PayStormRun {
         folder.linkAsLatest()
         markStarted()
 
-        let restartThread = restartPlayer(
-            options: options,
-            target: target,
-            engine: engine,
-            restarts: (restarts, restartWindows),
-            startMillis: startMillis,
-            folder: folder,
-            log: log
-        )
-        restartThread.start()
-        defer { restartThread.cancel() }
-
         let parts = RunParts(
             profile: profile,
             options: options,
@@ -270,21 +258,33 @@ public enum PayStormRun {
         )
         return try playAndReport(
             parts,
-            restartThread: restartThread,
+            restarts: (restarts, restartWindows),
             thresholds: thresholds,
             startedAt: startedAt,
             folder: folder
         )
     }
 
-    /// Plays the schedule, settles, probes every account, and writes the report.
+    /// Plays the schedule (and the target restarts the chaos planned), settles, probes every account, and writes
+    /// the report.
     private static func playAndReport(
         _ parts: RunParts,
-        restartThread: RestartPlayer,
+        restarts: ([TargetRestartEvent], RestartWindows),
         thresholds: [Load.Threshold],
         startedAt: Date,
         folder: ReportFolder
     ) throws(RunError) -> RunOutcome {
+        let restartThread = restartPlayer(
+            options: parts.options,
+            target: parts.target,
+            engine: parts.engine,
+            restarts: restarts,
+            startMillis: parts.startMillis,
+            folder: folder,
+            log: parts.log
+        )
+        restartThread.start()
+        defer { restartThread.cancel() }
         let (stats, harnessLimit) = play(parts)
         if let failure = stats.failure { throw .internalError("the load engine could not start: \(failure)") }
 
