@@ -110,7 +110,7 @@ let package = Package(
                 "AppStoreServerAPI", "AppStoreModel", "Simulation", "Signing", "Minting", "HTTPServer", "Profile",
             ]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["paystorm", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["paystorm", "TestSupport", "HTTPServer"]),
     ]
 )
 
