@@ -46,7 +46,11 @@ public enum Lifecycle: String, Sendable, Hashable, CaseIterable, Codable {
 }
 
 /// What an action sends.
-public enum Delivery: Sendable, Hashable {
+///
+/// Indirect: a notification's facts are well over a kilobyte, and every stage copies its deliveries (the chaos
+/// stream, the mint buffer, the scheduler's follow-ups and requests in flight), so a copy shares the boxed
+/// facts instead of copying them and retaining each of their strings.
+public indirect enum Delivery: Sendable, Hashable {
     /// An App Store Server Notification V2 to the webhook.
     case notification(NotificationFacts)
     /// A device posting a transaction (StoreKit's `jwsRepresentation`) to the device endpoint.
