@@ -15,7 +15,7 @@ struct AppleVerifier: PayloadVerifier {
             verifier = try SignedDataVerifier(
                 rootCertificates: configuration.trustedRoots,
                 enableOnlineChecks: false,
-                environment: Environment(rawValue: configuration.environment),
+                environment: configuration.environment,
                 bundleId: configuration.bundleId,
                 appAppleId: configuration.appAppleId
             )
@@ -35,6 +35,10 @@ struct AppleVerifier: PayloadVerifier {
     // The verifier's payloads are the ledger's: nothing is copied out of them.
     func notification(_ jws: String) -> Result<ResponseBodyV2DecodedPayload, Rejection> {
         verifier.verifyAndDecodeNotification(jws).mapError(Self.rejection)
+    }
+
+    func notification(utf8 jws: UnsafeBufferPointer<UInt8>) -> Result<ResponseBodyV2DecodedPayload, Rejection> {
+        verifier.verifyAndDecodeNotification(utf8: jws).mapError(Self.rejection)
     }
 
     func transaction(_ jws: String) -> Result<JWSTransactionDecodedPayload, Rejection> {
