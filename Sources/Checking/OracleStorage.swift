@@ -1,10 +1,61 @@
 // How the oracle stores each account's books: compact, because a soak keeps every account's books for the
 // whole run, and hash tables sized for their peak held most of the harness's memory growth.
 
+/// An ID as the oracle keeps it: the number of a canonical decimal ID (every ID the App Store mints), so it
+/// takes no string of its own, or else its text.
+struct RecordKey: Hashable, Sendable {
+    /// The ID's number, or 0 when the ID is not a canonical decimal.
+    let number: UInt64
+    /// The ID's text when it is not a canonical decimal, else nil.
+    let text: String?
+
+    /// The key of `id`.
+    init(_ id: String) {
+        if let number = Self.decimal(id) {
+            self.number = number
+            text = nil
+        } else {
+            number = 0
+            text = id
+        }
+    }
+
+    /// The key of a number (not 0) or of a text that is not a canonical decimal.
+    init(number: UInt64, text: String?) {
+        self.number = number
+        self.text = text
+    }
+
+    /// The ID as text.
+    var id: String { text ?? String(number) }
+
+    /// The ID's value as `UInt64(id)` reads it (also for a text such as "012"), or nil.
+    var value: UInt64? {
+        guard let text else { return number }
+        return UInt64(text)
+    }
+
+    /// The number `text` spells when it is a canonical decimal other than 0 ("12", not "012", "+12" or "0"),
+    /// found without making a string.
+    static func decimal(_ text: String) -> UInt64? {
+        guard let first = text.utf8.first, first >= UInt8(ascii: "1"), first <= UInt8(ascii: "9") else { return nil }
+        return UInt64(text)
+    }
+}
+
 /// A record that a ``SmallTable`` finds by its ID.
 protocol KeyedByID {
     /// The record's key.
-    var id: String { get }
+    var key: RecordKey { get }
+    /// Whether the record's key is `key` (cheaper than making the record's key when it can be).
+    func has(_ key: RecordKey) -> Bool
+}
+
+extension KeyedByID {
+    /// The record's ID as text.
+    var id: String { key.id }
+
+    func has(_ key: RecordKey) -> Bool { self.key == key }
 }
 
 /// An account's records, keyed by ID, in the order they were first stored.
@@ -26,16 +77,29 @@ struct SmallTable<Element: KeyedByID & Sendable>: Sequence, Sendable {
 
     /// The record with this ID; assigning nil removes it, assigning a new ID appends it.
     subscript(id: String) -> Element? {
-        get { list.first { $0.id == id } }
+        get { self[RecordKey(id)] }
+        set { self[RecordKey(id)] = newValue }
+    }
+
+    /// The record with this key; assigning nil removes it, assigning a new key appends it.
+    subscript(key: RecordKey) -> Element? {
+        get { list.first { $0.has(key) } }
         set {
-            let index = list.firstIndex { $0.id == id }
+            let index = list.firstIndex { $0.has(key) }
             switch (index, newValue) {
             case (let index?, let element?): list[index] = element
             case (let index?, nil): list.remove(at: index)
-            case (nil, let element?): list.append(element)
+            case (nil, let element?): append(element)
             case (nil, nil): break
             }
         }
+    }
+
+    /// Appends, growing the storage by a quarter rather than doubling it: an account's table stays near its
+    /// count for the whole run, so the slack of a doubled array would be held by every account.
+    private mutating func append(_ element: Element) {
+        if list.count == list.capacity { list.reserveCapacity(list.count + Swift.max(2, list.count / 4)) }
+        list.append(element)
     }
 
     /// Drops the spare capacity left after removals (an array keeps its peak size otherwise).
@@ -50,6 +114,41 @@ struct SmallTable<Element: KeyedByID & Sendable>: Sequence, Sendable {
     func makeIterator() -> LazyMapSequence<[Element], (key: String, value: Element)>.Iterator {
         list.lazy.map { (key: $0.id, value: $0) }.makeIterator()
     }
+}
+
+/// A map of a few entries in one array, in the order they were first stored.
+///
+/// An account's books hold a handful of entries per map (one per product, group or subscription series): a
+/// dictionary's hash table of that size costs several times the bytes of an array of its entries.
+struct SmallMap<Key: Equatable & Sendable, Value: Sendable>: Sequence, Sendable {
+    private var entries: [(key: Key, value: Value)] = []
+
+    /// How many entries it holds.
+    var count: Int { entries.count }
+
+    /// The values, oldest first.
+    var values: [Value] { entries.map(\.value) }
+
+    /// The value stored under `key`; assigning nil removes it.
+    subscript(key: Key) -> Value? {
+        get { entries.first { $0.key == key }?.value }
+        set {
+            let index = entries.firstIndex { $0.key == key }
+            switch (index, newValue) {
+            case (let index?, let value?): entries[index].value = value
+            case (let index?, nil): entries.remove(at: index)
+            case (nil, let value?):
+                // Grown by a quarter, not doubled: most maps never hold more than two or three entries.
+                if entries.count == entries.capacity {
+                    entries.reserveCapacity(entries.count + Swift.max(1, entries.count / 4))
+                }
+                entries.append((key, value))
+            case (nil, nil): break
+            }
+        }
+    }
+
+    func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> { entries.makeIterator() }
 }
 
 /// A set of transaction IDs in about 4 bytes each (a `Set<UInt64>` takes about 16).
