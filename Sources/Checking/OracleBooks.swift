@@ -66,9 +66,9 @@ struct Part: OptionSet, Sendable {
 }
 
 /// A transaction's evidence, bounded: a witness needs the decisive events, not the whole history. Kept in
-/// one array, each entry tagged with its part, so a transaction holds one allocation rather than one a part.
+/// one list, each entry tagged with its part, its first four entries inside the transaction itself.
 struct Trail: Sendable {
-    private var kept: [LogEntry] = []
+    private var kept = EntryList()
 
     mutating func note(_ entry: LogEntry, as part: Part, limit: Int) {
         var entry = entry
@@ -97,6 +97,9 @@ struct Trail: Sendable {
         let same = kept.indices.filter { kept[$0].part == entry.part }
         if same.count < count { kept.append(entry) } else { kept[same[count - 1]] = entry }
     }
+
+    /// The entries that fit before the storage grows (for tests of its memory).
+    var reserved: Int { kept.reserved }
 
     /// The entries of the chosen parts: the purchase, acknowledgments, rejections, refund, then the rest.
     func entries(_ parts: Part) -> [LogEntry] {

@@ -206,3 +206,83 @@ struct CompactIDSet: Sendable {
         return low
     }
 }
+
+/// A transaction's trail entries: the first four inline, the rest in an array.
+///
+/// Most transactions keep exactly four entries (the dispatch and the answer of their webhook and of their
+/// device delivery), which then take no allocation of their own: a separate array for them cost its
+/// 32-byte header, the allocator's overhead and its spare capacity on top of the entries, for every
+/// transaction of every account. An inline slot is empty when its entry has no part (a trail's entries
+/// always have one), so no count is stored.
+struct EntryList: RandomAccessCollection, MutableCollection, Sendable {
+    private static let empty = LogEntry(at: 0, delivery: 0, phrase: 0)
+    private var first = (empty, empty, empty, empty)
+    private var rest: [LogEntry] = []
+
+    var startIndex: Int { 0 }
+
+    var endIndex: Int {
+        guard rest.isEmpty else { return 4 + rest.count }
+        if first.3.part != 0 { return 4 }
+        if first.2.part != 0 { return 3 }
+        if first.1.part != 0 { return 2 }
+        return first.0.part != 0 ? 1 : 0
+    }
+
+    /// The entries that fit before an allocation grows (for tests of its memory).
+    var reserved: Int { 4 + rest.capacity }
+
+    subscript(position: Int) -> LogEntry {
+        get {
+            switch position {
+            case 0: first.0
+            case 1: first.1
+            case 2: first.2
+            case 3: first.3
+            default: rest[position - 4]
+            }
+        }
+        set {
+            precondition(newValue.part != 0, "a trail entry has a part")
+            switch position {
+            case 0: first.0 = newValue
+            case 1: first.1 = newValue
+            case 2: first.2 = newValue
+            case 3: first.3 = newValue
+            default: rest[position - 4] = newValue
+            }
+        }
+    }
+
+    /// Appends an entry (which has a part).
+    mutating func append(_ entry: LogEntry) {
+        let count = endIndex
+        if count < 4 { self[count] = entry } else { rest.append(entry) }
+    }
+
+    /// Removes the entry at `position`, keeping the order of the others.
+    mutating func remove(at position: Int) {
+        let count = endIndex
+        precondition(position >= 0 && position < count, "index out of range")
+        let inline = Swift.min(count, 4)
+        if position < inline - 1 {
+            for index in position..<inline - 1 { self[index] = self[index + 1] }
+        }
+        if count > 4 {
+            if position < 4 {
+                first.3 = rest.removeFirst()
+            } else {
+                rest.remove(at: position - 4)
+            }
+            // An array emptied of its last entries keeps no storage.
+            if rest.isEmpty { rest = [] }
+        } else {
+            switch count - 1 {
+            case 0: first.0 = Self.empty
+            case 1: first.1 = Self.empty
+            case 2: first.2 = Self.empty
+            default: first.3 = Self.empty
+            }
+        }
+    }
+}

@@ -70,7 +70,7 @@ struct OracleStorageTests {
         script.buyCoins(3000, from: 200, first: 2_000_000)
         let late = script.checker.storage(of: script.token)
         #expect(late.kept <= 16 && late.reserved <= 20)
-        #expect(late.recordBytes <= 96)
+        #expect(late.recordBytes <= 160)
         #expect(late.reserved <= max(early.reserved, 16))
         #expect(late.foldedIDs == 4000 - late.kept)
         // About 4 bytes an ID, growth slack included.
@@ -120,7 +120,8 @@ struct OracleStorageTests {
     }
 
     @Test func transactionKeepsItsIDsAndRefundDates() {
-        #expect(MemoryLayout<Tx>.stride <= 96)
+        // Its scalars, two strings and four trail entries inline (16 bytes each).
+        #expect(MemoryLayout<Tx>.stride <= 160)
         for (id, original) in [("1108962000000001", "1108962000000000"), ("t-1", "o-1"), ("012", "5")] {
             var tx = Tx(id: id, sequence: 1, product: "coins", type: .consumable)
             #expect(tx.id == id && tx.key == RecordKey(id) && tx.has(RecordKey(id)))
@@ -152,5 +153,50 @@ struct OracleStorageTests {
         #expect(map.count == plain.count)
         #expect(Dictionary(uniqueKeysWithValues: map.map { ($0.key, $0.value) }) == plain)
         #expect(map.values.sorted() == plain.values.sorted())
+    }
+
+    @Test func entryListAnswersLikeAnArray() {
+        var list = EntryList()
+        var plain: [LogEntry] = []
+        var rng = SplitMix64(seed: 9)
+        func same() -> Bool {
+            list.count == plain.count
+                && zip(list, plain).allSatisfy { $0.delivery == $1.delivery && $0.part == $1.part && $0.at == $1.at }
+        }
+        for step in 0..<5000 {
+            var entry = LogEntry(at: Double(step), delivery: UInt64(step), phrase: UInt32(step % 7))
+            entry.part = Part.all.rawValue & (1 << (rng.next() % 5))
+            switch rng.next() % 5 {
+            case 0,
+                1 where plain.count < 12:
+                list.append(entry)
+                plain.append(entry)
+            case 2 where !plain.isEmpty:
+                let index = Int(rng.next() % UInt64(plain.count))
+                list.remove(at: index)
+                plain.remove(at: index)
+            case 3 where !plain.isEmpty:
+                let index = Int(rng.next() % UInt64(plain.count))
+                list[index] = entry
+                plain[index] = entry
+            default:
+                break
+            }
+            #expect(same())
+        }
+        // Four entries take no storage of their own; a fifth does, and gives it back once removed.
+        var four = EntryList()
+        for step in 0..<4 {
+            var entry = LogEntry(at: 0, delivery: UInt64(step), phrase: 0)
+            entry.part = Part.acks.rawValue
+            four.append(entry)
+        }
+        #expect(four.count == 4 && four.reserved == 4)
+        var fifth = LogEntry(at: 0, delivery: 9, phrase: 0)
+        fifth.part = Part.recent.rawValue
+        four.append(fifth)
+        #expect(four.reserved > 4)
+        four.remove(at: 0)
+        #expect(four.reserved == 4 && four.map(\.delivery) == [1, 2, 3, 9])
     }
 }
