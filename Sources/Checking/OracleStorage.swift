@@ -95,10 +95,11 @@ struct SmallTable<Element: KeyedByID & Sendable>: Sequence, Sendable {
         }
     }
 
-    /// Appends, growing the storage by a quarter rather than doubling it: an account's table stays near its
-    /// count for the whole run, so the slack of a doubled array would be held by every account.
+    /// Appends, growing the storage by a quarter (at least one record) rather than doubling it: an account's
+    /// table stays near its count for the whole run, so the slack of a doubled array would be held by every
+    /// account (most hold one subscription series, and a table of a few records is cheap to copy).
     private mutating func append(_ element: Element) {
-        if list.count == list.capacity { list.reserveCapacity(list.count + Swift.max(2, list.count / 4)) }
+        if list.count == list.capacity { list.reserveCapacity(list.count + Swift.max(1, list.count / 4)) }
         list.append(element)
     }
 
