@@ -69,7 +69,7 @@ let package = Package(
         // Tests mirror the modules.
         .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel"]),
         .testTarget(name: "TargetContractTests", dependencies: ["TargetContract"]),
-        .testTarget(name: "ProfileTests", dependencies: ["Profile"]),
+        .testTarget(name: "ProfileTests", dependencies: ["Profile", "AppStoreModel"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel", "HTTPServer"]),
         .testTarget(
@@ -110,7 +110,7 @@ let package = Package(
                 "AppStoreServerAPI", "AppStoreModel", "Simulation", "Signing", "Minting", "HTTPServer", "Profile",
             ]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["paystorm", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["paystorm", "TestSupport", "HTTPServer"]),
     ]
 )
 

@@ -1,3 +1,4 @@
+public import AppStoreModel
 import Profile
 import Simulation
 import Synchronization
@@ -10,7 +11,7 @@ public struct APIConfiguration: Sendable {
     /// The app's Apple ID written into history and status answers (`appAppleId`).
     public var appAppleId: Int64?
     /// `Sandbox` or `Production`, written into answers as `environment`.
-    public var environment: String
+    public var environment: Environment
     /// Public keys (PEM, P-256) by key id: a bearer token whose `kid` is listed must carry a valid ES256
     /// signature by that key, and one whose `kid` is not listed is refused. Empty: claims are checked, the
     /// signature is not.
@@ -24,7 +25,7 @@ public struct APIConfiguration: Sendable {
     public init(
         bundleId: String = "com.example.paystorm",
         appAppleId: Int64? = 1_234_567_890,
-        environment: String = "Sandbox",
+        environment: Environment = .sandbox,
         publicKeys: [String: String] = [:],
         issuerId: String? = nil,
         faults: APIFaults = APIFaults()

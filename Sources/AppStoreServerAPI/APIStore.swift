@@ -1,3 +1,4 @@
+public import AppStoreModel
 import Profile
 public import Simulation
 import Synchronization
@@ -48,13 +49,15 @@ public final class APIStore: Sendable {
         state.withLock { $0.insert(transaction, customer: customer, at: at) }
     }
 
-    /// Inserts a renewal info (a newer view replaces the older one from `at` on).
+    /// Inserts a renewal info (a newer view replaces the older one from `at` on); one without an
+    /// `originalTransactionId` belongs to no subscription, so nothing could ask for it, and is ignored.
     /// - Parameters:
-    ///   - renewal: the renewal info's facts.
+    ///   - renewal: the renewal info.
     ///   - at: when it becomes visible, in UNIX milliseconds.
-    public func insert(_ renewal: RenewalFacts, at: Int64) {
+    public func insert(_ renewal: JWSRenewalInfoDecodedPayload, at: Int64) {
+        guard let original = renewal.originalTransactionId else { return }
         state.withLock { state in
-            state.renewals[renewal.originalTransactionId, default: []].append(Versioned(from: at, value: renewal))
+            state.renewals[original, default: []].append(Versioned(from: at, value: renewal))
         }
     }
 
@@ -190,7 +193,7 @@ struct StoreState: Sendable {
     var order: [String] = []
     var customerOf: [String: Int] = [:]
     var byCustomer: [Int: [String]] = [:]
-    var renewals: [String: [Versioned<RenewalFacts>]] = [:]
+    var renewals: [String: [Versioned<JWSRenewalInfoDecodedPayload>]] = [:]
     var notifications: [NotificationRecord] = []
     var testNotifications: [String: String] = [:]
     var consumption: [String: [ConsumptionRecord]] = [:]
@@ -217,7 +220,7 @@ struct StoreState: Sendable {
         return (latest.value, versions[0].from)
     }
 
-    func renewal(_ originalTransactionId: String, at now: Int64) -> RenewalFacts? {
+    func renewal(_ originalTransactionId: String, at now: Int64) -> JWSRenewalInfoDecodedPayload? {
         renewals[originalTransactionId]?.last(where: { $0.from <= now })?.value
     }
 }

@@ -57,7 +57,7 @@ public final class AppStoreServerAPI: Sendable {
             app: AppIdentity(
                 bundleId: configuration.bundleId,
                 appAppleId: configuration.appAppleId,
-                environment: .init(rawValue: configuration.environment)
+                environment: configuration.environment
             )
         )
         self.authentication = BearerAuthentication(
@@ -213,9 +213,9 @@ private struct AdminTransaction: Encodable {
         productId = entry.transaction.productId
         type = entry.transaction.type
         customer = entry.customer
-        appAccountToken = entry.transaction.appAccountToken
+        appAccountToken = entry.transaction.payload.appAccountToken
         orderId = entry.orderId
         firstSeen = entry.firstSeen
-        revoked = entry.transaction.revocationDate != nil
+        revoked = entry.transaction.payload.revocationDate != nil
     }
 }

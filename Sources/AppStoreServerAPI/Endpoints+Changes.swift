@@ -72,7 +72,7 @@ extension AppStoreServerAPI {
                 guard current.facts.type == .autoRenewableSubscription else {
                     throw .subscriptionExtensionIneligible
                 }
-                guard current.facts.inAppOwnershipType != .familyShared else {
+                guard current.facts.payload.inAppOwnershipType != .familyShared else {
                     throw .familySharedSubscriptionExtensionIneligible
                 }
                 let renewal = renewal(id, in: state, at: now)
@@ -96,7 +96,7 @@ extension AppStoreServerAPI {
         }
         if outcome.new {
             var notification = notificationFacts(type: .renewalExtended, now: now)
-            notification.status = 1
+            notification.payload.data?.status = 1
             notification.transaction = outcome.transaction
             notification.renewal = outcome.renewal
             try send(notification, now: now)
@@ -105,9 +105,9 @@ extension AppStoreServerAPI {
             200,
             ExtendRenewalDateResponse(
                 originalTransactionId: id,
-                webOrderLineItemId: outcome.transaction.webOrderLineItemId,
+                webOrderLineItemId: outcome.transaction.payload.webOrderLineItemId,
                 success: true,
-                effectiveDate: outcome.transaction.expiresDate
+                effectiveDate: outcome.transaction.payload.expiresDate
             )
         )
     }
@@ -115,6 +115,6 @@ extension AppStoreServerAPI {
 
 private struct ExtensionOutcome: Sendable {
     var transaction: TransactionFacts
-    var renewal: RenewalFacts?
+    var renewal: JWSRenewalInfoDecodedPayload?
     var new: Bool
 }

@@ -8,23 +8,26 @@ extension AppStoreServerAPI {
     /// Signs a notification's facts as its `signedPayload`.
     func signed(_ notification: NotificationFacts) throws -> String {
         try minter.signNotification(
-            notification.payload(signedTransactionInfo: nil, signedRenewalInfo: nil),
+            notification.payload,
             transaction: notification.transaction?.payload,
-            renewal: notification.renewal?.payload
+            renewal: notification.renewal
         )
     }
 
     /// A notification of the app, as Apple would send it now.
     func notificationFacts(type: NotificationTypeV2, now: Int64) -> NotificationFacts {
         NotificationFacts(
-            notificationType: type,
-            subtype: nil,
-            notificationUUID: UUID().uuidString.lowercased(),
-            signedDate: now,
-            version: "2.0",
-            bundleId: configuration.bundleId,
-            appAppleId: configuration.appAppleId,
-            environment: Environment(rawValue: configuration.environment)
+            ResponseBodyV2DecodedPayload(
+                notificationType: type,
+                notificationUUID: UUID().uuidString.lowercased(),
+                data: NotificationData(
+                    appAppleId: configuration.appAppleId,
+                    bundleId: configuration.bundleId,
+                    environment: configuration.environment
+                ),
+                version: "2.0",
+                signedDate: now
+            )
         )
     }
 
@@ -132,7 +135,7 @@ struct NotificationHistoryFilter {
     func matches(_ record: NotificationRecord) -> Bool {
         guard record.at >= startDate && record.at < endDate else { return false }
         if let notificationType, record.facts.notificationType != notificationType { return false }
-        if let notificationSubtype, record.facts.subtype != notificationSubtype { return false }
+        if let notificationSubtype, record.facts.payload.subtype != notificationSubtype { return false }
         if onlyFailures && record.sendAttempts.contains(where: { $0.sendAttemptResult == "SUCCESS" }) { return false }
         return true
     }

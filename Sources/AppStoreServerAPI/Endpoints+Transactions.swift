@@ -40,10 +40,10 @@ extension AppStoreServerAPI {
         by extensions: [RenewalExtension],
         at now: Int64
     ) -> TransactionFacts {
-        guard let expires = facts.expiresDate else { return facts }
+        guard let expires = facts.payload.expiresDate else { return facts }
         var copy = facts
         for item in extensions where item.at <= now && item.at >= facts.purchaseDate && item.at < expires {
-            copy.expiresDate = (copy.expiresDate ?? expires) + Int64(item.days) * Minter.dayMilliseconds
+            copy.payload.expiresDate = (copy.payload.expiresDate ?? expires) + Int64(item.days) * Minter.dayMilliseconds
         }
         return copy
     }
@@ -108,9 +108,11 @@ extension AppStoreServerAPI {
         let offset = try PageToken.offset(query.value("revision"), invalid: .invalidRequestRevision)
         let refunded = try store.withState { state throws(APIErrorCode) in
             let owner = try requireTransaction(id, in: state, at: now, endpoint: "getRefundHistory")
-            return visibleTransactions(of: owner.customer, in: state, at: now).filter { $0.facts.revocationDate != nil }
+            return visibleTransactions(of: owner.customer, in: state, at: now).filter {
+                $0.facts.payload.revocationDate != nil
+            }
         }.sorted { left, right in
-            let (a, b) = (left.facts.revocationDate ?? 0, right.facts.revocationDate ?? 0)
+            let (a, b) = (left.facts.payload.revocationDate ?? 0, right.facts.payload.revocationDate ?? 0)
             return a != b ? a < b : left.facts.transactionId < right.facts.transactionId
         }
         let page = refunded.dropFirst(offset).prefix(Self.pageSize)
@@ -150,12 +152,12 @@ extension AppStoreServerAPI {
             let owner = try requireTransaction(id, in: state, at: now, endpoint: "getAllSubscriptionStatuses")
             var newest: [String: VisibleTransaction] = [:]
             for item in visibleTransactions(of: owner.customer, in: state, at: now)
-            where item.facts.subscriptionGroupIdentifier != nil && item.facts.expiresDate != nil {
+            where item.facts.payload.subscriptionGroupIdentifier != nil && item.facts.payload.expiresDate != nil {
                 let key = item.facts.originalTransactionId
                 if newest[key].map({ $0.facts.purchaseDate <= item.facts.purchaseDate }) ?? true { newest[key] = item }
             }
             return newest.values.sorted { $0.facts.originalTransactionId < $1.facts.originalTransactionId }.map {
-                item -> (VisibleTransaction, RenewalFacts?) in
+                item -> (VisibleTransaction, JWSRenewalInfoDecodedPayload?) in
                 (item, renewal(item.facts.originalTransactionId, in: state, at: now))
             }
         }
@@ -163,12 +165,12 @@ extension AppStoreServerAPI {
         for (item, renewal) in latest {
             let status = Self.status(of: item.facts, renewal: renewal, at: now)
             guard wanted.isEmpty || wanted.contains(status) else { continue }
-            groups[item.facts.subscriptionGroupIdentifier ?? "", default: []].append(
+            groups[item.facts.payload.subscriptionGroupIdentifier ?? "", default: []].append(
                 LastTransactionsItem(
                     status: status,
                     originalTransactionId: item.facts.originalTransactionId,
                     signedTransactionInfo: try signed(item.facts),
-                    signedRenewalInfo: try renewal.map { try minter.sign($0.payload) }
+                    signedRenewalInfo: try renewal.map { try minter.sign($0) }
                 )
             )
         }
@@ -186,7 +188,8 @@ extension AppStoreServerAPI {
     }
 
     /// The renewal info at `now`, with extensions granted before its renewal date added to that date.
-    func renewal(_ originalTransactionId: String, in state: StoreState, at now: Int64) -> RenewalFacts? {
+    func renewal(_ originalTransactionId: String, in state: StoreState, at now: Int64) -> JWSRenewalInfoDecodedPayload?
+    {
         guard var renewal = state.renewal(originalTransactionId, at: now) else { return nil }
         for item in state.extensions[originalTransactionId] ?? [] where item.at <= now {
             if let date = renewal.renewalDate, item.at < date {
@@ -197,9 +200,9 @@ extension AppStoreServerAPI {
     }
 
     /// Apple's subscription status (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked) at `now`.
-    static func status(of facts: TransactionFacts, renewal: RenewalFacts?, at now: Int64) -> Int32 {
-        if facts.revocationDate.map({ $0 <= now }) == true { return 5 }
-        if let expires = facts.expiresDate, expires > now { return 1 }
+    static func status(of facts: TransactionFacts, renewal: JWSRenewalInfoDecodedPayload?, at now: Int64) -> Int32 {
+        if facts.payload.revocationDate.map({ $0 <= now }) == true { return 5 }
+        if let expires = facts.payload.expiresDate, expires > now { return 1 }
         if let grace = renewal?.gracePeriodExpiresDate, grace > now { return 4 }
         if renewal?.isInBillingRetryPeriod == true { return 3 }
         return 2
@@ -268,9 +271,9 @@ struct HistoryFilter {
         if let endDate, facts.purchaseDate >= endDate { return false }
         if !productIds.isEmpty && !productIds.contains(facts.productId) { return false }
         if !productTypes.isEmpty && !productTypes.contains(facts.type) { return false }
-        if !groups.isEmpty && !groups.contains(facts.subscriptionGroupIdentifier ?? "") { return false }
-        if let ownership, facts.inAppOwnershipType != ownership { return false }
-        if let revoked, (facts.revocationDate != nil) != revoked { return false }
+        if !groups.isEmpty && !groups.contains(facts.payload.subscriptionGroupIdentifier ?? "") { return false }
+        if let ownership, facts.payload.inAppOwnershipType != ownership { return false }
+        if let revoked, (facts.payload.revocationDate != nil) != revoked { return false }
         return true
     }
 }

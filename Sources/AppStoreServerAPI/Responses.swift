@@ -1,3 +1,5 @@
+import AppStoreModel
+
 // The App Store Server API's response bodies, with Apple's field names (as in Apple's libraries' models of the
 // same names). Optional fields that are nil are left out, as Apple does.
 
@@ -10,7 +12,7 @@ struct HistoryResponse: Encodable {
     var hasMore: Bool
     var bundleId: String
     var appAppleId: Int64?
-    var environment: String
+    var environment: Environment
     var signedTransactions: [String]
 }
 
@@ -27,7 +29,7 @@ struct OrderLookupResponse: Encodable {
 }
 
 struct StatusResponse: Encodable {
-    var environment: String
+    var environment: Environment
     var bundleId: String
     var appAppleId: Int64?
     var data: [SubscriptionGroupIdentifierItem]

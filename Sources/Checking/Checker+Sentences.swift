@@ -1,3 +1,4 @@
+import AppStoreModel
 import Chaos
 import Simulation
 
@@ -9,7 +10,7 @@ extension Checker {
         var text: String
         switch delivery.action.delivery {
         case .notification(let note):
-            text = "webhook \(note.notificationType)\(note.subtype.map { "/\($0)" } ?? "")"
+            text = "webhook \(note.notificationType)\(note.payload.subtype.map { "/\($0)" } ?? "")"
         case .device(let device):
             text = "device \(device.device) (\(device.source.rawValue)) delivery"
         case .report(let report):

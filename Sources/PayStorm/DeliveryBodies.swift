@@ -42,8 +42,7 @@ struct DeliveryBodies: Sendable {
             return rendered(delivery, role: .deviceDelivery, signed: jws)
                 ?? Array("{\"signedTransaction\":\"\(jws)\"}".utf8)
         case .notification(let facts):
-            let payload = facts.payload(signedTransactionInfo: nil, signedRenewalInfo: nil)
-            let (transaction, renewal) = (facts.transaction?.payload, facts.renewal?.payload)
+            let (payload, transaction, renewal) = (facts.payload, facts.transaction?.payload, facts.renewal)
             guard hasTemplate(for: .webhook) else {
                 // Contract v1's body: the JWS is signed straight into it, never made a String.
                 return try minter.notificationBody(

@@ -12,9 +12,10 @@ import Glibc
 /// thread, not a connection wait (which a slow target causes), delayed it. ``ticksNeeded`` such ticks in a
 /// row make the run harness-limited from the first of them, and the span's sending rate is PayStorm's
 /// ceiling in this run. A tick in which the mint pipeline shed deliveries (it could not sign them in time) is
-/// behind too, however small its lag: shedding keeps the lag small on purpose. The reason is minting when
-/// the pipeline shed or the engine waited for it for at least ``mintShare`` of those ticks' time, else the
-/// engine's thread. When the process used at least ``cpuShare`` of the cores it may run on over those ticks,
+/// behind too, however small its lag: shedding keeps the lag small on purpose, and so is a tick in which the
+/// world dropped arrivals at the source (``ArrivalAdmission``), which keeps the shedding small in turn. The
+/// reason is minting when the pipeline shed or dropped, or the engine waited for it for at least
+/// ``mintShare`` of those ticks' time, else the engine's thread. When the process used at least ``cpuShare`` of the cores it may run on over those ticks,
 /// CPU is named first: the machine, not one stage, is the limit (more cores, or fewer other processes, would
 /// raise the ceiling). A pure value, fed one tick at a time.
 struct HarnessSaturation {
@@ -56,6 +57,7 @@ struct HarnessSaturation {
         var sent: Int
         var mintWaited: Double
         var shed = 0
+        var dropped: UInt64 = 0
         var cpu = 0.0
     }
 
@@ -68,18 +70,20 @@ struct HarnessSaturation {
 
     /// Takes one tick: seconds into the run, deliveries sent so far, the engine's worst release lag in the
     /// tick (seconds), the time it has waited for minting so far (seconds), the deliveries the mint
-    /// pipeline has shed so far, and the process's CPU time so far (seconds, ``processCPUSeconds()``).
+    /// pipeline has shed so far, the arrivals the world has dropped so far, and the process's CPU time so far
+    /// (seconds, ``processCPUSeconds()``).
     mutating func observe(
         at seconds: Double,
         sent: Int,
         releaseLag: Double,
         mintWaited: Double,
         shed: Int = 0,
+        dropped: UInt64 = 0,
         cpu: Double = 0
     ) {
-        let tick = Tick(at: seconds, sent: sent, mintWaited: mintWaited, shed: shed, cpu: cpu)
+        let tick = Tick(at: seconds, sent: sent, mintWaited: mintWaited, shed: shed, dropped: dropped, cpu: cpu)
         defer { previous = tick }
-        guard releaseLag > Self.lagLimit || shed > previous.shed else {
+        guard releaseLag > Self.lagLimit || shed > previous.shed || dropped > previous.dropped else {
             streak = 0
             streakStart = nil
             return
@@ -97,7 +101,8 @@ struct HarnessSaturation {
         let span = to.at - from.at
         let waitedShare = (to.mintWaited - from.mintWaited) / span
         var reason =
-            waitedShare >= Self.mintShare || to.shed > from.shed ? "minting behind the schedule" : "engine thread late"
+            waitedShare >= Self.mintShare || to.shed > from.shed || to.dropped > from.dropped
+            ? "minting behind the schedule" : "engine thread late"
         let cpu = to.cpu - from.cpu
         if Self.cpuSaturated(cpuSeconds: cpu, wallSeconds: span, cores: cores) {
             reason = "CPU saturated, " + String(format: "%.1f", cpu / span) + " of \(cores) cores; " + reason

@@ -79,7 +79,8 @@ final class HistoryLog {
         }
     }
 
-    /// Appends one delivery entry.
+    /// Appends one delivery entry. Written straight into the buffer, not through `String`s: the engine's thread
+    /// writes two or three of these lines per delivery, tens of thousands a second at the ceiling.
     func write(
         event: String,
         at t: Double,
@@ -90,32 +91,121 @@ final class HistoryLog {
         detail: String? = nil
     ) {
         guard chunks != nil else { return }
-        var line = "{\"t\":\(Self.fixed(t, places: 6)),\"event\":\"\(event)\",\"role\":\"\(Self.role(of: delivery))\""
-        line += ",\"delivery\":\(delivery.id)"
-        line +=
-            ",\"account\":\"\(delivery.action.appAccountToken)\",\"lifecycle\":\"\(delivery.action.lifecycle.rawValue)\""
-        line += ",\"copy\":\"\(delivery.copy.rawValue)\",\"attempt\":\(delivery.attempt)"
-        if let kind { line += ",\"kind\":\"\(kind)\"" }
-        if case .notification(let facts) = delivery.action.delivery {
-            line += ",\"notificationType\":\"\(Self.escape(facts.notificationType.rawValue))\""
-            if let subtype = facts.subtype { line += ",\"subtype\":\"\(Self.escape(subtype.rawValue))\"" }
+        let action = delivery.action
+        put("{\"t\":")
+        put(fixed: t, places: 6)
+        put(",\"event\":\"")
+        put(event)
+        put("\",\"role\":\"")
+        put(Self.role(of: delivery))
+        put("\",\"delivery\":")
+        put(delivery.id)
+        put(",\"account\":\"")
+        put(action.appAccountToken)
+        put("\",\"lifecycle\":\"")
+        put(action.lifecycle.rawValue)
+        put("\",\"copy\":\"")
+        put(delivery.copy.rawValue)
+        put("\",\"attempt\":")
+        put(UInt64(delivery.attempt))
+        if let kind {
+            put(",\"kind\":\"")
+            put(kind)
+            put("\"")
         }
-        if let id = delivery.action.truth.transactionId { line += ",\"transactionId\":\"\(id)\"" }
-        if let original = delivery.action.transaction?.originalTransactionId {
-            line += ",\"originalTransactionId\":\"\(original)\""
+        if case .notification(let facts) = action.delivery {
+            put(",\"notificationType\":\"")
+            put(Self.escape(facts.notificationType.rawValue))
+            put("\"")
+            if let subtype = facts.payload.subtype {
+                put(",\"subtype\":\"")
+                put(Self.escape(subtype.rawValue))
+                put("\"")
+            }
+        }
+        if let id = action.truth.transactionId {
+            put(",\"transactionId\":\"")
+            put(id)
+            put("\"")
+        }
+        if let original = action.transaction?.originalTransactionId {
+            put(",\"originalTransactionId\":\"")
+            put(original)
+            put("\"")
         }
         if let signed = delivery.signedDate {
-            line += ",\"signedAt\":" + Self.fixed(Double(signed - startMillis) / 1000, places: 3)
+            put(",\"signedAt\":")
+            put(fixed: Double(signed - startMillis) / 1000, places: 3)
         }
-        if let forgery = delivery.forgery { line += ",\"forgery\":\"\(forgery)\"" }
-        if let network = delivery.network { line += ",\"network\":\"\(network.rawValue)\"" }
+        if let forgery = delivery.forgery {
+            put(",\"forgery\":\"")
+            put(forgery)
+            put("\"")
+        }
+        if let network = delivery.network {
+            put(",\"network\":\"")
+            put(network.rawValue)
+            put("\"")
+        }
         if !delivery.faults.isEmpty && event != "result" && event != "send" {
-            line +=
-                ",\"faults\":[" + delivery.faults.map { "\"\(Self.escape($0.fault))\"" }.joined(separator: ",") + "]"
+            put(",\"faults\":[" + delivery.faults.map { "\"\(Self.escape($0.fault))\"" }.joined(separator: ",") + "]")
         }
-        line += Self.outcomeFields(result: result, sent: sent, detail: detail)
-        append(line + "}\n")
+        put(Self.outcomeFields(result: result, sent: sent, detail: detail))
+        put("}\n")
+        if buffer.count >= 1 << 16 { flush() }
     }
+
+    private func put(_ text: StaticString) {
+        text.withUTF8Buffer { buffer.append(contentsOf: $0) }
+    }
+
+    private func put(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+    }
+
+    private func put(_ value: UInt64) { Self.appendDecimal(value, to: &buffer) }
+
+    private func put(fixed value: Double, places: Int) { Self.appendFixed(value, places: places, to: &buffer) }
+
+    /// Appends `value` in decimal.
+    static func appendDecimal(_ value: UInt64, to buffer: inout [UInt8]) {
+        guard value > 0 else {
+            buffer.append(UInt8(ascii: "0"))
+            return
+        }
+        let start = buffer.count
+        var rest = value
+        while rest > 0 {
+            buffer.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        }
+        buffer[start...].reverse()
+    }
+
+    /// Appends what ``fixed(_:places:)`` returns, without making a `String`.
+    static func appendFixed(_ value: Double, places: Int, to buffer: inout [UInt8]) {
+        guard (0...6).contains(places), value.isFinite, abs(value) < 1e8 else {
+            buffer.append(contentsOf: String(format: "%.\(places)f", value).utf8)
+            return
+        }
+        let scale = scales[places]
+        let units = UInt64((abs(value) * Double(scale)).rounded())
+        if value < 0 && units > 0 { buffer.append(UInt8(ascii: "-")) }
+        appendDecimal(units / scale, to: &buffer)
+        guard places > 0 else { return }
+        buffer.append(UInt8(ascii: "."))
+        let fraction = units % scale
+        var digits = 1
+        var power: UInt64 = 10
+        while power <= fraction && digits < places {
+            digits += 1
+            power *= 10
+        }
+        buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: places - digits))
+        appendDecimal(fraction, to: &buffer)
+    }
+
+    private static let scales: [UInt64] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000]
 
     /// Appends one line counting `count` shed deliveries of a role and kind in the second starting at `second`.
     func writeShed(second: Int, role: String, kind: String, count: Int, detail: String) {

@@ -1,3 +1,4 @@
+import AppStoreModel
 import Foundation
 
 #if canImport(Glibc)
@@ -34,7 +35,7 @@ final class LedgerProcess: @unchecked Sendable {
         database: String,
         trustedRoot: String,
         bundleId: String,
-        environment: String,
+        environment: Environment,
         appAppleId: Int64?,
         flaws: [String],
         logPath: String
@@ -42,7 +43,7 @@ final class LedgerProcess: @unchecked Sendable {
         self.executable = executable
         var arguments = [
             "ledger", "serve", "--db", database, "--trust", trustedRoot, "--bundle-id", bundleId,
-            "--environment", environment,
+            "--environment", environment.rawValue,
         ]
         if let appAppleId { arguments += ["--app-apple-id", String(appAppleId)] }
         for flaw in flaws { arguments += ["--flaw", flaw] }

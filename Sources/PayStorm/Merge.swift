@@ -109,7 +109,8 @@ public enum PayStormMerge {
     static func merge(_ shards: [ShardReport]) throws(RunError) -> RunReport {
         let first = shards[0].report
         let figures = try MergedFigures(shards)
-        let thresholds = try judgeThresholds(of: shards, on: figures)
+        let harnessLimited = mergedHarnessLimit(shards)
+        let thresholds = try judgeThresholds(of: shards, on: figures, harnessLimited: harnessLimited)
         let invariants = mergedInvariants(shards, tallies: figures.tallies)
         let invariantVerdict = mergedInvariantVerdict(shards.map(\.report.invariantVerdict), tallies: figures.tallies)
         let interrupted = shards.contains { $0.report.interrupted }
@@ -140,7 +141,29 @@ public enum PayStormMerge {
             violations: shards.flatMap(\.report.violations),
             faults: shards.map(\.report.faults).reduce(into: [:]) { $0.merge($1, uniquingKeysWith: +) },
             timeline: mergedTimeline(shards.map(\.report.timeline)),
-            notes: mergedNotes(shards)
+            notes: mergedNotes(shards),
+            harnessLimited: harnessLimited
+        )
+    }
+
+    /// Where the merged run fell behind its schedule: from the first shard that did, at the shards' sending
+    /// rates added (each shard limited from then on is its own ceiling), and the schedule's arrivals dropped at
+    /// the source summed; nil when no shard fell behind.
+    static func mergedHarnessLimit(_ shards: [ShardReport]) -> HarnessLimit? {
+        let limited = shards.compactMap { shard in shard.report.harnessLimited.map { (shard.info.index, $0) } }
+        guard let first = limited.min(by: { $0.1.fromSeconds < $1.1.fromSeconds }) else { return nil }
+        let indices = limited.map { String($0.0) }.joined(separator: ", ")
+        let actions = limited.compactMap(\.1.actions)
+        return HarnessLimit(
+            fromSeconds: first.1.fromSeconds,
+            deliveriesPerSecond: limited.map(\.1.deliveriesPerSecond).reduce(0, +),
+            reason: first.1.reason + " in shard\(limited.count == 1 ? "" : "s") \(indices)",
+            actions: actions.isEmpty
+                ? nil
+                : HarnessLimit.DroppedActions(
+                    scheduled: actions.map(\.scheduled).reduce(0, +),
+                    dropped: actions.map(\.dropped).reduce(0, +)
+                )
         )
     }
 
@@ -233,7 +256,8 @@ public enum PayStormMerge {
     /// The profile's thresholds (as the first shard recorded them), judged again on the merged figures.
     static func judgeThresholds(
         of shards: [ShardReport],
-        on figures: MergedFigures
+        on figures: MergedFigures,
+        harnessLimited: HarnessLimit? = nil
     ) throws(RunError) -> [ThresholdResult] {
         let metrics = figures.metrics
         var thresholds: [ThresholdResult] = []
@@ -245,8 +269,16 @@ public enum PayStormMerge {
                 throw .badInput("\(shards[0].directory)/summary.json: thresholds: \(error)")
             }
             let outcome = threshold.evaluate(metrics)
+            // As in a run: latency measured while a shard was behind includes PayStorm's own delay.
+            let undecided =
+                threshold.metric.isLatency ? harnessLimited.map { "measured over a run that was \($0.sentence)" } : nil
             thresholds.append(
-                ThresholdResult(expression: outcome.expression, observed: outcome.observed, passed: outcome.passed)
+                ThresholdResult(
+                    expression: outcome.expression,
+                    observed: outcome.observed,
+                    passed: outcome.passed,
+                    unknown: undecided
+                )
             )
         }
         return thresholds

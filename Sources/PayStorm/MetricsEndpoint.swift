@@ -2,6 +2,7 @@ import Checking
 import Foundation
 import HTTPServer
 import Load
+import Simulation
 
 /// Where `paystorm run --metrics-listen` serves its live metrics.
 public struct MetricsListen: Sendable, Equatable {
@@ -35,7 +36,12 @@ final class MetricsEndpoint: Sendable {
 
     /// Starts serving.
     /// - Throws: ``RunError/unreachable(_:)`` naming the address when it cannot be bound.
-    init(listen: MetricsListen, snapshots: LoadSnapshots, checker: Checker) throws(RunError) {
+    init(
+        listen: MetricsListen,
+        snapshots: LoadSnapshots,
+        checker: Checker,
+        admission: ArrivalAdmission? = nil
+    ) throws(RunError) {
         do {
             // One thread: a scraper asks every few seconds, and the run needs the cores.
             server = try HTTPServer(host: listen.host, port: listen.port, threads: 1, maxBodyBytes: 4096) { request in
@@ -46,7 +52,12 @@ final class MetricsEndpoint: Sendable {
                     return HTTPResponse(status: 405, headers: ["Allow": "GET, HEAD"])
                 }
                 let (tallies, violations) = checker.liveTallies()
-                let text = MetricsEndpoint.render(load: snapshots.latest, tallies: tallies, violations: violations)
+                let text = MetricsEndpoint.render(
+                    load: snapshots.latest,
+                    tallies: tallies,
+                    violations: violations,
+                    arrivals: admission?.counts ?? (0, 0)
+                )
                 return HTTPResponse(
                     status: 200,
                     headers: ["Content-Type": MetricsEndpoint.contentType],
@@ -69,10 +80,24 @@ final class MetricsEndpoint: Sendable {
         (5_000_000, "5.0"), (10_000_000, "10.0"), (30_000_000, "30.0"),
     ]
 
-    /// The exposition: counters since the start of the run, gauges as of the recorder's last tick.
-    static func render(load: LoadSnapshot, tallies: [Invariant: Tally], violations: Int) -> String {
+    /// The exposition: counters since the start of the run, gauges as of the recorder's last tick; `arrivals`
+    /// are the schedule's arrivals the world has reached and those it dropped at the source.
+    static func render(
+        load: LoadSnapshot,
+        tallies: [Invariant: Tally],
+        violations: Int,
+        arrivals: (arrivals: UInt64, dropped: UInt64) = (0, 0)
+    ) -> String {
         var out = OpenMetricsText()
         writeEngine(load.stats, to: &out)
+        out.family(
+            "paystorm_arrivals",
+            "counter",
+            "The schedule's arrivals (one action each) the world reached, admitted or dropped at the source while "
+                + "PayStorm could not keep up."
+        )
+        out.sample("paystorm_arrivals_total", [("state", "admitted")], String(arrivals.arrivals - arrivals.dropped))
+        out.sample("paystorm_arrivals_total", [("state", "dropped")], String(arrivals.dropped))
         writeRequests(load, to: &out)
         writeLatency(load, to: &out)
         writeInvariants(tallies, violations: violations, to: &out)

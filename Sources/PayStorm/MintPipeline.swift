@@ -1,6 +1,7 @@
 import Chaos
 import Dispatch
 import Foundation
+import Simulation
 import Synchronization
 
 /// One delivery ready to send: the plan and its signed body (nil for a marker).
@@ -39,9 +40,13 @@ enum MintHead {
 /// Under a rate above the minting ceiling the pipeline sheds at the source: a delivery whose intended time
 /// passed more than `shedAfter` seconds before its batch was signed is not signed at all but handed on as
 /// missed, so minting keeps working on deliveries that can still go out nearly on time, at its ceiling,
-/// instead of signing a backlog that grows without bound and is sent later and later.
+/// instead of signing a backlog that grows without bound and is sent later and later. With an
+/// ``ArrivalAdmission`` it also thins the schedule at the source while it stays behind (``AdmissionControl``), so
+/// that under a sustained overload the world does not generate, and the oracle book, the deliveries it would
+/// only shed: their cost, not the signing, is what made sending collapse as the overload grew.
 final class MintPipeline: @unchecked Sendable {
-    // @unchecked: `stream` is touched only by the producer thread; everything shared goes through `state`.
+    // @unchecked: `stream` and `control` are touched only by the producer thread; everything shared goes
+    // through `state`.
     private struct State {
         var ready: [MintedDelivery] = []
         var head = 0
@@ -86,6 +91,10 @@ final class MintPipeline: @unchecked Sendable {
     /// Why a shed delivery was not sent, made once (a run may shed tens of thousands a second).
     let shedReason: String
     private var stream: any IteratorProtocol<PlannedDelivery>
+    /// The world's admission of arrivals, thinned while minting is behind; nil never thins. Its control is
+    /// touched only by the producer thread.
+    let admission: ArrivalAdmission?
+    private var control = AdmissionControl()
 
     /// Creates a pipeline that signs with the run's bodies; call ``start()`` to begin minting.
     convenience init(
@@ -93,6 +102,7 @@ final class MintPipeline: @unchecked Sendable {
         bodies: DeliveryBodies,
         cache: BodyCache,
         clock: (@Sendable () -> Double)? = nil,
+        admission: ArrivalAdmission? = nil,
         shedAfter: Double = MintPipeline.defaultShedAfter,
         limits: MintBufferLimits = MintBufferLimits(),
         batchSize: Int = 256
@@ -102,6 +112,7 @@ final class MintPipeline: @unchecked Sendable {
             sign: { try bodies.body(for: $0) },
             cache: cache,
             clock: clock,
+            admission: admission,
             shedAfter: shedAfter,
             limits: limits,
             batchSize: batchSize
@@ -114,6 +125,7 @@ final class MintPipeline: @unchecked Sendable {
         sign: @escaping @Sendable (PlannedDelivery) throws -> [UInt8]?,
         cache: BodyCache,
         clock: (@Sendable () -> Double)?,
+        admission: ArrivalAdmission? = nil,
         shedAfter: Double,
         limits: MintBufferLimits,
         batchSize: Int
@@ -122,6 +134,7 @@ final class MintPipeline: @unchecked Sendable {
         self.sign = sign
         self.cache = cache
         self.clock = clock
+        self.admission = admission
         self.shedAfter = shedAfter
         shedReason = String(format: "minting fell behind: not signed within %.2f s of its intended time", shedAfter)
         self.limits = limits
@@ -295,13 +308,25 @@ final class MintPipeline: @unchecked Sendable {
             condition.unlock()
             if stopped { return }
 
+            let busySince = clock?()
             var batch: [PlannedDelivery] = []
             batch.reserveCapacity(batchSize)
             while batch.count < batchSize, let next = stream.next() { batch.append(next) }
             let first = batch.first?.at
             state.withLock { $0.mintingAt = first }
-            let minted = mint(batch, shedBefore: clock.map { $0() - shedAfter })
+            let now = clock?()
+            let minted = mint(batch, shedBefore: now.map { $0 - shedAfter })
             let shed = minted.reduce(0) { $0 + $1.shedRun.count }
+            if let admission, let clock, let busySince, let now, let first, let last = batch.last?.at {
+                let share = control.observe(
+                    now: now,
+                    lateness: now - first,
+                    scheduleSeconds: last - first,
+                    signedShare: 1 - Double(shed) / Double(batch.count),
+                    busySeconds: clock() - busySince
+                )
+                if let share { admission.setShare(share) }
+            }
             condition.lock()
             state.withLock { s in
                 s.ready.append(contentsOf: minted)

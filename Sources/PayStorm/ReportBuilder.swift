@@ -20,7 +20,8 @@ enum ReportBuilder {
         notes: [String],
         acknowledgedOutside2xx: [String: Int] = [:],
         harnessLimited: HarnessLimit? = nil,
-        latencyThresholds: Set<String> = []
+        latencyThresholds: Set<String> = [],
+        admissionsPath: String? = nil
     ) -> RunReport {
         let thresholds = thresholdResults(summary, harnessLimited: harnessLimited, latency: latencyThresholds)
         let invariants = Invariant.allCases.map { invariantResult($0, verdict: verdict) }
@@ -54,7 +55,7 @@ enum ReportBuilder {
             },
             thresholds: thresholds,
             invariants: invariants,
-            violations: violations(verdict, profile: profile, options: options),
+            violations: violations(verdict, profile: profile, options: options, admissionsPath: admissionsPath),
             faults: faults,
             timeline: timeline(recorder),
             notes: runNotes(notes, verdict: verdict, firstDetection: firstDetection),
@@ -106,10 +107,18 @@ enum ReportBuilder {
         }
     }
 
-    /// The witnessed violations, each with the command line that replays its account.
-    static func violations(_ verdict: Checking.Verdict, profile: Profile, options: RunOptions) -> [Violation] {
+    /// The witnessed violations, each with the command line that replays its account: the options that shape
+    /// the world (seed, rate scale, the admissions of a thinned run) and the target (flaws, variables).
+    static func violations(
+        _ verdict: Checking.Verdict,
+        profile: Profile,
+        options: RunOptions,
+        admissionsPath: String? = nil
+    ) -> [Violation] {
         let replayBase =
             "paystorm replay \(shellQuoted(options.profilePath)) --seed \(profile.seed)"
+            + (options.rateScale == 1 ? "" : " --rate-scale \(options.rateScale)")
+            + (admissionsPath.map { " --admissions \(shellQuoted($0))" } ?? "")
             + options.flaws.map { " --flaw \($0)" }.joined()
             + options.variables.sorted { $0.key < $1.key }.map { " --set \(shellQuoted("\($0.key)=\($0.value)"))" }
             .joined()

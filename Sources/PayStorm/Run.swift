@@ -51,6 +51,9 @@ public struct RunOptions: Sendable {
     public var schedule: [RateSegment]?
     /// A settle period that replaces the profile's, in seconds (a capacity step keeps it short).
     public var settleSeconds: Double?
+    /// The `admissions.csv` of a thinned run to play back (`--admissions FILE`), so its world is generated again
+    /// exactly; nil thins the schedule anew whenever minting falls behind.
+    public var admissionsPath: String?
 
     /// Creates options for a profile.
     public init(profilePath: String) {
@@ -143,6 +146,8 @@ public enum PayStormRun {
     ) throws(RunError) -> RunOutcome {
         interrupted.store(false, ordering: .relaxed)
         let (profile, thresholds) = try load(options)
+        var admissions: [ArrivalAdmission.Change]?
+        if let path = options.admissionsPath { admissions = try AdmissionsFile.read(path: path) }
         let startedAt = Date()
         let folder = try reportFolder(options: options, profile: profile, date: startedAt)
         // A run that fails before it can send (unreachable target, missing PKI, a ledger that does not
@@ -166,7 +171,7 @@ public enum PayStormRun {
 
         return try start(
             options: options,
-            loaded: (profile, thresholds, startedAt),
+            loaded: (profile, thresholds, startedAt, admissions),
             folder: folder,
             target: target,
             engine: engine,
@@ -180,7 +185,9 @@ public enum PayStormRun {
     /// once the run is committed to its folder (sending is about to start).
     private static func start(
         options: RunOptions,
-        loaded: (profile: Profile, thresholds: [Load.Threshold], startedAt: Date),
+        loaded: (
+            profile: Profile, thresholds: [Load.Threshold], startedAt: Date, admissions: [ArrivalAdmission.Change]?
+        ),
         folder: ReportFolder,
         target: PreparedTarget,
         engine: LoadEngine,
@@ -188,7 +195,7 @@ public enum PayStormRun {
         markStarted: () -> Void,
         log: @escaping @Sendable (String) -> Void
     ) throws(RunError) -> RunOutcome {
-        let (profile, thresholds, startedAt) = loaded
+        let (profile, thresholds, startedAt, admissions) = loaded
         // Minting starts before the clock does, so the first sends never wait on a signature.
         let startMillis = Int64((Date().timeIntervalSince1970 + 1.5) * 1000)
         let (pipeline, bodies, cache, restarts) = mintPipeline(
@@ -196,6 +203,7 @@ public enum PayStormRun {
             profile: profile,
             target: target,
             api: api,
+            admissions: admissions,
             startMillis: startMillis
         )
         pipeline.start()
@@ -208,7 +216,13 @@ public enum PayStormRun {
             folder: folder,
             startMillis: startMillis
         )
-        let metrics = try metricsEndpoint(options: options, snapshots: snapshots, checker: checker, log: log)
+        let metrics = try metricsEndpoint(
+            options: options,
+            snapshots: snapshots,
+            checker: checker,
+            admission: pipeline.admission,
+            log: log
+        )
         // Served through settle and the final probes too (their checks still count), until the report is out.
         defer { metrics?.shutdown() }
         let restartWindows = RestartWindows(restarts)
@@ -227,18 +241,6 @@ public enum PayStormRun {
         folder.linkAsLatest()
         markStarted()
 
-        let restartThread = restartPlayer(
-            options: options,
-            target: target,
-            engine: engine,
-            restarts: (restarts, restartWindows),
-            startMillis: startMillis,
-            folder: folder,
-            log: log
-        )
-        restartThread.start()
-        defer { restartThread.cancel() }
-
         let parts = RunParts(
             profile: profile,
             options: options,
@@ -256,21 +258,33 @@ public enum PayStormRun {
         )
         return try playAndReport(
             parts,
-            restartThread: restartThread,
+            restarts: (restarts, restartWindows),
             thresholds: thresholds,
             startedAt: startedAt,
             folder: folder
         )
     }
 
-    /// Plays the schedule, settles, probes every account, and writes the report.
+    /// Plays the schedule (and the target restarts the chaos planned), settles, probes every account, and writes
+    /// the report.
     private static func playAndReport(
         _ parts: RunParts,
-        restartThread: RestartPlayer,
+        restarts: ([TargetRestartEvent], RestartWindows),
         thresholds: [Load.Threshold],
         startedAt: Date,
         folder: ReportFolder
     ) throws(RunError) -> RunOutcome {
+        let restartThread = restartPlayer(
+            options: parts.options,
+            target: parts.target,
+            engine: parts.engine,
+            restarts: restarts,
+            startMillis: parts.startMillis,
+            folder: folder,
+            log: parts.log
+        )
+        restartThread.start()
+        defer { restartThread.cancel() }
         let (stats, harnessLimit) = play(parts)
         if let failure = stats.failure { throw .internalError("the load engine could not start: \(failure)") }
 
@@ -322,7 +336,7 @@ public enum PayStormRun {
             app: AppIdentity(
                 bundleId: profile.target.bundleId,
                 appAppleId: profile.target.appAppleId,
-                environment: Environment(rawValue: profile.target.environment)
+                environment: profile.target.environment
             )
         )
     }

@@ -90,12 +90,16 @@ extension PayStormRun {
                 releaseLag: stats.releaseLag.seconds,
                 mintWaited: pipeline.waited.seconds,
                 shed: pipeline.shed,
+                dropped: pipeline.admission?.counts.dropped ?? 0,
                 cpu: HarnessSaturation.processCPUSeconds()
             )
             // Said as soon as it is known, so whoever watches does not read the coming latency as the target's.
             if !saturationTold, let limit = saturation.limit {
                 saturationTold = true
-                log(limit.sentence + ": sends beyond PayStorm's own ceiling are counted as missed")
+                log(
+                    limit.sentence
+                        + ": PayStorm thins the schedule at the source to what it can sign, and counts what it drops"
+                )
             }
             if probeInterval > 0 && now - lastSafetyRound >= probeInterval {
                 lastSafetyRound = now
@@ -112,7 +116,11 @@ extension PayStormRun {
         scheduler.flushShed()
         api?.drain(into: history, startMillis: startMillis)
         history.flush()
-        return (stats, saturation.limit)
+        var limit = saturation.limit
+        if let counts = pipeline.admission?.counts, counts.dropped > 0 {
+            limit?.actions = HarnessLimit.DroppedActions(scheduled: Int(counts.arrivals), dropped: Int(counts.dropped))
+        }
+        return (stats, limit)
     }
 
     /// Waits out what remains of the settle period, then reads the final state of every account the oracle
@@ -184,33 +192,44 @@ extension PayStormRun {
         }
     }
 
-    /// The world (fed into the App Store Server API's store when there is one), its chaos, and the pipeline that
-    /// mints its deliveries (a shard's only), started; and the restarts the chaos plans.
+    /// The world (fed into the App Store Server API's store when there is one, and thinned at the source while
+    /// minting cannot keep up, or as `admissions` replay), its chaos, and the pipeline that mints its deliveries
+    /// (a shard's only), started; and the restarts the chaos plans.
     static func mintPipeline(
         options: RunOptions,
         profile: Profile,
         target: PreparedTarget,
         api: RunAPI?,
+        admissions: [ArrivalAdmission.Change]?,
         startMillis: Int64
     ) -> (MintPipeline, DeliveryBodies, BodyCache, [TargetRestartEvent]) {
         let bodies = DeliveryBodies(minter: minter(profile: profile, pki: target.pki), endpoints: target.endpoints)
+        // The schedule is thinned at the source while minting cannot keep up, unless a replay plays the
+        // admissions of the run it replays.
+        let admission =
+            admissions.map { ArrivalAdmission(seed: profile.seed, replaying: $0) }
+            ?? ArrivalAdmission(seed: profile.seed)
         // With an App Store Server API, every action is recorded into its store as the world yields it.
-        let world = APIFeed(World(profile: profile, startMillis: startMillis), store: api?.store)
+        let world = APIFeed(
+            World(profile: profile, startMillis: startMillis, admission: admission),
+            store: api?.store
+        )
         let chaos = ChaosStream(world, profile: profile)
         let cache = BodyCache()
         // The run's clock, for shedding what minting cannot sign in time.
         let runStart = Double(startMillis) / 1000
         let clock: @Sendable () -> Double = { Date().timeIntervalSince1970 - runStart }
         let pipeline =
-            if let shard = options.shard {
+            if options.shard != nil || options.account != nil {
                 MintPipeline(
-                    stream: ShardDeliveries(base: chaos, shard: shard),
+                    stream: ShardDeliveries(base: chaos, shard: options.shard, account: options.account),
                     bodies: bodies,
                     cache: cache,
-                    clock: clock
+                    clock: clock,
+                    admission: admission
                 )
             } else {
-                MintPipeline(stream: chaos, bodies: bodies, cache: cache, clock: clock)
+                MintPipeline(stream: chaos, bodies: bodies, cache: cache, clock: clock, admission: admission)
             }
         return (pipeline, bodies, cache, chaos.restarts)
     }
@@ -255,6 +274,11 @@ extension PayStormRun {
             log(line)
             notes.append(line)
         }
+        let admissions = try admissionsFile(parts.pipeline.admission, folder: folder)
+        if let admissions {
+            notes.append(admissions.note)
+            if run.harnessLimit == nil { log(admissions.note) }
+        }
         // A safety round off the engine's thread may have seen an invariant fail first.
         let firstDetection = scheduler.firstDetection.merging(safetyProbes?.firstDetection ?? [:]) { min($0, $1) }
         let report = ReportBuilder.build(
@@ -271,7 +295,8 @@ extension PayStormRun {
             notes: notes,
             acknowledgedOutside2xx: scheduler.acknowledgedOutside2xx,
             harnessLimited: run.harnessLimit,
-            latencyThresholds: Set(thresholds.filter(\.metric.isLatency).map(\.expression))
+            latencyThresholds: Set(thresholds.filter(\.metric.isLatency).map(\.expression)),
+            admissionsPath: admissions?.path
         )
         do {
             try ReportWriter.writeAll(report, to: folder)
@@ -283,15 +308,37 @@ extension PayStormRun {
         return RunOutcome(report: report, folder: folder.url, firstDetection: detections)
     }
 
+    /// Writes `admissions.csv` when the world dropped arrivals at the source (or played a replay's admissions
+    /// back), so the run's witnesses can be replayed on the same world.
+    /// - Returns: the file's path and a note for the report; nil when every arrival was admitted.
+    static func admissionsFile(
+        _ admission: ArrivalAdmission?,
+        folder: ReportFolder
+    ) throws(RunError) -> (path: String, note: String)? {
+        guard let admission, !admission.changes.isEmpty else { return nil }
+        let url = folder.file(AdmissionsFile.name)
+        do {
+            try Data(AdmissionsFile.render(admission.changes).utf8).write(to: url, options: .atomic)
+        } catch {
+            throw .cannotWrite("\(url.path): \(error.localizedDescription)")
+        }
+        let (arrivals, dropped) = admission.counts
+        let note =
+            "\(dropped) of \(arrivals) scheduled actions were dropped at the source while PayStorm could not keep "
+            + "up (the same seed alone generates a different world: replays pass --admissions \(url.path))"
+        return (url.path, note)
+    }
+
     /// The live OpenMetrics endpoint of `--metrics-listen`, started; nil without it.
     static func metricsEndpoint(
         options: RunOptions,
         snapshots: LoadSnapshots?,
         checker: Checker,
+        admission: ArrivalAdmission?,
         log: @Sendable (String) -> Void
     ) throws(RunError) -> MetricsEndpoint? {
         guard let listen = options.metricsListen, let snapshots else { return nil }
-        let endpoint = try MetricsEndpoint(listen: listen, snapshots: snapshots, checker: checker)
+        let endpoint = try MetricsEndpoint(listen: listen, snapshots: snapshots, checker: checker, admission: admission)
         log("metrics: http://\(endpoint.address)/metrics")
         return endpoint
     }

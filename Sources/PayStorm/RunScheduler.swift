@@ -83,11 +83,6 @@ func decodeProbe(_ body: [UInt8], mapping: PointerMapping?) throws -> AccountSta
 /// Confined to the engine's thread (the engine calls `nextDue`/`take`, and the sink calls `handle`), so it
 /// needs no lock of its own.
 final class RunScheduler: TimedRequestSource {
-    private enum Item {
-        case delivery(PlannedDelivery, body: [UInt8]?, failure: String?)
-        case probe(account: String)
-    }
-
     private struct Sent {
         var delivery: PlannedDelivery?
         var probeAccount: String?

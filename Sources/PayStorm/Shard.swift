@@ -39,15 +39,19 @@ public struct Shard: Sendable, Hashable {
     public var label: String { "shard\(index)of\(count)" }
 }
 
-/// The deliveries of one shard's accounts, from the whole world's stream: the filter sits before
-/// minting, so a shard signs only what it sends.
+/// The deliveries of one shard's accounts (or of the one account a replay sends), from the whole world's
+/// stream: the filter sits before minting, so a run signs only what it may send.
 struct ShardDeliveries<Base: IteratorProtocol<PlannedDelivery>>: IteratorProtocol {
     var base: Base
-    let shard: Shard
+    let shard: Shard?
+    /// The `appAccountToken` of the only account sent, if any.
+    var account: String? = nil
 
     mutating func next() -> PlannedDelivery? {
         while let delivery = base.next() {
-            if shard.contains(account: delivery.action.account) { return delivery }
+            if let shard, !shard.contains(account: delivery.action.account) { continue }
+            if let account, delivery.action.appAccountToken != account { continue }
+            return delivery
         }
         return nil
     }

@@ -135,7 +135,7 @@ extension TargetCheck {
                 note.notificationUUID = UUID().uuidString.lowercased()
                 note.transaction?.transactionId = fakeID
                 note.transaction?.originalTransactionId = fakeID
-                note.transaction?.appAccountToken = account
+                note.transaction?.payload.appAccountToken = account
                 note.renewal?.appAccountToken = account
                 action.delivery = .notification(note)
             }

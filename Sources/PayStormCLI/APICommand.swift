@@ -119,8 +119,8 @@ extension Command {
     private static func apiConfiguration(_ arguments: inout Arguments) throws -> APIConfiguration {
         var configuration = APIConfiguration()
         configuration.bundleId = try arguments.option("--bundle-id") ?? configuration.bundleId
-        configuration.environment = try arguments.option("--environment") ?? Environment.sandbox.rawValue
-        guard [Environment.sandbox, .production].map(\.rawValue).contains(configuration.environment) else {
+        configuration.environment = try arguments.option("--environment").map(Environment.init(rawValue:)) ?? .sandbox
+        guard [Environment.sandbox, .production].contains(configuration.environment) else {
             throw CLIError(.usage, "--environment must be Sandbox or Production, got '\(configuration.environment)'")
         }
         configuration.appAppleId = try arguments.int("--app-apple-id").map { Int64($0) } ?? configuration.appAppleId

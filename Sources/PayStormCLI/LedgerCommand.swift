@@ -66,10 +66,10 @@ extension Command {
         guard let bundleId = try arguments.option("--bundle-id") else {
             throw CLIError(.usage, "missing --bundle-id ID")
         }
-        let environment = try arguments.option("--environment") ?? Environment.sandbox.rawValue
-        let knownEnvironments = Environment.allKnown.map(\.rawValue)
-        guard knownEnvironments.contains(environment) else {
-            throw CLIError(.usage, "--environment must be one of \(knownEnvironments.joined(separator: ", "))")
+        let environment = try arguments.option("--environment").map(Environment.init(rawValue:)) ?? .sandbox
+        guard environment.isKnown else {
+            let known = Environment.allKnown.map(\.rawValue).joined(separator: ", ")
+            throw CLIError(.usage, "--environment must be one of \(known)")
         }
         let appAppleId = try arguments.int("--app-apple-id").map { Int64($0) }
         let threads = try arguments.int("--threads") ?? 4

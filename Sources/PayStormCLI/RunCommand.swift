@@ -68,6 +68,8 @@ extension Command {
               --pki DIR           the test PKI an external target trusts (from 'paystorm pki init DIR')
               --reports DIR       where report folders go (default Reports)
               --rate-scale X      multiply every rate of the schedule by X (0.01 to 1000)
+              --admissions FILE   play back the admissions.csv of a run that dropped arrivals at the source
+                                  (it could not keep up), so its world is generated again exactly
               --metrics-listen HOST:PORT
                                   serve live OpenMetrics at GET /metrics (loopback unless target.allowedHosts
                                   names the host; the progress output shows the port)
@@ -104,6 +106,7 @@ extension Command {
         let pki = try arguments.option("--pki")
         let reports = try arguments.option("--reports")
         let scale = try arguments.double("--rate-scale")
+        let admissions = try arguments.option("--admissions")
         let variables = try profileVariables(&arguments)
         let profile = arguments.positional() ?? (replay ? nil : "Profiles/smoke.json5")
         try arguments.finish()
@@ -144,6 +147,7 @@ extension Command {
             }
             options.rateScale = scale
         }
+        options.admissionsPath = admissions
         options.flaws = flaws
         options.variables = variables
         options.pkiDirectory = pki

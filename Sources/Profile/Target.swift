@@ -1,4 +1,4 @@
-internal import AppStoreModel
+public import AppStoreModel
 import Foundation
 
 /// The backend under test.
@@ -36,7 +36,7 @@ public struct Target: Sendable, Hashable, Decodable {
     /// default as `paystorm mint`.
     public var appAppleId: Int64?
     /// The environment minted into every payload: `Sandbox`, `Production`, `Xcode` or `LocalTesting`.
-    public var environment: String
+    public var environment: Environment
     /// Seconds after its intended send time (waiting for a connection included) before a request counts
     /// as timed out (an indeterminate outcome).
     public var requestTimeoutSeconds: Double
@@ -62,15 +62,17 @@ public struct Target: Sendable, Hashable, Decodable {
         tlsCAFile = try f.optional("tlsCAFile")
         allowedHosts = try f.value("allowedHosts", default: [])
         bundleId = try f.text("bundleId", default: "com.example.paystorm")
-        environment = try f.choice(
-            "environment",
-            Environment.allKnown.map(\.rawValue),
-            default: Environment.sandbox.rawValue
+        environment = Environment(
+            rawValue: try f.choice(
+                "environment",
+                Environment.allKnown.map(\.rawValue),
+                default: Environment.sandbox.rawValue
+            )
         )
         let appAppleId: Int64? = try f.optional("appAppleId")
         requestTimeoutSeconds = try f.number("requestTimeoutSeconds", in: 0.001...600, default: 5)
         verifierOnlineChecks = try f.value("verifierOnlineChecks", default: false)
-        if environment == Environment.production.rawValue && appAppleId == nil {
+        if environment == .production && appAppleId == nil {
             throw ProfileIssue(
                 path: f.at("appAppleId"),
                 expected: "an integer app Apple ID when environment is Production"

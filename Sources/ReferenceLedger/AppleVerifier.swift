@@ -15,7 +15,7 @@ struct AppleVerifier: PayloadVerifier {
             verifier = try SignedDataVerifier(
                 rootCertificates: configuration.trustedRoots,
                 enableOnlineChecks: false,
-                environment: Environment(rawValue: configuration.environment),
+                environment: configuration.environment,
                 bundleId: configuration.bundleId,
                 appAppleId: configuration.appAppleId
             )

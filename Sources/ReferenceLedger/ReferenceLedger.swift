@@ -1,4 +1,4 @@
-internal import AppStoreModel
+public import AppStoreModel
 internal import Foundation
 public import HTTPServer
 import Synchronization
@@ -20,7 +20,7 @@ public struct LedgerConfiguration: Sendable {
     /// The app's bundle ID; payloads for another app are refused.
     public var bundleId: String
     /// `Sandbox`, `Production`, `Xcode` or `LocalTesting`; payloads from another environment are refused.
-    public var environment: String
+    public var environment: Environment
     /// The app's Apple ID (required in Production).
     public var appAppleId: Int64?
     /// Flaws to switch on (none: the correct ledger).
@@ -39,7 +39,7 @@ public struct LedgerConfiguration: Sendable {
         databasePath: String,
         trustedRoots: [[UInt8]],
         bundleId: String,
-        environment: String = "Sandbox",
+        environment: Environment = .sandbox,
         appAppleId: Int64? = nil,
         flaws: Set<LedgerFlaw> = [],
         threads: Int = 4,

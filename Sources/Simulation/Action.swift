@@ -46,7 +46,11 @@ public enum Lifecycle: String, Sendable, Hashable, CaseIterable, Codable {
 }
 
 /// What an action sends.
-public enum Delivery: Sendable, Hashable {
+///
+/// Indirect: a notification's facts are well over a kilobyte, and every stage copies its deliveries (the chaos
+/// stream, the mint buffer, the scheduler's follow-ups and requests in flight), so a copy shares the boxed
+/// facts instead of copying them and retaining each of their strings.
+public indirect enum Delivery: Sendable, Hashable {
     /// An App Store Server Notification V2 to the webhook.
     case notification(NotificationFacts)
     /// A device posting a transaction (StoreKit's `jwsRepresentation`) to the device endpoint.
@@ -109,89 +113,113 @@ public struct DeviceReport: Sendable, Hashable, Codable {
     }
 }
 
-/// The fields of a `JWSTransactionDecodedPayload` the world fills, named exactly like Apple's JSON keys.
-public struct TransactionFacts: Sendable, Hashable, Codable {
-    public var transactionId: String
-    public var originalTransactionId: String
-    public var webOrderLineItemId: String?
-    public var bundleId: String
-    public var productId: String
-    public var subscriptionGroupIdentifier: String?
-    public var purchaseDate: Int64
-    public var originalPurchaseDate: Int64
-    public var expiresDate: Int64?
-    public var quantity: Int32
-    /// The product type, such as `Consumable`.
-    public var type: ProductType
-    public var appAccountToken: String?
-    /// `PURCHASED` or `FAMILY_SHARED`.
-    public var inAppOwnershipType: InAppOwnershipType
-    public var signedDate: Int64
-    public var environment: Environment
-    public var revocationReason: RevocationReason?
-    public var revocationDate: Int64?
-    public var revocationType: RevocationType?
-    public var revocationPercentage: Int32?
-    public var isUpgraded: Bool?
-    public var offerType: OfferType?
-    public var offerIdentifier: String?
-    public var offerDiscountType: OfferDiscountType?
-    public var offerPeriod: String?
-    public var storefront: String
-    public var storefrontId: String
-    /// `PURCHASE` or `RENEWAL`.
-    public var transactionReason: TransactionReason
-    public var currency: String
-    /// Milliunits, net of offers, for the whole quantity.
-    public var price: Int64
-    public var appTransactionId: String
+/// A transaction the world signs: Apple's payload itself (AppStoreModel's `JWSTransactionDecodedPayload`, so a
+/// new field is added there and nowhere else), with non-optional views of the identity fields that every
+/// transaction of the world carries.
+public struct TransactionFacts: Sendable, Hashable {
+    /// The payload signed as `signedTransactionInfo` or as a device's transaction JWS. Its identity fields
+    /// (the ones this type has views of) stay present: ``init(_:)`` checks them, and the views only set them.
+    public var payload: JWSTransactionDecodedPayload
+
+    /// Wraps a payload.
+    /// - Parameter payload: a payload with `transactionId`, `originalTransactionId`, `productId`, `type`,
+    ///   `quantity`, `purchaseDate` and `signedDate` present (a programming error otherwise).
+    public init(_ payload: JWSTransactionDecodedPayload) {
+        precondition(
+            payload.transactionId != nil && payload.originalTransactionId != nil && payload.productId != nil
+                && payload.type != nil && payload.quantity != nil && payload.purchaseDate != nil
+                && payload.signedDate != nil,
+            "a world transaction carries its identity fields"
+        )
+        self.payload = payload
+    }
+
+    /// `transactionId`.
+    public var transactionId: String {
+        get { payload.transactionId! }
+        set { payload.transactionId = newValue }
+    }
+    /// `originalTransactionId`.
+    public var originalTransactionId: String {
+        get { payload.originalTransactionId! }
+        set { payload.originalTransactionId = newValue }
+    }
+    /// `productId`.
+    public var productId: String {
+        get { payload.productId! }
+        set { payload.productId = newValue }
+    }
+    /// `type`, such as `Consumable`.
+    public var type: ProductType {
+        get { payload.type! }
+        set { payload.type = newValue }
+    }
+    /// `quantity`.
+    public var quantity: Int32 {
+        get { payload.quantity! }
+        set { payload.quantity = newValue }
+    }
+    /// `purchaseDate`, in UNIX milliseconds.
+    public var purchaseDate: Int64 {
+        get { payload.purchaseDate! }
+        set { payload.purchaseDate = newValue }
+    }
+    /// `signedDate`, in UNIX milliseconds.
+    public var signedDate: Int64 {
+        get { payload.signedDate! }
+        set { payload.signedDate = newValue }
+    }
 }
 
-/// The fields of a `JWSRenewalInfoDecodedPayload` the world fills, named like Apple's JSON keys.
-public struct RenewalFacts: Sendable, Hashable, Codable {
-    public var originalTransactionId: String
-    public var autoRenewProductId: String
-    public var productId: String
-    public var autoRenewStatus: AutoRenewStatus
-    public var expirationIntent: ExpirationIntent?
-    public var gracePeriodExpiresDate: Int64?
-    public var isInBillingRetryPeriod: Bool?
-    public var priceIncreaseStatus: PriceIncreaseStatus?
-    public var offerType: OfferType?
-    public var offerIdentifier: String?
-    public var offerDiscountType: OfferDiscountType?
-    public var signedDate: Int64
-    public var environment: Environment
-    public var recentSubscriptionStartDate: Int64
-    public var renewalDate: Int64?
-    public var currency: String
-    public var renewalPrice: Int64
-    public var appAccountToken: String?
-    public var appTransactionId: String
-    /// The win-back offers a lapsed subscriber may redeem, best first; nil while none applies.
-    public var eligibleWinBackOfferIds: [String]? = nil
-}
-
-/// The fields of a `ResponseBodyV2DecodedPayload` (with its `data`) the world fills.
-public struct NotificationFacts: Sendable, Hashable, Codable {
-    public var notificationType: NotificationTypeV2
-    public var subtype: Subtype?
-    public var notificationUUID: String
-    public var signedDate: Int64
-    public var version: String
-    public var bundleId: String
-    public var appAppleId: Int64?
-    public var environment: Environment
-    /// `data.status`, auto-renewable subscriptions only.
-    public var status: Status?
-    /// `data.consumptionRequestReason`, for `CONSUMPTION_REQUEST`.
-    public var consumptionRequestReason: ConsumptionRequestReason?
+/// A notification the world sends: Apple's payload (`ResponseBodyV2DecodedPayload`) with the transaction and
+/// renewal info still unsigned beside it, since the JWS of each is signed into `data` only when minting.
+public struct NotificationFacts: Sendable, Hashable {
+    /// The payload signed as `signedPayload`, except that `data.signedTransactionInfo` and
+    /// `data.signedRenewalInfo` stay absent: they are ``transaction`` and ``renewal``, signed. Its
+    /// `notificationType`, `notificationUUID` and `signedDate` stay present (``init(_:transaction:renewal:)``
+    /// checks them).
+    public var payload: ResponseBodyV2DecodedPayload
     /// Becomes `data.signedTransactionInfo`.
     public var transaction: TransactionFacts?
     /// Becomes `data.signedRenewalInfo`.
-    public var renewal: RenewalFacts?
-    /// A mass renewal extension's result (`RENEWAL_EXTENSION`/`SUMMARY`): sent as `summary`, in place of `data`.
-    public var summary: Summary? = nil
+    public var renewal: JWSRenewalInfoDecodedPayload?
+
+    /// Wraps a payload and the objects to sign into it.
+    /// - Parameters:
+    ///   - payload: a payload with `notificationType`, `notificationUUID` and `signedDate` present (a
+    ///     programming error otherwise), and no signed objects in `data`.
+    ///   - transaction: the transaction to sign as `data.signedTransactionInfo`, if any.
+    ///   - renewal: the renewal info to sign as `data.signedRenewalInfo`, if any.
+    public init(
+        _ payload: ResponseBodyV2DecodedPayload,
+        transaction: TransactionFacts? = nil,
+        renewal: JWSRenewalInfoDecodedPayload? = nil
+    ) {
+        precondition(
+            payload.notificationType != nil && payload.notificationUUID != nil && payload.signedDate != nil
+                && payload.data?.signedTransactionInfo == nil && payload.data?.signedRenewalInfo == nil,
+            "a world notification carries its identity fields and nothing signed yet"
+        )
+        self.payload = payload
+        self.transaction = transaction
+        self.renewal = renewal
+    }
+
+    /// `notificationType`.
+    public var notificationType: NotificationTypeV2 {
+        get { payload.notificationType! }
+        set { payload.notificationType = newValue }
+    }
+    /// `notificationUUID`.
+    public var notificationUUID: String {
+        get { payload.notificationUUID! }
+        set { payload.notificationUUID = newValue }
+    }
+    /// `signedDate`, in UNIX milliseconds.
+    public var signedDate: Int64 {
+        get { payload.signedDate! }
+        set { payload.signedDate = newValue }
+    }
 }
 
 /// A subscription's state in the world's lifecycle, the closed set of `data.status` values the world reaches

@@ -57,8 +57,8 @@ extension World {
         guard let partner = Self.familyPartner(of: account, seed: profile.seed, population: profile.population)
         else { return }
         var shared = sharedCopy(of: facts, transaction: sharedTransaction, partner: partner)
-        shared.revocationType = .familyRevoke
-        shared.revocationPercentage = nil
+        shared.payload.revocationType = .familyRevoke
+        shared.payload.revocationPercentage = nil
         accounts[partner].setOwned(index, false)
         revokeNotification(
             account: partner,
@@ -81,10 +81,10 @@ extension World {
         var shared = facts
         shared.transactionId = String(transaction)
         shared.originalTransactionId = String(original ?? transaction)
-        shared.inAppOwnershipType = .familyShared
-        shared.appAccountToken = token(partner)
-        shared.appTransactionId = appTransactionId(partner)
-        shared.price = 0
+        shared.payload.inAppOwnershipType = .familyShared
+        shared.payload.appAccountToken = token(partner)
+        shared.payload.appTransactionId = appTransactionId(partner)
+        shared.payload.price = 0
         return shared
     }
 }

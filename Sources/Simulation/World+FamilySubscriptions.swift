@@ -171,10 +171,10 @@ extension World {
         else { return }
         let now = millis(t)
         var facts = memberTransaction(account: account, group: group, share: share, reason: nil, signedMs: now)
-        facts.revocationDate = now
-        facts.revocationReason = .refundedForOtherReason  // as Apple sends a family revocation
-        facts.revocationType = .familyRevoke
-        facts.revocationPercentage = nil
+        facts.payload.revocationDate = now
+        facts.payload.revocationReason = .refundedForOtherReason  // as Apple sends a family revocation
+        facts.payload.revocationType = .familyRevoke
+        facts.payload.revocationPercentage = nil
         var truth = subscriptionTruth(account: account, group: group, kind: .revoke, signedMs: now)
         truth.transactionId = facts.transactionId
         truth.originalTransactionId = facts.originalTransactionId
@@ -220,16 +220,21 @@ extension World {
         let partner = account ^ 1  // accounts pair as 2k and 2k+1 (see `familyPartner`)
         let facts = subscriptionTransaction(account: account, group: group, reason: reason, signedMs: signedMs)
         var shared = sharedCopy(of: facts, transaction: share.transaction, original: share.original, partner: partner)
-        shared.originalPurchaseDate = share.originalMs
-        shared.offerType = nil
-        shared.offerIdentifier = nil
-        shared.offerDiscountType = nil
-        shared.offerPeriod = nil
+        shared.payload.originalPurchaseDate = share.originalMs
+        shared.payload.offerType = nil
+        shared.payload.offerIdentifier = nil
+        shared.payload.offerDiscountType = nil
+        shared.payload.offerPeriod = nil
         return shared
     }
 
     /// The partner's renewal info: the purchaser's, for the partner's own series and account, with no offer.
-    private func memberRenewal(account: Int, group: Int, share: FamilyShare, signedMs: Int64) -> RenewalFacts {
+    private func memberRenewal(
+        account: Int,
+        group: Int,
+        share: FamilyShare,
+        signedMs: Int64
+    ) -> JWSRenewalInfoDecodedPayload {
         let partner = account ^ 1
         var facts = renewal(account: account, group: group, signedMs: signedMs)
         facts.originalTransactionId = String(share.original)

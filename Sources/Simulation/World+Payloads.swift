@@ -1,12 +1,9 @@
 internal import AppStoreModel
 internal import Profile
 
-// The payload facts the world signs: transactions, renewal info, notifications and the truth of subscriptions.
+// The Apple payloads the world signs (transactions, renewal info, notifications) and the truth of subscriptions.
 
 extension World {
-    /// The profile's environment as the payloads carry it (the profile accepts only the values Apple documents).
-    var environment: Environment { Environment(rawValue: profile.target.environment) }
-
     func appTransactionId(_ account: Int) -> String { String(transactionBase / 10 + UInt64(account)) }
 
     mutating func transaction(
@@ -24,27 +21,26 @@ extension World {
         let target = profile.target
         let catalog = profile.catalog
         return TransactionFacts(
-            transactionId: String(id),
-            originalTransactionId: String(original),
-            webOrderLineItemId: nil,
-            bundleId: target.bundleId,
-            productId: product.id,
-            subscriptionGroupIdentifier: nil,
-            purchaseDate: purchaseMs,
-            originalPurchaseDate: originalMs,
-            expiresDate: nil,
-            quantity: quantity,
-            type: product.type.productType,
-            appAccountToken: token(account),
-            inAppOwnershipType: .purchased,
-            signedDate: signedMs,
-            environment: environment,
-            storefront: catalog.storefront,
-            storefrontId: catalog.storefrontId,
-            transactionReason: .purchase,
-            currency: catalog.currency,
-            price: price,
-            appTransactionId: appTransactionId(account)
+            JWSTransactionDecodedPayload(
+                originalTransactionId: String(original),
+                transactionId: String(id),
+                bundleId: target.bundleId,
+                productId: product.id,
+                purchaseDate: purchaseMs,
+                originalPurchaseDate: originalMs,
+                quantity: quantity,
+                type: product.type.productType,
+                appAccountToken: token(account),
+                inAppOwnershipType: .purchased,
+                signedDate: signedMs,
+                environment: target.environment,
+                storefront: catalog.storefront,
+                storefrontId: catalog.storefrontId,
+                transactionReason: .purchase,
+                currency: catalog.currency,
+                price: price,
+                appTransactionId: appTransactionId(account)
+            )
         )
     }
 
@@ -108,41 +104,41 @@ extension World {
             price: price,
             signedMs: signedMs
         )
-        facts.webOrderLineItemId = String(sub.webOrder)
-        facts.subscriptionGroupIdentifier = profile.catalog.groups[group].id
-        facts.expiresDate = sub.expiresMs
-        facts.transactionReason =
+        facts.payload.webOrderLineItemId = String(sub.webOrder)
+        facts.payload.subscriptionGroupIdentifier = profile.catalog.groups[group].id
+        facts.payload.expiresDate = sub.expiresMs
+        facts.payload.transactionReason =
             reason ?? (sub.transaction == sub.original || sub.upgradedFrom != nil ? .purchase : .renewal)
         if let index = sub.offer, Int(index) < product.offers.count {
             let offer = product.offers[Int(index)]
-            facts.offerType = offer.kind.offerType
-            facts.offerIdentifier = offer.kind == .introductory ? nil : offer.id
-            facts.offerDiscountType = offer.discount.offerDiscountType
-            facts.offerPeriod = "P\(offer.periods)M"
-            facts.price = offer.priceMilli
+            facts.payload.offerType = offer.kind.offerType
+            facts.payload.offerIdentifier = offer.kind == .introductory ? nil : offer.id
+            facts.payload.offerDiscountType = offer.discount.offerDiscountType
+            facts.payload.offerPeriod = "P\(offer.periods)M"
+            facts.payload.price = offer.priceMilli
         }
         if sub.status == .revoked {
-            facts.revocationDate = sub.revocationMs
-            facts.revocationReason = sub.revocationReason
-            facts.revocationType = .refundFull
-            facts.revocationPercentage = 100_000
+            facts.payload.revocationDate = sub.revocationMs
+            facts.payload.revocationReason = sub.revocationReason
+            facts.payload.revocationType = .refundFull
+            facts.payload.revocationPercentage = 100_000
         }
         return facts
     }
 
-    func renewal(account: Int, group: Int, signedMs: Int64) -> RenewalFacts {
+    func renewal(account: Int, group: Int, signedMs: Int64) -> JWSRenewalInfoDecodedPayload {
         let sub = accounts[account].sub(group)!
         let current = products[groupProducts[group][Int(sub.position)]]
         let next = products[groupProducts[group][Int(sub.autoRenewPosition)]]
         var renewalPrice = next.priceMilli
         if sub.priceBumped || sub.priceIncrease != .notAnnounced { renewalPrice = renewalPrice * 6 / 5 }
-        var facts = RenewalFacts(
+        var facts = JWSRenewalInfoDecodedPayload(
             originalTransactionId: String(sub.original),
             autoRenewProductId: next.id,
             productId: current.id,
             autoRenewStatus: sub.autoRenew ? 1 : 0,
             signedDate: signedMs,
-            environment: environment,
+            environment: profile.target.environment,
             recentSubscriptionStartDate: sub.recentStartMs,
             renewalDate: sub.isOver ? nil : sub.expiresMs,
             currency: profile.catalog.currency,
@@ -204,19 +200,24 @@ extension World {
         signedMs: Int64,
         status: Status?,
         _ transaction: TransactionFacts?,
-        _ renewal: RenewalFacts?
+        _ renewal: JWSRenewalInfoDecodedPayload?
     ) -> NotificationFacts {
-        NotificationFacts(
-            notificationType: type,
-            subtype: subtype,
-            notificationUUID: rng.uuid(),
-            signedDate: signedMs,
-            version: "2.0",
-            bundleId: profile.target.bundleId,
-            appAppleId: profile.target.appAppleId,
-            environment: environment,
-            status: status,
-            consumptionRequestReason: nil,
+        let target = profile.target
+        let data = NotificationData(
+            appAppleId: target.appAppleId,
+            bundleId: target.bundleId,
+            environment: target.environment,
+            status: status
+        )
+        return NotificationFacts(
+            ResponseBodyV2DecodedPayload(
+                notificationType: type,
+                subtype: subtype,
+                notificationUUID: rng.uuid(),
+                data: data,
+                version: "2.0",
+                signedDate: signedMs
+            ),
             transaction: transaction,
             renewal: renewal
         )

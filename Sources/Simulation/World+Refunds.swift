@@ -67,10 +67,10 @@ extension World {
 
     /// Fills the revocation fields of a fully refunded transaction.
     mutating func revoked(_ facts: inout TransactionFacts, at now: Int64) {
-        facts.revocationDate = now
-        facts.revocationReason = rng.chance(0.5) ? 1 : 0
-        facts.revocationType = .refundFull
-        facts.revocationPercentage = 100_000
+        facts.payload.revocationDate = now
+        facts.payload.revocationReason = rng.chance(0.5) ? 1 : 0
+        facts.payload.revocationType = .refundFull
+        facts.payload.revocationPercentage = 100_000
     }
 
     /// Refunds the current period: the subscription is revoked and stops renewing.
@@ -159,7 +159,7 @@ extension World {
                 subject.facts,
                 subject.renewal
             )
-            note.consumptionRequestReason = .unintendedPurchase
+            note.payload.data?.consumptionRequestReason = .unintendedPurchase
             var truth = Truth(kind: .none, effectiveDate: now)
             truth.transactionId = subject.facts.transactionId
             emit(.consumptionRequest, account: account, event: newEvent(), at: t, .notification(note), truth)
@@ -210,7 +210,7 @@ extension World {
         group: Int?,
         transaction: UInt64,
         signedMs: Int64
-    ) -> (facts: TransactionFacts, renewal: RenewalFacts?, status: Status?)? {
+    ) -> (facts: TransactionFacts, renewal: JWSRenewalInfoDecodedPayload?, status: Status?)? {
         guard let group else {
             guard let ref = accounts[account].purchases.first(where: { $0.transaction == transaction }) else {
                 return nil

@@ -175,8 +175,10 @@ extension World {
             nil,
             nil
         )
-        note.summary = Summary(
-            environment: Environment(rawValue: profile.target.environment),
+        // Apple's payload carries exactly one of `data` and `summary`.
+        note.payload.data = nil
+        note.payload.summary = Summary(
+            environment: profile.target.environment,
             appAppleId: profile.target.appAppleId,
             bundleId: profile.target.bundleId,
             productId: products[groupProducts[group][Int(position)]].id,

@@ -28,6 +28,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     private var queue = Heap<TimedEntry<Job>>()
     private var arrivals: ArrivalTimes
     private var nextArrival: Double
+    /// Which arrivals become actions (nil: all of them).
+    private let admission: ArrivalAdmission?
     private var order: UInt64 = 0
     private var emitted: UInt64 = 0
     private var events: UInt64 = 0
@@ -45,9 +47,12 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     /// - Parameters:
     ///   - profile: the validated profile (its seed seeds the generator).
     ///   - startMillis: wall-clock milliseconds of t = 0; pass a fixed value to reproduce a stream exactly.
-    public init(profile: Profile, startMillis: Int64) {
+    ///   - admission: which of the schedule's arrivals become actions (a run thins them when it cannot keep up);
+    ///     nil admits every one.
+    public init(profile: Profile, startMillis: Int64, admission: ArrivalAdmission? = nil) {
         self.profile = profile
         self.startMillis = startMillis
+        self.admission = admission
         rng = SplitMix64(seed: profile.seed)
         accounts = Array(repeating: AccountState(), count: profile.population.accounts)
         duration = profile.durationSeconds
@@ -113,6 +118,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             guard arrivalDue else { return nil }
             let t = nextArrival
             nextArrival = arrivals.next() ?? .infinity
+            // A dropped arrival draws nothing, so the world after it depends only on the admissions recorded.
+            if let admission, !admission.admitsNext() { continue }
             arrive(at: t)
         }
     }

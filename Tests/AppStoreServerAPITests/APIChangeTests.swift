@@ -130,7 +130,7 @@ struct APIChangeTests {
         #expect(fixture.store.extensions(for: "61").count == 1)
         let sent = fixture.delivered.all
         #expect(sent.map(\.facts.notificationType) == ["RENEWAL_EXTENDED"])
-        #expect(sent.first?.facts.transaction?.expiresDate == extended)
+        #expect(sent.first?.facts.transaction?.payload.expiresDate == extended)
         _ = try fixture.verifier.verifyAndDecodeNotification(sent.first?.signedPayload ?? "").get()
     }
 

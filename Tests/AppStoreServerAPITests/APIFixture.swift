@@ -129,7 +129,7 @@ final class APIFixture: Sendable {
             fields["signedDate"] = revoked  // a refund is a newer view of the transaction
         }
         let data = try! JSONSerialization.data(withJSONObject: fields)
-        return try! JSONDecoder().decode(TransactionFacts.self, from: data)
+        return TransactionFacts(try! JSONDecoder().decode(JWSTransactionDecodedPayload.self, from: data))
     }
 
     static func renewal(
@@ -137,7 +137,7 @@ final class APIFixture: Sendable {
         product: String,
         renewalDate: Int64,
         billingRetry: Bool = false
-    ) -> RenewalFacts {
+    ) -> JWSRenewalInfoDecodedPayload {
         let fields: [String: Any] = [
             "originalTransactionId": original, "autoRenewProductId": product, "productId": product,
             "autoRenewStatus": 1, "signedDate": start, "environment": "Sandbox",
@@ -145,19 +145,18 @@ final class APIFixture: Sendable {
             "appTransactionId": "704000000000000001", "isInBillingRetryPeriod": billingRetry,
         ]
         let data = try! JSONSerialization.data(withJSONObject: fields)
-        return try! JSONDecoder().decode(RenewalFacts.self, from: data)
+        return try! JSONDecoder().decode(JWSRenewalInfoDecodedPayload.self, from: data)
     }
 
     static func notification(type: String, uuid: String, transaction: TransactionFacts? = nil) -> NotificationFacts {
         let fields: [String: Any] = [
             "notificationType": type, "notificationUUID": uuid, "signedDate": start, "version": "2.0",
-            "bundleId": bundleId, "appAppleId": 1_234_567_890, "environment": "Sandbox",
+            "data": ["bundleId": bundleId, "appAppleId": 1_234_567_890, "environment": "Sandbox"],
         ]
-        var facts = try! JSONDecoder().decode(
-            NotificationFacts.self,
+        let payload = try! JSONDecoder().decode(
+            ResponseBodyV2DecodedPayload.self,
             from: try! JSONSerialization.data(withJSONObject: fields)
         )
-        facts.transaction = transaction
-        return facts
+        return NotificationFacts(payload, transaction: transaction)
     }
 }

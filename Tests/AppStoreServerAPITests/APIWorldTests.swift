@@ -30,7 +30,7 @@ struct APIWorldTests {
             let answer = fixture.request("GET", "/inApps/v1/transactions/\(id)")
             let signed = fixture.transaction(fixture.json(answer)["signedTransactionInfo"])
             #expect(signed?.productId == facts.productId, "transaction \(id)")
-            #expect(signed?.revocationDate == facts.revocationDate, "transaction \(id)")
+            #expect(signed?.revocationDate == facts.payload.revocationDate, "transaction \(id)")
         }
         let history = fixture.request(
             "POST",

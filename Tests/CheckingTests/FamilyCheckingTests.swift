@@ -82,7 +82,7 @@ struct FamilyCheckingTests {
 
     func isMember(_ delivery: PlannedDelivery, _ lifecycle: Lifecycle) -> Bool {
         guard case .notification(let note) = delivery.action.delivery else { return false }
-        return delivery.action.lifecycle == lifecycle && note.transaction?.inAppOwnershipType == .familyShared
+        return delivery.action.lifecycle == lifecycle && note.transaction?.payload.inAppOwnershipType == .familyShared
             && note.transaction?.type == .autoRenewableSubscription
     }
 

@@ -76,7 +76,7 @@ struct LifecycleCheckingTests {
 
     func notification(_ delivery: PlannedDelivery, _ type: NotificationTypeV2, _ subtype: Subtype?) -> Bool {
         guard case .notification(let note) = delivery.action.delivery else { return false }
-        return note.notificationType == type && note.subtype == subtype
+        return note.notificationType == type && note.payload.subtype == subtype
     }
 
     /// The subscription-state outcome of a final probe showing `state`.

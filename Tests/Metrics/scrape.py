@@ -92,7 +92,8 @@ def main(binary, work):
     for name, kind in [("paystorm_sends", "counter"), ("paystorm_results", "counter"),
                        ("paystorm_latency_seconds", "histogram"), ("paystorm_in_flight", "gauge"),
                        ("paystorm_late", "counter"), ("paystorm_missed", "counter"),
-                       ("paystorm_invariant_checks", "counter"), ("paystorm_violations", "counter")]:
+                       ("paystorm_invariant_checks", "counter"), ("paystorm_violations", "counter"),
+                       ("paystorm_arrivals", "counter")]:
         if name not in families:
             fail("family %s missing; families: %s" % (name, sorted(families)))
         if families[name].type != kind:

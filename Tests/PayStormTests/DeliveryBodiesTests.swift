@@ -154,7 +154,7 @@ struct DeliveryBodiesTests {
             app: AppIdentity(
                 bundleId: profile.target.bundleId,
                 appAppleId: profile.target.appAppleId,
-                environment: Environment(rawValue: profile.target.environment)
+                environment: profile.target.environment
             )
         )
         let bodies = DeliveryBodies(minter: minter)
@@ -168,13 +168,13 @@ struct DeliveryBodiesTests {
             let isSubscription = productType == .autoRenewableSubscription
             switch action.delivery {
             case .notification(let facts):
-                let name = [facts.notificationType.rawValue, facts.subtype?.rawValue].compactMap { $0 }.joined(
+                let name = [facts.notificationType.rawValue, facts.payload.subtype?.rawValue].compactMap { $0 }.joined(
                     separator: "/"
                 )
                 let what = "\(name) (\(transaction.map { "\($0.type)" } ?? "no transaction"))"
                 kinds.insert(what)
                 let kind = try #require(
-                    NotificationMatrix.kind(facts.notificationType, facts.subtype),
+                    NotificationMatrix.kind(facts.notificationType, facts.payload.subtype),
                     "\(name) is not in Apple's matrix"
                 )
                 let run = try Self.objects(
@@ -197,7 +197,10 @@ struct DeliveryBodiesTests {
                     "transaction": isSubscription ? Self.subscriptionTransactionKeys : Self.transactionKeys,
                     "renewal": isSubscription ? Self.renewalKeys : [],
                 ]
-                let implied = Self.impliedKeys(type: facts.notificationType.rawValue, subtype: facts.subtype?.rawValue)
+                let implied = Self.impliedKeys(
+                    type: facts.notificationType.rawValue,
+                    subtype: facts.payload.subtype?.rawValue
+                )
                 for (path, keys) in always.merging(implied, uniquingKeysWith: { $0.union($1) }) {
                     problems.formUnion(
                         Self.compare(run[path] ?? [:], minted[path] ?? [:], always: keys, what: "\(what) \(path)")

@@ -69,6 +69,29 @@ struct HarnessSaturationTests {
         #expect(limit.sentence == "harness-limited from 4 s at 3,000 deliveries/s (minting behind the schedule)")
     }
 
+    @Test func droppingArrivalsAtTheSourceIsHarnessLimitedThoughNothingIsShed() throws {
+        var saturation = HarnessSaturation()
+        // The world thins the schedule from 3 s on, so the pipeline sheds nothing and the releases stay on time.
+        for second in 1...10 {
+            saturation.observe(
+                at: Double(second),
+                sent: second * 3_000,
+                releaseLag: 0.01,
+                mintWaited: 0,
+                dropped: UInt64(max(0, second - 3) * 20_000)
+            )
+        }
+        var limit = try #require(saturation.limit)
+        #expect(limit.fromSeconds == 3)
+        #expect(limit.reason == "minting behind the schedule")
+        limit.actions = HarnessLimit.DroppedActions(scheduled: 1_234_567, dropped: 140_000)
+        #expect(
+            limit.sentence
+                == "harness-limited from 3 s at 3,000 deliveries/s (minting behind the schedule); 140,000 of "
+                + "1,234,567 scheduled actions dropped at the source"
+        )
+    }
+
     @Test(arguments: [
         (cpu: 1.9, wall: 1.0, cores: 2, saturated: true),
         (cpu: 1.8, wall: 1.0, cores: 2, saturated: true),

@@ -48,5 +48,17 @@ struct HistoryLogTests {
     func timesAreWrittenAsFormatWritesThem(value: Double) {
         #expect(HistoryLog.fixed(value, places: 6) == String(format: "%.6f", value))
         #expect(HistoryLog.fixed(value, places: 3) == String(format: "%.3f", value))
+        for places in 0...6 {
+            var bytes: [UInt8] = []
+            HistoryLog.appendFixed(value, places: places, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == HistoryLog.fixed(value, places: places))
+        }
+    }
+
+    @Test(arguments: [0, 7, 10, 99, 1_000_000_000_000_000_042, UInt64.max])
+    func integersAreWrittenInDecimal(value: UInt64) {
+        var bytes = Array("x".utf8)
+        HistoryLog.appendDecimal(value, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "x\(value)")
     }
 }

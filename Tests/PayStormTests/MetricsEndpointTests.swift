@@ -35,7 +35,12 @@ struct MetricsEndpointTests {
 
     @Test func rendersEveryFamilyInOrder() throws {
         let tally = try JSONDecoder().decode(Tally.self, from: Data(#"{"passed":3,"failed":1,"unknown":2}"#.utf8))
-        let text = MetricsEndpoint.render(load: Self.snapshot(), tallies: [.noDoubleGrant: tally], violations: 1)
+        let text = MetricsEndpoint.render(
+            load: Self.snapshot(),
+            tallies: [.noDoubleGrant: tally],
+            violations: 1,
+            arrivals: (arrivals: 40, dropped: 15)
+        )
         #expect(text == Self.expected)
     }
 
@@ -53,6 +58,10 @@ struct MetricsEndpointTests {
         # TYPE paystorm_late counter
         # HELP paystorm_late Requests that started later than the engine allows after their intended time.
         paystorm_late_total 2
+        # TYPE paystorm_arrivals counter
+        # HELP paystorm_arrivals The schedule's arrivals (one action each) the world reached, admitted or dropped at the source while PayStorm could not keep up.
+        paystorm_arrivals_total{state="admitted"} 25
+        paystorm_arrivals_total{state="dropped"} 15
         # TYPE paystorm_scheduled counter
         # HELP paystorm_scheduled Requests whose intended time came (sent plus missed), by kind.
         paystorm_scheduled_total{kind="web\"hook\\\n"} 10

@@ -257,4 +257,41 @@ struct MintPipelineTests {
         // Far fewer takes than shed deliveries: that is what keeps an overloaded engine's thread free.
         #expect(bulkTakes * 5 < pipeline.shed)
     }
+
+    /// The pipeline profile's world (400 actions/s) against a minter that signs 150 deliveries per second of the
+    /// run's clock, with or without thinning at the source; drained to its end.
+    static func overloaded(thinning: Bool) throws -> (out: [MintedDelivery], shed: Int, admission: ArrivalAdmission?) {
+        let profile = try Profile.decode(Data(Self.profile.utf8), file: "pipeline.json5")
+        let admission = thinning ? ArrivalAdmission(seed: profile.seed) : nil
+        let world = World(profile: profile, startMillis: 1_800_000_000_000, admission: admission)
+        let clock = SigningClock(rate: 150)
+        let pipeline = MintPipeline(
+            stream: ChaosStream(world, profile: profile).lazy.filter(\.sends).makeIterator(),
+            sign: { clock.sign($0) },
+            cache: BodyCache(),
+            // The clock runs only while signing, so the time cap would never let go of a full buffer.
+            clock: { clock.now.withLock { $0 } },
+            admission: admission,
+            shedAfter: 0.25,
+            limits: MintBufferLimits(deliveries: 64, secondsAhead: 1_000),
+            batchSize: 16
+        )
+        pipeline.start()
+        let out = Self.drain(pipeline)
+        return (out, pipeline.shed, admission)
+    }
+
+    @Test func sustainedOverloadIsThinnedAtTheSourceInsteadOfShed() throws {
+        let shedding = try Self.overloaded(thinning: false)
+        let thinning = try Self.overloaded(thinning: true)
+        let admission = try #require(thinning.admission)
+        // The world dropped most arrivals before they became actions...
+        #expect(admission.counts.dropped * 2 > admission.counts.arrivals)
+        #expect(!admission.changes.isEmpty)
+        // ...so the pipeline shed far less, and signed as much as it did while shedding.
+        #expect(thinning.shed * 4 < shedding.shed)
+        let signed = { (out: [MintedDelivery]) in out.filter { $0.body != nil }.count }
+        #expect(Double(signed(thinning.out)) >= 0.8 * Double(signed(shedding.out)))
+        #expect(thinning.out.count < shedding.out.count)
+    }
 }

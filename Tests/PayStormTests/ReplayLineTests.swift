@@ -1,5 +1,9 @@
+import Foundation
+import Profile
+import Reporting
 import Testing
 
+@testable import Checking
 @testable import PayStorm
 
 struct ReplayLineTests {
@@ -12,5 +16,50 @@ struct ReplayLineTests {
         #expect(shellQuoted("TOKEN=a b") == "'TOKEN=a b'")
         #expect(shellQuoted("X=it's") == "'X=it'\\''s'")
         #expect(shellQuoted("") == "''")
+    }
+
+    /// The options that shape the world are on the line: a run at another rate, or one thinned at the source,
+    /// generates another world than the profile's seed alone.
+    @Test func replayLineCarriesTheRateScaleAndTheAdmissions() throws {
+        var options = RunOptions(profilePath: "Profiles/smoke.json5")
+        options.rateScale = 2.5
+        options.flaws = ["double-grant"]
+        let profile = try Profile.decode(Data(MintPipelineTests.profile.utf8), file: "pipeline.json5")
+        let witness = Witness(
+            invariant: .noDoubleGrant,
+            account: "A",
+            at: 1,
+            summary: "granted twice",
+            entries: [],
+            proof: "probe",
+            observed: AccountState(),
+            seed: 3
+        )
+        let verdict = Checking.Verdict(
+            outcome: .fail,
+            violations: [witness],
+            violationCount: 1,
+            tallies: [:],
+            unknownSamples: [],
+            unchecked: [],
+            seed: 3
+        )
+        let line = try #require(
+            ReportBuilder.violations(
+                verdict,
+                profile: profile,
+                options: options,
+                admissionsPath: "/r/x y/admissions.csv"
+            )
+            .first?.replay
+        )
+        #expect(
+            line
+                == "paystorm replay Profiles/smoke.json5 --seed 3 --rate-scale 2.5 --admissions '/r/x y/admissions.csv' "
+                + "--flaw double-grant --account A"
+        )
+        options.rateScale = 1
+        let plain = ReportBuilder.violations(verdict, profile: profile, options: options).first?.replay
+        #expect(plain == "paystorm replay Profiles/smoke.json5 --seed 3 --flaw double-grant --account A")
     }
 }

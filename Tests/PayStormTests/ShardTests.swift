@@ -52,6 +52,17 @@ struct ShardTests {
         #expect(accounts.reduce(Set()) { $0.union($1) } == Set(whole.map(\.action.appAccountToken)))
     }
 
+    /// A replay of one account signs only that account's deliveries, in the order the whole world has them.
+    @Test func replayOfOneAccountMintsOnlyItsDeliveries() throws {
+        let profile = try Profile.decode(Data(DeliveryBodiesTests.profile.utf8), file: "payloads.json5")
+        let whole = Array(ChaosStream(World(profile: profile, startMillis: 1_700_000_000_000), profile: profile))
+        let token = try #require(whole.first?.action.appAccountToken)
+        let chaos = ChaosStream(World(profile: profile, startMillis: 1_700_000_000_000), profile: profile)
+        let only = Array(IteratorSequence(ShardDeliveries(base: chaos, shard: nil, account: token)))
+        #expect(!only.isEmpty)
+        #expect(only.map(\.id) == whole.filter { $0.action.appAccountToken == token }.map(\.id))
+    }
+
     @Test func aShardProvisionsOnlyItsOwnAccounts() throws {
         let profile = try Profile.decode(Data(DeliveryBodiesTests.profile.utf8), file: "payloads.json5")
         let all = TargetSetup.accountsToProvision(profile: profile, only: nil, shard: nil)

@@ -1,3 +1,4 @@
+import AppStoreModel
 import Foundation
 import Testing
 
@@ -43,7 +44,7 @@ struct ProfileTests {
         let profile = try Profile.decode(Data(Self.text().utf8), file: "t.json5")
         #expect(profile.seed == 1)
         #expect(profile.settleSeconds == 10)
-        #expect(profile.target.environment == "Sandbox")
+        #expect(profile.target.environment == .sandbox)
         #expect(profile.target.verifierOnlineChecks == false)
         // Apple always sends data.appAppleId; outside Production the run writes `paystorm mint`'s default.
         #expect(profile.target.appAppleId == 1_234_567_890)

@@ -21,7 +21,7 @@ struct MintedLedgerTests {
                     databasePath: $0,
                     trustedRoots: [pki.root.der],
                     bundleId: minter.app.bundleId,
-                    environment: minter.app.environment.rawValue,
+                    environment: minter.app.environment,
                     flaws: flaws
                 )
             },

@@ -13,21 +13,21 @@ struct AppleValuesTests {
         }
         func check(_ facts: TransactionFacts) {
             check(facts.type, "type")
-            check(facts.inAppOwnershipType, "inAppOwnershipType")
-            check(facts.environment, "environment")
-            check(facts.transactionReason, "transactionReason")
-            check(facts.revocationReason, "revocationReason")
-            check(facts.revocationType, "revocationType")
-            check(facts.offerType, "offerType")
-            check(facts.offerDiscountType, "offerDiscountType")
+            check(facts.payload.inAppOwnershipType, "inAppOwnershipType")
+            check(facts.payload.environment, "environment")
+            check(facts.payload.transactionReason, "transactionReason")
+            check(facts.payload.revocationReason, "revocationReason")
+            check(facts.payload.revocationType, "revocationType")
+            check(facts.payload.offerType, "offerType")
+            check(facts.payload.offerDiscountType, "offerDiscountType")
         }
         for action in run(try richProfile(accounts: 30, seconds: 200)) {
             switch action.delivery {
             case .notification(let note):
                 check(note.notificationType, "notificationType")
-                check(note.subtype, "subtype")
-                check(note.status, "status")
-                check(note.consumptionRequestReason, "consumptionRequestReason")
+                check(note.payload.subtype, "subtype")
+                check(note.payload.data?.status, "status")
+                check(note.payload.data?.consumptionRequestReason, "consumptionRequestReason")
                 note.transaction.map(check)
                 if let renewal = note.renewal {
                     check(renewal.autoRenewStatus, "autoRenewStatus")

@@ -20,7 +20,7 @@ struct FamilySubscriptionTests {
     /// The member's subscription notifications (FAMILY_SHARED auto-renewable transactions).
     func shared(_ notes: [(action: Action, note: NotificationFacts)]) -> [(action: Action, note: NotificationFacts)] {
         notes.filter {
-            $0.note.transaction?.inAppOwnershipType == "FAMILY_SHARED"
+            $0.note.transaction?.payload.inAppOwnershipType == "FAMILY_SHARED"
                 && $0.note.transaction?.type == Self.autoRenewable
         }
     }
@@ -32,14 +32,14 @@ struct FamilySubscriptionTests {
         #expect(!starts.isEmpty)
         #expect(members.contains { $0.note.notificationType == "DID_RENEW" })
         let purchased = Set(
-            notes.compactMap { $0.note.transaction }.filter { $0.inAppOwnershipType == "PURCHASED" }.map(
+            notes.compactMap { $0.note.transaction }.filter { $0.payload.inAppOwnershipType == "PURCHASED" }.map(
                 \.transactionId
             )
         )
         for (action, note) in members {
             let transaction = try #require(note.transaction)
-            #expect(transaction.appAccountToken == action.appAccountToken)
-            #expect(transaction.price == 0 && transaction.offerType == nil)
+            #expect(transaction.payload.appAccountToken == action.appAccountToken)
+            #expect(transaction.payload.price == 0 && transaction.payload.offerType == nil)
             #expect(!purchased.contains(transaction.transactionId))
             #expect(note.renewal?.originalTransactionId == transaction.originalTransactionId)
             #expect(note.renewal?.appAccountToken == action.appAccountToken)
@@ -49,7 +49,7 @@ struct FamilySubscriptionTests {
         }
         for (action, note) in starts {
             #expect(note.notificationType == "SUBSCRIBED")
-            #expect(note.subtype == "INITIAL_BUY" || note.subtype == "RESUBSCRIBE")
+            #expect(note.payload.subtype == "INITIAL_BUY" || note.payload.subtype == "RESUBSCRIBE")
             #expect(action.truth.kind == .grant && action.truth.status == .active)
         }
         // Each of the member's periods is its own transaction in the member's own series.
@@ -67,10 +67,10 @@ struct FamilySubscriptionTests {
         let revokes = shared(notes).filter { $0.action.lifecycle == .familyRevoke }
         #expect(!revokes.isEmpty)
         for (action, note) in revokes {
-            #expect(note.notificationType == "REVOKE" && note.subtype == nil)
-            #expect(note.transaction?.revocationType == "FAMILY_REVOKE")
-            #expect(note.transaction?.revocationDate == note.signedDate)
-            #expect(note.status == SubscriptionStatus.revoked.wire)
+            #expect(note.notificationType == "REVOKE" && note.payload.subtype == nil)
+            #expect(note.transaction?.payload.revocationType == "FAMILY_REVOKE")
+            #expect(note.transaction?.payload.revocationDate == note.signedDate)
+            #expect(note.payload.data?.status == SubscriptionStatus.revoked.wire)
             #expect(action.truth.kind == .revoke && action.truth.status == .revoked)
             // Nothing renews the revoked series until the purchaser shares a new subscription.
             let original = note.transaction?.originalTransactionId
@@ -78,7 +78,7 @@ struct FamilySubscriptionTests {
                 $0.action.at > action.at && $0.note.transaction?.originalTransactionId == original
             }
             if let next = later.first {
-                #expect(next.action.lifecycle == .familySubscribe && next.note.subtype == "RESUBSCRIBE")
+                #expect(next.action.lifecycle == .familySubscribe && next.note.payload.subtype == "RESUBSCRIBE")
             }
         }
     }
@@ -88,9 +88,9 @@ struct FamilySubscriptionTests {
         let summaries = notes.filter { $0.action.lifecycle == .renewalExtensionSummary }
         #expect(!summaries.isEmpty)
         for (action, note) in summaries {
-            #expect(note.notificationType == "RENEWAL_EXTENSION" && note.subtype == "SUMMARY")
-            #expect(note.transaction == nil && note.renewal == nil && note.status == nil)
-            let summary = try #require(note.summary)
+            #expect(note.notificationType == "RENEWAL_EXTENSION" && note.payload.subtype == "SUMMARY")
+            #expect(note.transaction == nil && note.renewal == nil && note.payload.data?.status == nil)
+            let summary = try #require(note.payload.summary)
             #expect(summary.requestIdentifier != nil && summary.bundleId == "com.example.test")
             let total = (summary.succeededCount ?? 0) + (summary.failedCount ?? 0)
             #expect((1...3).contains(total))
@@ -102,8 +102,7 @@ struct FamilySubscriptionTests {
             }
             #expect(extended.count >= Int(summary.succeededCount ?? 0))
             // Signed as Apple does: `summary` in place of `data`.
-            let payload = note.payload(signedTransactionInfo: nil, signedRenewalInfo: nil)
-            #expect(payload.data == nil && payload.summary == summary)
+            #expect(note.payload.data == nil && note.payload.summary == summary)
         }
     }
 
@@ -115,10 +114,8 @@ struct FamilySubscriptionTests {
         let expired = notes.filter { $0.notificationType == "EXPIRED" }
         #expect(!expired.isEmpty)
         #expect(expired.allSatisfy { $0.renewal?.eligibleWinBackOfferIds == ["gold.winback"] })
-        let active = notes.filter { $0.status == SubscriptionStatus.active.wire }
+        let active = notes.filter { $0.payload.data?.status == SubscriptionStatus.active.wire }
         #expect(!active.isEmpty)
         #expect(active.allSatisfy { $0.renewal?.eligibleWinBackOfferIds == nil })
-        let renewal = try #require(expired.first?.renewal)
-        #expect(renewal.payload.eligibleWinBackOfferIds == ["gold.winback"])
     }
 }

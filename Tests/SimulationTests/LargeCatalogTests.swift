@@ -59,7 +59,9 @@ struct LargeCatalogTests {
         let subscriptions = run(try Self.groups(count: 70)).filter {
             if case .notification(let note) = $0.delivery { note.notificationType == "SUBSCRIBED" } else { false }
         }
-        let intros = subscriptions.compactMap { $0.transaction?.offerType == 1 ? $0.transaction?.productId : nil }
+        let intros = subscriptions.compactMap {
+            $0.transaction?.payload.offerType == 1 ? $0.transaction?.productId : nil
+        }
         #expect(subscriptions.count > intros.count)
         #expect(intros.count == Set(intros).count)
         #expect(Set(intros).count > 64)

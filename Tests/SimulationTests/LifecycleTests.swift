@@ -19,7 +19,7 @@ struct LifecycleTests {
             }
         ) { action in
             guard case .notification(let note) = action.delivery else { return "" }
-            return note.subtype?.rawValue ?? ""
+            return note.payload.subtype?.rawValue ?? ""
         }
     }
 
@@ -34,9 +34,9 @@ struct LifecycleTests {
             #expect(action.truth.kind == .grant)
             #expect(action.truth.transactionId == tx.transactionId)
             #expect(action.truth.supersedes != nil && action.truth.supersedes != tx.transactionId)
-            #expect(tx.offerType == 2 && tx.offerIdentifier != nil)
+            #expect(tx.payload.offerType == 2 && tx.payload.offerIdentifier != nil)
             #expect(tx.purchaseDate == action.truth.effectiveDate)
-            #expect(tx.transactionReason == "PURCHASE")
+            #expect(tx.payload.transactionReason == "PURCHASE")
         }
     }
 
@@ -52,7 +52,7 @@ struct LifecycleTests {
             #expect(renewal.productId == tx.productId)
             #expect(renewal.autoRenewProductId != tx.productId)
             let level = { (id: String) in profile.catalog.products.first { $0.id == id }!.level }
-            #expect(level(renewal.autoRenewProductId) > level(tx.productId))
+            #expect(level(try #require(renewal.autoRenewProductId)) > level(tx.productId))
             #expect(renewal.offerType == 2 && renewal.offerIdentifier != nil)
         }
     }
@@ -86,10 +86,10 @@ struct LifecycleTests {
         for action in reversals {
             guard case .notification(let note) = action.delivery else { continue }
             #expect(note.notificationType == "REFUND_REVERSED")
-            #expect(note.transaction?.type == Self.autoRenewable && note.transaction?.revocationDate == nil)
+            #expect(note.transaction?.type == Self.autoRenewable && note.transaction?.payload.revocationDate == nil)
             #expect(action.truth.kind == .reinstate)
             #expect(action.truth.status == .active || action.truth.status == .expired)
-            #expect(note.status == action.truth.status?.wire)
+            #expect(note.payload.data?.status == action.truth.status?.wire)
             // The refunded transaction is the one reinstated.
             #expect(
                 actions.contains {
@@ -111,10 +111,10 @@ struct LifecycleTests {
                 let original = truth.originalTransactionId
             else { continue }
             #expect(note.notificationType == "REFUND")
-            #expect(note.transaction?.revocationDate != nil)
+            #expect(note.transaction?.payload.revocationDate != nil)
             guard truth.status == nil else {
                 // The current period refunded: the subscription is revoked.
-                #expect(truth.status == .revoked && note.status == SubscriptionStatus.revoked.wire)
+                #expect(truth.status == .revoked && note.payload.data?.status == SubscriptionStatus.revoked.wire)
                 continue
             }
             olderRefunds += 1
@@ -126,9 +126,9 @@ struct LifecycleTests {
                         && $0.truth.effectiveDate <= truth.effectiveDate
                 }
             )
-            #expect(note.transaction?.transactionReason == (id == original ? "PURCHASE" : "RENEWAL"))
-            #expect(note.status != SubscriptionStatus.revoked.wire)
-            #expect(note.transaction.map { ($0.expiresDate ?? 0) <= (note.renewal?.renewalDate ?? 0) } == true)
+            #expect(note.transaction?.payload.transactionReason == (id == original ? "PURCHASE" : "RENEWAL"))
+            #expect(note.payload.data?.status != SubscriptionStatus.revoked.wire)
+            #expect(note.transaction.map { ($0.payload.expiresDate ?? 0) <= (note.renewal?.renewalDate ?? 0) } == true)
         }
         #expect(olderRefunds > 0)
     }
@@ -165,12 +165,14 @@ struct LifecycleTests {
             }
             return note
         }
-        let winBacks = subscriptions.filter { $0.transaction?.offerType == 4 }
+        let winBacks = subscriptions.filter { $0.transaction?.payload.offerType == 4 }
         #expect(!winBacks.isEmpty)
         #expect(
-            winBacks.allSatisfy { $0.subtype == "RESUBSCRIBE" && $0.transaction?.offerIdentifier == "gold.winback" }
+            winBacks.allSatisfy {
+                $0.payload.subtype == "RESUBSCRIBE" && $0.transaction?.payload.offerIdentifier == "gold.winback"
+            }
         )
-        #expect(winBacks.allSatisfy { $0.transaction?.price == 4990 })
+        #expect(winBacks.allSatisfy { $0.transaction?.payload.price == 4990 })
     }
 
     @Test func aRenewalExtensionEndsTheSameTransactionLater() throws {
@@ -186,9 +188,9 @@ struct LifecycleTests {
                 $0.lifecycle != .renewalExtended && $0.truth.transactionId == action.truth.transactionId
             }.compactMap(\.truth.expiresDate).min()
             #expect(try #require(before) < expires)
-            #expect(note.transaction?.expiresDate == expires)
+            #expect(note.transaction?.payload.expiresDate == expires)
             #expect(note.renewal?.renewalDate == expires)
-            #expect(note.status == SubscriptionStatus.active.wire)
+            #expect(note.payload.data?.status == SubscriptionStatus.active.wire)
         }
     }
 }

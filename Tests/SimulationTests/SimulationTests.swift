@@ -118,14 +118,14 @@ struct SimulationTests {
         #expect(!notes.isEmpty)
         for note in notes {
             #expect(note.notificationType.rawValue == type)
-            #expect(note.subtype?.rawValue == subtype)
-            #expect(note.version == "2.0")
+            #expect(note.payload.subtype?.rawValue == subtype)
+            #expect(note.payload.version == "2.0")
             #expect(note.transaction != nil)
             if note.transaction?.type == "Auto-Renewable Subscription" {
                 #expect(note.renewal?.originalTransactionId == note.transaction?.originalTransactionId)
-                #expect(note.status != nil)
+                #expect(note.payload.data?.status != nil)
             } else {
-                #expect(note.renewal == nil && note.status == nil)
+                #expect(note.renewal == nil && note.payload.data?.status == nil)
             }
         }
     }
@@ -140,21 +140,21 @@ struct SimulationTests {
                 #expect(note.signedDate == start + Int64((action.truth.effectiveDate - start)))
             }
             guard let tx = action.transaction else { continue }
-            #expect(tx.appAccountToken == action.appAccountToken)
+            #expect(tx.payload.appAccountToken == action.appAccountToken)
             #expect(UUID(uuidString: action.appAccountToken) != nil)
-            #expect(tx.bundleId == "com.example.test")
-            #expect(tx.environment == "Sandbox")
-            #expect(tx.currency == "USD" && tx.storefront == "USA")
-            #expect(tx.price >= 0)
-            #expect(tx.purchaseDate >= tx.originalPurchaseDate)
+            #expect(tx.payload.bundleId == "com.example.test")
+            #expect(tx.payload.environment == "Sandbox")
+            #expect(tx.payload.currency == "USD" && tx.payload.storefront == "USA")
+            #expect((tx.payload.price ?? -1) >= 0)
+            #expect(tx.purchaseDate >= (tx.payload.originalPurchaseDate ?? .max))
             #expect(tx.signedDate >= start)
             switch tx.type {
             case "Auto-Renewable Subscription":
-                let expires = try #require(tx.expiresDate)
+                let expires = try #require(tx.payload.expiresDate)
                 #expect(expires > tx.purchaseDate)
-                #expect(tx.webOrderLineItemId != nil && tx.subscriptionGroupIdentifier != nil)
+                #expect(tx.payload.webOrderLineItemId != nil && tx.payload.subscriptionGroupIdentifier != nil)
                 if action.lifecycle == .renewal {
-                    #expect(tx.transactionReason == "RENEWAL")
+                    #expect(tx.payload.transactionReason == "RENEWAL")
                     #expect(tx.transactionId != tx.originalTransactionId)
                     if let previous = lastPeriod[tx.originalTransactionId],
                         UInt64(previous.transaction)! < UInt64(tx.transactionId)!
@@ -169,26 +169,28 @@ struct SimulationTests {
                     let sameEnd = last?.transaction == tx.transactionId ? max(last!.expires, expires) : expires
                     lastPeriod[tx.originalTransactionId] = (tx.transactionId, sameEnd)
                 }
-                if tx.offerType == 1 { #expect(tx.offerDiscountType == "FREE_TRIAL" && tx.price == 0) }
+                if tx.payload.offerType == 1 {
+                    #expect(tx.payload.offerDiscountType == "FREE_TRIAL" && tx.payload.price == 0)
+                }
             case "Consumable":
                 #expect((1...3).contains(tx.quantity))
-                #expect(tx.price == 990 * Int64(tx.quantity))
-                #expect(tx.transactionId == tx.originalTransactionId && tx.expiresDate == nil)
+                #expect(tx.payload.price == 990 * Int64(tx.quantity))
+                #expect(tx.transactionId == tx.originalTransactionId && tx.payload.expiresDate == nil)
             default:
-                #expect(tx.expiresDate == nil && tx.quantity == 1)
+                #expect(tx.payload.expiresDate == nil && tx.quantity == 1)
             }
             // A member's shared subscription renews, expires and changes with the purchaser's lifecycles.
-            if tx.inAppOwnershipType == "FAMILY_SHARED" {
-                #expect(tx.price == 0 && tx.offerType == nil)
+            if tx.payload.inAppOwnershipType == "FAMILY_SHARED" {
+                #expect(tx.payload.price == 0 && tx.payload.offerType == nil)
             } else {
-                #expect(tx.inAppOwnershipType == "PURCHASED")
+                #expect(tx.payload.inAppOwnershipType == "PURCHASED")
                 #expect(![.familyShare, .familySubscribe, .familyRevoke].contains(action.lifecycle))
             }
             let revoked = action.lifecycle == .refund || action.lifecycle == .familyRevoke
-            #expect((tx.revocationDate != nil) == revoked)
+            #expect((tx.payload.revocationDate != nil) == revoked)
             if revoked {
-                #expect(tx.revocationPercentage == (action.lifecycle == .refund ? 100_000 : nil))
-                #expect(tx.revocationType == (action.lifecycle == .refund ? "REFUND_FULL" : "FAMILY_REVOKE"))
+                #expect(tx.payload.revocationPercentage == (action.lifecycle == .refund ? 100_000 : nil))
+                #expect(tx.payload.revocationType == (action.lifecycle == .refund ? "REFUND_FULL" : "FAMILY_REVOKE"))
                 #expect(action.truth.kind == .revoke)
             }
         }
@@ -235,32 +237,27 @@ struct SimulationTests {
 }
 
 struct PayloadMappingTests {
-    @Test func mapsEveryNotificationToAppStoreModelWithoutNulls() throws {
+    @Test func encodesEveryPayloadWithoutNulls() throws {
         let encoder = AppStoreJSON.encoder()
         var types = Set<String>()
         for action in run(try richProfile(accounts: 20, seconds: 60)) {
             switch action.delivery {
             case .notification(let note):
-                let tx = note.transaction?.payload
-                #expect(tx?.transactionId == note.transaction?.transactionId)
-                #expect(tx?.type == note.transaction?.type)
-                let payload = note.payload(
-                    signedTransactionInfo: "t.t.t",
-                    signedRenewalInfo: note.renewal.map { _ in "r.r.r" }
-                )
-                #expect(payload.notificationType == note.notificationType)
-                #expect(payload.data?.status == note.status)
+                // As the Minter signs it: the nested objects' JWS in `data`.
+                var payload = note.payload
+                payload.data?.signedTransactionInfo = note.transaction.map { _ in "t.t.t" }
+                payload.data?.signedRenewalInfo = note.renewal.map { _ in "r.r.r" }
                 let json = String(decoding: try encoder.encode(payload), as: UTF8.self)
                 #expect(!json.contains("null"))
                 types.insert(note.notificationType.rawValue)
-                if let renewal = note.renewal {
-                    let mapped = renewal.payload
-                    #expect(mapped.originalTransactionId == renewal.originalTransactionId)
-                    #expect(mapped.autoRenewStatus == renewal.autoRenewStatus)
+                for nested in [
+                    try note.transaction.map { try encoder.encode($0.payload) }, try note.renewal.map(encoder.encode),
+                ] {
+                    #expect(nested.map { !String(decoding: $0, as: UTF8.self).contains("null") } ?? true)
                 }
             case .device(let device):
                 let json = String(decoding: try encoder.encode(device.transaction.payload), as: UTF8.self)
-                #expect(json.contains("\"price\":\(device.transaction.price)"))
+                #expect(json.contains("\"price\":\(device.transaction.payload.price ?? -1)"))
                 #expect(!json.contains("null"))
             case .report(let report):
                 let body = try JSONSerialization.jsonObject(with: Data(report.body)) as? [String: String]
