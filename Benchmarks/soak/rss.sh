@@ -14,7 +14,9 @@
 # The profile's single constant schedule segment is rewritten; seed 42, release build. KEEP=DIR keeps the
 # report, the RSS samples and the console output in DIR; PAYSTORM=BINARY measures that binary instead of
 # building this checkout's (to compare a previous build side by side); ARGS="..." adds `paystorm run` options
-# (such as `--history-max-mb 8`, to watch the history's cap drop chunks over a soak).
+# (such as `--history-max-mb 8`, to watch the history's cap drop chunks over a soak). To attribute a growth to
+# the code that allocates it, record the same run under heaptrack and read it with
+# Benchmarks/soak/heap-growth.py (live heap by call site at chosen minutes; usage in its header).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_TOTAL="${1:-1800}"; PROFILE="${2:-Benchmarks/soak/rss-soak.json5}"; RATE="${3:-}"
