@@ -140,26 +140,55 @@ final class RareFields: Sendable {
     init(_ values: Values) { self.values = values }
 }
 
+/// A transaction's product and subscription group. Every kept transaction names them and a catalog has a
+/// handful, so the checker makes one per catalog product and its transactions share it: one reference in
+/// each transaction, where the two strings took 32 bytes.
+final class Label: Sendable {
+    let product: String
+    let group: String?
+
+    init(product: String, group: String?) {
+        self.product = product
+        self.group = group
+    }
+}
+
 /// One transaction's truth and answers. A soak keeps up to `Checker.Options.foldAbove` of these for every
-/// account for the whole run, so the scalars are stored narrow (counts and statuses in 32 bits, flags in
-/// bits, the IDs as numbers, what few transactions have out of line) behind full-width accessors: 96 bytes
-/// and no string of its own, where it was 128 bytes and a 16-digit ID string (64 bytes of heap) each.
+/// account for the whole run, so the scalars are stored narrow (counts in 16 or 32 bits, flags and the
+/// product type in bits, the IDs as numbers, product and group shared, what few transactions have out of
+/// line) behind full-width accessors: 128 bytes with four trail entries inside, and no allocation of its own.
+/// It was 128 bytes, a 16-digit ID string (64 bytes of heap) and an array of 24-byte trail entries.
 struct Tx: KeyedByID, Sendable {
-    var product: String
-    var group: String?
     /// The ID's number (0 when the ID is kept as text in `rare`).
     private var number: UInt64
     private var originalNumber: UInt64 = 0
     private var storedExpires = Int64.min
-    var trail = Trail()
     private var rare: RareFields?
+    /// The product and group.
+    private(set) var label: Label
+    var trail = Trail()
     private var storedQuantity: Int32 = 1
-    private var storedRejected: Int32 = 0
-    private var storedLastRejection: Int32 = 0
-    private var storedChains: Int32 = 0
     private var storedSequence: UInt32
+    private var storedRejected: UInt16 = 0
+    private var storedLastRejection: UInt16 = 0
+    private var storedChains: UInt16 = 0
+    /// Flag bits 0-10, the product type in bits 13-15.
     private var flags: UInt16 = 0
-    var type: ProductKind?
+
+    var product: String { label.product }
+    var group: String? { label.group }
+
+    /// Names another group (the checker's label for the product and group, see `Checker.label(_:group:)`).
+    mutating func relabel(_ label: Label) {
+        precondition(label.product == product, "a transaction keeps its product")
+        self.label = label
+    }
+
+    /// The product type the transaction was first seen with.
+    var type: ProductKind? {
+        let code = Int(flags >> 13)
+        return code == 0 ? nil : ProductKind.allCases[code - 1]
+    }
 
     var key: RecordKey { RecordKey(number: number, text: number == 0 ? rare?.values.idText : nil) }
 
@@ -212,18 +241,19 @@ struct Tx: KeyedByID, Sendable {
     /// Attempts of the purchase answered with a rejection.
     var rejected: Int {
         get { Int(storedRejected) }
-        set { storedRejected = Int32(clamping: newValue) }
+        set { storedRejected = UInt16(clamping: newValue) }
     }
+    /// The status of the latest rejection.
     var lastRejection: Int {
         get { Int(storedLastRejection) }
-        set { storedLastRejection = Int32(clamping: newValue) }
+        set { storedLastRejection = UInt16(clamping: newValue) }
     }
     /// Attempt chains still open: each copy of a purchase delivery starts one, and it ends with the answer to
     /// its last retry or redelivery. Apple's retries, device redeliveries and any later retry policy all
     /// continue a chain, so "every attempt was rejected" includes them.
     var chains: Int {
         get { Int(storedChains) }
-        set { storedChains = Int32(clamping: newValue) }
+        set { storedChains = UInt16(clamping: newValue) }
     }
 
     private func flag(_ bit: UInt16) -> Bool { flags & bit != 0 }
@@ -277,14 +307,15 @@ struct Tx: KeyedByID, Sendable {
         set { set(1 << 10, newValue) }
     }
 
-    init(id: String, sequence: UInt64, product: String, type: ProductKind?) {
+    init(id: String, sequence: UInt64, label: Label, type: ProductKind?) {
         let key = RecordKey(id)
         number = key.number
         if let text = key.text { rare = RareFields(RareFields.Values(idText: text)) }
         // An account's count of transactions: far below 2^32 in any run.
         self.storedSequence = UInt32(truncatingIfNeeded: sequence)
-        self.product = product
-        self.type = type
+        self.label = label
+        let code = type.flatMap { ProductKind.allCases.firstIndex(of: $0) }.map { UInt16($0 + 1) } ?? 0
+        flags = code << 13
     }
 
     /// Answered, and only with rejections, with no attempt left: the target said no to a genuine purchase.
@@ -345,9 +376,9 @@ struct Book: Sendable {
         if neverAcceptedSample?.key.value == number { neverAcceptedSample = nil }
     }
 
-    mutating func newTx(_ id: String, product: String, type: ProductKind?) -> Tx {
+    mutating func newTx(_ id: String, label: Label, type: ProductKind?) -> Tx {
         sequence += 1
-        return Tx(id: id, sequence: sequence, product: product, type: type)
+        return Tx(id: id, sequence: sequence, label: label, type: type)
     }
 
     /// Folds the oldest settled transactions into per-product counts until at most `keep` remain (or none is

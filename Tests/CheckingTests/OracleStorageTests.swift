@@ -70,7 +70,7 @@ struct OracleStorageTests {
         script.buyCoins(3000, from: 200, first: 2_000_000)
         let late = script.checker.storage(of: script.token)
         #expect(late.kept <= 16 && late.reserved <= 20)
-        #expect(late.recordBytes <= 160)
+        #expect(late.recordBytes <= 128)
         #expect(late.reserved <= max(early.reserved, 16))
         #expect(late.foldedIDs == 4000 - late.kept)
         // About 4 bytes an ID, growth slack included.
@@ -120,10 +120,11 @@ struct OracleStorageTests {
     }
 
     @Test func transactionKeepsItsIDsAndRefundDates() {
-        // Its scalars, two strings and four trail entries inline (16 bytes each).
-        #expect(MemoryLayout<Tx>.stride <= 160)
+        // Its scalars, a shared label and four trail entries inline (16 bytes each).
+        #expect(MemoryLayout<Tx>.stride <= 128)
+        let label = Label(product: "coins", group: nil)
         for (id, original) in [("1108962000000001", "1108962000000000"), ("t-1", "o-1"), ("012", "5")] {
-            var tx = Tx(id: id, sequence: 1, product: "coins", type: .consumable)
+            var tx = Tx(id: id, sequence: 1, label: label, type: .consumable)
             #expect(tx.id == id && tx.key == RecordKey(id) && tx.has(RecordKey(id)))
             #expect(!tx.has(RecordKey("9")) && !tx.has(RecordKey("other")))
             tx.original = original
@@ -136,6 +137,17 @@ struct OracleStorageTests {
             #expect(copy.revokedDate == 1_000 && tx.revokedDate == 3_000 && tx.reinstatedDate == 2_000)
             tx.original = nil
             #expect(tx.original == nil && tx.id == id)
+        }
+        // The product type and the narrow counters read back as set, next to the flags they share a word with.
+        for type in [nil] + ProductKind.allCases.map(Optional.some) {
+            var tx = Tx(id: "7", sequence: 3, label: label, type: type)
+            tx.forged = true
+            tx.superseded = true
+            tx.rejected = 70_000
+            tx.lastRejection = 503
+            tx.chains = 2
+            #expect(tx.type == type && tx.forged && tx.superseded && !tx.genuine && tx.sequence == 3)
+            #expect(tx.rejected == Int(UInt16.max) && tx.lastRejection == 503 && tx.chains == 2)
         }
     }
 
