@@ -28,3 +28,16 @@ struct BurstStorageTests {
         #expect(table.capacity == capacity && table[99] == 99)
     }
 }
+
+struct HeapTrimTests {
+    /// Once a minute of the run's clock, whatever the tick rate, and never twice for one minute.
+    @Test func trimsOnceAnInterval() {
+        var trim = HeapTrim(interval: 60)
+        var trimmedAt: [Double] = []
+        for tick in 0..<1_900 {
+            let now = Double(tick) * 0.1 + (tick.isMultiple(of: 7) ? 0.05 : 0)
+            if trim.tick(at: now) { trimmedAt.append(now) }
+        }
+        #expect(trimmedAt == [60, 120, 180])
+    }
+}
