@@ -34,6 +34,9 @@ wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" -s Benchmarks/ledger/bodies.lua "http:
     > "$WORK/wrk.txt"
 CPU1=$(cpu)
 curl -s "http://$ADDR/metrics" > "$WORK/metrics.txt"
+# CPU ticks since start of libmicrohttpd's threads and of the others (the committer; main is idle).
+THREAD_CPU=$(for t in /proc/"$PID"/task/*; do echo "$(cat "$t/comm") $(awk '{print $14 + $15}' "$t/stat")"; done |
+    awk '$1 == "MHD-worker" {h += $2; next} {o += $2} END {print h + 0, o + 0}')
 kill -TERM "$PID"; wait "$PID" || true
 
 metric() { awk -v name="$1" '$1 == name {print $2}' "$WORK/metrics.txt"; }
@@ -44,9 +47,10 @@ HANDLE=$(metric paystorm_ledger_handle_seconds_total)
 VERIFIES=$(metric paystorm_ledger_verifications_total)
 COMMITS=$(metric paystorm_ledger_commits_total); EVENTS=$(metric paystorm_ledger_committed_events_total)
 COMMIT_SECONDS=$(metric paystorm_ledger_commit_seconds_total)
-python3 - "$OK" "$BAD" "$DURATION" "$VERIFY" "$HANDLE" "$VERIFIES" "$RAW" "$CORES" "$CPU0" "$CPU1" "$TICKS" "$THREADS" "$COMMITS" "$EVENTS" "$COMMIT_SECONDS" <<'PY'
+python3 - "$OK" "$BAD" "$DURATION" "$VERIFY" "$HANDLE" "$VERIFIES" "$RAW" "$CORES" "$CPU0" "$CPU1" "$TICKS" "$THREADS" "$COMMITS" "$EVENTS" "$COMMIT_SECONDS" $THREAD_CPU <<'PY'
 import sys
-ok, bad, duration, verify, handle, verifies, raw, cores, cpu0, cpu1, ticks, threads, commits, events, commit_s = sys.argv[1:]
+ok, bad, duration, verify, handle, verifies, raw, cores, cpu0, cpu1, ticks, threads, commits, events, commit_s, \
+    http_ticks, other_ticks = sys.argv[1:]
 ok, bad, duration = int(ok or 0), int(bad or 0), float(duration)
 verify, handle, verifies, raw, cores = float(verify), float(handle), float(verifies), float(raw), int(cores)
 cpu = (int(cpu1) - int(cpu0)) / int(ticks)
@@ -62,6 +66,9 @@ print(f"per core the ledger used ({used:.2f}): {rate / used:.0f} deliveries/s vs
 print(f"CPU verifying: {verify:.1f} s = {100 * verify / cpu:.0f}% of ledger CPU ({cpu:.1f} s over {duration:.0f} s, "
       f"{threads} HTTP threads), {100 * verify / handle:.0f}% of POST handler CPU; "
       f"{1e6 * verify / max(1, verifies):.0f} us CPU per JWS vs {1e6 / raw:.0f} us for a raw openssl verify")
+per_delivery = 1e6 / int(ticks) / max(1, ok + bad)
+print(f"CPU per delivery: HTTP threads {int(http_ticks) * per_delivery:.0f} us, committer {int(other_ticks) * per_delivery:.0f} us "
+      f"(3 raw verifies: {3e6 / raw:.0f} us)")
 commits, events, commit_s = int(commits or 0), int(events or 0), float(commit_s or 0)
 if commits:
     print(f"SQLite commits: {commits} ({events / commits:.1f} deliveries each, {1000 * commit_s / commits:.2f} ms each)")

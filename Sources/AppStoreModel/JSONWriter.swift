@@ -8,39 +8,160 @@ public protocol AppStoreJSONWritable: Encodable {
     func writeJSON(to writer: inout JSONWriter)
 }
 
-/// Appends JSON to a byte buffer. Keys are written in the order the caller gives them; callers give them
-/// sorted, as `JSONEncoder` with `.sortedKeys` does.
-public struct JSONWriter: Sendable {
-    /// The JSON written so far.
-    public var bytes: [UInt8]
+/// Appends JSON to a byte buffer it owns. Keys are written in the order the caller gives them; callers give
+/// them sorted, as `JSONEncoder` with `.sortedKeys` does.
+///
+/// The buffer is raw memory grown by doubling, so a field costs one capacity check and a few stores:
+/// appending to an `Array` checked its uniqueness and capacity on every append, half of a payload's cost.
+/// Noncopyable, so the buffer has one owner and is freed once.
+public struct JSONWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// Whether `base` is the writer's own heap memory (else a caller's stack buffer, until it grows).
+    private var owned: Bool
+    /// How many bytes are written so far.
+    public private(set) var count = 0
     /// Whether the innermost open object or array has no element yet.
     private var first = true
 
-    /// Creates a writer with room for `capacity` bytes.
+    /// Creates a writer with room for `capacity` bytes before it grows.
     public init(capacity: Int = 1024) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+        owned = true
+    }
+
+    private init(borrowing buffer: UnsafeMutableBufferPointer<UInt8>) {
+        base = buffer.baseAddress!
+        capacity = buffer.count
+        owned = false
+    }
+
+    deinit {
+        if owned { base.deallocate() }
+    }
+
+    /// Lends `body` a writer whose first `capacity` bytes are on the stack: a payload written and read in
+    /// one scope costs no heap buffer (a kilobyte-sized `malloc` also makes glibc consolidate its small free
+    /// chunks, which slows the next ECDSA signature's own allocations).
+    /// - Parameters:
+    ///   - capacity: the bytes on the stack; the writer moves to the heap if it outgrows them.
+    ///   - body: writes with the writer, which cannot outlive it.
+    /// - Returns: what `body` returns.
+    public static func withTemporaryStorage<Result, Failure: Error>(
+        capacity: Int,
+        _ body: (inout JSONWriter) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(capacity, 64)) { buffer throws(Failure) in
+            var writer = JSONWriter(borrowing: buffer)
+            return try body(&writer)
+        }
+    }
+
+    /// The JSON written so far, copied into an array.
+    public var bytes: [UInt8] { [UInt8](UnsafeBufferPointer(start: base, count: count)) }
+
+    /// Lends the JSON written so far without copying it.
+    /// - Parameter body: reads the bytes; they are valid only inside it.
+    /// - Returns: what `body` returns.
+    public func withBytes<Result, Failure: Error>(
+        _ body: (UnsafeBufferPointer<UInt8>) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try body(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    /// Makes room for `extra` more bytes.
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: count + extra) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        let grown = max(needed, capacity * 2)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        moved.initialize(from: base, count: count)
+        if owned { base.deallocate() }
+        base = moved
+        capacity = grown
+        owned = true
+    }
+
+    @inline(__always)
+    private mutating func byte(_ value: UInt8) {
+        reserve(1)
+        base[count] = value
+        count += 1
+    }
+
+    @inline(__always)
+    private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress else { return }
+        reserve(bytes.count)
+        Self.copy(source, to: base + count, count: bytes.count)
+        count += bytes.count
+    }
+
+    /// Copies a few bytes with at most two overlapping loads and stores of a word: most keys and values are
+    /// shorter than 16 bytes, where a call to `memcpy` costs more than the copy.
+    @inline(__always)
+    private static func copy(_ source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
+        let (from, to) = (UnsafeRawPointer(source), UnsafeMutableRawPointer(target))
+        switch count {
+        case 8...16:
+            let (head, tail) = (
+                from.loadUnaligned(as: UInt64.self), from.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            )
+            to.storeBytes(of: head, as: UInt64.self)
+            to.storeBytes(of: tail, toByteOffset: count - 8, as: UInt64.self)
+        case 4..<8:
+            let (head, tail) = (
+                from.loadUnaligned(as: UInt32.self), from.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            )
+            to.storeBytes(of: head, as: UInt32.self)
+            to.storeBytes(of: tail, toByteOffset: count - 4, as: UInt32.self)
+        case 0..<4:
+            for index in 0..<count { target[index] = source[index] }
+        default:
+            target.initialize(from: source, count: count)
+        }
     }
 
     /// Opens an object.
     public mutating func beginObject() {
-        bytes.append(UInt8(ascii: "{"))
+        byte(UInt8(ascii: "{"))
         first = true
     }
 
     /// Closes an object; the enclosing object or array now has an element.
     public mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
+        byte(UInt8(ascii: "}"))
         first = false
     }
 
+    /// Writes `,"name":` (no comma before an object's first key) with one capacity check.
     private mutating func key(_ name: StaticString) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
+        guard name.hasPointerRepresentation else {
+            // A one-scalar literal has no UTF-8 in memory; field names are never that, but stay correct.
+            name.withUTF8Buffer { key(UnsafeBufferPointer(rebasing: $0[...])) }
+            return
+        }
+        key(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+    }
+
+    @inline(__always)
+    private mutating func key(_ name: UnsafeBufferPointer<UInt8>) {
+        let comma = first ? 0 : 1
         first = false
-        bytes.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        reserve(name.count + 4)
+        let start = base + count
+        // Written unconditionally and overwritten by the quote when there is no comma: no branch.
+        start[0] = UInt8(ascii: ",")
+        let quote = start + comma
+        quote[0] = UInt8(ascii: "\"")
+        if let text = name.baseAddress { Self.copy(text, to: quote + 1, count: name.count) }
+        quote[name.count + 1] = UInt8(ascii: "\"")
+        quote[name.count + 2] = UInt8(ascii: ":")
+        count += comma + name.count + 3
     }
 
     /// Writes `"name":"value"`, or nothing when `value` is `nil`.
@@ -68,19 +189,20 @@ public struct JSONWriter: Sendable {
     public mutating func field(_ name: StaticString, _ value: Bool?) {
         guard let value else { return }
         key(name)
-        bytes.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
+        let literal: StaticString = value ? "true" : "false"
+        literal.withUTF8Buffer { append($0) }
     }
 
     /// Writes `"name":["a","b"]`, or nothing when `value` is `nil`.
     public mutating func field(_ name: StaticString, _ value: [String]?) {
         guard let value else { return }
         key(name)
-        bytes.append(UInt8(ascii: "["))
+        byte(UInt8(ascii: "["))
         for (index, element) in value.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            if index > 0 { byte(UInt8(ascii: ",")) }
             string(element)
         }
-        bytes.append(UInt8(ascii: "]"))
+        byte(UInt8(ascii: "]"))
         first = false
     }
 
@@ -105,7 +227,7 @@ public struct JSONWriter: Sendable {
     public mutating func field(_ name: StaticString, _ value: JSONValue?) {
         guard let value, let encoded = try? AppStoreJSON.encoder().encode(value) else { return }
         key(name)
-        bytes.append(contentsOf: encoded)
+        encoded.withUnsafeBytes { append($0.bindMemory(to: UInt8.self)) }
         first = false
     }
 
@@ -115,35 +237,33 @@ public struct JSONWriter: Sendable {
         // The magnitude as unsigned, so Int64.min has one too.
         var magnitude = value.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits and a sign
-        let count = withUnsafeMutableBytes(of: &digits) { scratch -> Int in
-            var position = scratch.count
-            Self.digitPairs.withUnsafeBufferPointer { pairs in
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            let end = scratch.baseAddress!.assumingMemoryBound(to: UInt8.self) + scratch.count
+            var position = end
+            Self.digitPairs.withUnsafeBufferPointer { table in
+                let pairs = table.baseAddress!
                 while magnitude >= 100 {
                     let pair = Int(magnitude % 100) &* 2
                     magnitude /= 100
                     position -= 2
-                    scratch[position] = pairs[pair]
-                    scratch[position + 1] = pairs[pair + 1]
+                    position[0] = pairs[pair]
+                    position[1] = pairs[pair + 1]
                 }
                 if magnitude >= 10 {
                     let pair = Int(magnitude) &* 2
                     position -= 2
-                    scratch[position] = pairs[pair]
-                    scratch[position + 1] = pairs[pair + 1]
+                    position[0] = pairs[pair]
+                    position[1] = pairs[pair + 1]
                 } else {
                     position -= 1
-                    scratch[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
+                    position[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
                 }
             }
             if value < 0 {
                 position -= 1
-                scratch[position] = UInt8(ascii: "-")
+                position[0] = UInt8(ascii: "-")
             }
-            return scratch.count - position
-        }
-        withUnsafeBytes(of: &digits) { scratch in
-            let start = scratch.baseAddress!.assumingMemoryBound(to: UInt8.self) + (scratch.count - count)
-            bytes.append(contentsOf: UnsafeBufferPointer(start: start, count: count))
+            append(UnsafeBufferPointer(start: position, count: end - position))
         }
     }
 
@@ -152,43 +272,55 @@ public struct JSONWriter: Sendable {
         Array("0123456789".utf8).flatMap { units -> [UInt8] in [tens, units] }
     }
 
-    private static let trueBytes = Array("true".utf8)
-    private static let falseBytes = Array("false".utf8)
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Writes a JSON string, escaping as `JSONEncoder` does: quote, backslash and control characters;
     /// slashes and non-ASCII stay as they are.
     private mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
+        if let written: Void = value.utf8.withContiguousStorageIfAvailable({ string($0) }) { return written }
         var text = value
-        text.withUTF8 { buffer in
-            // Most strings (a nested JWS is 6 KB of base64url) need no escape: one copy, no per-byte appends.
-            var start = Self.plainPrefixLength(buffer)
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<start]))
-            for index in start..<buffer.count {
-                let byte = buffer[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
-                start = index + 1
-                bytes.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
-                case 0x0A: bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(UInt8(ascii: "t"))
-                case 0x08: bytes.append(UInt8(ascii: "b"))
-                case 0x0C: bytes.append(UInt8(ascii: "f"))
-                default:
-                    bytes.append(contentsOf: Array("u00".utf8))
-                    bytes.append(Self.hexDigits[Int(byte >> 4)])
-                    bytes.append(Self.hexDigits[Int(byte & 0x0F)])
-                }
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<buffer.count]))
+        text.withUTF8 { string($0) }
+    }
+
+    private mutating func string(_ buffer: UnsafeBufferPointer<UInt8>) {
+        // Most strings need no escape: a capacity check and one copy, no per-byte appends.
+        reserve(buffer.count + 2)
+        base[count] = UInt8(ascii: "\"")
+        count += 1
+        // The bytes from `start` are not written yet; the scan starts after the words known to be plain.
+        var start = 0
+        for index in Self.plainPrefixLength(buffer)..<buffer.count {
+            let byte = buffer[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            append(UnsafeBufferPointer(rebasing: buffer[start..<index]))
+            start = index + 1
+            escape(byte)
         }
-        bytes.append(UInt8(ascii: "\""))
+        append(UnsafeBufferPointer(rebasing: buffer[start...]))
+        byte(UInt8(ascii: "\""))
+    }
+
+    /// Writes the escape sequence of a byte that a JSON string cannot hold as it is.
+    private mutating func escape(_ character: UInt8) {
+        byte(UInt8(ascii: "\\"))
+        switch character {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): byte(character)
+        case 0x0A: byte(UInt8(ascii: "n"))
+        case 0x0D: byte(UInt8(ascii: "r"))
+        case 0x09: byte(UInt8(ascii: "t"))
+        case 0x08: byte(UInt8(ascii: "b"))
+        case 0x0C: byte(UInt8(ascii: "f"))
+        default:
+            for digit in [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")] { byte(digit) }
+            byte(Self.hexDigits[Int(character >> 4)])
+            byte(Self.hexDigits[Int(character & 0x0F)])
+        }
     }
 }
+
+/// The writer owns raw memory and lends it only inside `withBytes`, on the thread that holds it.
+@available(*, unavailable)
+extension JSONWriter: Sendable {}
 
 extension JSONWriter {
     /// How many leading bytes need no escape, eight at a time: a word is plain when none of its bytes is

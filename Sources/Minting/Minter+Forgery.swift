@@ -33,19 +33,26 @@ extension Minter {
     /// The minter and signing date a payload forgery implies.
     func forgedContext(_ forgery: Forgery?, signedDate: Int64) -> (minter: Minter, signedDate: Int64) {
         var minter = self
-        var date = signedDate
+        minter.app = forgedApp(forgery)
+        return (minter, forgedDate(forgery, signedDate: signedDate))
+    }
+
+    /// The app a payload forgery writes (`wrong-bundle`, `wrong-environment`), else the minter's own.
+    func forgedApp(_ forgery: Forgery?) -> AppIdentity {
+        var forged = app
         switch forgery {
-        case .wrongBundle?:
-            minter.app.bundleId = app.bundleId + ".forged"
-        case .wrongEnvironment?:
-            minter.app.environment = app.environment == .production ? .sandbox : .production
-        case .signedDateBeforeChain?:
-            let start = [pki.root, pki.intermediate, pki.leaf].map(\.notBefore).min() ?? Date()
-            date = Int64(start.timeIntervalSince1970 * 1000) - Self.dayMilliseconds
-        default:
-            break
+        case .wrongBundle?: forged.bundleId = app.bundleId + ".forged"
+        case .wrongEnvironment?: forged.environment = app.environment == .production ? .sandbox : .production
+        default: break
         }
-        return (minter, date)
+        return forged
+    }
+
+    /// The signing date a payload forgery writes (`signed-date-before-chain`), else `signedDate`.
+    func forgedDate(_ forgery: Forgery?, signedDate: Int64) -> Int64 {
+        guard forgery == .signedDateBeforeChain else { return signedDate }
+        let start = [pki.root, pki.intermediate, pki.leaf].map(\.notBefore).min() ?? Date()
+        return Int64(start.timeIntervalSince1970 * 1000) - Self.dayMilliseconds
     }
 
     /// Signs a payload the way a forgery says: with a foreign key, a wrong header or chain, another PKI,

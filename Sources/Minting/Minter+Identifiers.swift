@@ -11,7 +11,17 @@ extension Minter {
 
     /// A random 16-digit transaction identifier in the style of the sandbox (`2000…`).
     public static func randomTransactionId() -> String {
-        "2000" + String(100_000_000_000 + IdentifierBits.next() % 900_000_000_000)
+        var digits = 100_000_000_000 + IdentifierBits.next() % 900_000_000_000
+        // Written in place: concatenating "2000" and a String of the number made two strings for one.
+        return String(unsafeUninitializedCapacity: 16) { buffer in
+            buffer[0] = UInt8(ascii: "2")
+            for index in 1..<4 { buffer[index] = UInt8(ascii: "0") }
+            for index in (4..<16).reversed() {
+                buffer[index] = UInt8(ascii: "0") + UInt8(digits % 10)
+                digits /= 10
+            }
+            return 16
+        }
     }
 
     /// A fresh lowercase UUID (version 4), as Apple writes `notificationUUID`.

@@ -43,9 +43,19 @@ extension Minter {
         renewal: JWSRenewalInfoDecodedPayload?,
         forgery: Forgery? = nil
     ) throws -> String {
-        var jws: [UInt8] = []
-        try appendNotification(payload, transaction: transaction, renewal: renewal, forgery: forgery, to: &jws)
-        return String(decoding: jws, as: UTF8.self)
+        var (outer, nestedTransaction, nestedRenewal) = prepared(
+            payload,
+            transaction: transaction,
+            renewal: renewal,
+            forgery: forgery
+        )
+        return try signOuter(
+            &outer,
+            transaction: nestedTransaction,
+            renewal: nestedRenewal,
+            forgery: forgery,
+            keepNested: false
+        )
     }
 
     /// The webhook body Apple POSTs, `{"signedPayload":"<JWS>"}`, for the notification that
@@ -64,33 +74,34 @@ extension Minter {
         renewal: JWSRenewalInfoDecodedPayload?,
         forgery: Forgery? = nil
     ) throws -> [UInt8] {
-        var body = Self.webhookPrefix
-        try appendNotification(payload, transaction: transaction, renewal: renewal, forgery: forgery, to: &body)
-        body.append(contentsOf: Self.webhookSuffix)
-        return body
+        var (outer, nestedTransaction, nestedRenewal) = prepared(
+            payload,
+            transaction: transaction,
+            renewal: renewal,
+            forgery: forgery
+        )
+        return try outerBody(&outer, transaction: nestedTransaction, renewal: nestedRenewal, forgery: forgery)
     }
 
-    /// Appends the notification's JWS to `output` (see ``signNotification(_:transaction:renewal:forgery:)``).
-    private func appendNotification(
+    /// The notification as it is signed (see ``signNotification(_:transaction:renewal:forgery:)``): the app's
+    /// identity completed, payload forgeries applied, and no nested payloads for a summary.
+    private func prepared(
         _ payload: ResponseBodyV2DecodedPayload,
         transaction: JWSTransactionDecodedPayload?,
         renewal: JWSRenewalInfoDecodedPayload?,
-        forgery: Forgery?,
-        to output: inout [UInt8]
-    ) throws {
+        forgery: Forgery?
+    ) -> (ResponseBodyV2DecodedPayload, JWSTransactionDecodedPayload?, JWSRenewalInfoDecodedPayload?) {
         var outer = payload
+        let date = forgedDate(forgery, signedDate: outer.signedDate ?? Self.nowMilliseconds())
+        outer.signedDate = forgery == .datesInSeconds ? date / 1000 : date
         if var summary = outer.summary {
             // A mass extension's summary carries no `data`: the app's identity is the summary's own.
-            let context = forgedContext(forgery, signedDate: outer.signedDate ?? Self.nowMilliseconds())
-            outer.signedDate = forgery == .datesInSeconds ? context.signedDate / 1000 : context.signedDate
             summary.appAppleId = summary.appAppleId ?? app.appAppleId
-            if forgery == .wrongBundle { summary.bundleId = context.minter.app.bundleId }
-            if forgery == .wrongEnvironment { summary.environment = context.minter.app.environment }
+            if forgery == .wrongBundle { summary.bundleId = forgedApp(forgery).bundleId }
+            if forgery == .wrongEnvironment { summary.environment = forgedApp(forgery).environment }
             outer.summary = summary
             outer.data = nil
-            let jws = try signForged(outer, forgery: forgery) { $0.notificationUUID = Self.randomUUID() }
-            output.append(contentsOf: jws.utf8)
-            return
+            return (outer, nil, nil)
         }
         var data = outer.data ?? NotificationData()
         data.appAppleId = data.appAppleId ?? app.appAppleId
@@ -102,33 +113,22 @@ extension Minter {
         }
         var nestedRenewal = renewal
         if var renewal {
-            let context = forgedContext(forgery, signedDate: renewal.signedDate ?? Self.nowMilliseconds())
-            renewal.signedDate = context.signedDate
-            if forgery == .wrongEnvironment { renewal.environment = context.minter.app.environment }
+            renewal.signedDate = forgedDate(forgery, signedDate: renewal.signedDate ?? Self.nowMilliseconds())
+            if forgery == .wrongEnvironment { renewal.environment = forgedApp(forgery).environment }
             if forgery == .datesInSeconds { renewal = renewal.mappingDates(Self.toSeconds) }
             nestedRenewal = renewal
         }
-        let context = forgedContext(forgery, signedDate: outer.signedDate ?? Self.nowMilliseconds())
-        outer.signedDate = forgery == .datesInSeconds ? context.signedDate / 1000 : context.signedDate
-        if forgery == .wrongBundle { data.bundleId = context.minter.app.bundleId }
-        if forgery == .wrongEnvironment { data.environment = context.minter.app.environment }
+        if forgery == .wrongBundle { data.bundleId = forgedApp(forgery).bundleId }
+        if forgery == .wrongEnvironment { data.environment = forgedApp(forgery).environment }
         outer.data = data
-        try appendOuter(
-            &outer,
-            transaction: nestedTransaction,
-            renewal: nestedRenewal,
-            forgery: forgery,
-            keepNested: false,
-            to: &output
-        )
+        return (outer, nestedTransaction, nestedRenewal)
     }
 
     /// Applies a payload forgery (bundle, environment, dates) to a transaction.
     private func rewrite(_ transaction: inout JWSTransactionDecodedPayload, forgery: Forgery?) {
-        let context = forgedContext(forgery, signedDate: transaction.signedDate ?? Self.nowMilliseconds())
-        transaction.signedDate = context.signedDate
-        if forgery == .wrongBundle { transaction.bundleId = context.minter.app.bundleId }
-        if forgery == .wrongEnvironment { transaction.environment = context.minter.app.environment }
+        transaction.signedDate = forgedDate(forgery, signedDate: transaction.signedDate ?? Self.nowMilliseconds())
+        if forgery == .wrongBundle { transaction.bundleId = forgedApp(forgery).bundleId }
+        if forgery == .wrongEnvironment { transaction.environment = forgedApp(forgery).environment }
         if forgery == .datesInSeconds { transaction = transaction.mappingDates(Self.toSeconds) }
     }
 }

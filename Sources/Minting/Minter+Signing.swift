@@ -92,15 +92,34 @@ extension Minter {
         forgery: Forgery? = nil
     ) throws -> MintedNotification {
         try checkApplicable(forgery, to: .notification)
-        let forged = forgedContext(forgery, signedDate: signedDate ?? Self.nowMilliseconds())
-        let minter = forged.minter
-        let date = forged.signedDate
-        var result = MintedNotification(
-            kind: kind,
-            signedPayload: "",
-            payload: ResponseBodyV2DecodedPayload(),
+        let date = forgedDate(forgery, signedDate: signedDate ?? Self.nowMilliseconds())
+        // Only a forged app needs another minter: copying this one costs a retain per reference it holds.
+        if forgedApp(forgery) != app {
+            return try forgedContext(forgery, signedDate: date).minter.mint(
+                kind,
+                purchase: purchase,
+                signedDate: date,
+                notificationUUID: notificationUUID,
+                forgery: forgery
+            )
+        }
+        return try mint(
+            kind,
+            purchase: purchase,
+            signedDate: date,
+            notificationUUID: notificationUUID,
             forgery: forgery
         )
+    }
+
+    /// ``notification(_:purchase:signedDate:notificationUUID:forgery:)`` by this minter, at its signing date.
+    private func mint(
+        _ kind: NotificationKind,
+        purchase: Purchase?,
+        signedDate date: Int64,
+        notificationUUID: String?,
+        forgery: Forgery?
+    ) throws -> MintedNotification {
         var payload = ResponseBodyV2DecodedPayload(
             notificationType: kind.notificationType,
             subtype: kind.subtype,
@@ -108,9 +127,9 @@ extension Minter {
             version: "2.0",
             signedDate: date
         )
-        let app = minter.app
         var nestedTransaction: JWSTransactionDecodedPayload?
         var nestedRenewal: JWSRenewalInfoDecodedPayload?
+        var appTransaction: AppTransaction?
         switch kind.content {
         case .appIdentity:
             payload.data = NotificationData(
@@ -138,31 +157,37 @@ extension Minter {
                 bundleId: app.bundleId
             )
         case .appData:
-            var appTransaction = minter.appTransactionPayload(signedDate: date)
-            if forgery == .datesInSeconds { appTransaction = appTransaction.mappingDates(Self.toSeconds) }
+            var signed = appTransactionPayload(signedDate: date)
+            if forgery == .datesInSeconds { signed = signed.mappingDates(Self.toSeconds) }
             payload.appData = AppData(
                 appAppleId: app.appAppleId,
                 bundleId: app.bundleId,
                 environment: app.environment,
-                signedAppTransactionInfo: try sign(appTransaction)
+                signedAppTransactionInfo: try sign(signed)
             )
-            result.appTransaction = appTransaction
+            appTransaction = signed
         case .subscription, .transaction, .oneTimeTransaction:
-            let carried = try minter.purchaseData(kind, purchase: purchase, signedDate: date, forgery: forgery)
+            let carried = try purchaseData(kind, purchase: purchase, signedDate: date, forgery: forgery)
             (nestedTransaction, nestedRenewal) = (carried.transaction, carried.renewal)
-            (result.transaction, result.renewalInfo) = (carried.transaction, carried.renewal)
             payload.data = carried.data
         }
         if forgery == .datesInSeconds { payload.signedDate = payload.signedDate.map(Self.toSeconds) }
-        result.signedPayload = try signOuter(
+        let signed = try signOuter(
             &payload,
             transaction: nestedTransaction,
             renewal: nestedRenewal,
             forgery: forgery,
             keepNested: true
         )
-        result.payload = payload
-        return result
+        return MintedNotification(
+            kind: kind,
+            signedPayload: signed,
+            payload: payload,
+            transaction: nestedTransaction,
+            renewalInfo: nestedRenewal,
+            appTransaction: appTransaction,
+            forgery: forgery
+        )
     }
 
     /// The `data` of a notification that carries a purchase, and the nested payloads to sign into it.

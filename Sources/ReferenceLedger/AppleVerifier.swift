@@ -37,6 +37,10 @@ struct AppleVerifier: PayloadVerifier {
         verifier.verifyAndDecodeNotification(jws).mapError(Self.rejection)
     }
 
+    func notification(utf8 jws: UnsafeBufferPointer<UInt8>) -> Result<ResponseBodyV2DecodedPayload, Rejection> {
+        verifier.verifyAndDecodeNotification(utf8: jws).mapError(Self.rejection)
+    }
+
     func transaction(_ jws: String) -> Result<JWSTransactionDecodedPayload, Rejection> {
         verifier.verifyAndDecodeTransaction(jws).mapError(Self.rejection)
     }

@@ -24,6 +24,17 @@ final class GroupCommitter: @unchecked Sendable {
     /// Requests between `expect()` and their `submit` or `abandon()`.
     private var preparing = 0
     private var stopped = false
+    /// What the committer thread waits for, so that a submission wakes it only when it is due: a wake-up is a
+    /// context switch, and a gathering batch used to be woken by each delivery it was still short of.
+    private var waiting = Waiting.no
+    private enum Waiting {
+        /// Committing, or holding acknowledged deliveries back (`ack-before-commit`).
+        case no
+        /// An empty queue.
+        case work
+        /// A batch gathering until the queue holds `target` or nothing is verifying.
+        case batch(target: Int)
+    }
     /// The longest a batch waits for requests that were verifying when it began.
     private let gather: Duration
     private let finished = DispatchSemaphore(value: 0)
@@ -53,8 +64,19 @@ final class GroupCommitter: @unchecked Sendable {
     func abandon() {
         condition.lock()
         preparing -= 1
-        condition.signal()
+        // The batch now waits for one delivery fewer.
+        if case .batch(let target) = waiting { waiting = .batch(target: target - 1) }
+        wakeIfDue()
         condition.unlock()
+    }
+
+    /// Signals the committer when what it waits for has happened; call with the lock held.
+    private func wakeIfDue() {
+        switch waiting {
+        case .no: break
+        case .work: if !queue.isEmpty { condition.signal() }
+        case .batch(let target): if preparing == 0 || queue.count >= target { condition.signal() }
+        }
     }
 
     /// Queues an event; `completion` runs once it is committed (or at once with a late delay).
@@ -74,28 +96,33 @@ final class GroupCommitter: @unchecked Sendable {
         if late != nil {
             // The flaw: acknowledge before anything is durable.
             queue.append(Pending(event: event) { _ in })
-            condition.signal()
+            wakeIfDue()
             condition.unlock()
             completion(.success(ApplyOutcome()))
             return
         }
         queue.append(Pending(event: event, completion: completion))
-        condition.signal()
+        wakeIfDue()
         condition.unlock()
     }
 
     private func run() {
         while true {
             condition.lock()
+            waiting = .work
             while queue.isEmpty && !stopped { condition.wait() }
+            waiting = .no
             if let late, !stopped {
                 let deadline = Date(timeIntervalSinceNow: late.seconds)
                 while !stopped && condition.wait(until: deadline) {}
             } else if preparing > 0 {
                 // Those verifying now arrive within a verification's time; later ones wait for the next batch.
-                let target = queue.count + preparing
+                waiting = .batch(target: queue.count + preparing)
                 let deadline = Date(timeIntervalSinceNow: gather.seconds)
-                while !stopped && preparing > 0 && queue.count < target && condition.wait(until: deadline) {}
+                while case .batch(let target) = waiting, !stopped, preparing > 0, queue.count < target,
+                    condition.wait(until: deadline)
+                {}
+                waiting = .no
             }
             let batch = queue
             queue.removeAll()

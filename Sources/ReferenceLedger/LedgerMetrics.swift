@@ -26,7 +26,7 @@ final class LedgerMetrics: Sendable {
     private let state = Mutex(State())
     let grants = Atomic<Int64>(0)
     let duplicates = Atomic<Int64>(0)
-    /// CPU nanoseconds spent in signature and chain verification, across threads.
+    /// CPU nanoseconds spent verifying deliveries (from the first JWS of a delivery to its last), across threads.
     let verifyNanoseconds = Atomic<Int64>(0)
     let verifications = Atomic<Int64>(0)
     /// CPU nanoseconds spent handling POST requests (verification and commit included).

@@ -88,6 +88,10 @@ enum Schema {
         // SQLite's default 2 MiB cache most of them were read back with a `pread` per page once the file
         // outgrew it. 16 MiB keeps a soak's hot index pages in memory; durability is the WAL's, unchanged.
         try database.execute("PRAGMA cache_size = -16384")
+        // A checkpoint copies each page of the WAL once, however many commits rewrote it. Every 4,000 frames
+        // instead of SQLite's 1,000 (a WAL of up to 16 MiB), the pages every commit rewrites (the rightmost
+        // leaves, the header) are copied a quarter as often. Commits stay `synchronous = FULL` on the WAL.
+        try database.execute("PRAGMA wal_autocheckpoint = 4000")
         try database.transaction {
             let version = Int(try database.query("PRAGMA user_version").first?.first?.int ?? 0)
             guard version <= currentVersion else {

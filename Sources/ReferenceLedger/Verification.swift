@@ -3,8 +3,17 @@ internal import AppStoreModel
 /// What the ledger needs from a verifier: each JWS checked and decoded, or a rejection.
 protocol PayloadVerifier: Sendable {
     func notification(_ jws: String) -> Result<ResponseBodyV2DecodedPayload, Rejection>
+    /// The same over the JWS's UTF-8 bytes (the span of a plain webhook body), so a delivery makes no `String`
+    /// of its 10 KB payload.
+    func notification(utf8 jws: UnsafeBufferPointer<UInt8>) -> Result<ResponseBodyV2DecodedPayload, Rejection>
     func transaction(_ jws: String) -> Result<JWSTransactionDecodedPayload, Rejection>
     func renewal(_ jws: String) -> Result<JWSRenewalInfoDecodedPayload, Rejection>
+}
+
+extension PayloadVerifier {
+    func notification(utf8 jws: UnsafeBufferPointer<UInt8>) -> Result<ResponseBodyV2DecodedPayload, Rejection> {
+        notification(String(decoding: jws, as: UTF8.self))
+    }
 }
 
 /// The `trust-unverified` flaw: decodes and believes anything shaped like a JWS.

@@ -17,20 +17,8 @@ final class ChainVerifier: Sendable {
     }
 
     /// Python's `_decode_signed_object` followed by decoding the payload as `T` (after every check,
-    /// as Python structures the payload after the signature).
+    /// as Python structures the payload after the signature), over the JWS's UTF-8 bytes.
     func verify<T: Decodable>(
-        _ jws: String,
-        as type: T.Type,
-        skipSignature: Bool,
-        onlineChecks: Bool
-    ) -> Result<T, VerificationError> {
-        var jws = jws
-        return jws.withUTF8 { text in
-            verify(utf8: text, as: type, skipSignature: skipSignature, onlineChecks: onlineChecks)
-        }
-    }
-
-    private func verify<T: Decodable>(
         utf8 text: UnsafeBufferPointer<UInt8>,
         as type: T.Type,
         skipSignature: Bool,

@@ -12,10 +12,10 @@ internal import Synchronization
 ///
 /// Safe to call from any number of threads: each call borrows its own OpenSSL context from a pool.
 public struct ES256Signer: Sendable {
-    private let headerSegment: [UInt8]
-    private let prefixHash: PrefixHash?
-    private let pool: PKeyContextPool
-    private let repeated: RepeatedPrefixes
+    let headerSegment: [UInt8]
+    let prefixHash: PrefixHash?
+    let pool: PKeyContextPool
+    let repeated: RepeatedPrefixes
 
     /// Creates a signer for a PKI's leaf key and chain.
     public init(pki: TestPKI) {
@@ -44,41 +44,20 @@ public struct ES256Signer: Sendable {
     }
 
     /// Appends the compact JWS of `payload` to `output`, so a caller that embeds it writes it in place.
+    ///
+    /// A payload that embeds JWS of this signer is searched for their header; a caller that builds such a
+    /// payload from parts signs it faster with ``sign(_:in:nestedJWS:)``.
     /// - Throws: `SigningError` when OpenSSL fails.
     public func append(payload: [UInt8], to output: inout [UInt8]) throws {
-        try append(payload: payload, nestedAt: nil, to: &output)
-    }
-
-    /// Appends the compact JWS of a payload into which the caller wrote JWS of this signer (with
-    /// ``append(payload:to:)``), starting at `offsets`: the signer then need not search the payload for them.
-    ///
-    /// An offset where this signer's header does not start is ignored (the payload is searched instead),
-    /// so a wrong offset costs time, never a wrong signature.
-    /// - Parameters:
-    ///   - payload: the payload bytes.
-    ///   - offsets: where each nested JWS starts in `payload`, in increasing order; empty when none.
-    ///   - output: the buffer the JWS is appended to.
-    /// - Throws: `SigningError` when OpenSSL fails.
-    public func append(payload: [UInt8], nestedAt offsets: [Int], to output: inout [UInt8]) throws {
-        try append(payload: payload, nestedAt: Optional(offsets), to: &output)
-    }
-
-    /// The signing path: `offsets` nil means search the payload for nested headers.
-    private func append(payload: [UInt8], nestedAt offsets: [Int]?, to output: inout [UInt8]) throws {
         // One pooled context per call: its key context signs and its digest context hashes, so a signature
         // allocates no OpenSSL context of its own.
-        try pool.withContext { context in try append(payload: payload, nestedAt: offsets, to: &output, using: context) }
+        try pool.withContext { context in try append(payload: payload, to: &output, using: context) }
     }
 
-    private func append(
-        payload: [UInt8],
-        nestedAt offsets: [Int]?,
-        to output: inout [UInt8],
-        using context: PKeyContext
-    ) throws {
-        let headers = NestedHeaders(offsets: offsets, header: headerSegment)
+    private func append(payload: [UInt8], to output: inout [UInt8], using context: PKeyContext) throws {
         try payload.withUnsafeBufferPointer { payload in
-            let length = headers.position(in: payload, from: 0).map { ($0 + headerSegment.count) / 3 * 3 }
+            let position = RepeatedPrefixes.headerPosition(payload, nestedHeader: headerSegment, from: 0)
+            let length = position.map { ($0 + headerSegment.count) / 3 * 3 }
             let known = length.flatMap { repeated.lookup(payload, length: $0) }
             output.reserveCapacity(output.count + headerSegment.count + 1 + (payload.count * 4 + 2) / 3 + 1 + 86)
             output.append(contentsOf: headerSegment)
@@ -96,13 +75,17 @@ public struct ES256Signer: Sendable {
                 appendEncoded(
                     payload,
                     from: known.length,
-                    nestedHeaderAt: headers.position(in: payload, from: known.length),
+                    nestedHeaderAt: RepeatedPrefixes.headerPosition(
+                        payload,
+                        nestedHeader: headerSegment,
+                        from: known.length
+                    ),
                     to: &output
                 )
                 try output.withUnsafeBufferPointer {
                     try stream.update(UnsafeBufferPointer(rebasing: $0[(payloadStart + known.encoded.count)...]))
                 }
-            } else if let length {
+            } else if let position, let length {
                 // Remember the repeated part on the way: its text and the state after it cost no extra hashing.
                 JWS.appendBase64URL(UnsafeBufferPointer(rebasing: payload[..<length]), to: &output)
                 let encodedEnd = output.count
@@ -112,6 +95,7 @@ public struct ES256Signer: Sendable {
                     repeated.remember(
                         RepeatedPrefix(
                             bytes: Array(payload[..<length]),
+                            headerAt: position,
                             encoded: Array(text[payloadStart..<encodedEnd]),
                             hash: try stream.snapshot()
                         )
@@ -147,7 +131,7 @@ extension ES256Signer {
         }
         // The header's bytes before its first 3-byte group boundary decide which encoding of it applies.
         let alignment = (3 - position % 3) % 3
-        let text = repeated.headerText(alignment: alignment, header: headerSegment)
+        let text = headerSegment.withUnsafeBufferPointer { repeated.headerText(alignment: alignment, header: $0) }
         let groupsStart = position + alignment
         let groupsEnd = groupsStart + (headerSegment.count - alignment) / 3 * 3
         JWS.appendBase64URL(UnsafeBufferPointer(rebasing: payload[start..<groupsStart]), to: &output)
@@ -156,35 +140,19 @@ extension ES256Signer {
     }
 }
 
-/// Where this signer's header starts in a payload: at the offsets the caller gave when the header is
-/// there (one compare), else found by a search.
-private struct NestedHeaders {
-    let offsets: [Int]?
-    let header: [UInt8]
-
-    func position(in payload: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-        guard let offsets else { return RepeatedPrefixes.headerPosition(payload, nestedHeader: header, from: start) }
-        guard let offset = offsets.first(where: { $0 >= start }) else { return nil }
-        let fits = offset + header.count <= payload.count
-        if fits,
-            header.withUnsafeBufferPointer({ memcmp(payload.baseAddress! + offset, $0.baseAddress!, $0.count) }) == 0
-        {
-            return offset
-        }
-        return RepeatedPrefixes.headerPosition(payload, nestedHeader: header, from: start)
-    }
-}
-
-/// A payload prefix seen before: its bytes (a multiple of 3 long, so its base64url text stands alone),
-/// that text, and the SHA-256 state after the header segment, the dot and that text.
+/// A payload prefix seen before: its bytes (a multiple of 3 long, so its base64url text stands alone), where
+/// the signer's header starts in them (they end inside it), that text, and the SHA-256 state after the header
+/// segment, the dot and that text.
 final class RepeatedPrefix: Sendable {
     let bytes: [UInt8]
+    let headerAt: Int
     let encoded: [UInt8]
     let hash: PrefixHash
     var length: Int { bytes.count }
 
-    init(bytes: [UInt8], encoded: [UInt8], hash: PrefixHash) {
+    init(bytes: [UInt8], headerAt: Int, encoded: [UInt8], hash: PrefixHash) {
         self.bytes = bytes
+        self.headerAt = headerAt
         self.encoded = encoded
         self.hash = hash
     }
@@ -215,13 +183,11 @@ final class RepeatedPrefixes: Sendable {
 
     /// Base64url of `header` without its first `alignment` bytes, cut to whole 3-byte groups: the text a
     /// copy of the header contributes when `alignment` of its bytes complete the group before it.
-    func headerText(alignment: Int, header: [UInt8]) -> [UInt8] {
+    func headerText(alignment: Int, header: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         if let text = texts.withLock({ $0[alignment] }) { return text }
         let count = (header.count - alignment) / 3 * 3
         var text: [UInt8] = []
-        header.withUnsafeBufferPointer {
-            JWS.appendBase64URL(UnsafeBufferPointer(rebasing: $0[alignment..<(alignment + count)]), to: &text)
-        }
+        JWS.appendBase64URL(UnsafeBufferPointer(rebasing: header[alignment..<(alignment + count)]), to: &text)
         texts.withLock { $0[alignment] = text }
         return text
     }
@@ -232,6 +198,19 @@ final class RepeatedPrefixes: Sendable {
         for entry in kept.reversed() where entry.length == length {
             let same = entry.bytes.withUnsafeBufferPointer {
                 memcmp($0.baseAddress!, payload.baseAddress!, length) == 0
+            }
+            if same { return entry }
+        }
+        return nil
+    }
+
+    /// The kept prefix of a payload that starts with `opening` and then this signer's header: compared by
+    /// the opening alone, since a kept prefix holds the header where `headerAt` says.
+    func lookup(opening: UnsafeBufferPointer<UInt8>, length: Int) -> RepeatedPrefix? {
+        let kept = entries.withLock { $0 }
+        for entry in kept.reversed() where entry.length == length && entry.headerAt == opening.count {
+            let same = entry.bytes.withUnsafeBufferPointer {
+                opening.isEmpty || memcmp($0.baseAddress!, opening.baseAddress!, opening.count) == 0
             }
             if same { return entry }
         }

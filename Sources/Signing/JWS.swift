@@ -142,66 +142,72 @@ public enum JWS {
         bytes.withUnsafeBufferPointer { appendBase64URL($0, to: &output) }
     }
 
+    /// The length of the base64url text (no padding) of `count` bytes.
+    static func base64URLLength(_ count: Int) -> Int {
+        count / 3 * 4 + (count % 3 == 0 ? 0 : count % 3 + 1)
+    }
+
     /// Appends base64url (no padding) of `input` to `output` in one pass over a buffer grown once.
     static func appendBase64URL(_ input: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
-        let count = input.count
-        let encodedCount = count / 3 * 4 + [0, 2, 3][count % 3]
+        let encodedCount = base64URLLength(input.count)
         guard encodedCount > 0 else { return }
         let start = output.count
         // Grow once, then write through a raw pointer: per-byte `append` costs a uniqueness check each time.
         output.append(contentsOf: repeatElement(0, count: encodedCount))
         output.withUnsafeMutableBufferPointer { buffer in
-            pairTable.withUnsafeBufferPointer { pairs in
-                // Two characters per lookup: each 12-bit half of a 3-byte group maps to a UInt16.
-                let out = UnsafeMutableRawPointer(buffer.baseAddress! + start)
-                let bytes = UnsafeRawPointer(input.baseAddress!)
-                var offset = 0
-                var index = 0
-                // Six bytes per step from one 8-byte load (big-endian, so the first byte is the top one):
-                // four 12-bit halves, four pair lookups, instead of six byte loads.
-                while index + 8 <= count {
-                    let word = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-                    out.storeBytes(
-                        of: pairs[Int(truncatingIfNeeded: word >> 52)],
-                        toByteOffset: offset,
-                        as: UInt16.self
-                    )
-                    out.storeBytes(
-                        of: pairs[Int(truncatingIfNeeded: word >> 40) & 0xFFF],
-                        toByteOffset: offset + 2,
-                        as: UInt16.self
-                    )
-                    out.storeBytes(
-                        of: pairs[Int(truncatingIfNeeded: word >> 28) & 0xFFF],
-                        toByteOffset: offset + 4,
-                        as: UInt16.self
-                    )
-                    out.storeBytes(
-                        of: pairs[Int(truncatingIfNeeded: word >> 16) & 0xFFF],
-                        toByteOffset: offset + 6,
-                        as: UInt16.self
-                    )
-                    offset += 8
-                    index += 6
-                }
-                while index + 3 <= count {
-                    let value =
-                        Int(input[index]) << 16 | Int(input[index + 1]) << 8 | Int(input[index + 2])
-                    out.storeBytes(of: pairs[value >> 12], toByteOffset: offset, as: UInt16.self)
-                    out.storeBytes(of: pairs[value & 0xFFF], toByteOffset: offset + 2, as: UInt16.self)
-                    offset += 4
-                    index += 3
-                }
-                let rest = count - index
-                if rest > 0 {
-                    let second = rest == 2 ? Int(input[index + 1]) << 8 : 0
-                    let value = Int(input[index]) << 16 | second
-                    out.storeBytes(of: pairs[value >> 12], toByteOffset: offset, as: UInt16.self)
-                    if rest == 2 {
-                        out.storeBytes(of: encodeTable[value >> 6 & 63], toByteOffset: offset + 2, as: UInt8.self)
-                    }
-                }
+            _ = encodeBase64URL(input, into: buffer.baseAddress! + start)
+        }
+    }
+
+    /// Writes base64url (no padding) of `input` at `out`, which has room for ``base64URLLength(_:)`` bytes.
+    /// - Returns: how many bytes were written.
+    static func encodeBase64URL(_ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutablePointer<UInt8>) -> Int {
+        let count = input.count
+        guard count > 0, let source = input.baseAddress else { return 0 }
+        return pairTable.withUnsafeBufferPointer { pairs in
+            // Two characters per lookup: each 12-bit half of a 3-byte group maps to a UInt16.
+            let out = UnsafeMutableRawPointer(output)
+            let bytes = UnsafeRawPointer(source)
+            var offset = 0
+            var index = 0
+            // Six bytes per step from one 8-byte load (big-endian, so the first byte is the top one):
+            // four 12-bit halves, four pair lookups, instead of six byte loads.
+            while index + 8 <= count {
+                let word = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                out.storeBytes(of: pairs[Int(truncatingIfNeeded: word >> 52)], toByteOffset: offset, as: UInt16.self)
+                out.storeBytes(
+                    of: pairs[Int(truncatingIfNeeded: word >> 40) & 0xFFF],
+                    toByteOffset: offset + 2,
+                    as: UInt16.self
+                )
+                out.storeBytes(
+                    of: pairs[Int(truncatingIfNeeded: word >> 28) & 0xFFF],
+                    toByteOffset: offset + 4,
+                    as: UInt16.self
+                )
+                out.storeBytes(
+                    of: pairs[Int(truncatingIfNeeded: word >> 16) & 0xFFF],
+                    toByteOffset: offset + 6,
+                    as: UInt16.self
+                )
+                offset += 8
+                index += 6
             }
+            while index + 3 <= count {
+                let value = Int(input[index]) << 16 | Int(input[index + 1]) << 8 | Int(input[index + 2])
+                out.storeBytes(of: pairs[value >> 12], toByteOffset: offset, as: UInt16.self)
+                out.storeBytes(of: pairs[value & 0xFFF], toByteOffset: offset + 2, as: UInt16.self)
+                offset += 4
+                index += 3
+            }
+            let rest = count - index
+            guard rest > 0 else { return offset }
+            let second = rest == 2 ? Int(input[index + 1]) << 8 : 0
+            let value = Int(input[index]) << 16 | second
+            out.storeBytes(of: pairs[value >> 12], toByteOffset: offset, as: UInt16.self)
+            guard rest == 2 else { return offset + 2 }
+            out.storeBytes(of: encodeTable[value >> 6 & 63], toByteOffset: offset + 2, as: UInt8.self)
+            return offset + 3
         }
     }
 
@@ -329,9 +335,22 @@ final class PKeyContext: @unchecked Sendable {
         EVP_MD_CTX_free(digestContext)
     }
 
-    /// Signs a SHA-256 digest and appends the base64url of JOSE's raw `R||S` to `output`, with the DER and
-    /// raw forms on the stack (three heap buffers fewer per signature than ``signRaw(digest:)``).
+    /// The length of an ES256 signature's base64url text: 64 bytes of `R||S`.
+    static let rawSignatureTextLength = JWS.base64URLLength(64)
+
+    /// Signs a SHA-256 digest and appends the base64url of JOSE's raw `R||S` to `output`.
     func appendRawSignature(digest: inout SHA256Digest, base64URLTo output: inout [UInt8]) throws {
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: Self.rawSignatureTextLength))
+        try output.withUnsafeMutableBufferPointer {
+            _ = try writeRawSignature(digest: &digest, base64URLAt: $0.baseAddress! + start)
+        }
+    }
+
+    /// Signs a SHA-256 digest and writes the base64url of JOSE's raw `R||S` at `output` (room for
+    /// ``rawSignatureTextLength`` bytes), with the DER and raw forms on the stack: no heap buffer per signature.
+    /// - Returns: how many bytes were written.
+    func writeRawSignature(digest: inout SHA256Digest, base64URLAt output: UnsafeMutablePointer<UInt8>) throws -> Int {
         // P-256's DER signature is at most 72 bytes; 80 leaves room, 64 hold R||S.
         var der: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
             (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -357,10 +376,10 @@ final class PKeyContext: @unchecked Sendable {
             return converted ? nil : Array(signature)
         }
         if let unconverted {
-            JWS.appendBase64URL(try rawSignature(fromDER: unconverted, width: 32), to: &output)
-            return
+            let general = try rawSignature(fromDER: unconverted, width: 32)
+            withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: general) }
         }
-        withUnsafeBytes(of: &raw) { JWS.appendBase64URL($0.bindMemory(to: UInt8.self), to: &output) }
+        return withUnsafeBytes(of: &raw) { JWS.encodeBase64URL($0.bindMemory(to: UInt8.self), into: output) }
     }
 
     /// Signs a SHA-256 digest; returns the DER `ECDSA-Sig-Value` OpenSSL produces.

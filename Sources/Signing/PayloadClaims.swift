@@ -60,12 +60,19 @@ enum PlainClaims {
         }
 
         private static func kind(of key: UnsafeBufferPointer<UInt8>) -> Key {
-            if key.elementsEqual("signedDate".utf8) { return .signedDate }
-            for name in ["exp", "nbf", "iat", "aud", "sub", "jti", "receiptCreationDate"]
-            where key.elementsEqual(name.utf8) {
-                return .claim
+            // By length first: most keys have none of these lengths, and a generic `elementsEqual` per name
+            // cost more than the rest of the scan.
+            func equals(_ name: StaticString) -> Bool {
+                memcmp(key.baseAddress!, name.utf8Start, key.count) == 0
             }
-            return .other
+            switch key.count {
+            case 10: return equals("signedDate") ? .signedDate : .other
+            case 3:
+                let claim = equals("exp") || equals("nbf") || equals("iat") || equals("aud") || equals("sub")
+                return claim || equals("jti") ? .claim : .other
+            case 19: return equals("receiptCreationDate") ? .claim : .other
+            default: return .other
+            }
         }
 
         /// `-?[0-9]{1,18}` ending the value (no fraction or exponent).

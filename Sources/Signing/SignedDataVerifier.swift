@@ -108,7 +108,16 @@ public struct SignedDataVerifier: Sendable {
     public func verifyAndDecodeNotification(
         _ signedPayload: String
     ) -> Result<ResponseBodyV2DecodedPayload, VerificationError> {
-        decode(signedPayload, as: ResponseBodyV2DecodedPayload.self).flatMap { payload in
+        var signedPayload = signedPayload
+        return signedPayload.withUTF8 { verifyAndDecodeNotification(utf8: $0) }
+    }
+
+    /// Verifies and decodes a notification's `signedPayload` given as its UTF-8 bytes, such as the span of a
+    /// webhook body between the quotes (no `String` is made of it); the same checks as the `String` form.
+    public func verifyAndDecodeNotification(
+        utf8 signedPayload: UnsafeBufferPointer<UInt8>
+    ) -> Result<ResponseBodyV2DecodedPayload, VerificationError> {
+        decode(utf8: signedPayload, as: ResponseBodyV2DecodedPayload.self).flatMap { payload in
             var bundle: String?
             var appleId: Int64?
             var payloadEnvironment: Environment?
@@ -168,8 +177,16 @@ public struct SignedDataVerifier: Sendable {
     }
 
     private func decode<T: Decodable>(_ jws: String, as type: T.Type) -> Result<T, VerificationError> {
+        var jws = jws
+        return jws.withUTF8 { decode(utf8: $0, as: type) }
+    }
+
+    private func decode<T: Decodable>(
+        utf8 jws: UnsafeBufferPointer<UInt8>,
+        as type: T.Type
+    ) -> Result<T, VerificationError> {
         let skip = environment == .xcode || environment == .localTesting
-        return chains.verify(jws, as: type, skipSignature: skip, onlineChecks: enableOnlineChecks)
+        return chains.verify(utf8: jws, as: type, skipSignature: skip, onlineChecks: enableOnlineChecks)
     }
 
     private func checkIdentity(

@@ -466,6 +466,23 @@ struct AppStoreModelTests {
         #expect(fastRead(JWSTransactionDecodedPayload.self, Array(json.utf8)) == nil)
     }
 
+    /// A byte the plain shape refuses, at every offset of a string longer than one 8-byte word: the
+    /// word-at-a-time skip must stop before it, so the reader leaves the payload to the decoder.
+    @Test(arguments: [UInt8(ascii: "\\"), 0x00, 0x0A, 0x1F, 0x80, 0xC3, 0xFF])
+    func refusesAnIrregularByteAtEveryOffsetOfALongString(special: UInt8) {
+        let plain = [UInt8]("eyJhbGciOiJFUzI1NiIsIng1YyI6WyJNSUlCL.-_ ~".utf8)
+        let json = { (text: [UInt8]) in Array(#"{"productId":""#.utf8) + text + Array(#""}"#.utf8) }
+        #expect(
+            fastRead(JWSTransactionDecodedPayload.self, json(plain))?.productId
+                == String(decoding: plain, as: UTF8.self)
+        )
+        for offset in 0..<plain.count {
+            var bytes = plain
+            bytes[offset] = special
+            #expect(fastRead(JWSTransactionDecodedPayload.self, json(bytes)) == nil, "byte \(special) at \(offset)")
+        }
+    }
+
     @Test(arguments: [
         "{}", #" { "price" : -7 , "quantity" : 0 ,"isUpgraded":false} "#, #"{"type":"Future Type","offerType":9}"#,
     ])

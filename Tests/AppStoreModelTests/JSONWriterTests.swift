@@ -32,4 +32,29 @@ struct JSONWriterTests {
             #expect(fast == reference, "\(value)")
         }
     }
+
+    /// A writer on temporary stack storage writes the same bytes, also when it outgrows that storage and
+    /// moves to the heap (a payload of several hundred bytes in 64).
+    @Test func writesTheSameBytesOnTemporaryStorageAndAfterOutgrowingIt() throws {
+        let payload = JWSTransactionDecodedPayload(
+            originalTransactionId: "2000000000000001",
+            transactionId: "2000000000000002",
+            bundleId: "com.example.paystorm",
+            productId: "com.example.paystorm.monthly",
+            purchaseDate: 1_700_000_000_000,
+            quantity: 1,
+            signedDate: 1_700_000_000_123,
+            storefront: "USA",
+            price: 9990
+        )
+        let reference = Array(try AppStoreJSON.encoder().encode(payload))
+        for capacity in [64, 4096] {
+            let written = JSONWriter.withTemporaryStorage(capacity: capacity) { writer in
+                payload.writeJSON(to: &writer)
+                payload.writeJSON(to: &writer)
+                return writer.bytes
+            }
+            #expect(written == reference + reference, "capacity \(capacity)")
+        }
+    }
 }

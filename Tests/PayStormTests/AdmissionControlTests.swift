@@ -33,36 +33,48 @@ struct AdmissionControlTests {
 
     @Test func runThatKeepsUpNeverThins() {
         var control = AdmissionControl()
-        // Twice as fast as the schedule, on time.
-        #expect(Self.feed(&control, windows: 50, scheduleSeconds: 0.01, busy: 0.005).isEmpty)
+        // Twice as fast as the schedule, a second ahead.
+        #expect(Self.feed(&control, windows: 50, scheduleSeconds: 0.01, busy: 0.005, lateness: -1).isEmpty)
         #expect(control.share == ArrivalAdmission.whole)
     }
 
     @Test func momentaryStallDoesNotThin() {
         var control = AdmissionControl()
-        _ = Self.feed(&control, windows: 5, scheduleSeconds: 0.01, busy: 0.005)
-        // A fifth of a second late and slow (a busy machine's stall, astride two windows), then on time again.
-        let stall = Self.feed(&control, windows: 2, from: 0.5, scheduleSeconds: 0.001, busy: 0.01, lateness: 0.3)
-        let after = Self.feed(&control, windows: 5, from: 0.7, scheduleSeconds: 0.01, busy: 0.005)
+        _ = Self.feed(&control, windows: 5, scheduleSeconds: 0.01, busy: 0.005, lateness: -1.5)
+        // A fifth of a second at a tenth of the pace (a busy machine's stall, astride two windows) eats into the
+        // lead, then the pace is back.
+        let stall = Self.feed(&control, windows: 2, from: 0.5, scheduleSeconds: 0.001, busy: 0.01, lateness: -1.3)
+        let after = Self.feed(&control, windows: 5, from: 0.7, scheduleSeconds: 0.01, busy: 0.005, lateness: -1.4)
         #expect(stall.isEmpty)
         #expect(after.isEmpty)
         #expect(control.share == ArrivalAdmission.whole)
     }
 
+    @Test func stallNearTheCeilingChangesNothing() {
+        // At nine tenths of the ceiling the producer stays ahead; a 0.2 s stall eats into the lead, no more.
+        let (shares, shedShare) = Self.simulate(capacity: 1_000, demand: 900, stallAt: 5, stallSeconds: 0.2)
+        #expect(shares.allSatisfy { $0 == 1 })
+        #expect(shedShare == 0)
+    }
+
     /// A pipeline that signs `capacity` deliveries per second busy against a schedule of `demand` deliveries per
     /// second, simulated batch by batch: a batch of 256 covers 256 / (demand × share) seconds of schedule; the
-    /// producer waits when half a second ahead, and sheds a batch (at no cost) when more than 0.25 s late.
+    /// producer starts 1.5 s before the clock, waits when 2 s ahead, and sheds a batch (at no cost) when more than
+    /// 0.25 s late.
     /// - Returns: the shares of the last `tail` seconds and the part of their deliveries that was shed.
     static func simulate(
         capacity: Double,
         demand: Double,
         seconds: Double = 20,
-        tail: Double = 5
+        tail: Double = 5,
+        stallAt: Double = .infinity,
+        stallSeconds: Double = 0
     )
         -> (shares: [Double], shedShare: Double)
     {
         var control = AdmissionControl()
-        var now = 0.0
+        var stallSeconds = stallSeconds
+        var now = -1.5
         var world = 0.0
         var shares: [Double] = []
         var (shed, total) = (0.0, 0.0)
@@ -71,10 +83,14 @@ struct AdmissionControlTests {
             let span = 256 / (demand * share)
             let lateness = now - world
             let shedding = lateness > 0.25
-            let busy = shedding ? 0.0001 : 256 / capacity
+            var busy = shedding ? 0.0001 : 256 / capacity
+            if now >= stallAt {
+                busy += stallSeconds
+                stallSeconds = 0
+            }
             world += span
             now += busy
-            if world - now > 0.5 { now = world - 0.5 }
+            if world - now > 2 { now = world - 2 }
             _ = control.observe(
                 now: now,
                 lateness: lateness,
@@ -82,7 +98,7 @@ struct AdmissionControlTests {
                 signedShare: shedding ? 0 : 1,
                 busySeconds: busy
             )
-            if now > seconds - tail {
+            if now > seconds - tail || now >= stallAt {
                 shares.append(share)
                 total += 256
                 if shedding { shed += 256 }
@@ -114,19 +130,29 @@ struct AdmissionControlTests {
         _ = Self.feed(&control, windows: 8, scheduleSeconds: 0.001, busy: 0.01, lateness: 0.3)
         let thinned = control.share
         #expect(thinned <= ArrivalAdmission.whole / 4)
-        // On time again, with room: the share grows by at most a quarter a window, back to the whole.
-        let shares = Self.feed(&control, windows: 30, from: 1, scheduleSeconds: 0.02, busy: 0.01)
+        // Ahead again, with room: the share grows by at most double at once, back to the whole.
+        let shares = Self.feed(&control, windows: 60, from: 1, scheduleSeconds: 0.02, busy: 0.01, lateness: -0.5)
         #expect(shares == shares.sorted())
-        #expect(zip([thinned] + shares, shares).allSatisfy { Double($1) <= Double($0) * 1.25 + 1 })
+        #expect(zip([thinned] + shares, shares).allSatisfy { Double($1) <= Double($0) * 2 + 1 })
         #expect(control.share == ArrivalAdmission.whole)
     }
 
-    @Test func sheddingCountsAsBehindEvenOnTime() {
+    @Test func everythingShedHalvesTheShareAWindow() {
         var control = AdmissionControl()
-        // Shedding keeps the lag small, so lateness alone would not say the run is behind; half of each batch shed
-        // does, and only the signed half counts as pace.
-        let shares = Self.feed(&control, windows: 5, scheduleSeconds: 0.01, busy: 0.01, signedShare: 0.5)
+        let shares = Self.feed(&control, windows: 4, scheduleSeconds: 0.01, busy: 0.001, lateness: 0.5, signedShare: 0)
+        #expect(shares.first == ArrivalAdmission.whole / 2)
+        #expect(zip([ArrivalAdmission.whole] + shares, shares).allSatisfy { $1 * 2 >= $0 })
+    }
+
+    /// Before the clock starts the producer is ahead, but at a tenth of the pace the lead will not last: the share
+    /// comes down before anything is late.
+    @Test func paceThatWillUseUpTheLeadCutsBeforeAnythingIsLate() {
+        var control = AdmissionControl()
+        let shares = Self.feed(&control, windows: 3, scheduleSeconds: 0.001, busy: 0.01, lateness: -0.6)
         #expect(!shares.isEmpty)
-        #expect(control.share < ArrivalAdmission.whole)
+        #expect(control.share <= ArrivalAdmission.whole / 2)
+        // With two seconds of lead the same pace is not yet a reason.
+        var ahead = AdmissionControl()
+        #expect(Self.feed(&ahead, windows: 3, scheduleSeconds: 0.001, busy: 0.01, lateness: -2).isEmpty)
     }
 }

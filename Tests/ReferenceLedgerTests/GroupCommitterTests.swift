@@ -68,6 +68,19 @@ struct GroupCommitterTests {
         }
     }
 
+    @Test func commitsTheRestOfABatchTogetherWhenOneOfItIsRejected() throws {
+        try Self.withCommitter { committer, metrics in
+            committer.expect()
+            let first = Self.submitFirstOfTwo(committer)
+            committer.abandon()
+            let third = Self.submit(committer, expected: true)
+            #expect(first.wait(timeout: .now() + 10) == .success)
+            #expect(third.wait(timeout: .now() + 10) == .success)
+            #expect(metrics.commits.load(ordering: .relaxed) == 1)
+            #expect(metrics.committedEvents.load(ordering: .relaxed) == 2)
+        }
+    }
+
     @Test func commitsAtOnceWhenNothingElseIsVerifying() throws {
         try Self.withCommitter { committer, metrics in
             let first = Self.submit(committer, expected: false)

@@ -65,6 +65,22 @@ struct MintedLedgerTests {
         }
     }
 
+    /// A body whose JWS is written with JSON escapes (`\u002e` for each dot) is the same notification: its bytes
+    /// as they stand fail the verifier, and the string the parser reads passes it.
+    @Test func acceptsAWebhookBodyWhoseJWSIsEscaped() throws {
+        try Self.withMintedLedger { port in
+            let token = Minter.randomUUID()
+            let kind = NotificationMatrix.kind(.oneTimeCharge, nil)!
+            let minted = try Self.minter.notification(kind, purchase: Self.purchase(kind, .consumable, token: token))
+            let plain = String(decoding: minted.body, as: UTF8.self)
+            let escaped = plain.replacingOccurrences(of: ".", with: #"\u002e"#)
+            #expect(escaped != plain)
+            let response = try http(port, "POST", "/notifications", body: Array(escaped.utf8))
+            #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+            #expect(try Self.probe(port, token).grants?.count == 1)
+        }
+    }
+
     @Test(arguments: Forgery.allCases)
     func rejectsEveryForgeryAndGrantsNothing(forgery: Forgery) throws {
         try Self.withMintedLedger { port in

@@ -447,18 +447,23 @@ struct ReferenceLedgerTests {
         #expect(json?["error"] is String)
     }
 
+    /// The span between the quotes, and whether it is plain (base64url and dots, so no JSON escape in it).
     @Test(arguments: [
-        (#"{"signedPayload":"aGk.eyJ9.c2ln"}"#, "aGk.eyJ9.c2ln" as String?),
-        (#"{"signedPayload":"a\u002eb"}"#, nil),
-        (#"{"signedPayload": "abc"}"#, nil),
-        (#"{"signedPayload":""}"#, nil),
-        (#"{"other":"abc"}"#, nil),
-        (#"{"signedPayload":"aGk.eyJ9.c2l+"}"#, nil),
-        ("{\"signedPayload\":\"aGk.\u{e9}.c2ln\"}", nil),
-        (#"{"signedPayload":"aGk.eyJ9.c2ln"} "#, nil),
+        (#"{"signedPayload":"aGk.eyJ9.c2ln"}"#, "aGk.eyJ9.c2ln" as String?, true),
+        (#"{"signedPayload":"a\u002eb"}"#, #"a\u002eb"#, false),
+        (#"{"signedPayload": "abc"}"#, nil, false),
+        (#"{"signedPayload":""}"#, nil, false),
+        (#"{"other":"abc"}"#, nil, false),
+        (#"{"signedPayload":"aGk.eyJ9.c2l+"}"#, "aGk.eyJ9.c2l+", false),
+        ("{\"signedPayload\":\"aGk.\u{e9}.c2ln\"}", "aGk.\u{e9}.c2ln", false),
+        (#"{"signedPayload":"aGk.eyJ9.c2ln"} "#, nil, false),
     ])
-    func readsThePlainWebhookBodyWithoutAParser(body: String, expected: String?) {
-        #expect(ReferenceLedger.plainSignedPayload(Array(body.utf8)) == expected)
+    func readsThePlainWebhookBodyWithoutAParser(body: String, span expected: String?, plain: Bool) {
+        Array(body.utf8).withUnsafeBufferPointer { bytes in
+            let span = ReferenceLedger.plainSpan(bytes)
+            #expect(span.map { String(decoding: $0, as: UTF8.self) } == expected)
+            #expect(span.map(ReferenceLedger.isPlainJWS) ?? false == plain)
+        }
     }
 
     @Test(arguments: [("processed", 1), ("duplicate", 0), ("recorded", 0), ("processed", 12_345)])

@@ -147,31 +147,6 @@ import Testing
         _ = try ES256Signer(pki: sharedPKI).sign(payload: Array("{}".utf8))
     }
 
-    /// A caller that wrote the nested JWS tells the signer where they start; a wrong or missing offset
-    /// costs a search or the kept text, never a different JWS.
-    @Test(arguments: [[0, 1], [], [5], [0, 3, 99_999]])
-    func signerToldWhereNestedJWSStartGivesTheGeneralPathsJWS(_ wrong: [Int]) throws {
-        let signer = ES256Signer(pki: sharedPKI)
-        let header = JWSHeader(alg: "ES256", x5c: JWS.x5c(sharedPKI.chain))
-        for round in 0..<3 {
-            var outer = Array("{\"a\":\"".utf8)
-            let first = outer.count
-            try signer.append(payload: Array("{\"round\":\(round)}".utf8), nestedAt: [], to: &outer)
-            outer.append(contentsOf: Array("\",\"p\":\"\(String(repeating: "x", count: round))\",\"b\":\"".utf8))
-            let second = outer.count
-            try signer.append(payload: Array("{\"b\":\(round)}".utf8), nestedAt: [], to: &outer)
-            outer.append(contentsOf: Array("\"}".utf8))
-            let slow = try JWS.sign(payload: outer, header: header, key: sharedPKI.leafKey)
-            for offsets in [[first, second], wrong] {
-                var jws: [UInt8] = []
-                try signer.append(payload: outer, nestedAt: offsets, to: &jws)
-                let fast = String(decoding: jws, as: UTF8.self)
-                #expect(fast.split(separator: ".").prefix(2) == slow.split(separator: ".").prefix(2), "\(offsets)")
-                #expect(verify(fast, key: sharedPKI.leafKey))
-            }
-        }
-    }
-
     @Test func signerAppendsTheSameJWSItReturns() throws {
         let signer = ES256Signer(pki: sharedPKI)
         var buffer = Array("prefix:".utf8)
