@@ -12,12 +12,20 @@
 #            ledger (smoke-60x300.json5 overloads it within minutes: renewals every 10 s of 5,000 accounts)
 #   RATE     actions/s (default: the profile's)
 # The profile's single constant schedule segment is rewritten; seed 42, release build. KEEP=DIR keeps the
-# report, the RSS samples and the console output in DIR.
+# report, the RSS samples and the console output in DIR; PAYSTORM=BINARY measures that binary instead of
+# building this checkout's (to compare a previous build side by side); ARGS="..." adds `paystorm run` options
+# (such as `--history-max-mb 8`, to watch the history's cap drop chunks over a soak). To attribute a growth to
+# the code that allocates it, record the same run under heaptrack and read it with
+# Benchmarks/soak/heap-growth.py (live heap by call site at chosen minutes; usage in its header).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_TOTAL="${1:-1800}"; PROFILE="${2:-Benchmarks/soak/rss-soak.json5}"; RATE="${3:-}"
-swift build -c release --product paystorm >/dev/null
-BIN="$(swift build -c release --show-bin-path)/paystorm"
+if [[ -n "${PAYSTORM:-}" ]]; then
+    BIN="$PAYSTORM"
+else
+    swift build -c release --product paystorm >/dev/null
+    BIN="$(swift build -c release --show-bin-path)/paystorm"
+fi
 if [[ -n "${KEEP:-}" ]]; then
     WORK="$KEEP"; mkdir -p "$WORK"
 else
@@ -33,7 +41,8 @@ if len(segment.findall(text)) != 1:
 text = segment.sub(lambda m: '{ kind: "constant", rate: %s, seconds: %s }' % (rate or m.group(1), seconds), text)
 sys.stdout.write(text)
 PY
-"$BIN" run "$WORK/rss.json5" --seed 42 --reports "$WORK/reports" --quiet > "$WORK/out.txt" 2>&1 &
+# shellcheck disable=SC2086 # ARGS is a list of options, split on purpose
+"$BIN" run "$WORK/rss.json5" --seed 42 --reports "$WORK/reports" --quiet ${ARGS:-} > "$WORK/out.txt" 2>&1 &
 pid=$!
 # The embedded ledger is a child process (`paystorm ledger serve`): its RSS is sampled beside, not in, the run's.
 echo "seconds,rss_kb,ledger_rss_kb" > "$WORK/rss.csv"

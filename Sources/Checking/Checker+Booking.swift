@@ -102,7 +102,8 @@ extension Checker {
     /// A forged delivery: what a target that trusts it would credit.
     private func bookForgery(_ truth: Truth, entry: LogEntry?, limit: Int, in book: inout Book) {
         guard let id = truth.transactionId else { return }
-        var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
+        var tx =
+            book.txs[id] ?? book.newTx(id, label: label(truth.productId ?? "?", group: nil), type: truth.productType)
         tx.forged = true
         // What a target that trusts the forgery would credit: the payload's quantity.
         if !tx.genuine { tx.quantity = truth.quantity }
@@ -126,12 +127,13 @@ extension Checker {
             book.accepted(number)
             return
         }
-        var tx = book.txs[id] ?? book.newTx(id, product: product, type: truth.productType)
+        var tx =
+            book.txs[id] ?? book.newTx(id, label: label(product, group: truth.groupId), type: truth.productType)
         tx.genuine = true
         tx.sent = tx.sent || delivery.sends
         if truth.kind == .grant && startsChain { tx.chains += 1 }
         tx.quantity = truth.quantity
-        tx.group = truth.groupId
+        if tx.group != truth.groupId { tx.relabel(label(tx.product, group: truth.groupId)) }
         tx.original = truth.originalTransactionId
         tx.expires = truth.expiresDate
         if truth.kind == .reinstate { tx.reinstatedDate = max(tx.reinstatedDate, truth.effectiveDate) }
@@ -164,7 +166,8 @@ extension Checker {
         }
         // A refunded purchase is not lost, whatever its deliveries got.
         if let number = UInt64(id) { book.accepted(number) }
-        var tx = book.txs[id] ?? book.newTx(id, product: truth.productId ?? "?", type: truth.productType)
+        var tx =
+            book.txs[id] ?? book.newTx(id, label: label(truth.productId ?? "?", group: nil), type: truth.productType)
         tx.genuine = true
         if truth.effectiveDate < tx.reinstatedDate {
             // A refund older than a reversal already seen (a reordered delivery): the reversal stands.

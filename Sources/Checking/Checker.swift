@@ -55,6 +55,8 @@ public final class Checker: Sendable {
     let seed: UInt64
     let groupOf: [String: String]
     let typeOf: [String: ProductKind]
+    /// Each catalog product's label (its ID and group), shared by its transactions.
+    let labels: [String: Label]
     /// Decides whether a rejected attempt will be retried or redelivered, so that "every attempt was rejected"
     /// is known only once the last one was answered (the same pure policy the run uses).
     let policy: ChaosPolicy
@@ -78,9 +80,20 @@ public final class Checker: Sendable {
         }
         self.groupOf = groupOf
         self.typeOf = typeOf
+        self.labels = Dictionary(
+            profile.catalog.products.map { ($0.id, Label(product: $0.id, group: $0.group)) },
+            uniquingKeysWith: { _, last in last }
+        )
         self.policy = ChaosPolicy(profile: profile)
         self.devicesReachable = profile.target.embeddedLedger || profile.target.deviceURL != nil
         state = Mutex(State())
+    }
+
+    /// The label of a product and group: the catalog's shared one when they match it, else a new one (a
+    /// forgery or a refund seen before its purchase names no group yet).
+    func label(_ product: String, group: String?) -> Label {
+        if let label = labels[product], label.group == group { return label }
+        return Label(product: product, group: group)
     }
 
     // MARK: - Feeding

@@ -29,13 +29,43 @@ struct Undecided {
     }
 }
 
-/// One line of a transaction's history, compact: the sentence is interned in the checker's phrase table.
+/// One line of a transaction's history in 16 bytes: the sentence is interned in the checker's phrase table,
+/// and the delivery, the phrase and the trail's part share one word (44, 17 and 3 bits).
 struct LogEntry: Sendable {
+    /// Most distinct phrases interned; later ones share a placeholder (17 bits hold the index).
+    static let phraseLimit: UInt32 = 100_000
+    private static let placeholder: UInt64 = 0x1_FFFF
+    /// The largest delivery number an entry holds (2^44 - 1: years of deliveries at any rate PayStorm sends).
+    private static let maxDelivery: UInt64 = 1 << 44 - 1
+
     var at: Double
-    var delivery: UInt64
-    var phrase: UInt32
-    /// The trail's part it is kept under (a `Part` raw value), in what would be padding.
-    var part: UInt8 = 0
+    private var packed: UInt64
+
+    init(at: Double, delivery: UInt64, phrase: UInt32) {
+        self.at = at
+        let phrase = phrase < Self.phraseLimit ? UInt64(phrase) : Self.placeholder
+        packed = min(delivery, Self.maxDelivery) << 20 | phrase << 3
+    }
+
+    var delivery: UInt64 { packed >> 20 }
+
+    /// The phrase's index, or `UInt32.max` for the placeholder.
+    var phrase: UInt32 {
+        let phrase = packed >> 3 & Self.placeholder
+        return phrase == Self.placeholder ? .max : UInt32(phrase)
+    }
+
+    /// The trail's part it is kept under (a `Part` raw value, or 0), stored as the index of its bit.
+    var part: UInt8 {
+        get {
+            let index = packed & 7
+            return index == 0 ? 0 : 1 << (index - 1)
+        }
+        set {
+            let index = newValue == 0 ? 0 : UInt64(newValue.trailingZeroBitCount + 1)
+            packed = packed & ~7 | index & 7
+        }
+    }
 }
 
 /// Which parts of a transaction's trail a witness cites.
@@ -55,9 +85,9 @@ struct Part: OptionSet, Sendable {
 }
 
 /// A transaction's evidence, bounded: a witness needs the decisive events, not the whole history. Kept in
-/// one array, each entry tagged with its part, so a transaction holds one allocation rather than one a part.
+/// one list, each entry tagged with its part, its first four entries inside the transaction itself.
 struct Trail: Sendable {
-    private var kept: [LogEntry] = []
+    private var kept = EntryList()
 
     mutating func note(_ entry: LogEntry, as part: Part, limit: Int) {
         var entry = entry
@@ -92,6 +122,9 @@ struct Trail: Sendable {
         kept.lazy.filter { $0.part == part.rawValue }.map(\.at).min()
     }
 
+    /// The entries that fit before the storage grows (for tests of its memory).
+    var reserved: Int { kept.reserved }
+
     /// The entries of the chosen parts: the purchase, acknowledgments, rejections, refund, then the rest.
     func entries(_ parts: Part) -> [LogEntry] {
         var list: [LogEntry] = []
@@ -115,29 +148,93 @@ struct Folded: Sendable {
     var unrefunded = 0
 }
 
+/// What few transactions need, kept out of line behind one reference: an ID that is not a decimal number
+/// (the world mints none) and a refund's and its reversal's dates. Immutable, so the copies of a transaction
+/// share it safely; a change makes a new one.
+final class RareFields: Sendable {
+    struct Values: Equatable, Sendable {
+        var idText: String?
+        var originalText: String?
+        var revokedDate: Int64 = 0
+        var reinstatedDate: Int64 = 0
+    }
+
+    let values: Values
+
+    init(_ values: Values) { self.values = values }
+}
+
+/// A transaction's product and subscription group. Every kept transaction names them and a catalog has a
+/// handful, so the checker makes one per catalog product and its transactions share it: one reference in
+/// each transaction, where the two strings took 32 bytes.
+final class Label: Sendable {
+    let product: String
+    let group: String?
+
+    init(product: String, group: String?) {
+        self.product = product
+        self.group = group
+    }
+}
+
 /// One transaction's truth and answers. A soak keeps up to `Checker.Options.foldAbove` of these for every
-/// account for the whole run, so the scalars are stored narrow (counts and times in 32 bits, rejections and
-/// statuses in 16, flags in bits, the original transaction ID as a number) behind full-width accessors: 128
-/// bytes instead of 216, and no string of its own for each period of a subscription.
+/// account for the whole run, so the scalars are stored narrow (counts in 16 or 32 bits, flags and the
+/// product type in bits, the IDs as numbers, product and group shared, what few transactions have out of
+/// line) behind full-width accessors: 128 bytes with four trail entries inside, and no allocation of its own.
+/// It was 128 bytes, a 16-digit ID string (64 bytes of heap) and an array of 24-byte trail entries.
 struct Tx: KeyedByID, Sendable {
-    var id: String
-    var product: String
-    var group: String?
-    var revokedDate: Int64 = 0
-    /// The signedDate of the latest refund reversal seen.
-    var reinstatedDate: Int64 = 0
-    var trail = Trail()
-    private var storedExpires = Int64.min
+    /// The ID's number (0 when the ID is kept as text in `rare`).
+    private var number: UInt64
     private var originalNumber: UInt64 = 0
-    private var originalText: String?
+    private var storedExpires = Int64.min
+    private var rare: RareFields?
+    /// The product and group.
+    private(set) var label: Label
+    var trail = Trail()
     private var storedQuantity: Int32 = 1
-    private var storedChains: Int32 = 0
     private var storedSequence: UInt32
     private var storedRevocationAckedMillis: UInt32 = 0
     private var storedRejected: UInt16 = 0
     private var storedLastRejection: UInt16 = 0
+    private var storedChains: UInt16 = 0
+    /// Flag bits 0-10, the product type in bits 13-15.
     private var flags: UInt16 = 0
-    var type: ProductKind?
+
+    var product: String { label.product }
+    var group: String? { label.group }
+
+    /// Names another group (the checker's label for the product and group, see `Checker.label(_:group:)`).
+    mutating func relabel(_ label: Label) {
+        precondition(label.product == product, "a transaction keeps its product")
+        self.label = label
+    }
+
+    /// The product type the transaction was first seen with.
+    var type: ProductKind? {
+        let code = Int(flags >> 13)
+        return code == 0 ? nil : ProductKind.allCases[code - 1]
+    }
+
+    var key: RecordKey { RecordKey(number: number, text: number == 0 ? rare?.values.idText : nil) }
+
+    func has(_ key: RecordKey) -> Bool {
+        key.text == nil ? number == key.number : number == 0 && rare?.values.idText == key.text
+    }
+
+    private var rareValues: RareFields.Values {
+        get { rare?.values ?? RareFields.Values() }
+        set { rare = newValue == RareFields.Values() ? nil : RareFields(newValue) }
+    }
+
+    var revokedDate: Int64 {
+        get { rare?.values.revokedDate ?? 0 }
+        set { rareValues.revokedDate = newValue }
+    }
+    /// The signedDate of the latest refund reversal seen.
+    var reinstatedDate: Int64 {
+        get { rare?.values.reinstatedDate ?? 0 }
+        set { rareValues.reinstatedDate = newValue }
+    }
 
     /// The order in which the account's transactions were first seen.
     var sequence: UInt64 { UInt64(storedSequence) }
@@ -152,22 +249,26 @@ struct Tx: KeyedByID, Sendable {
     }
     /// A decimal ID is kept as its number; anything else (never minted by the world) as text.
     var original: String? {
-        get { originalNumber != 0 ? String(originalNumber) : originalText }
+        get { originalKey?.id }
         set {
-            if let newValue, let number = UInt64(newValue), number != 0, String(number) == newValue {
-                originalNumber = number
-                originalText = nil
-            } else {
-                originalNumber = 0
-                originalText = newValue
-            }
+            let number = newValue.flatMap(RecordKey.decimal)
+            originalNumber = number ?? 0
+            let text = number == nil ? newValue : nil
+            if text != rare?.values.originalText { rareValues.originalText = text }
         }
+    }
+
+    /// The original transaction's key, without making its text.
+    var originalKey: RecordKey? {
+        if originalNumber != 0 { return RecordKey(number: originalNumber, text: nil) }
+        return rare?.values.originalText.map { RecordKey(number: 0, text: $0) }
     }
     /// Attempts of the purchase answered with a rejection.
     var rejected: Int {
         get { Int(storedRejected) }
         set { storedRejected = UInt16(clamping: newValue) }
     }
+    /// The status of the latest rejection.
     var lastRejection: Int {
         get { Int(storedLastRejection) }
         set { storedLastRejection = UInt16(clamping: newValue) }
@@ -183,7 +284,7 @@ struct Tx: KeyedByID, Sendable {
     /// continue a chain, so "every attempt was rejected" includes them.
     var chains: Int {
         get { Int(storedChains) }
-        set { storedChains = Int32(clamping: newValue) }
+        set { storedChains = UInt16(clamping: newValue) }
     }
 
     private func flag(_ bit: UInt16) -> Bool { flags & bit != 0 }
@@ -243,12 +344,15 @@ struct Tx: KeyedByID, Sendable {
         set { set(1 << 11, newValue) }
     }
 
-    init(id: String, sequence: UInt64, product: String, type: ProductKind?) {
-        self.id = id
+    init(id: String, sequence: UInt64, label: Label, type: ProductKind?) {
+        let key = RecordKey(id)
+        number = key.number
+        if let text = key.text { rare = RareFields(RareFields.Values(idText: text)) }
         // An account's count of transactions: far below 2^32 in any run.
         self.storedSequence = UInt32(truncatingIfNeeded: sequence)
-        self.product = product
-        self.type = type
+        self.label = label
+        let code = type.flatMap { ProductKind.allCases.firstIndex(of: $0) }.map { UInt16($0 + 1) } ?? 0
+        flags = code << 13
     }
 
     /// Answered, and only with rejections, with no attempt left: the target said no to a genuine purchase.
@@ -263,24 +367,33 @@ struct Tx: KeyedByID, Sendable {
     }
 }
 
-struct Sub: Sendable {
+/// A subscription series' latest truth, keyed by its original transaction.
+struct Sub: KeyedByID, Sendable {
+    let key: RecordKey
     var group: String
     var product: String
-    var transactionId: String
+    /// The series' current transaction.
+    var transaction: RecordKey
     var status: SubscriptionStatus
     var expires: Int64
     var grace: Int64?
     var truthDate: Int64
+
+    var transactionId: String { transaction.id }
 }
 
 struct Book: Sendable {
     /// The transactions kept (not folded), in the order first seen.
     var txs = SmallTable<Tx>()
-    var subs: [String: Sub] = [:]
-    var pending: [String: WitnessEntry] = [:]
-    var maxSeenExpiry: [String: Int64] = [:]
+    /// Each subscription series, by its original transaction.
+    var subs = SmallTable<Sub>()
+    /// Per product.
+    var pending = SmallMap<String, WitnessEntry>()
+    /// Per group.
+    var maxSeenExpiry = SmallMap<String, Int64>()
     var gone: Set<String> = []
-    var folded: [String: Folded] = [:]
+    /// Per product.
+    var folded = SmallMap<String, Folded>()
     /// IDs of folded transactions (about 4 bytes each), so late copies are not counted twice.
     var foldedIDs = CompactIDSet()
     /// IDs of folded purchases whose every attempt was rejected, and the first of them, kept for its witness.
@@ -297,12 +410,12 @@ struct Book: Sendable {
     /// refunded).
     mutating func accepted(_ number: UInt64) {
         guard neverAccepted.remove(number) != nil else { return }
-        if neverAcceptedSample.flatMap({ UInt64($0.id) }) == number { neverAcceptedSample = nil }
+        if neverAcceptedSample?.key.value == number { neverAcceptedSample = nil }
     }
 
-    mutating func newTx(_ id: String, product: String, type: ProductKind?) -> Tx {
+    mutating func newTx(_ id: String, label: Label, type: ProductKind?) -> Tx {
         sequence += 1
-        return Tx(id: id, sequence: sequence, product: product, type: type)
+        return Tx(id: id, sequence: sequence, label: label, type: type)
     }
 
     /// Folds the oldest settled transactions into per-product counts until at most `keep` remain (or none is
@@ -320,15 +433,15 @@ struct Book: Sendable {
             // folded counts cannot tell which refunds they hold), or the oracle owes fewer units than the target.
             case .consumable: return tx.sent && !tx.revoked
             case .autoRenewable:
-                guard let original = tx.original, let sub = subs[original] else { return false }
-                return sub.transactionId != tx.id && (tx.expires ?? .max) <= sub.expires
+                guard let original = tx.originalKey, let sub = subs[original] else { return false }
+                return !tx.has(sub.transaction) && (tx.expires ?? .max) <= sub.expires
             case .nonRenewing: return !tx.revoked && tx.expires.map { $0 + 60_000 < latest } ?? false
             case .nonConsumable, nil: return false
             }
         }.sorted { $0.sequence < $1.sequence }
         for tx in settled.prefix(max(0, txs.count - keep)) {
-            txs[tx.id] = nil
-            if let number = UInt64(tx.id) {
+            txs[tx.key] = nil
+            if let number = tx.key.value {
                 foldedIDs.insert(number)
                 if tx.neverAccepted {
                     neverAccepted.insert(number)
@@ -356,11 +469,13 @@ struct Book: Sendable {
         guard let original = truth.originalTransactionId, let group = truth.groupId, let status = truth.status,
             let product = truth.productId, let transaction = truth.transactionId
         else { return }
-        if let current = subs[original], current.truthDate > truth.effectiveDate { return }
-        subs[original] = Sub(
+        let key = RecordKey(original)
+        if let current = subs[key], current.truthDate > truth.effectiveDate { return }
+        subs[key] = Sub(
+            key: key,
             group: group,
             product: product,
-            transactionId: transaction,
+            transaction: RecordKey(transaction),
             status: status,
             expires: truth.expiresDate ?? 0,
             grace: truth.gracePeriodExpiresDate,
@@ -388,10 +503,10 @@ struct State: Sendable {
     var phrases: [String] = []
     var phraseIndex: [String: UInt32] = [:]
 
-    /// Interns a phrase; past 100,000 distinct phrases, new ones share a placeholder.
+    /// Interns a phrase; past `LogEntry.phraseLimit` (100,000) distinct phrases, new ones share a placeholder.
     mutating func intern(_ phrase: String) -> UInt32 {
         if let index = phraseIndex[phrase] { return index }
-        guard phrases.count < 100_000 else { return UInt32.max }
+        guard phrases.count < LogEntry.phraseLimit else { return UInt32.max }
         let index = UInt32(phrases.count)
         phrases.append(phrase)
         phraseIndex[phrase] = index

@@ -9,6 +9,8 @@ struct FIFOQueue<Element> {
     var isEmpty: Bool { head == storage.count }
     /// The next element to pop.
     var first: Element? { isEmpty ? nil : storage[head] }
+    /// How many elements fit before the storage grows (for tests of its memory).
+    var reserved: Int { storage.capacity }
 
     mutating func append(_ element: Element) { storage.append(element) }
 
@@ -28,7 +30,9 @@ struct FIFOQueue<Element> {
         storage[head] = nil
         head += 1
         if head == storage.count {
-            storage.removeAll(keepingCapacity: true)
+            // Emptied: the storage is kept for the next requests, unless a burst swelled it (a stalled target
+            // queues thousands), so a soak does not keep each stall's high-water mark.
+            storage.removeAll(keepingCapacity: storage.capacity <= 256)
             head = 0
         } else if head > 4096 && head * 2 > storage.count {
             storage.removeFirst(head)

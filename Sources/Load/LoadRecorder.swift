@@ -120,6 +120,9 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     /// sends and their results fall in different seconds, so that difference goes negative.
     public var failed: Int { non2xx + errors.reduce(0) { $0 + ($1.key == "missed" ? 0 : $1.value) } }
 
+    /// The error classes that have a CSV column, in column order.
+    static let errorClasses = ["timeout", "reset", "refused", "dns", "tls", "hung-up", "other", "missed"]
+
     /// The CSV header, documented in the Load module's `Docs.docc` and ``csvLine``.
     public static let csvHeader =
         "second,intended_rate,scheduled,sent,ok,non_2xx,timeout,reset,refused,dns,tls,hung_up,other,missed,late,"
@@ -127,9 +130,7 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
 
     /// The row as one CSV line (no newline), columns as in ``csvHeader``.
     public var csvLine: String {
-        let classes = ["timeout", "reset", "refused", "dns", "tls", "hung-up", "other", "missed"].map {
-            String(errors[$0] ?? 0)
-        }
+        let classes = Self.errorClasses.map { String(errors[$0] ?? 0) }
         return
             ([String(second), formatRate(intendedRate), String(scheduled), String(sent), String(ok), String(non2xx)]
             + classes
@@ -202,7 +203,8 @@ public final class LoadRecorder {
     /// Service time per kind.
     public var serviceByKind: [String: Histogram] { state.mapValues(\.service) }
     /// One row per tick.
-    public private(set) var timeseries: [TimeseriesRow] = []
+    public var timeseries: [TimeseriesRow] { rows.rows }
+    private var rows = TimeseriesStore()
 
     /// Everything kept per kind, in one place so that a result costs one dictionary lookup.
     private final class KindState {
@@ -323,7 +325,7 @@ public final class LoadRecorder {
         var errors = intervalCounts.errors
         errors["missed"] = intervalCounts.missed
         let row = TimeseriesRow(
-            second: max(second, (timeseries.last?.second ?? 0) + 1),
+            second: max(second, (rows.lastSecond ?? 0) + 1),
             intendedRate: stats.intendedRate,
             scheduled: stats.scheduled - lastStats.scheduled,
             sent: stats.sent - lastStats.sent,
@@ -338,7 +340,7 @@ public final class LoadRecorder {
             maxMicros: intervalAll.maxValue,
             serviceP99Micros: intervalServiceAll.value(atPercentile: 99)
         )
-        timeseries.append(row)
+        rows.append(row)
         if let timeseriesFile {
             timeseriesFile.write(row.csvLine + "\n")
             timeseriesFile.flush()

@@ -76,6 +76,7 @@ extension PayStormRun {
         var lastSafetyRound = 0.0
         var saturation = HarnessSaturation(cpuAtStart: HarnessSaturation.processCPUSeconds())
         var saturationTold = false
+        var heapTrim = HeapTrim()
         let stats = engine.run(timed: scheduler) { result in
             scheduler.handle(result)
         } tick: { stats in
@@ -84,6 +85,7 @@ extension PayStormRun {
             recorder.tick(stats)
             api?.drain(into: history, startMillis: startMillis)
             let now = stats.elapsed.seconds
+            heapTrim.tick(at: now)
             saturation.observe(
                 at: now,
                 sent: stats.sent,

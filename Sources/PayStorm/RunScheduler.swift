@@ -201,7 +201,10 @@ final class RunScheduler: TimedRequestSource {
         }
         if follow <= planned, let delivery = followUps.pop() {
             let key = delivery.sameBytesAs ?? delivery.id
-            if let waiting = waitingFor[key] { waitingFor[key] = waiting > 1 ? waiting - 1 : nil }
+            if let waiting = waitingFor[key] {
+                waitingFor[key] = waiting > 1 ? waiting - 1 : nil
+                waitingFor.releaseBurstStorage()
+            }
             let body = cache.body(of: key) ?? (try? bodies.body(for: delivery)) ?? nil
             return deliveryRequest(delivery, body: body, failure: body == nil ? "body not available" : nil, at: now)
         }
@@ -384,6 +387,7 @@ final class RunScheduler: TimedRequestSource {
     /// Handles one result: history, metrics, the oracle, and follow-ups.
     func handle(_ result: LoadResult) {
         guard let what = sent.removeValue(forKey: result.id) else { return }
+        sent.releaseBurstStorage()
         let now = result.received.seconds
         let outcome = Endpoints.outcome(
             of: result,

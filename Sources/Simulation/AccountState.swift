@@ -30,14 +30,28 @@ struct IndexSet64: Sendable, Hashable {
     }
 }
 
-/// A one-time purchase kept so that it can be refunded (and its refund reversed).
+/// A one-time purchase kept so that it can be refunded (and its refund reversed), in 32 bytes.
 struct PurchaseRef: Sendable {
-    var product: Int32
     var transaction: UInt64
     var purchaseMs: Int64
+    /// The shared transaction's number, 0 when not shared (transaction numbers start above 0).
+    private var sharedNumber: UInt64 = 0
+    var product: Int32
     var quantity: Int32
+
+    init(product: Int32, transaction: UInt64, purchaseMs: Int64, quantity: Int32, shared: UInt64?) {
+        self.product = product
+        self.transaction = transaction
+        self.purchaseMs = purchaseMs
+        self.quantity = quantity
+        self.shared = shared
+    }
+
     /// The partner's `FAMILY_SHARED` transaction for it, if it was shared.
-    var shared: UInt64?
+    var shared: UInt64? {
+        get { sharedNumber == 0 ? nil : sharedNumber }
+        set { sharedNumber = newValue ?? 0 }
+    }
 }
 
 /// What the world remembers of one account.
@@ -70,17 +84,18 @@ struct AccountState: Sendable {
 
     mutating func setIntroUsed(_ group: Int) { intro.set(group, true) }
 
-    /// Keeps the last four refundable purchases (bounded memory per account).
+    /// Keeps the last four refundable purchases (bounded memory per account). The oldest goes before the
+    /// newest is appended, so the array never grows past four (a fifth would double its storage).
     mutating func remember(_ ref: PurchaseRef) {
+        if purchases.count >= 4 { purchases.removeFirst() }
         purchases.append(ref)
-        if purchases.count > 4 { purchases.removeFirst() }
     }
 
     mutating func forget(_ transaction: UInt64) { purchases.removeAll { $0.transaction == transaction } }
 
     mutating func rememberRefund(_ ref: PurchaseRef) {
+        if refunded.count >= 2 { refunded.removeFirst() }
         refunded.append(ref)
-        if refunded.count > 2 { refunded.removeFirst() }
     }
 }
 

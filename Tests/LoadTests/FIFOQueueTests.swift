@@ -30,4 +30,19 @@ struct FIFOQueueTests {
         #expect(queue.count == 3)
         #expect([queue.popFirst(), queue.popFirst(), queue.popFirst()] == ["z", "a", "c"])
     }
+
+    /// A stalled target queues thousands of requests; once they drain, the queue holds no more than a small
+    /// working size, so a soak does not keep every stall's high-water mark.
+    @Test func givesBackABurstsStorageOnceEmpty() {
+        var queue = FIFOQueue<Int>()
+        for value in 0..<10_000 { queue.append(value) }
+        #expect(queue.reserved >= 10_000)
+        for value in 0..<10_000 { #expect(queue.popFirst() == value) }
+        #expect(queue.isEmpty && queue.reserved <= 256)
+        // A steady small queue keeps its storage between requests.
+        for value in 0..<10 { queue.append(value) }
+        let steady = queue.reserved
+        for _ in 0..<10 { _ = queue.popFirst() }
+        #expect(queue.reserved == steady)
+    }
 }

@@ -1,8 +1,9 @@
 import AppStoreModel
 import Foundation
 import Profile
-import Simulation
 import Testing
+
+@testable import Simulation
 
 /// A profile with every product type, two groups, grace and retry, offers, family sharing, Ask to Buy and
 /// mid-stream refunds, so a short run exercises every lifecycle.
@@ -339,5 +340,25 @@ struct TimedEntryTests {
         var popped: [String] = []
         while let entry = heap.pop() { popped.append(entry.payload) }
         #expect(popped == ["first", "a", "b", "c", "d", "e"])
+    }
+
+    /// A burst of follow-ups (a stalled target) must not stay resident once the heap drains.
+    @Test func givesBackABurstsStorageAndKeepsItsOrder() {
+        var heap = Heap<TimedEntry<Int>>()
+        var rng = SplitMix64(seed: 3)
+        for order in 0..<20_000 {
+            heap.push(TimedEntry(at: Double(rng.next() % 1000), order: UInt64(order), payload: order))
+        }
+        let peak = heap.reserved
+        var last: TimedEntry<Int>?
+        while heap.count > 100, let entry = heap.pop() {
+            if let last { #expect(last < entry) }
+            last = entry
+        }
+        #expect(peak >= 20_000 && heap.reserved <= 1024)
+        while let entry = heap.pop() {
+            if let last { #expect(last < entry) }
+            last = entry
+        }
     }
 }

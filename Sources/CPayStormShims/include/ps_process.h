@@ -8,4 +8,7 @@ int ps_posix_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions
 
 /* POSIX_SPAWN_SETSID: the child starts a new session (setsid). */
 short ps_posix_spawn_setsid(void);
+
+/* malloc_trim(pad) from <malloc.h>, which Swift's Glibc module does not include; 0 where glibc is absent. */
+int ps_malloc_trim(unsigned long pad);
 #endif
