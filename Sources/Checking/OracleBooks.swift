@@ -149,14 +149,15 @@ struct Folded: Sendable {
 }
 
 /// What few transactions need, kept out of line behind one reference: an ID that is not a decimal number
-/// (the world mints none) and a refund's and its reversal's dates. Immutable, so the copies of a transaction
-/// share it safely; a change makes a new one.
+/// (the world mints none), a refund's and its reversal's dates, and when the target acknowledged the refund.
+/// Immutable, so the copies of a transaction share it safely; a change makes a new one.
 final class RareFields: Sendable {
     struct Values: Equatable, Sendable {
         var idText: String?
         var originalText: String?
         var revokedDate: Int64 = 0
         var reinstatedDate: Int64 = 0
+        var revocationAckedMillis: Int64 = 0
     }
 
     let values: Values
@@ -193,7 +194,6 @@ struct Tx: KeyedByID, Sendable {
     var trail = Trail()
     private var storedQuantity: Int32 = 1
     private var storedSequence: UInt32
-    private var storedRevocationAckedMillis: UInt32 = 0
     private var storedRejected: UInt16 = 0
     private var storedLastRejection: UInt16 = 0
     private var storedChains: UInt16 = 0
@@ -276,8 +276,8 @@ struct Tx: KeyedByID, Sendable {
     /// When the target first acknowledged the current refund, in milliseconds since the start of the run
     /// (meaningful while `revocationAcked`): a probe that asked before then may still show the purchase.
     var revocationAckedMillis: Int64 {
-        get { Int64(storedRevocationAckedMillis) }
-        set { storedRevocationAckedMillis = UInt32(clamping: newValue) }
+        get { rare?.values.revocationAckedMillis ?? 0 }
+        set { rareValues.revocationAckedMillis = newValue }
     }
     /// Attempt chains still open: each copy of a purchase delivery starts one, and it ends with the answer to
     /// its last retry or redelivery. Apple's retries, device redeliveries and any later retry policy all
