@@ -204,12 +204,7 @@ extension Checker {
         }
         let neverAttempted = isDevice && !devicesReachable
         if !delivery.isForged, truth.kind != .pending, truth.kind != .none, !neverAttempted {
-            state.genuineDispatched += 1
-            switch outcome {
-            case .acknowledged: state.genuineAcknowledged += 1
-            case .rejected: state.genuineRejected += 1
-            case .indeterminate, .notSent: break
-            }
+            state.tallyGenuine(outcome)
         }
         guard var book = state.books.removeValue(forKey: delivery.action.appAccountToken) else { return }
         defer { state.books[delivery.action.appAccountToken] = book }
@@ -224,54 +219,87 @@ extension Checker {
             return
         }
         defer { book.txs[id] = tx }
-        // Answers to a purchase (or to a forged copy) are the decisive ones; keep them apart from the rest.
-        var part = Part.recent
-        if truth.kind == .revoke && !delivery.isForged {
-            part = .refund
-        } else if truth.kind == .grant || truth.kind == .reinstate || delivery.isForged {
-            switch outcome {
-            case .acknowledged: part = .acks
-            case .rejected: part = .rejections
-            case .indeterminate, .notSent: part = .recent
-            }
+        tx.trail.note(entry, as: Part.answering(truth.kind, outcome, forged: delivery.isForged), limit: limit)
+        if delivery.isForged {
+            tx.noteForgedAnswer(outcome)
+        } else {
+            tx.noteAnswer(truth.kind, outcome, continues: continues, neverAttempted: neverAttempted, at: t)
         }
-        tx.trail.note(entry, as: part, limit: limit)
-        guard !delivery.isForged else {
-            // A refusal (4xx) credited nothing; a server error may have come after a commit.
-            switch outcome {
-            case .acknowledged, .indeterminate: tx.forgeryMayCount = true
-            case .rejected(let status): if status >= 500 { tx.forgeryMayCount = true }
-            case .notSent: break
-            }
-            return
+    }
+}
+
+extension State {
+    /// Counts a genuine delivery's answer, for the run's totals.
+    mutating func tallyGenuine(_ outcome: DeliveryOutcome) {
+        genuineDispatched += 1
+        switch outcome {
+        case .acknowledged: genuineAcknowledged += 1
+        case .rejected: genuineRejected += 1
+        case .indeterminate, .notSent: break
         }
+    }
+}
+
+extension Part {
+    /// The part of a trail an answer is kept under: answers to a purchase (or to a forged copy) are the
+    /// decisive ones, kept apart from the rest.
+    static func answering(_ kind: Truth.Kind, _ outcome: DeliveryOutcome, forged: Bool) -> Part {
+        if kind == .revoke && !forged { return .refund }
+        guard kind == .grant || kind == .reinstate || forged else { return .recent }
+        switch outcome {
+        case .acknowledged: return .acks
+        case .rejected: return .rejections
+        case .indeterminate, .notSent: return .recent
+        }
+    }
+}
+
+extension Tx {
+    /// A forged copy's answer: a refusal (4xx) credited nothing; a server error may have come after a commit.
+    mutating func noteForgedAnswer(_ outcome: DeliveryOutcome) {
+        switch outcome {
+        case .acknowledged, .indeterminate: forgeryMayCount = true
+        case .rejected(let status): if status >= 500 { forgeryMayCount = true }
+        case .notSent: break
+        }
+    }
+
+    /// A genuine delivery's answer. `continues`: a retry or redelivery of the same attempt chain follows;
+    /// `neverAttempted`: the run sent no device traffic at all.
+    mutating func noteAnswer(
+        _ kind: Truth.Kind,
+        _ outcome: DeliveryOutcome,
+        continues: Bool,
+        neverAttempted: Bool,
+        at t: Double
+    ) {
         let acked = outcome.isAcknowledged
-        switch truth.kind {
+        switch kind {
         case .grant, .reinstate:
             if acked {
-                tx.acked = true
-                tx.accepted = true
+                self.acked = true
+                accepted = true
             }
             switch outcome {
             case .acknowledged: break
             case .rejected(let status):
-                if truth.kind == .grant {
-                    tx.rejected += 1
-                    tx.lastRejection = status
+                if kind == .grant {
+                    rejected += 1
+                    lastRejection = status
                 }
-            case .indeterminate: tx.indeterminate = true
+            case .indeterminate: indeterminate = true
             // A refused attempt that is retried tells nothing: the retries decide.
-            case .notSent: if !neverAttempted && truth.kind == .grant && !continues { tx.unsent = true }
+            case .notSent: if !neverAttempted && kind == .grant && !continues { unsent = true }
             }
             // Each chain ends once: at the answer of its last attempt.
-            if truth.kind == .grant && !continues { tx.chains = max(0, tx.chains - 1) }
+            if kind == .grant && !continues { chains = max(0, chains - 1) }
         case .revoke:
-            if acked && !tx.revocationAcked {
-                tx.revocationAcked = true
+            if acked && !revocationAcked {
+                revocationAcked = true
                 // Rounded up: a probe that asked in the same millisecond may not have seen the refund yet.
-                tx.revocationAckedMillis = Int64((t * 1000).rounded(.up))
+                revocationAckedMillis = Int64((t * 1000).rounded(.up))
             }
-            if case .indeterminate = outcome { tx.revocationIndeterminate = true }
+            if case .indeterminate = outcome { revocationIndeterminate = true }
         case .subscriptionStatus, .pending, .none:
             break
         }
