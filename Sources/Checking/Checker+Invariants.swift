@@ -3,91 +3,6 @@ import Simulation
 
 /// The invariants, each judged from one account's books and its probed state.
 extension Checker {
-    // MARK: - Invariants
-
-    struct Context {
-        var book: Book
-        var observed: AccountState
-        var now: Int64
-        /// When the probe asked, in milliseconds since the start of the run: the target read its state no
-        /// earlier, so only a refund it had acknowledged by then must show.
-        var asked: Int64
-        var boundary: Int64
-        var phrases: [String]
-
-        /// Whether the transaction's refund stood when the probe asked: acknowledged by then. The books may
-        /// already hold later answers: a probe's answer can reach the checker after deliveries that followed
-        /// it were booked (a `transform` runs off the engine's thread), and the target may have read its
-        /// state before applying a refund whose answer came back while the probe was in flight.
-        func refundStood(_ tx: Tx) -> Bool {
-            tx.revoked && tx.revocationAcked && tx.revocationAckedMillis <= asked
-        }
-
-        func genuine(_ product: String) -> [(String, Tx)] {
-            book.txs.filter { $0.value.product == product && $0.value.genuine && $0.value.sent }.map {
-                ($0.key, $0.value)
-            }
-        }
-
-        /// Units of the product's distinct verified purchases sent (kept or folded).
-        func genuineUnits(_ product: String) -> Int {
-            genuine(product).reduce(book.folded[product]?.sent ?? 0) { $0 + $1.1.quantity }
-        }
-
-        /// Transactions of the product that exist only in forged deliveries, one of which the target may have
-        /// credited (see `Tx.forgeryMayCount`): a target that refused every forgery credited none.
-        func forgedOnly(_ product: String) -> [Tx] {
-            book.txs.values.filter { $0.product == product && $0.forged && !$0.genuine && $0.forgeryMayCount }
-        }
-
-        /// Units of the product's verified purchases sent whose refund had not stood when the probe asked (kept
-        /// or folded).
-        func unitsNotRefunded(_ product: String) -> Int {
-            genuine(product).filter { !refundStood($0.1) }.reduce(book.folded[product]?.sentNotRefunded ?? 0) {
-                $0 + $1.1.quantity
-            }
-        }
-
-        /// Whether any verified purchase of the product was sent (kept or folded).
-        func bought(_ product: String) -> Bool {
-            book.folded[product] != nil || !genuine(product).isEmpty
-        }
-
-        /// Whether a sent purchase of the product other than `id` was unrefunded when the probe asked, kept or
-        /// folded (see `refundStood`).
-        func unrefundedPurchase(of product: String, besides id: String) -> Bool {
-            if (book.folded[product]?.unrefunded ?? 0) > 0 { return true }
-            return book.txs.values.contains {
-                $0.id != id && $0.product == product && $0.genuine && $0.sent && !$0.forged && !refundStood($0)
-            }
-        }
-
-        /// The chosen parts of each transaction's trail, as witness entries, oldest first.
-        func evidence(_ parts: [(Tx, Part)], pending: WitnessEntry? = nil) -> [WitnessEntry] {
-            var seen: Set<[UInt64]> = []
-            var entries: [WitnessEntry] = []
-            for (tx, part) in parts {
-                for entry in tx.trail.entries(part) where seen.insert([entry.delivery, UInt64(entry.phrase)]).inserted {
-                    let phrase = Int(entry.phrase) < phrases.count ? phrases[Int(entry.phrase)] : "…"
-                    entries.append(
-                        WitnessEntry(
-                            at: entry.at,
-                            delivery: entry.delivery,
-                            transactionId: tx.id,
-                            sentence: "delivery \(entry.delivery) (transaction \(tx.id)): \(phrase)"
-                        )
-                    )
-                }
-            }
-            if let pending { entries.append(pending) }
-            return Array(entries.sorted { $0.at < $1.at }.suffix(10))
-        }
-
-        func evidence(_ txs: [Tx], _ part: Part, pending: WitnessEntry? = nil) -> [WitnessEntry] {
-            evidence(txs.map { ($0, part) }, pending: pending)
-        }
-    }
-
     func unlockFinding(_ c: Context) -> Finding {
         for entitlement in c.observed.entitlements {
             if let id = entitlement.transactionId, let tx = c.book.txs[id], tx.forged && !tx.genuine {
@@ -125,30 +40,7 @@ extension Checker {
             )
         }
         for (product, balance) in c.observed.balances where balance > 0 && c.bought(product) {
-            // More than the genuine purchases allow (all sent, or what their refunds leave), and forged
-            // transactions the target may have credited can explain the excess: a forgery was credited. (A probe
-            // without per-transaction grants cannot tell it from a double grant or a refund not taken back;
-            // forged units covering the excess make the forgery the plainer reading.)
-            let upper = c.genuineUnits(product)
-            let allowed = c.unitsNotRefunded(product)
-            let forged = c.forgedOnly(product)
-            let forgedUnits = forged.reduce(0) { $0 + $1.quantity }
-            guard forgedUnits > 0 else { continue }
-            let bound: String
-            if balance > upper && balance <= upper + forgedUnits {
-                bound = "the verified purchases sent add up to \(upper)"
-            } else if balance > allowed && balance <= upper && balance <= allowed + forgedUnits {
-                bound = "only \(allowed) remain once refunds are taken back"
-            } else {
-                continue
-            }
-            return .fail(
-                "the target shows \(balance) \(product) but \(bound), and forged transactions of it were "
-                    + "not refused: a forgery was credited (or "
-                    + (balance > upper ? "a purchase was credited twice)" : "a refund was not taken back)"),
-                c.evidence(forged + c.genuine(product).map(\.1), .all),
-                "showed a balance of \(balance) \(product)"
-            )
+            if let failure = creditedForgeryFinding(product, balance: balance, c) { return failure }
         }
         for grant in c.observed.grants ?? [] where grant.count > 0 {
             guard let tx = c.book.txs[grant.transactionId] else {
@@ -168,6 +60,33 @@ extension Checker {
             }
         }
         return .pass
+    }
+
+    /// A consumable's balance beyond what its genuine purchases allow (all sent, or what their refunds leave)
+    /// that forged transactions the target may have credited explain: a forgery was credited.
+    func creditedForgeryFinding(_ product: String, balance: Int, _ c: Context) -> Finding? {
+        // A probe without per-transaction grants cannot tell it from a double grant or a refund not taken back;
+        // forged units covering the excess make the forgery the plainer reading.
+        let upper = c.genuineUnits(product)
+        let allowed = c.unitsNotRefunded(product)
+        let forged = c.forgedOnly(product)
+        let forgedUnits = forged.reduce(0) { $0 + $1.quantity }
+        guard forgedUnits > 0 else { return nil }
+        let bound: String
+        if balance > upper && balance <= upper + forgedUnits {
+            bound = "the verified purchases sent add up to \(upper)"
+        } else if balance > allowed && balance <= upper && balance <= allowed + forgedUnits {
+            bound = "only \(allowed) remain once refunds are taken back"
+        } else {
+            return nil
+        }
+        return .fail(
+            "the target shows \(balance) \(product) but \(bound), and forged transactions of it were "
+                + "not refused: a forgery was credited (or "
+                + (balance > upper ? "a purchase was credited twice)" : "a refund was not taken back)"),
+            c.evidence(forged + c.genuine(product).map(\.1), .all),
+            "showed a balance of \(balance) \(product)"
+        )
     }
 
     func doubleGrantFinding(_ c: Context) -> Finding {
@@ -279,46 +198,70 @@ extension Checker {
                 if tx.revocationIndeterminate { undecided.note("the refund of \(id) got no answer") }
                 continue
             }
-            if let entitlement = c.observed.entitlements.first(where: { $0.transactionId == id }) {
+            if let failure = stillEntitledFinding(refunded: tx, id: id, entitled: entitledProducts, c) {
+                return failure
+            }
+        }
+        if let failure = refundNotTakenBackFinding(c) { return failure }
+        return undecided.finding
+    }
+
+    /// What the target still entitles through an acknowledged refund of `tx`: the transaction itself, its
+    /// product when no other purchase explains it, or its subscription group; or an unrefunded purchase that
+    /// the refund also took away.
+    func stillEntitledFinding(
+        refunded tx: Tx,
+        id: String,
+        entitled entitledProducts: Set<String>,
+        _ c: Context
+    )
+        -> Finding?
+    {
+        if let entitlement = c.observed.entitlements.first(where: { $0.transactionId == id }) {
+            return .fail(
+                "the target still entitles \(tx.product) through refunded transaction \(id)",
+                c.evidence([tx], [.purchase, .refund, .acks]),
+                showing(entitlement)
+            )
+        }
+        switch tx.type {
+        case .nonConsumable, .nonRenewing:
+            // Another unrefunded purchase of the product, kept or folded, may be what the target entitles.
+            if entitledProducts.contains(tx.product) && !c.unrefundedPurchase(of: tx.product, besides: id) {
+                let entitlement = c.observed.entitlements.first { $0.productId == tx.product }
                 return .fail(
-                    "the target still entitles \(tx.product) through refunded transaction \(id)",
+                    "the target still entitles \(tx.product) although its only purchase \(id) was refunded",
                     c.evidence([tx], [.purchase, .refund, .acks]),
+                    entitlement.map(showing) ?? "showed entitlement \(tx.product)"
+                )
+            }
+            // Revoked too much: the refund of this transaction also took away another, unrefunded one.
+            if !entitledProducts.contains(tx.product), let victim = overRevoked(by: tx, c) {
+                return .fail(
+                    "the target revoked too much: the refund of transaction \(id) also removed unrefunded transaction \(victim.id) of \(tx.product)",
+                    c.evidence([(tx, .refund), (victim, [.purchase, .acks])]),
+                    "showed no entitlement to \(tx.product)"
+                )
+            }
+        case .autoRenewable:
+            if let group = tx.group, let original = tx.original, let sub = c.book.subs[original],
+                sub.status == .revoked, let entitlement = entitlement(ofGroup: group, series: original, c)
+            {
+                return .fail(
+                    "the target still entitles subscription group \(group) although transaction \(id) was refunded",
+                    c.evidence([tx], [.purchase, .refund]),
                     showing(entitlement)
                 )
             }
-            switch tx.type {
-            case .nonConsumable, .nonRenewing:
-                // Another unrefunded purchase of the product, kept or folded, may be what the target entitles.
-                if entitledProducts.contains(tx.product) && !c.unrefundedPurchase(of: tx.product, besides: id) {
-                    let entitlement = c.observed.entitlements.first { $0.productId == tx.product }
-                    return .fail(
-                        "the target still entitles \(tx.product) although its only purchase \(id) was refunded",
-                        c.evidence([tx], [.purchase, .refund, .acks]),
-                        entitlement.map(showing) ?? "showed entitlement \(tx.product)"
-                    )
-                }
-                // Revoked too much: the refund of this transaction also took away another, unrefunded one.
-                if !entitledProducts.contains(tx.product), let victim = overRevoked(by: tx, c) {
-                    return .fail(
-                        "the target revoked too much: the refund of transaction \(id) also removed unrefunded transaction \(victim.id) of \(tx.product)",
-                        c.evidence([(tx, .refund), (victim, [.purchase, .acks])]),
-                        "showed no entitlement to \(tx.product)"
-                    )
-                }
-            case .autoRenewable:
-                if let group = tx.group, let original = tx.original, let sub = c.book.subs[original],
-                    sub.status == .revoked, let entitlement = entitlement(ofGroup: group, series: original, c)
-                {
-                    return .fail(
-                        "the target still entitles subscription group \(group) although transaction \(id) was refunded",
-                        c.evidence([tx], [.purchase, .refund]),
-                        showing(entitlement)
-                    )
-                }
-            case .consumable, nil:
-                break
-            }
+        case .consumable, nil:
+            break
         }
+        return nil
+    }
+
+    /// A consumable's balance beyond what its refunds leave, once forgeries the target may have credited are
+    /// set aside: a refund not taken back.
+    func refundNotTakenBackFinding(_ c: Context) -> Finding? {
         for (product, balance) in c.observed.balances where typeOf[product] == .consumable {
             let refunded = c.genuine(product).filter { c.refundStood($0.1) }
             guard !refunded.isEmpty else { continue }
@@ -338,7 +281,7 @@ extension Checker {
                 )
             }
         }
-        return undecided.finding
+        return nil
     }
 
     /// An acknowledged, unrefunded purchase of the same product that the target no longer entitles after

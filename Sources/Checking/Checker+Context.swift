@@ -1,0 +1,87 @@
+import Simulation
+
+extension Checker {
+    /// One account's books and its probed state, as the invariants read them.
+    struct Context {
+        var book: Book
+        var observed: AccountState
+        var now: Int64
+        /// When the probe asked, in milliseconds since the start of the run: the target read its state no
+        /// earlier, so only a refund it had acknowledged by then must show.
+        var asked: Int64
+        var boundary: Int64
+        var phrases: [String]
+
+        /// Whether the transaction's refund stood when the probe asked: acknowledged by then. The books may
+        /// already hold later answers: a probe's answer can reach the checker after deliveries that followed
+        /// it were booked (a `transform` runs off the engine's thread), and the target may have read its
+        /// state before applying a refund whose answer came back while the probe was in flight.
+        func refundStood(_ tx: Tx) -> Bool {
+            tx.revoked && tx.revocationAcked && tx.revocationAckedMillis <= asked
+        }
+
+        func genuine(_ product: String) -> [(String, Tx)] {
+            book.txs.filter { $0.value.product == product && $0.value.genuine && $0.value.sent }.map {
+                ($0.key, $0.value)
+            }
+        }
+
+        /// Units of the product's distinct verified purchases sent (kept or folded).
+        func genuineUnits(_ product: String) -> Int {
+            genuine(product).reduce(book.folded[product]?.sent ?? 0) { $0 + $1.1.quantity }
+        }
+
+        /// Transactions of the product that exist only in forged deliveries, one of which the target may have
+        /// credited (see `Tx.forgeryMayCount`): a target that refused every forgery credited none.
+        func forgedOnly(_ product: String) -> [Tx] {
+            book.txs.values.filter { $0.product == product && $0.forged && !$0.genuine && $0.forgeryMayCount }
+        }
+
+        /// Units of the product's verified purchases sent whose refund had not stood when the probe asked (kept
+        /// or folded).
+        func unitsNotRefunded(_ product: String) -> Int {
+            genuine(product).filter { !refundStood($0.1) }.reduce(book.folded[product]?.sentNotRefunded ?? 0) {
+                $0 + $1.1.quantity
+            }
+        }
+
+        /// Whether any verified purchase of the product was sent (kept or folded).
+        func bought(_ product: String) -> Bool {
+            book.folded[product] != nil || !genuine(product).isEmpty
+        }
+
+        /// Whether a sent purchase of the product other than `id` was unrefunded when the probe asked, kept or
+        /// folded (see `refundStood`).
+        func unrefundedPurchase(of product: String, besides id: String) -> Bool {
+            if (book.folded[product]?.unrefunded ?? 0) > 0 { return true }
+            return book.txs.values.contains {
+                $0.id != id && $0.product == product && $0.genuine && $0.sent && !$0.forged && !refundStood($0)
+            }
+        }
+
+        /// The chosen parts of each transaction's trail, as witness entries, oldest first.
+        func evidence(_ parts: [(Tx, Part)], pending: WitnessEntry? = nil) -> [WitnessEntry] {
+            var seen: Set<[UInt64]> = []
+            var entries: [WitnessEntry] = []
+            for (tx, part) in parts {
+                for entry in tx.trail.entries(part) where seen.insert([entry.delivery, UInt64(entry.phrase)]).inserted {
+                    let phrase = Int(entry.phrase) < phrases.count ? phrases[Int(entry.phrase)] : "…"
+                    entries.append(
+                        WitnessEntry(
+                            at: entry.at,
+                            delivery: entry.delivery,
+                            transactionId: tx.id,
+                            sentence: "delivery \(entry.delivery) (transaction \(tx.id)): \(phrase)"
+                        )
+                    )
+                }
+            }
+            if let pending { entries.append(pending) }
+            return Array(entries.sorted { $0.at < $1.at }.suffix(10))
+        }
+
+        func evidence(_ txs: [Tx], _ part: Part, pending: WitnessEntry? = nil) -> [WitnessEntry] {
+            evidence(txs.map { ($0, part) }, pending: pending)
+        }
+    }
+}
