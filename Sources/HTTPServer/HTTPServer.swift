@@ -109,6 +109,9 @@ public final class HTTPServer: @unchecked Sendable {
         tls: HTTPServerTLS?,
         handler: Handler
     ) throws {
+        guard let address = Self.socketAddress(host: host, port: port) else {
+            throw HTTPServerError(message: "listen address '\(host)' is not a numeric IPv4 or IPv6 address", code: 0)
+        }
         let requestTimeout = UInt32(clamping: max(1, limits.requestTimeoutSeconds))
         let context = Unmanaged.passRetained(
             ServerContext(
@@ -128,33 +131,11 @@ public final class HTTPServer: @unchecked Sendable {
         // Suspend/resume brings the inter-thread channel, which MHD_quiesce_daemon also needs.
         flags |= UInt32(MHD_ALLOW_SUSPEND_RESUME.rawValue)
         if tls != nil { flags |= UInt32(MHD_USE_TLS.rawValue) }
+        if address.isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
+        var storage = address.0
         // Kept for the daemon's life: libmicrohttpd does not promise to copy the PEM text.
         let keyPEM = tls.map { strdup($0.keyPEM) } ?? nil
         let certificatePEM = tls.map { strdup($0.certificateChainPEM) } ?? nil
-        var storage = sockaddr_storage()
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 {
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let sin = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
-                sin.pointee.sin_family = sa_family_t(AF_INET)
-                sin.pointee.sin_port = port.bigEndian
-                sin.pointee.sin_addr = v4
-            }
-        } else if inet_pton(AF_INET6, host, &v6) == 1 {
-            flags |= UInt32(MHD_USE_IPv6.rawValue)
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let sin6 = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
-                sin6.pointee.sin6_family = sa_family_t(AF_INET6)
-                sin6.pointee.sin6_port = port.bigEndian
-                sin6.pointee.sin6_addr = v6
-            }
-        } else {
-            context.release()
-            free(keyPEM)
-            free(certificatePEM)
-            throw HTTPServerError(message: "listen address '\(host)' is not a numeric IPv4 or IPv6 address", code: 0)
-        }
         let started = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                 ps_mhd_start_daemon(
@@ -193,6 +174,32 @@ public final class HTTPServer: @unchecked Sendable {
         self.context = context
         self.host = host
         self.port = ps_mhd_daemon_port(started)
+    }
+
+    /// A numeric IPv4 or IPv6 listen address with its port, and whether it is IPv6; nil for anything else.
+    private static func socketAddress(host: String, port: UInt16) -> (sockaddr_storage, isIPv6: Bool)? {
+        var storage = sockaddr_storage()
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            withUnsafeMutableBytes(of: &storage) { raw in
+                let sin = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
+                sin.pointee.sin_family = sa_family_t(AF_INET)
+                sin.pointee.sin_port = port.bigEndian
+                sin.pointee.sin_addr = v4
+            }
+            return (storage, false)
+        }
+        if inet_pton(AF_INET6, host, &v6) == 1 {
+            withUnsafeMutableBytes(of: &storage) { raw in
+                let sin6 = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
+                sin6.pointee.sin6_family = sa_family_t(AF_INET6)
+                sin6.pointee.sin6_port = port.bigEndian
+                sin6.pointee.sin6_addr = v6
+            }
+            return (storage, true)
+        }
+        return nil
     }
 
     /// Per-connection memory for headers and the read buffer (libmicrohttpd's pool); request headers
