@@ -309,12 +309,12 @@ public enum PayStormRun {
 
     static func format(_ seconds: Double) -> String { String(format: "%g", seconds) }
 
-    /// The load engine of a run: the profile's timeout and CA file, 32 connections per host.
+    /// The load engine of a run: the profile's timeout, CA file and connections per host.
     static func loadEngine(profile: Profile) throws(RunError) -> LoadEngine {
         do {
             return try LoadEngine(
                 LoadEngineConfiguration(
-                    connectionsPerHost: 32,
+                    connectionsPerHost: profile.target.connections,
                     maxInFlight: 4096,
                     connectTimeout: .seconds(3),
                     totalTimeout: .milliseconds(Int64(profile.target.requestTimeoutSeconds * 1000)),

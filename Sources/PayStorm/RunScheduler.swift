@@ -141,6 +141,8 @@ final class RunScheduler: TimedRequestSource {
     /// Answers outside 2xx that their role classified as acknowledged, by status class (`4xx`...), so the
     /// report does not count them as errors.
     private(set) var acknowledgedOutside2xx: [String: Int] = [:]
+    /// How long requests waited for a connection, for the report's note.
+    private(set) var connectionWaits = ConnectionWaits()
 
     init(
         pipeline: MintPipeline,
@@ -388,6 +390,7 @@ final class RunScheduler: TimedRequestSource {
     func handle(_ result: LoadResult) {
         guard let what = sent.removeValue(forKey: result.id) else { return }
         sent.releaseBurstStorage()
+        connectionWaits.record(result)
         let now = result.received.seconds
         let outcome = Endpoints.outcome(
             of: result,

@@ -40,6 +40,10 @@ public struct Target: Sendable, Hashable, Decodable {
     /// Seconds after its intended send time (waiting for a connection included) before a request counts
     /// as timed out (an indeterminate outcome).
     public var requestTimeoutSeconds: Double
+    /// Connections the run keeps to each host (HTTP/1.1; over HTTP/2 each carries up to 100 streams). With
+    /// every one busy the next deliveries wait inside PayStorm, so a slow target needs rate × latency of them
+    /// (Little's law) to be driven at the schedule's rate; the report says when deliveries waited.
+    public var connections: Int
     /// Whether the target verifies with online checks on (Apple's `SignedDataVerifier` with
     /// `enable_online_checks=True`): it then validates the chain at the current time instead of at the
     /// payload's `signedDate`, so it accepts the forgeries in ``Faults/forgeriesAcceptedWithOnlineChecks``,
@@ -50,8 +54,8 @@ public struct Target: Sendable, Hashable, Decodable {
 
     static let keys = [
         "embeddedLedger", "webhookURL", "deviceURL", "probe", "headers", "tlsCAFile", "allowedHosts", "bundleId",
-        "appAppleId", "environment", "requestTimeoutSeconds", "verifierOnlineChecks", "webhook", "deviceDelivery",
-        "deviceReport", "accounts", "appStoreAPI",
+        "appAppleId", "environment", "requestTimeoutSeconds", "connections", "verifierOnlineChecks", "webhook",
+        "deviceDelivery", "deviceReport", "accounts", "appStoreAPI",
     ]
 
     /// Strict decoding.
@@ -71,6 +75,7 @@ public struct Target: Sendable, Hashable, Decodable {
         )
         let appAppleId: Int64? = try f.optional("appAppleId")
         requestTimeoutSeconds = try f.number("requestTimeoutSeconds", in: 0.001...600, default: 5)
+        connections = Int(try f.integer("connections", in: 1...1024, default: 32))
         verifierOnlineChecks = try f.value("verifierOnlineChecks", default: false)
         if environment == .production && appAppleId == nil {
             throw ProfileIssue(

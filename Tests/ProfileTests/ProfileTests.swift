@@ -46,6 +46,7 @@ struct ProfileTests {
         #expect(profile.settleSeconds == 10)
         #expect(profile.target.environment == .sandbox)
         #expect(profile.target.verifierOnlineChecks == false)
+        #expect(profile.target.connections == 32)
         // Apple always sends data.appAppleId; outside Production the run writes `paystorm mint`'s default.
         #expect(profile.target.appAppleId == 1_234_567_890)
         #expect(profile.catalog.subscriptions(in: "g").map(\.id) == ["s"])
@@ -217,6 +218,11 @@ struct ProfileTests {
             replacing: ("embeddedLedger: true", "embeddedLedger: true, verifierOnlineChecks: \"yes\""),
             path: "target.verifierOnlineChecks",
             expectation: "true or false"
+        ),
+        BadCase(
+            replacing: ("embeddedLedger: true", "embeddedLedger: true, connections: 0"),
+            path: "target.connections",
+            expectation: "an integer from 1 to 1024"
         ),
     ]
 

@@ -1,0 +1,47 @@
+import Foundation
+
+/// How long requests waited between their hand-off to the transport and the wire: for a free connection of
+/// the pool, or to connect. An open-loop run keeps sending while the target is slow, so with every connection
+/// busy the next requests queue inside PayStorm, and their latency from the intended time grows with a wait
+/// that the connection count set, not the target (k6 says "insufficient VUs" for the same thing).
+public struct ConnectionWaits: Sendable, Equatable {
+    /// A wait this long counts: well above a loopback connect, well below a queue behind busy connections.
+    public static let threshold: Duration = .milliseconds(10)
+    /// The share of requests that must wait for the run to say so.
+    public static let noteShare = 0.01
+
+    /// Requests recorded.
+    public private(set) var requests = 0
+    /// Requests that waited at least ``threshold``.
+    public private(set) var waited = 0
+    /// The longest wait seen.
+    public private(set) var longest: Duration = .zero
+
+    /// Creates an empty tally.
+    public init() {}
+
+    /// Counts one result; a request the engine never handed to the transport (missed) is not counted.
+    public mutating func record(_ result: LoadResult) {
+        guard result.error != .missed else { return }
+        requests += 1
+        let wait = result.wireStart - result.sent
+        guard wait >= Self.threshold else { return }
+        waited += 1
+        longest = max(longest, wait)
+    }
+
+    /// The sentence for the report when at least ``noteShare`` of the requests waited, naming the pool of
+    /// `connections` per host that the run used; nil otherwise.
+    public func note(connections: Int) -> String? {
+        guard requests > 0, Double(waited) >= Self.noteShare * Double(requests) else { return nil }
+        let share = Double(waited) / Double(requests) * 100
+        let longestMillis =
+            Double(longest.components.seconds) * 1000
+            + Double(longest.components.attoseconds) / 1e15
+        return "\(waited) of \(requests) requests (" + String(format: "%.1f", share) + "%) waited at least "
+            + "10 ms for a connection (longest " + String(format: "%.0f", longestMillis) + " ms): all "
+            + "\(connections) per host were busy, or connecting. Their latency from the intended time includes "
+            + "that wait, which the run's pool caused, not the target's work (the service time does not): raise "
+            + "target.connections to send as the schedule asks"
+    }
+}
