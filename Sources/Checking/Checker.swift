@@ -6,7 +6,7 @@ import Synchronization
 /// The oracle and the invariant checker of one run.
 ///
 /// Feed it every planned delivery when it is dispatched (``sent(_:at:)``, which applies the action's truth),
-/// every outcome (``record(_:outcome:at:)``), and every probe result (``check(account:state:at:final:)``);
+/// every outcome (``record(_:outcome:at:)``), and every probe result (``check(account:state:at:final:asked:)``);
 /// deliveries the harness shed go in runs through ``bookMissed(_:reason:)``.
 /// Then ask for the ``verdict(unchecked:)``. Thread-safe: every method takes a short lock.
 ///
