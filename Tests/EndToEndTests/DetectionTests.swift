@@ -25,7 +25,14 @@ struct DetectionTests {
 
     @Test(arguments: cases)
     func catchesEveryFlawWithItsInvariant(flaw: String, invariants: [String]) throws {
-        let run = try PayStormRunner.run(["--flaw", flaw])
+        var run = try PayStormRunner.run(["--flaw", flaw])
+        // A run whose harness could not send all it planned (a machine busy with other suites: deliveries shed,
+        // arrivals dropped at the source) may never have sent what exposes the flaw; it runs once more.
+        if run.exitCode != 1 && run.summary.harnessMissedSome {
+            let first = "first run: exit \(run.exitCode), \(run.summary.requests.missed) deliveries missed"
+            run = try PayStormRunner.run(["--flaw", flaw])
+            run.output = first + "\n" + run.output
+        }
         #expect(run.exitCode == 1, "flaw \(flaw): exit \(run.exitCode)\n\(run.output)")
         #expect(run.summary.verdict == "fail")
         let failed = run.summary.invariants.filter { $0.status == "failed" }.map(\.name)
@@ -62,6 +69,21 @@ enum PayStormRunner {
         var exitCode: Int32
         var invariants: [Invariant]
         var violations: [Violation]
+        var requests: Requests
+        var harnessLimited: HarnessLimited?
+
+        struct Requests: Decodable {
+            var missed: Int
+        }
+        struct HarnessLimited: Decodable {
+            struct Actions: Decodable {
+                var dropped: Int
+            }
+            var actions: Actions?
+        }
+
+        /// Whether the harness missed deliveries or dropped arrivals at the source.
+        var harnessMissedSome: Bool { requests.missed > 0 || (harnessLimited?.actions?.dropped ?? 0) > 0 }
     }
 
     struct Run {
