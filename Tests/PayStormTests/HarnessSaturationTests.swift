@@ -92,6 +92,24 @@ struct HarnessSaturationTests {
         )
     }
 
+    @Test func arrivalsDroppedInOneTickStillMakeTheRunHarnessLimited() throws {
+        var saturation = HarnessSaturation()
+        // A short replay of admissions: the world runs ahead of the clock, so all its drops fall in the first tick.
+        for second in 1...3 {
+            saturation.observe(
+                at: Double(second),
+                sent: second * 2_000,
+                releaseLag: 0.01,
+                mintWaited: 0,
+                dropped: 49_738
+            )
+        }
+        let limit = try #require(saturation.limit)
+        #expect(limit.fromSeconds == 0)
+        #expect(limit.deliveriesPerSecond == 2_000)
+        #expect(limit.reason == "minting behind the schedule")
+    }
+
     @Test(arguments: [
         (cpu: 1.9, wall: 1.0, cores: 2, saturated: true),
         (cpu: 1.8, wall: 1.0, cores: 2, saturated: true),
