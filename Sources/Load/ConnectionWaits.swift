@@ -35,12 +35,13 @@ public struct ConnectionWaits: Sendable, Equatable {
     public func note(connections: Int) -> String? {
         guard requests > 0, Double(waited) >= Self.noteShare * Double(requests) else { return nil }
         let share = Double(waited) / Double(requests) * 100
-        let longestMillis =
-            Double(longest.components.seconds) * 1000
-            + Double(longest.components.attoseconds) / 1e15
         return "\(waited) of \(requests) requests (" + String(format: "%.1f", share) + "%) waited at least "
-            + "10 ms for a connection (longest " + String(format: "%.0f", longestMillis) + " ms): all "
-            + "\(connections) per host were busy, or connecting. Their latency from the intended time includes "
+            + String(
+                format: "%.0f ms for a connection (longest %.0f ms): ",
+                Self.threshold.seconds * 1000,
+                longest.seconds * 1000
+            )
+            + "all \(connections) per host were busy, or connecting. Their latency from the intended time includes "
             + "that wait, which the run's pool caused, not the target's work (the service time does not): raise "
             + "target.connections to send as the schedule asks"
     }

@@ -67,11 +67,10 @@ struct HarnessSaturation {
     private var streak = 0
     /// The first span that reached ``ticksNeeded``: its start and its latest tick.
     private var limited: (from: Tick, to: Tick)?
-    /// The tick before the first that dropped arrivals, and the latest tick: a run that dropped any is
+    /// The tick before the first that dropped arrivals: a run that dropped any is
     /// harness-limited from then even without ``ticksNeeded`` behind ticks in a row (a world generated ahead
     /// of the clock, as in a short replay of admissions, drops its share in the first ticks).
     private var firstDrop: Tick?
-    private var latest: Tick?
 
     /// Takes one tick: seconds into the run, deliveries sent so far, the engine's worst release lag in the
     /// tick (seconds), the time it has waited for minting so far (seconds), the deliveries the mint
@@ -88,7 +87,6 @@ struct HarnessSaturation {
     ) {
         let tick = Tick(at: seconds, sent: sent, mintWaited: mintWaited, shed: shed, dropped: dropped, cpu: cpu)
         defer { previous = tick }
-        latest = tick
         if firstDrop == nil && dropped > previous.dropped { firstDrop = previous }
         guard releaseLag > Self.lagLimit || shed > previous.shed || dropped > previous.dropped else {
             streak = 0
@@ -104,8 +102,8 @@ struct HarnessSaturation {
 
     /// Where PayStorm fell behind, nil when it kept up.
     var limit: HarnessLimit? {
-        let dropSpan = firstDrop.flatMap { start in latest.map { (from: start, to: $0) } }
-        guard let (from, to) = limited ?? dropSpan, to.at > from.at else { return nil }
+        // `previous` is the latest tick once `observe` returns.
+        guard let (from, to) = limited ?? firstDrop.map({ ($0, previous) }), to.at > from.at else { return nil }
         let span = to.at - from.at
         let waitedShare = (to.mintWaited - from.mintWaited) / span
         var reason =
