@@ -6,7 +6,8 @@
 # for each: deliveries intended, sent/s, p99 from the intended time, the harness-limited span, and the ratio
 # sent/s / ceiling. Goal: >= 0.8 at 1x, and never less at 2x or 10x than at 1x. Not run in CI.
 #
-# Usage: Benchmarks/ceiling/run.sh [SECONDS] [FACTORS...]   (defaults: 15 s; factors 1 2 10)
+# Usage: [CONNECTIONS=N] Benchmarks/ceiling/run.sh [SECONDS] [FACTORS...]   (defaults: 15 s; factors 1 2 10;
+#        CONNECTIONS sets target.connections, default 32)
 set -euo pipefail
 source "$(dirname "$0")/../load/common.sh"
 cd "$ROOT"

@@ -4,7 +4,10 @@
 # nginx gets the last core; paystorm (world, minting, engine) the machine as it would in a real run.
 start_nginx "$(( $(nproc) - 1 ))"
 PROFILE="$WORK/ceiling.json5"
-sed "s/seconds: 15 }/seconds: $RUN_SECONDS }/" Benchmarks/ceiling/null-target.json5 >"$PROFILE"
+# CONNECTIONS=N sets target.connections (default 32), to tell the pool's limit from the CPU's.
+sed -e "s/seconds: 15 }/seconds: $RUN_SECONDS }/" \
+    -e "s/requestTimeoutSeconds: 10,/requestTimeoutSeconds: 10, connections: ${CONNECTIONS:-32},/" \
+    Benchmarks/ceiling/null-target.json5 >"$PROFILE"
 VARS=(--set "TARGET=http://127.0.0.1:$NGINX_PORT")
 # The null target trusts anything; a run against an external target still needs the PKI it would trust.
 "$PAYSTORM" pki init "$WORK/pki" >/dev/null
