@@ -280,6 +280,7 @@ extension Tx {
                 self.acked = true
                 accepted = true
             }
+            if case .notSent = outcome {} else { reached = true }
             switch outcome {
             case .acknowledged: break
             case .rejected(let status):

@@ -11,6 +11,9 @@ extension Checker {
         var asked: Int64
         var boundary: Int64
         var phrases: [String]
+        /// Whether the target can learn of a purchase only from a delivery (no App Store Server API to ask):
+        /// then a purchase whose every attempt was refused, or never left the harness, was never credited.
+        var learnsOnlyFromDeliveries: Bool
 
         /// Whether the transaction's refund stood when the probe asked: acknowledged by then. The books may
         /// already hold later answers: a probe's answer can reach the checker after deliveries that followed
@@ -26,9 +29,21 @@ extension Checker {
             }
         }
 
-        /// Units of the product's distinct verified purchases sent (kept or folded).
+        /// The product's verified purchases sent that the target may have credited: all of them, or (see
+        /// `learnsOnlyFromDeliveries`) those an attempt of which may have reached it, or still may.
+        func creditable(_ product: String) -> [(String, Tx)] {
+            genuine(product).filter { !learnsOnlyFromDeliveries || $0.1.reached || $0.1.chains > 0 }
+        }
+
+        /// Units of the product's distinct verified purchases the target may have credited (kept or folded: a
+        /// late copy of a folded one is not booked, so folded units all count).
         func genuineUnits(_ product: String) -> Int {
-            genuine(product).reduce(book.folded[product]?.sent ?? 0) { $0 + $1.1.quantity }
+            creditable(product).reduce(book.folded[product]?.sent ?? 0) { $0 + $1.1.quantity }
+        }
+
+        /// Units of the product's verified purchases sent that no attempt can have brought to the target.
+        func unreachedUnits(_ product: String) -> Int {
+            genuine(product).reduce(0) { $0 + $1.1.quantity } - creditable(product).reduce(0) { $0 + $1.1.quantity }
         }
 
         /// Transactions of the product that exist only in forged deliveries, one of which the target may have
@@ -37,10 +52,10 @@ extension Checker {
             book.txs.values.filter { $0.product == product && $0.forged && !$0.genuine && $0.forgeryMayCount }
         }
 
-        /// Units of the product's verified purchases sent whose refund had not stood when the probe asked (kept
-        /// or folded).
+        /// Units of the product's verified purchases the target may have credited whose refund had not stood
+        /// when the probe asked (kept or folded).
         func unitsNotRefunded(_ product: String) -> Int {
-            genuine(product).filter { !refundStood($0.1) }.reduce(book.folded[product]?.sentNotRefunded ?? 0) {
+            creditable(product).filter { !refundStood($0.1) }.reduce(book.folded[product]?.sentNotRefunded ?? 0) {
                 $0 + $1.1.quantity
             }
         }

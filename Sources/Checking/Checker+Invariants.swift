@@ -106,8 +106,13 @@ extension Checker {
             // An excess that forged units explain is filed as an unlock without a verified purchase.
             let forgedUnits = c.forgedOnly(product).reduce(0) { $0 + $1.quantity }
             if balance > upper && !(forgedUnits > 0 && balance <= upper + forgedUnits) {
+                let unreached = c.unreachedUnits(product)
+                let besides =
+                    unreached > 0
+                    ? " (\(unreached) more were sent, but every attempt was refused or never left the harness)" : ""
                 return .fail(
-                    "the target shows \(balance) \(product) but the distinct purchases sent add up to \(upper)",
+                    "the target shows \(balance) \(product) but the distinct purchases sent add up to \(upper)"
+                        + besides,
                     c.evidence(sent.map(\.1), .acks),
                     "showed a balance of \(balance) \(product)"
                 )

@@ -62,6 +62,9 @@ public final class Checker: Sendable {
     let policy: ChaosPolicy
     /// Whether device deliveries reach the target at all: without a device endpoint they are never attempted.
     let devicesReachable: Bool
+    /// Whether the target learns of purchases only from deliveries: the run serves it no App Store Server API
+    /// whose transaction history could name a purchase no delivery brought.
+    let learnsOnlyFromDeliveries: Bool
 
     /// Creates the checker of a run.
     /// - Parameters:
@@ -86,6 +89,7 @@ public final class Checker: Sendable {
         )
         self.policy = ChaosPolicy(profile: profile)
         self.devicesReachable = profile.target.embeddedLedger || profile.target.deviceURL != nil
+        self.learnsOnlyFromDeliveries = profile.target.appStoreAPI == nil
         state = Mutex(State())
     }
 
@@ -239,7 +243,8 @@ public final class Checker: Sendable {
                 now: now,
                 asked: Int64((min(asked ?? t, t) * 1000).rounded(.down)),
                 boundary: Int64(options.boundarySeconds * 1000),
-                phrases: state.phrases
+                phrases: state.phrases,
+                learnsOnlyFromDeliveries: learnsOnlyFromDeliveries
             )
             findings[.noUnlockWithoutVerifiedPurchase] = unlockFinding(context)
             findings[.noDoubleGrant] = doubleGrantFinding(context)

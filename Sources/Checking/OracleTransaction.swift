@@ -50,7 +50,7 @@ struct Tx: KeyedByID, Sendable {
     private var storedRejected: UInt16 = 0
     private var storedLastRejection: UInt16 = 0
     private var storedChains: UInt16 = 0
-    /// Flag bits 0-10, the product type in bits 13-15.
+    /// Flag bits 0-12, the product type in bits 13-15.
     private var flags: UInt16 = 0
 
     var product: String { label.product }
@@ -195,6 +195,13 @@ struct Tx: KeyedByID, Sendable {
     var forgeryMayCount: Bool {
         get { flag(1 << 11) }
         set { set(1 << 11, newValue) }
+    }
+    /// An attempt of the purchase (or of its reinstatement) may have reached the target: it was answered, or
+    /// got no answer. One whose every attempt was refused or never left the harness cannot have been credited
+    /// by a target that learns of purchases only from deliveries.
+    var reached: Bool {
+        get { flag(1 << 12) }
+        set { set(1 << 12, newValue) }
     }
 
     init(id: String, sequence: UInt64, label: Label, type: ProductKind?) {

@@ -283,6 +283,41 @@ struct TrustworthyVerdictTests {
         }
     }
 
+    /// The example backend with racy-dedupe in a fresh-clone CI run (seed 9): two concurrent copies of one
+    /// coins purchase both credited, but a second purchase whose every attempt was refused (the backend was
+    /// restarting) still counted in the bound, so the excess hid. A purchase no attempt brought cannot have
+    /// been credited by a target that learns of purchases only from deliveries.
+    @Test func purchaseEveryAttemptOfWhichWasRefusedDoesNotExcuseAnExcess() throws {
+        let refused = DeliveryOutcome.notSent(reason: "refused: connection refused")
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "coins", .consumable, at: 1)
+        script.play(.grant, "1002", "coins", .consumable, at: 2, outcome: refused)
+        script.play(.grant, "1002", "coins", .consumable, at: 2, outcome: refused, onDevice: true)
+        let results = script.check(AccountState(balances: ["coins": 2]), at: 10)
+        #expect(failures(results) == [.noDoubleGrant])
+        let found = try #require(witness(results, .noDoubleGrant))
+        #expect(found.summary.contains("add up to 1 (1 more were sent, but every attempt was refused"))
+        // An attempt that got no answer may have been credited; so may one still in flight.
+        var unanswered = try Script(try scriptProfile())
+        unanswered.play(.grant, "1001", "coins", .consumable, at: 1)
+        unanswered.play(.grant, "1002", "coins", .consumable, at: 2, outcome: .indeterminate(reason: "timeout"))
+        #expect(failures(unanswered.check(AccountState(balances: ["coins": 2]), at: 10)).isEmpty)
+        var inFlight = try Script(try scriptProfile())
+        inFlight.play(.grant, "1001", "coins", .consumable, at: 1)
+        inFlight.play(.grant, "1002", "coins", .consumable, at: 2, outcome: nil)
+        #expect(failures(inFlight.check(AccountState(balances: ["coins": 2]), at: 2.5, final: false)).isEmpty)
+    }
+
+    /// A target served the App Store Server API may learn of a purchase from its transaction history, whatever
+    /// became of the deliveries: every purchase sent counts.
+    @Test func targetThatCanAskTheAppStoreMayCreditAPurchaseNoDeliveryBrought() throws {
+        let target = #"{ webhookURL: "http://127.0.0.1:1/n", appStoreAPI: {} }"#
+        var script = try Script(try scriptProfile(target: target))
+        script.play(.grant, "1001", "coins", .consumable, at: 1)
+        script.play(.grant, "1002", "coins", .consumable, at: 2, outcome: .notSent(reason: "refused"))
+        #expect(failures(script.check(AccountState(balances: ["coins": 2]), at: 10)).isEmpty)
+    }
+
     /// The example backend with skip-verify at 10× (seed 7): it honours refunds and credits forgeries; coins one
     /// above what the refunds leave were filed as a refund not taken back, though a credited forgery explains
     /// them.
