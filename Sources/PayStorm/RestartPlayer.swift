@@ -16,6 +16,11 @@ final class RestartPlayer: Sendable {
         var at: Double
         /// Seconds from the start command (or relaunch) until the target accepted connections; nil if it did not.
         var readyAfter: Double?
+        /// Seconds the kill took (its command's run; 0 for the embedded ledger's SIGKILL).
+        var killSeconds: Double = 0
+        /// Seconds from the kill until the target accepted connections: the planned down time, what the kill
+        /// took beyond it, the start and the wait for its server. Nil if it did not come back.
+        var downSeconds: Double?
         /// Why the restart did not complete, if it did not.
         var failure: String?
     }
@@ -109,11 +114,17 @@ final class RestartPlayer: Sendable {
             if let failure = record.failure {
                 lines.append("\(label) failed: \(failure)")
             } else if let ready = record.readyAfter {
+                // The measured outage, not the planned one: a slow kill or start lengthens it, and fewer
+                // deliveries reach the target than the plan suggests.
+                let down = record.downSeconds ?? event.downSeconds + ready
+                let kill = record.killSeconds >= 0.1 ? String(format: "; the kill took %.1f s", record.killSeconds) : ""
                 lines.append(
                     String(
-                        format: "%@: down %.1f s, accepting connections %.2f s after its start",
+                        format: "%@: down %.1f s (planned %.1f s%@), accepting connections %.2f s after its start",
                         label,
+                        down,
                         event.downSeconds,
+                        kill,
                         ready
                     )
                 )
@@ -126,6 +137,7 @@ final class RestartPlayer: Sendable {
     private func play(_ event: TargetRestartEvent) -> Record {
         log(String(format: "t=%.1fs restarting the target (down %.1f s)", event.at, event.downSeconds))
         var record = Record(at: event.at)
+        let killed = Date()
         let began: Date
         if let ledger, event.killCommand.isEmpty {
             ledger.kill()
@@ -145,6 +157,7 @@ final class RestartPlayer: Sendable {
                 record.failure = failure
                 return record
             }
+            record.killSeconds = Date().timeIntervalSince(killed)
             guard sleep(until: event.at + event.downSeconds) else {
                 record.failure = "the run ended while the target was down"
                 return record
@@ -161,6 +174,7 @@ final class RestartPlayer: Sendable {
         while !cancelled.load(ordering: .relaxed) {
             guard let failure = reachable() else {
                 record.readyAfter = Date().timeIntervalSince(began)
+                record.downSeconds = Date().timeIntervalSince(killed)
                 return record
             }
             lastFailure = failure

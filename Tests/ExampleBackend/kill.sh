@@ -17,8 +17,11 @@ pgid="$(ps -o pgid= -p "$pid" | tr -d ' ')"
 if [[ -n "$pgid" ]]; then
     kill -KILL -- "-$pgid" 2>/dev/null || true
 fi
+# Dead once gone or a zombie: a container's init may reap orphans late (here about a second), and waiting for
+# that would lengthen every planned outage.
 for _ in $(seq 1 50); do
-    kill -0 "$pid" 2>/dev/null || break
+    state="$(ps -o stat= -p "$pid" 2>/dev/null || true)"
+    [[ -z "$state" || "$state" == Z* ]] && break
     sleep 0.1
 done
 rm -f "$pidfile"
