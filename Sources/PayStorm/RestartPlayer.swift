@@ -117,14 +117,19 @@ final class RestartPlayer: Sendable {
                 // The measured outage, not the planned one: a slow kill or start lengthens it, and fewer
                 // deliveries reach the target than the plan suggests.
                 let down = record.downSeconds ?? event.downSeconds + ready
-                let kill = record.killSeconds >= 0.1 ? String(format: "; the kill took %.1f s", record.killSeconds) : ""
+                var planned: [String] = []
+                if down - event.downSeconds >= 0.05 {
+                    planned.append(String(format: "planned %.1f s", event.downSeconds))
+                }
+                if record.killSeconds >= 0.1 {
+                    planned.append(String(format: "the kill took %.1f s", record.killSeconds))
+                }
                 lines.append(
                     String(
-                        format: "%@: down %.1f s (planned %.1f s%@), accepting connections %.2f s after its start",
+                        format: "%@: down %.1f s%@, accepting connections %.2f s after its start",
                         label,
                         down,
-                        event.downSeconds,
-                        kill,
+                        planned.isEmpty ? "" : " (\(planned.joined(separator: "; ")))",
                         ready
                     )
                 )
