@@ -90,7 +90,7 @@ extension Checker {
     }
 
     func doubleGrantFinding(_ c: Context) -> Finding {
-        for grant in c.observed.grants ?? [] where grant.count > 1 {
+        for grant in Self.grantsByTransaction(c.observed.grants ?? []) where grant.count > 1 {
             let tx = c.book.txs[grant.transactionId]
             // The decisive events: the copies the target acknowledged (each one a grant).
             return .fail(
@@ -119,6 +119,22 @@ extension Checker {
             }
         }
         return .pass
+    }
+
+    /// The grants with one entry per transaction, counts summed, in the order first listed: a probe that lists
+    /// a row per credit (a transform over a credits table) names a transaction credited twice twice.
+    static func grantsByTransaction(_ grants: [AccountState.Grant]) -> [AccountState.Grant] {
+        var merged: [AccountState.Grant] = []
+        var index: [String: Int] = [:]
+        for grant in grants {
+            if let at = index[grant.transactionId] {
+                merged[at].count += grant.count
+            } else {
+                index[grant.transactionId] = merged.count
+                merged.append(grant)
+            }
+        }
+        return merged
     }
 
     func regressionFinding(_ c: Context, book: inout Book) -> Finding {

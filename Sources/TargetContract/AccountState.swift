@@ -24,7 +24,7 @@ public struct AccountState: Sendable, Hashable, Codable {
     public struct Grant: Sendable, Hashable, Codable {
         /// The transaction.
         public var transactionId: String
-        /// Times granted (more than 1 is a double grant).
+        /// Times granted (more than 1 is a double grant; a transaction listed twice is granted the sum).
         public var count: Int
 
         /// Creates a grant.

@@ -308,6 +308,20 @@ struct TrustworthyVerdictTests {
         #expect(failures(inFlight.check(AccountState(balances: ["coins": 2]), at: 2.5, final: false)).isEmpty)
     }
 
+    /// The pulling example backend's probe maps its credits table row by row (`count: 1` each): a transaction
+    /// credited twice is listed twice, and that is a double grant.
+    @Test func transactionListedTwiceInTheGrantsIsGrantedTwice() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        let once = AccountState.Grant(transactionId: "1001", count: 1)
+        var state = AccountState(entitlements: [.init(productId: "pro", transactionId: "1001")], grants: [once])
+        #expect(failures(script.check(state, at: 10)).isEmpty)
+        state.grants = [once, once]
+        let results = script.check(state, at: 11)
+        #expect(failures(results) == [.noDoubleGrant])
+        #expect(try #require(witness(results, .noDoubleGrant)).summary.contains("granted transaction 1001 2 times"))
+    }
+
     /// A target served the App Store Server API may learn of a purchase from its transaction history, whatever
     /// became of the deliveries: every purchase sent counts.
     @Test func targetThatCanAskTheAppStoreMayCreditAPurchaseNoDeliveryBrought() throws {

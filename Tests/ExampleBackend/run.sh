@@ -75,6 +75,10 @@ if (( ${#bugs[@]} == 0 )); then
 fi
 # The pull bugs live in the pull endpoint, so they run with the pulling profile.
 declare -A pulling=([grant-unconfirmed]=1 [ack-on-rate-limit]=1)
+# A race credits whichever purchase two copies meet on, most often a subscription or an unlock (a device delivery
+# usually credits a consumable before its webhooks arrive): its row probes the wallet's credits too, so a double
+# credit of any product shows, not only of coins.
+declare -A extra_sets=([racy-dedupe]="WALLET_QUERY=?credits=1")
 for bug in "${bugs[@]}"; do
     if [[ -z "${expected[$bug]:-}" ]]; then
         echo "run.sh: unknown bug '$bug' (known: ${!expected[*]})" >&2
@@ -110,8 +114,9 @@ EOF
     # One run: MODE is a bug name, "correct" or "correct-pull"; prints the failed invariants, returns paystorm's
     # exit code.
     run_mode() {
-        local mode="$1" seed="$2" bugs_value="" port db out profile=example-backend.json5 api=()
+        local mode="$1" seed="$2" bugs_value="" port db out profile=example-backend.json5 extra=()
         [[ "$mode" == correct* ]] || bugs_value="$mode"
+        [[ -z "${extra_sets[$mode]:-}" ]] || extra=(--set "${extra_sets[$mode]}")
         port="$(free_port)"
         db="$work/$mode-$seed.db"
         out="$reports/$mode-$seed"
@@ -119,7 +124,7 @@ EOF
         if [[ "$mode" == correct-pull || -n "${pulling[$mode]:-}" ]]; then
             profile=example-backend-pull.json5
             start_pulling "$port" "$db" "$bugs_value" "$(free_port)"
-            api=("${pull_sets[@]}")
+            extra+=("${pull_sets[@]}")
         else
             "$here/start.sh" "$port" "$db" "$work/pki/root.der" "$bugs_value"
         fi
@@ -127,7 +132,7 @@ EOF
         local code=0
         (cd "$root" && "$PAYSTORM" run "Profiles/examples/$profile" --pki "$work/pki" --reports "$out" \
             --seed "$seed" --quiet --set "PORT=$port" --set "DB=$db" --set "TRUST=$work/pki/root.der" \
-            --set "BUGS=$bugs_value" --set "EXAMPLE_DIR=$here" "${api[@]}") >"$out/console.txt" 2>&1 || code=$?
+            --set "BUGS=$bugs_value" --set "EXAMPLE_DIR=$here" "${extra[@]}") >"$out/console.txt" 2>&1 || code=$?
         "$here/kill.sh" "$db"
         started_db=""
         local summary
