@@ -27,6 +27,9 @@ struct TimeseriesStore: Sendable {
             present |= 1 << slot
             kept.errors[name] = nil
         }
+        // An emptied dictionary keeps its storage: a fresh empty one holds none (every row has `missed`, so
+        // the hash table of each second's row would stay for the whole run).
+        if kept.errors.isEmpty { kept.errors = [:] }
         stored.append(Stored(row: kept, counts: counts, present: present))
         lastSecond = row.second
     }
