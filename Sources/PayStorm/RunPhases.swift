@@ -237,6 +237,22 @@ extension PayStormRun {
         return (pipeline, bodies, cache, chaos.restarts)
     }
 
+    /// Missed sends at or above this share of those scheduled are told on the console and in the notes.
+    static let missedShareTold = 0.01
+
+    /// What a run that missed many of its sends did not test: a missed delivery obliges the target to nothing,
+    /// so the verdict covers only what was sent, whether or not the run was harness-limited (misses in bursts
+    /// shorter than its three ticks are not).
+    static func missedNote(_ totals: LoadCounts) -> String? {
+        guard totals.scheduled > 0, Double(totals.missed) >= missedShareTold * Double(totals.scheduled) else {
+            return nil
+        }
+        let share = String(format: "%.1f%%", 100 * Double(totals.missed) / Double(totals.scheduled))
+        return "\(totals.missed) of \(totals.scheduled) deliveries (\(share)) were missed, never sent (PayStorm was "
+            + "behind its schedule or at its in-flight cap at their time): they oblige the target to nothing, so "
+            + "the verdict covers only what was sent"
+    }
+
     /// Closes the recorder and the history, judges the run, and writes its report folder.
     static func report(
         _ parts: RunParts,
@@ -276,6 +292,10 @@ extension PayStormRun {
                 + "so latency thresholds it breaches are unknown"
             log(line)
             notes.append(line)
+        }
+        if let missed = missedNote(summary.totals) {
+            log(missed)
+            notes.append(missed)
         }
         let admissions = try admissionsFile(parts.pipeline.admission, folder: folder)
         if let admissions {
