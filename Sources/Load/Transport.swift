@@ -21,7 +21,7 @@ final class Transport {
     /// Requests taken and not yet answered (waiting for a connection or on one).
     var inFlight = 0
     /// libcurl's next timeout (monotonic ns), or nil when it has none.
-    fileprivate var curlDeadline: Int64?
+    var curlDeadline: Int64?
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
 
     /// Whether HTTP/1.1 requests take the fast path (HTTP1Transport.swift) instead of libcurl transfers.
@@ -142,7 +142,7 @@ final class Transport {
     private var idle: Set<Int32> = []
 
     /// Called when libcurl opens a socket: its number may have been used by a closed one.
-    fileprivate func forget(socket: Int32) {
+    func forget(socket: Int32) {
         registered[socket] = nil
         idle.remove(socket)
         if Int(socket) < owners.count { owners[Int(socket)] = nil }
@@ -180,7 +180,7 @@ final class Transport {
     /// A removed socket stays registered, marked idle, because libcurl removes and re-adds a
     /// keep-alive socket around every request (usually with the same interest, so no system
     /// call is needed); an event on an idle socket unregisters it.
-    fileprivate func watch(socket: Int32, what: Int32) {
+    func watch(socket: Int32, what: Int32) {
         if what == CURL_POLL_REMOVE {
             if registered[socket] != nil { idle.insert(socket) }
             return
@@ -481,39 +481,4 @@ final class Transport {
             curl_multi_socket_action(multi, fd, action, &running)
         }
     }
-}
-
-/// libcurl's socket callback: forwards interest changes to the transport's epoll set.
-private let transportSocket:
-    @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, Int32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
-        -> Int32 = {
-            _,
-            socket,
-            what,
-            user,
-            _ in
-            guard let user else { return 0 }
-            Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue().watch(socket: socket, what: what)
-            return 0
-        }
-
-/// libcurl's new-socket callback: a descriptor number may be reused after a close, so forget
-/// what was registered under it.
-let transportNewSocket: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, curlsocktype) -> Int32 = {
-    user,
-    socket,
-    _ in
-    if let user { Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue().forget(socket: socket) }
-    return 0  // CURL_SOCKOPT_OK
-}
-
-/// libcurl's timer callback: remembers when libcurl next needs `CURL_SOCKET_TIMEOUT`.
-private let transportTimer: @convention(c) (UnsafeMutableRawPointer?, Int, UnsafeMutableRawPointer?) -> Int32 = {
-    _,
-    milliseconds,
-    user in
-    guard let user else { return 0 }
-    let transport = Unmanaged<Transport>.fromOpaque(user).takeUnretainedValue()
-    transport.curlDeadline = milliseconds < 0 ? nil : monotonicNanoseconds() + Int64(milliseconds) * 1_000_000
-    return 0
 }
