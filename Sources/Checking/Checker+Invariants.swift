@@ -29,6 +29,14 @@ extension Checker {
                     showing(entitlement)
                 )
             }
+            if let source = unverifiedSource(of: entitlement.productId, c) {
+                return .fail(
+                    "the target entitles \(entitlement.productId), whose every verified purchase was refunded, and "
+                        + source.reading + " (or a refund was not honored)",
+                    source.evidence,
+                    showing(entitlement)
+                )
+            }
         }
         for (product, balance) in c.observed.balances where balance > 0 && !c.bought(product) {
             let forged = c.book.txs.values.filter { $0.product == product && $0.forged }
@@ -60,33 +68,6 @@ extension Checker {
             }
         }
         return .pass
-    }
-
-    /// A consumable's balance beyond what its genuine purchases allow (all sent, or what their refunds leave)
-    /// that forged transactions the target may have credited explain: a forgery was credited.
-    func creditedForgeryFinding(_ product: String, balance: Int, _ c: Context) -> Finding? {
-        // A probe without per-transaction grants cannot tell it from a double grant or a refund not taken back;
-        // forged units covering the excess make the forgery the plainer reading.
-        let upper = c.genuineUnits(product)
-        let allowed = c.unitsNotRefunded(product)
-        let forged = c.forgedOnly(product)
-        let forgedUnits = forged.reduce(0) { $0 + $1.quantity }
-        guard forgedUnits > 0 else { return nil }
-        let bound: String
-        if balance > upper && balance <= upper + forgedUnits {
-            bound = "the verified purchases sent add up to \(upper)"
-        } else if balance > allowed && balance <= upper && balance <= allowed + forgedUnits {
-            bound = "only \(allowed) remain once refunds are taken back"
-        } else {
-            return nil
-        }
-        return .fail(
-            "the target shows \(balance) \(product) but \(bound), and forged transactions of it were "
-                + "not refused: a forgery was credited (or "
-                + (balance > upper ? "a purchase was credited twice)" : "a refund was not taken back)"),
-            c.evidence(forged + c.genuine(product).map(\.1), .all),
-            "showed a balance of \(balance) \(product)"
-        )
     }
 
     func doubleGrantFinding(_ c: Context) -> Finding {
@@ -248,7 +229,10 @@ extension Checker {
         switch tx.type {
         case .nonConsumable, .nonRenewing:
             // Another unrefunded purchase of the product, kept or folded, may be what the target entitles.
-            if entitledProducts.contains(tx.product) && !c.unrefundedPurchase(of: tx.product, besides: id) {
+            // An unverified source the target trusted explains it too: filed as an unlock (`unverifiedSource`).
+            if entitledProducts.contains(tx.product) && !c.unrefundedPurchase(of: tx.product, besides: id)
+                && unverifiedSource(of: tx.product, c) == nil
+            {
                 let entitlement = c.observed.entitlements.first { $0.productId == tx.product }
                 return .fail(
                     "the target still entitles \(tx.product) although its only purchase \(id) was refunded",

@@ -322,6 +322,49 @@ struct TrustworthyVerdictTests {
         #expect(try #require(witness(results, .noDoubleGrant)).summary.contains("granted transaction 1001 2 times"))
     }
 
+    /// The example backend with skip-verify (seed 7): pro.unlock bought and refunded, then a tampered forgery of it
+    /// acknowledged; the wallet still lists pro.unlock. That was filed as a refund not honored, though the backend
+    /// honours refunds and trusts forgeries: the forgery is the plainer reading. A refused forgery leaves the
+    /// refund as the only reading.
+    @Test func unlockAfterEveryRefundThatAForgeryExplainsIsAnUnlock() throws {
+        let entitled = AccountState(entitlements: [.init(productId: "pro")])
+        for forgedOutcome in [DeliveryOutcome.acknowledged(status: 200), .rejected(status: 400)] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+            script.play(.revoke, "1001", "pro", .nonConsumable, at: 2)
+            script.play(
+                .grant,
+                "9001",
+                "pro",
+                .nonConsumable,
+                at: 3,
+                outcome: forgedOutcome,
+                forgery: "tampered-payload"
+            )
+            let results = script.check(entitled, at: 10)
+            if forgedOutcome.isAcknowledged {
+                #expect(failures(results) == [.noUnlockWithoutVerifiedPurchase])
+                let found = try #require(witness(results, .noUnlockWithoutVerifiedPurchase))
+                #expect(found.summary.contains("whose every verified purchase was refunded"))
+                #expect(found.summary.contains("a forgery was credited (or a refund was not honored)"))
+            } else {
+                #expect(failures(results) == [.revocationHonored])
+            }
+        }
+    }
+
+    /// The example backend with pending-unlock (seed 7): a pending Ask to Buy of pro.unlock beside a refunded
+    /// purchase of it; the entitlement is the pending unlock's.
+    @Test func unlockAfterEveryRefundBesideAPendingAskToBuyIsAnUnlock() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        script.play(.revoke, "1001", "pro", .nonConsumable, at: 2)
+        script.play(.pending, "1002", "pro", .nonConsumable, at: 3)
+        let results = script.check(AccountState(entitlements: [.init(productId: "pro")]), at: 10)
+        #expect(failures(results) == [.noUnlockWithoutVerifiedPurchase])
+        #expect(try #require(witness(results, .noUnlockWithoutVerifiedPurchase)).summary.contains("Ask to Buy"))
+    }
+
     /// A target served the App Store Server API may learn of a purchase from its transaction history, whatever
     /// became of the deliveries: every purchase sent counts.
     @Test func targetThatCanAskTheAppStoreMayCreditAPurchaseNoDeliveryBrought() throws {
