@@ -7,7 +7,7 @@ import Simulation
 extension Checker {
     /// What explains an entitlement to a one-time product (non-consumable or non-renewing) whose every verified
     /// purchase was refunded before the probe asked, besides a refund not honored: a forged transaction of it
-    /// the target may have credited, or an Ask to Buy of it reported pending. A target that trusts either unlocks
+    /// the target acknowledged, or an Ask to Buy of it reported pending. A target that trusts either unlocks
     /// the product whatever became of the refunds, so the plainer reading is the unlock, as for a consumable's
     /// excess (`creditedForgeryFinding`). Nil when a purchase still stands or neither was sent.
     func unverifiedSource(of product: String, _ c: Context) -> (reading: String, evidence: [WitnessEntry])? {
@@ -15,7 +15,9 @@ extension Checker {
             !c.unrefundedPurchase(of: product, besides: "")
         else { return nil }
         let refunded = c.genuine(product).map(\.1)
-        let forged = c.forgedOnly(product)
+        // Only a forgery the target acknowledged: one that got no answer (a restart) from a target that refuses
+        // forgeries leaves the refund not honored as the plainer reading.
+        let forged = c.forgedOnly(product).filter { $0.trail.earliest(.acks) != nil }
         if !forged.isEmpty {
             return (
                 "forged transactions of it were not refused: a forgery was credited",
