@@ -27,31 +27,12 @@ swift build -c "$BUILD" --product paystorm >/dev/null
 BIN="$(swift build -c "$BUILD" --show-bin-path)/paystorm"
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 
-# A stretched copy of a profile: every `seconds` of its schedule multiplied (rates and faults unchanged).
-stretch() {
-    python3 - "$1" "$FACTOR" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-factor = float(sys.argv[2])
-start = text.index("schedule:")
-open_at = text.index("[", start)
-depth, end = 0, open_at
-for end in range(open_at, len(text)):
-    depth += {"[": 1, "]": -1}.get(text[end], 0)
-    if depth == 0:
-        break
-block = re.sub(r"\bseconds:\s*([0-9.]+)", lambda m: "seconds: %g" % (float(m.group(1)) * factor),
-               text[open_at:end + 1])
-sys.stdout.write(text[:open_at] + block + text[end + 1:])
-PY
-}
-
 violated=0; failed=0; lines=()
 for profile in Profiles/*.json5; do
     name=$(basename "$profile" .json5)
     if (( ${#ONLY[@]} )) && [[ ! " ${ONLY[*]} " == *" $name "* ]]; then continue; fi
     grep -Eq 'embeddedLedger:[[:space:]]*true' "$profile" || continue
-    stretch "$profile" > "$WORK/$name.json5"
+    scripts/stretch-profile.py "$profile" "$FACTOR" > "$WORK/$name.json5"
     for seed in $(seq 1 "$SEEDS"); do
         reports="$WORK/reports-$name-$seed"
         started=$(date +%s)

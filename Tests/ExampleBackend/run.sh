@@ -7,8 +7,10 @@
 # Server API the run serves (Apple's AppStoreServerAPIClient, the test CA trusted), with the API's faults on; its two
 # pull bugs must be caught and the correct backend must pass.
 #
-# Usage: Tests/ExampleBackend/run.sh [--standalone | --matrix] [BUG...]
+# Usage: Tests/ExampleBackend/run.sh [--standalone | --matrix] [--factor N] [BUG...]
 #   --standalone  only the pytest suite;  --matrix  only the PayStorm runs;  BUG...  only these matrix rows
+#   --factor N    the matrix with every schedule N times as long (scripts/stretch-profile.py): the same verdicts
+#                 must hold at ten times the test's length (not in CI: --factor 10 takes about an hour)
 # Needs a built paystorm: $PAYSTORM, or .build/debug/paystorm. Creates Tests/ExampleBackend/.venv on first use
 # (Flask, gunicorn, app-store-server-library, pytest from PyPI, pinned) and installs jq (the profile's probe
 # transform) with apt-get when it is missing. Each mode gets a fresh database, a free loopback port and its own
@@ -27,6 +29,11 @@ case "${1:-}" in
     --standalone) matrix=0; shift ;;
     --matrix) standalone=0; shift ;;
 esac
+factor=1
+if [[ "${1:-}" == --factor ]]; then
+    factor="${2:?--factor needs a number}"
+    shift 2
+fi
 
 python="$("$root/scripts/python-venv.sh" "$here/.venv" "appstoreserverlibrary, flask, gunicorn, pytest" \
     app-store-server-library==3.1.2 flask==3.1.3 gunicorn==27.0.1 pytest==9.2.0)"
@@ -88,6 +95,12 @@ done
 
 if (( matrix )); then
     "$PAYSTORM" pki init "$work/pki" >/dev/null
+    # The profiles the runs use: the committed ones, or copies whose schedules last $factor times as long.
+    profiles="$work/profiles"
+    mkdir -p "$profiles"
+    for profile in "$root"/Profiles/examples/example-backend*.json5; do
+        "$root/scripts/stretch-profile.py" "$profile" "$factor" >"$profiles/$(basename "$profile")"
+    done
     # The backend's App Store Server API key (a .p8 and its public half, which the pulling profile gives PayStorm).
     "$python" - "$work" <<'EOF'
 import pathlib, sys
@@ -130,7 +143,7 @@ EOF
         fi
         started_db="$db"
         local code=0
-        (cd "$root" && "$PAYSTORM" run "Profiles/examples/$profile" --pki "$work/pki" --reports "$out" \
+        (cd "$root" && "$PAYSTORM" run "$profiles/$profile" --pki "$work/pki" --reports "$out" \
             --seed "$seed" --quiet --set "PORT=$port" --set "DB=$db" --set "TRUST=$work/pki/root.der" \
             --set "BUGS=$bugs_value" --set "EXAMPLE_DIR=$here" "${extra[@]}") >"$out/console.txt" 2>&1 || code=$?
         "$here/kill.sh" "$db"
