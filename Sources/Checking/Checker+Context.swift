@@ -60,6 +60,17 @@ extension Checker {
             }
         }
 
+        /// Units of the product beyond the first grant of each transaction the probe lists more than once: what
+        /// a double grant adds to its balance (nothing without per-transaction grants).
+        func unitsGrantedAgain(_ product: String) -> Int {
+            Checker.grantsByTransaction(observed.grants ?? []).reduce(0) { units, grant in
+                guard grant.count > 1, let tx = book.txs[grant.transactionId], tx.product == product else {
+                    return units
+                }
+                return units + (grant.count - 1) * tx.quantity
+            }
+        }
+
         /// Whether any verified purchase of the product was sent (kept or folded).
         func bought(_ product: String) -> Bool {
             book.folded[product] != nil || !genuine(product).isEmpty

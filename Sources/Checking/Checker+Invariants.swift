@@ -37,6 +37,14 @@ extension Checker {
                     showing(entitlement)
                 )
             }
+            if let source = unverifiedSource(ofSubscription: entitlement, c) {
+                return .fail(
+                    "the target entitles \(entitlement.productId), though no subscription of its group is owed one, and "
+                        + source.reading + " (or a refund or an expiry was not honored)",
+                    source.evidence,
+                    showing(entitlement)
+                )
+            }
         }
         for (product, balance) in c.observed.balances where balance > 0 && !c.bought(product) {
             let forged = c.book.txs.values.filter { $0.product == product && $0.forged }
@@ -164,7 +172,8 @@ extension Checker {
             guard tx.type == .nonConsumable, !c.unrefundedPurchase(of: tx.product, besides: id) else { continue }
             let key = "product:" + tx.product
             if entitledProducts.contains(tx.product) {
-                if book.gone.contains(key) {
+                // An unverified source the target trusted explains the return too: filed as an unlock.
+                if book.gone.contains(key), unverifiedSource(of: tx.product, c) == nil {
                     failure =
                         failure
                         ?? .fail(
@@ -250,7 +259,8 @@ extension Checker {
             }
         case .autoRenewable:
             if let group = tx.group, let original = tx.original, let sub = c.book.subs[original],
-                sub.status == .revoked, let entitlement = entitlement(ofGroup: group, series: original, c)
+                sub.status == .revoked, let entitlement = entitlement(ofGroup: group, series: original, c),
+                unverifiedSource(ofSubscription: entitlement, c) == nil
             {
                 return .fail(
                     "the target still entitles subscription group \(group) although transaction \(id) was refunded",
@@ -274,7 +284,9 @@ extension Checker {
             // Units that forged transactions the target may have credited explain are an unlock without a
             // verified purchase (filed there); only what remains beyond them proves a refund was not taken back.
             let forgedUnits = c.forgedOnly(product).reduce(0) { $0 + $1.quantity }
-            if balance - forgedUnits > allowed {
+            // Units that the probe's grants show credited more than once are a double grant (filed there): a
+            // refund taken back leaves them too.
+            if balance - forgedUnits - c.unitsGrantedAgain(product) > allowed {
                 let twice =
                     c.observed.grants == nil && balance <= c.genuineUnits(product)
                     ? " (or a purchase was credited twice: the probe shows no per-transaction grants)" : ""
@@ -456,7 +468,7 @@ extension Checker {
                 if covering.contains(where: \.indeterminate) {
                     undecided.note("the current period of subscription \(original) got no answer")
                 }
-            } else if !truthEntitled && entitlement != nil {
+            } else if !truthEntitled, let entitlement, unverifiedSource(ofSubscription: entitlement, c) == nil {
                 return .fail(
                     "subscription \(original) (\(sub.product)) ended at \(end) (status \(sub.status)) but the target still entitles group \(sub.group)",
                     c.evidence(Array(series), [.acks, .refund, .recent]),

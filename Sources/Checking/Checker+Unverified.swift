@@ -1,5 +1,6 @@
 import Profile
 import Simulation
+import TargetContract
 
 /// What a target that trusts an unverified source shows: a consumable's excess that forged transactions explain,
 /// an unlock that a forgery or a pending Ask to Buy explains once every verified purchase was refunded. Each is
@@ -14,20 +15,58 @@ extension Checker {
         guard typeOf[product] == .nonConsumable || typeOf[product] == .nonRenewing, c.bought(product),
             !c.unrefundedPurchase(of: product, besides: "")
         else { return nil }
-        let refunded = c.genuine(product).map(\.1)
+        return unverifiedReading(of: product, beside: c.genuine(product).map(\.1), c)
+    }
+
+    /// What explains an entitlement to a subscription product, shown as a one-time unlock (no expiry, no genuine
+    /// transaction), while no series of its group is owed one (each refunded or ended, none near a boundary): an
+    /// acknowledged forgery of the product, or an Ask to Buy of it reported pending. A target that trusts either
+    /// unlocks the product whatever became of its series, so the plainer reading is the unlock, as for a
+    /// one-time product (`unverifiedSource(of:_:)`); revocation and subscription state then leave that
+    /// entitlement to it. An entitlement with an expiry is a series' own, judged as one. Nil when the
+    /// entitlement may be a series', a series may still be owed it, or neither source was sent.
+    func unverifiedSource(
+        ofSubscription entitlement: AccountState.Entitlement,
+        _ c: Context
+    ) -> (reading: String, evidence: [WitnessEntry])? {
+        let product = entitlement.productId
+        guard typeOf[product] == .autoRenewable, let group = groupOf[product], entitlement.expiresDate == nil
+        else { return nil }
+        if let id = entitlement.transactionId, c.book.txs[id]?.genuine == true { return nil }
+        let series = c.book.subs.values.filter { $0.group == group }
+        let owedOrClose = series.contains { sub in
+            let end = sub.status == .gracePeriod ? (sub.grace ?? sub.expires) : sub.expires
+            let owed = (sub.status == .active || sub.status == .gracePeriod) && c.now < end
+            let close =
+                abs(c.now - sub.expires) < c.boundary || abs(c.now - end) < c.boundary
+                || c.now - sub.truthDate < c.boundary
+            return owed || close || sub.status == .billingRetry
+        }
+        guard !owedOrClose else { return nil }
+        let ended = c.book.txs.values.filter { $0.group == group && $0.genuine && $0.sent }
+        return unverifiedReading(of: product, beside: Array(ended), c)
+    }
+
+    /// The unverified source that explains an unlock of `product`, with the genuine purchases it outlived as
+    /// evidence: an acknowledged forgery of it, else a pending Ask to Buy of it; nil when neither was sent.
+    private func unverifiedReading(
+        of product: String,
+        beside genuine: [Tx],
+        _ c: Context
+    ) -> (reading: String, evidence: [WitnessEntry])? {
         // Only a forgery the target acknowledged: one that got no answer (a restart) from a target that refuses
         // forgeries leaves the refund not honored as the plainer reading.
         let forged = c.forgedOnly(product).filter { $0.trail.earliest(.acks) != nil }
         if !forged.isEmpty {
             return (
                 "forged transactions of it were not refused: a forgery was credited",
-                c.evidence(forged + refunded, .all)
+                c.evidence(forged + genuine, .all)
             )
         }
         guard let pending = c.book.pending[product] else { return nil }
         return (
             "an Ask to Buy of it was reported pending: the pending purchase unlocked it",
-            c.evidence(refunded, .all, pending: pending)
+            c.evidence(genuine, .all, pending: pending)
         )
     }
 

@@ -17,10 +17,12 @@ func scriptProfile(
           name: "script", seed: 3,
           target: \(target),
           catalog: {
+            groups: [{ id: "g" }],
             products: [
               { id: "coins", type: "consumable", priceMilli: 990 },
               { id: "pro", type: "nonConsumable", priceMilli: 4990 },
               { id: "season.pass", type: "nonRenewing", priceMilli: 2990, periodSeconds: 100 },
+              { id: "gold", type: "autoRenewable", group: "g", level: 1, priceMilli: 9990, periodSeconds: 100 },
             ],
           },
           population: { accounts: 4 },
@@ -100,6 +102,11 @@ struct Script {
         truth.transactionId = transaction
         truth.originalTransactionId = transaction
         if type == .nonRenewing && kind == .grant { truth.expiresDate = truth.effectiveDate + 100_000 }
+        if type == .autoRenewable {
+            truth.groupId = "g"
+            truth.status = kind == .revoke ? .revoked : .active
+            truth.expiresDate = start + 1_000 + 100_000
+        }
         delivery.action.truth = truth
         if case .notification(var note) = delivery.action.delivery {
             note.notificationType = NotificationTypeV2(
@@ -368,6 +375,67 @@ struct TrustworthyVerdictTests {
         let results = script.check(AccountState(entitlements: [.init(productId: "pro")]), at: 10)
         #expect(failures(results) == [.noUnlockWithoutVerifiedPurchase])
         #expect(try #require(witness(results, .noUnlockWithoutVerifiedPurchase)).summary.contains("Ask to Buy"))
+    }
+
+    /// The example backend with pending-unlock: its pending placeholder of a subscription product is an owned
+    /// product in its wallet (no expiry). Once the series was refunded, that entitlement is the pending unlock's,
+    /// filed as an unlock, not also as a refund not honored. Without the pending report, or shown with the
+    /// series' expiry, it is the series' own: a refund not honored.
+    @Test(arguments: [
+        (true, false, Invariant.noUnlockWithoutVerifiedPurchase),
+        (false, false, .revocationHonored),
+        (true, true, .revocationHonored),
+    ])
+    func subscriptionEntitledAfterItsRefundBesideAPendingAskToBuyIsAnUnlock(
+        askedToBuy: Bool,
+        withExpiry: Bool,
+        fails: Invariant
+    ) throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "2001", "gold", .autoRenewable, at: 1)
+        script.play(.revoke, "2001", "gold", .autoRenewable, at: 2)
+        if askedToBuy { script.play(.pending, "2002", "gold", .autoRenewable, at: 3) }
+        let expires = withExpiry ? start + 101_000 : nil
+        let shown = AccountState(entitlements: [.init(productId: "gold", expiresDate: expires)])
+        let results = script.check(shown, at: 10)
+        #expect(failures(results) == [fails])
+        if fails == .noUnlockWithoutVerifiedPurchase {
+            let found = try #require(witness(results, .noUnlockWithoutVerifiedPurchase))
+            #expect(found.summary.contains("no subscription of its group is owed one"))
+            #expect(found.summary.contains("Ask to Buy"))
+        }
+    }
+
+    /// The example backend with racy-dedupe at 10× (seed 7): a coins purchase credited twice (its credits probe
+    /// lists the transaction twice) beside another purchase's refund, taken back. The excess is the double
+    /// grant's, not also a refund not taken back; beyond what the double credit explains, it is.
+    @Test func excessThatADoubleCreditExplainsIsNotARefundNotTakenBack() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "coins", .consumable, at: 1)
+        script.play(.grant, "1002", "coins", .consumable, at: 2)
+        script.play(.revoke, "1002", "coins", .consumable, at: 3)
+        let doubled: [AccountState.Grant] = [
+            .init(transactionId: "1001", count: 1), .init(transactionId: "1001", count: 1),
+        ]
+        let results = script.check(AccountState(balances: ["coins": 2], grants: doubled), at: 10)
+        #expect(failures(results) == [.noDoubleGrant])
+        let beyond = script.check(AccountState(balances: ["coins": 3], grants: doubled), at: 11)
+        #expect(failures(beyond) == [.noDoubleGrant, .revocationHonored])
+    }
+
+    /// The example backend with pending-unlock at 10× (seed 7): a refunded unlock disappears, then a later Ask to
+    /// Buy of it is reported pending and the target unlocks it again. The return is the pending unlock's, not a
+    /// stale regression; without the pending report it is one.
+    @Test(arguments: [true, false])
+    func unlockBackAfterItsRefundThroughAPendingAskToBuyIsNoRegression(askedToBuy: Bool) throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        script.play(.revoke, "1001", "pro", .nonConsumable, at: 2)
+        #expect(failures(script.check(AccountState(), at: 3, final: false)).isEmpty)
+        if askedToBuy { script.play(.pending, "1002", "pro", .nonConsumable, at: 4) }
+        let results = script.check(AccountState(entitlements: [.init(productId: "pro")]), at: 5, final: false)
+        #expect(failures(results).contains(.noStaleRegression) == !askedToBuy)
+        #expect(failures(results).contains(.noUnlockWithoutVerifiedPurchase) == askedToBuy)
     }
 
     /// A target served the App Store Server API may learn of a purchase from its transaction history, whatever
