@@ -243,9 +243,12 @@ extension Checker {
                 && unverifiedSource(of: tx.product, c) == nil
             {
                 let entitlement = c.observed.entitlements.first { $0.productId == tx.product }
+                // A replay after the refund outweighed a pending report (see `unverifiedSource`): say both.
+                let pending = c.book.pending[tx.product]
                 return .fail(
-                    "the target still entitles \(tx.product) although its only purchase \(id) was refunded",
-                    c.evidence([tx], [.purchase, .refund, .acks]),
+                    "the target still entitles \(tx.product) although its only purchase \(id) was refunded"
+                        + (pending == nil ? "" : " (or the Ask to Buy of it reported pending unlocked it)"),
+                    c.evidence([tx], [.purchase, .refund, .acks], pending: pending),
                     entitlement.map(showing) ?? "showed entitlement \(tx.product)"
                 )
             }
@@ -478,26 +481,4 @@ extension Checker {
         }
         return undecided.finding
     }
-
-    func showing(_ entitlement: AccountState.Entitlement) -> String {
-        var text = "showed entitlement \(entitlement.productId)"
-        if let id = entitlement.transactionId { text += " (transaction \(id))" }
-        if let expires = entitlement.expiresDate { text += " until \(expires)" }
-        return text
-    }
-
-    func showing(_ listed: AccountState.TransactionState) -> String {
-        var text = "listed transaction \(listed.transactionId) of \(listed.productId) as \(listed.state.rawValue)"
-        if let start = listed.periodStart, let end = listed.periodEnd {
-            text += " for \(start)–\(end)"
-        } else if let end = listed.periodEnd {
-            text += " until \(end)"
-        }
-        return text
-    }
-
-    func showing(_ grant: AccountState.Grant) -> String {
-        "showed transaction \(grant.transactionId) granted \(grant.count) time\(grant.count == 1 ? "" : "s")"
-    }
-
 }

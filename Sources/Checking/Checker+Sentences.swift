@@ -1,6 +1,7 @@
 import AppStoreModel
 import Chaos
 import Simulation
+import TargetContract
 
 /// The sentences of witnesses and history entries.
 extension Checker {
@@ -49,5 +50,28 @@ extension Checker {
         case .indeterminate(let reason): "got no answer (\(reason)); the target may or may not have committed it"
         case .notSent(let reason, _): "was not sent (\(reason))"
         }
+    }
+
+    // MARK: - What a probe showed
+
+    func showing(_ entitlement: AccountState.Entitlement) -> String {
+        var text = "showed entitlement \(entitlement.productId)"
+        if let id = entitlement.transactionId { text += " (transaction \(id))" }
+        if let expires = entitlement.expiresDate { text += " until \(expires)" }
+        return text
+    }
+
+    func showing(_ listed: AccountState.TransactionState) -> String {
+        var text = "listed transaction \(listed.transactionId) of \(listed.productId) as \(listed.state.rawValue)"
+        if let start = listed.periodStart, let end = listed.periodEnd {
+            text += " for \(start)–\(end)"
+        } else if let end = listed.periodEnd {
+            text += " until \(end)"
+        }
+        return text
+    }
+
+    func showing(_ grant: AccountState.Grant) -> String {
+        "showed transaction \(grant.transactionId) granted \(grant.count) time\(grant.count == 1 ? "" : "s")"
     }
 }

@@ -10,12 +10,20 @@ extension Checker {
     /// purchase was refunded before the probe asked, besides a refund not honored: a forged transaction of it
     /// the target acknowledged, or an Ask to Buy of it reported pending. A target that trusts either unlocks
     /// the product whatever became of the refunds, so the plainer reading is the unlock, as for a consumable's
-    /// excess (`creditedForgeryFinding`). Nil when a purchase still stands or neither was sent.
+    /// excess (`creditedForgeryFinding`). A purchase delivery the target acknowledged after its refund may have
+    /// resurrected it (a stale overwrite), which a pending report the target may well have ignored does not
+    /// outweigh: then only an acknowledged forgery explains it. Nil when a purchase still stands or neither
+    /// was sent.
     func unverifiedSource(of product: String, _ c: Context) -> (reading: String, evidence: [WitnessEntry])? {
         guard typeOf[product] == .nonConsumable || typeOf[product] == .nonRenewing, c.bought(product),
             !c.unrefundedPurchase(of: product, besides: "")
         else { return nil }
-        return unverifiedReading(of: product, beside: c.genuine(product).map(\.1), c)
+        let refunded = c.genuine(product).map(\.1)
+        let replayed = refunded.contains { tx in
+            tx.revocationAcked
+                && tx.trail.entries(.acks).contains { $0.at * 1000 > Double(tx.revocationAckedMillis) }
+        }
+        return unverifiedReading(of: product, beside: refunded, pendingCounts: !replayed, c)
     }
 
     /// What explains an entitlement to a subscription product, shown as a one-time unlock (no expiry, no genuine
@@ -44,14 +52,16 @@ extension Checker {
         }
         guard !owedOrClose else { return nil }
         let ended = c.book.txs.values.filter { $0.group == group && $0.genuine && $0.sent }
-        return unverifiedReading(of: product, beside: Array(ended), c)
+        return unverifiedReading(of: product, beside: Array(ended), pendingCounts: true, c)
     }
 
     /// The unverified source that explains an unlock of `product`, with the genuine purchases it outlived as
-    /// evidence: an acknowledged forgery of it, else a pending Ask to Buy of it; nil when neither was sent.
+    /// evidence: an acknowledged forgery of it, else (if `pendingCounts`) a pending Ask to Buy of it; nil when
+    /// neither was sent.
     private func unverifiedReading(
         of product: String,
         beside genuine: [Tx],
+        pendingCounts: Bool,
         _ c: Context
     ) -> (reading: String, evidence: [WitnessEntry])? {
         // Only a forgery the target acknowledged: one that got no answer (a restart) from a target that refuses
@@ -63,7 +73,7 @@ extension Checker {
                 c.evidence(forged + genuine, .all)
             )
         }
-        guard let pending = c.book.pending[product] else { return nil }
+        guard pendingCounts, let pending = c.book.pending[product] else { return nil }
         return (
             "an Ask to Buy of it was reported pending: the pending purchase unlocked it",
             c.evidence(genuine, .all, pending: pending)

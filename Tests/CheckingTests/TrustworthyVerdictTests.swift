@@ -377,6 +377,21 @@ struct TrustworthyVerdictTests {
         #expect(try #require(witness(results, .noUnlockWithoutVerifiedPurchase)).summary.contains("Ask to Buy"))
     }
 
+    /// The example backend with blind-upsert at 10× (seed 7): a purchase delivery acknowledged after its refund
+    /// resurrected the unlock (a stale overwrite), beside an Ask to Buy of it the backend ignored. The refund not
+    /// honored is the reading, not the pending unlock.
+    @Test func unlockAfterARefundAndAReplayOfThePurchaseIsARefundNotHonored() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        script.play(.pending, "1002", "pro", .nonConsumable, at: 2)
+        script.play(.revoke, "1001", "pro", .nonConsumable, at: 3)
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 4, copy: .delayedDuplicate)
+        let results = script.check(AccountState(entitlements: [.init(productId: "pro")]), at: 10)
+        #expect(failures(results) == [.revocationHonored])
+        let found = try #require(witness(results, .revocationHonored))
+        #expect(found.summary.contains("(or the Ask to Buy of it reported pending unlocked it)"))
+    }
+
     /// The example backend with pending-unlock: its pending placeholder of a subscription product is an owned
     /// product in its wallet (no expiry). Once the series was refunded, that entitlement is the pending unlock's,
     /// filed as an unlock, not also as a refund not honored. Without the pending report, or shown with the
