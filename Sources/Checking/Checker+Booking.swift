@@ -221,7 +221,7 @@ extension Checker {
         defer { book.txs[id] = tx }
         tx.trail.note(entry, as: Part.answering(truth.kind, outcome, forged: delivery.isForged), limit: limit)
         if delivery.isForged {
-            tx.noteForgedAnswer(outcome)
+            tx.noteForgedAnswer(outcome, claim: delivery.forgery == Faults.bareProductIDForgery)
         } else {
             tx.noteAnswer(truth.kind, outcome, continues: continues, neverAttempted: neverAttempted, at: t)
         }
@@ -256,9 +256,13 @@ extension Part {
 
 extension Tx {
     /// A forged copy's answer: a refusal (4xx) credited nothing; a server error may have come after a commit.
-    mutating func noteForgedAnswer(_ outcome: DeliveryOutcome) {
+    /// `claim`: the forgery went as a device report, which a correct target may acknowledge.
+    mutating func noteForgedAnswer(_ outcome: DeliveryOutcome, claim: Bool) {
         switch outcome {
-        case .acknowledged, .indeterminate: forgeryMayCount = true
+        case .acknowledged:
+            forgeryMayCount = true
+            if !claim { forgeryAcknowledged = true }
+        case .indeterminate: forgeryMayCount = true
         case .rejected(let status): if status >= 500 { forgeryMayCount = true }
         case .notSent: break
         }

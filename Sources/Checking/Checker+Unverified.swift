@@ -64,9 +64,10 @@ extension Checker {
         pendingCounts: Bool,
         _ c: Context
     ) -> (reading: String, evidence: [WitnessEntry])? {
-        // Only a forgery the target acknowledged: one that got no answer (a restart) from a target that refuses
-        // forgeries leaves the refund not honored as the plainer reading.
-        let forged = c.forgedOnly(product).filter { $0.trail.earliest(.acks) != nil }
+        // Only a forgery the target acknowledged, and one it had to refuse: one that got no answer (a restart)
+        // from a target that refuses forgeries, or a bare claim acknowledged as a report, leaves the refund not
+        // honored as the plainer reading.
+        let forged = c.forgedOnly(product).filter(\.forgeryAcknowledged)
         if !forged.isEmpty {
             return (
                 "forged transactions of it were not refused: a forgery was credited",
@@ -90,10 +91,12 @@ extension Checker {
         let forged = c.forgedOnly(product)
         let forgedUnits = forged.reduce(0) { $0 + $1.quantity }
         guard forgedUnits > 0 else { return nil }
+        // Units that the probe's grants show credited twice are a double grant's (filed there), not a forgery's.
+        let counted = balance - c.unitsGrantedAgain(product)
         let bound: String
-        if balance > upper && balance <= upper + forgedUnits {
+        if counted > upper && counted <= upper + forgedUnits {
             bound = "the verified purchases sent add up to \(upper)"
-        } else if balance > allowed && balance <= upper && balance <= allowed + forgedUnits {
+        } else if counted > allowed && counted <= upper && counted <= allowed + forgedUnits {
             bound = "only \(allowed) remain once refunds are taken back"
         } else {
             return nil
@@ -101,7 +104,7 @@ extension Checker {
         return .fail(
             "the target shows \(balance) \(product) but \(bound), and forged transactions of it were "
                 + "not refused: a forgery was credited (or "
-                + (balance > upper ? "a purchase was credited twice)" : "a refund was not taken back)"),
+                + (counted > upper ? "a purchase was credited twice)" : "a refund was not taken back)"),
             c.evidence(forged + c.genuine(product).map(\.1), .all),
             "showed a balance of \(balance) \(product)"
         )

@@ -2,7 +2,8 @@ import Profile
 import Simulation
 
 /// What few transactions need, kept out of line behind one reference: an ID that is not a decimal number
-/// (the world mints none), a refund's and its reversal's dates, and when the target acknowledged the refund.
+/// (the world mints none), a refund's and its reversal's dates, when the target acknowledged the refund, and
+/// whether it acknowledged a forgery of the transaction.
 /// Immutable, so the copies of a transaction share it safely; a change makes a new one.
 final class RareFields: Sendable {
     struct Values: Equatable, Sendable {
@@ -11,6 +12,7 @@ final class RareFields: Sendable {
         var revokedDate: Int64 = 0
         var reinstatedDate: Int64 = 0
         var revocationAckedMillis: Int64 = 0
+        var forgeryAcknowledged = false
     }
 
     let values: Values
@@ -131,6 +133,13 @@ struct Tx: KeyedByID, Sendable {
     var revocationAckedMillis: Int64 {
         get { rare?.values.revocationAckedMillis ?? 0 }
         set { rareValues.revocationAckedMillis = newValue }
+    }
+    /// A forged delivery of it that a correct target must refuse was acknowledged: the target trusts forgeries.
+    /// A bare claim (`bare-product-id`) goes as a device report, which a correct target may acknowledge, so its
+    /// answer tells nothing.
+    var forgeryAcknowledged: Bool {
+        get { rare?.values.forgeryAcknowledged ?? false }
+        set { if newValue != forgeryAcknowledged { rareValues.forgeryAcknowledged = newValue } }
     }
     /// Attempt chains still open: each copy of a purchase delivery starts one, and it ends with the answer to
     /// its last retry or redelivery. Apple's retries, device redeliveries and any later retry policy all

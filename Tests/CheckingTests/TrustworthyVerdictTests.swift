@@ -377,6 +377,30 @@ struct TrustworthyVerdictTests {
         #expect(try #require(witness(results, .noUnlockWithoutVerifiedPurchase)).summary.contains("Ask to Buy"))
     }
 
+    /// `paystorm detect` at 10× (seed 7): the reference ledger acknowledges a bare claim (`bare-product-id`, sent
+    /// as a device report) with 202 and grants nothing. Beside a refund, an unlock is the refund's; beside a
+    /// double grant the probe's grants show, the excess is the double grant's, not a credited forgery.
+    @Test func acknowledgedBareClaimIsNoEvidenceOfACreditedForgery() throws {
+        var unlock = try Script(try scriptProfile())
+        unlock.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        unlock.play(.revoke, "1001", "pro", .nonConsumable, at: 2)
+        unlock.play(.grant, "9001", "pro", .nonConsumable, at: 3, onDevice: true, forgery: "bare-product-id")
+        let results = unlock.check(AccountState(entitlements: [.init(productId: "pro")]), at: 10)
+        #expect(failures(results) == [.revocationHonored])
+
+        var coins = try Script(try scriptProfile())
+        coins.play(.grant, "1001", "coins", .consumable, at: 1)
+        coins.play(.grant, "1002", "coins", .consumable, at: 2)
+        coins.play(.revoke, "1001", "coins", .consumable, at: 3)
+        coins.play(.grant, "9001", "coins", .consumable, at: 4, onDevice: true, forgery: "bare-product-id")
+        coins.play(.grant, "1002", "coins", .consumable, at: 5, copy: .delayedDuplicate)
+        let doubled: [AccountState.Grant] = [
+            .init(transactionId: "1001", count: 1), .init(transactionId: "1002", count: 2),
+        ]
+        let excess = coins.check(AccountState(balances: ["coins": 2], grants: doubled), at: 10)
+        #expect(failures(excess) == [.noDoubleGrant])
+    }
+
     /// The example backend with blind-upsert at 10× (seed 7): a purchase delivery acknowledged after its refund
     /// resurrected the unlock (a stale overwrite), beside an Ask to Buy of it the backend ignored. The refund not
     /// honored is the reading, not the pending unlock.
