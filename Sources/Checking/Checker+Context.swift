@@ -1,4 +1,5 @@
 import Simulation
+import TargetContract
 
 extension Checker {
     /// One account's books and its probed state, as the invariants read them.
@@ -69,6 +70,11 @@ extension Checker {
                 }
                 return units + (grant.count - 1) * tx.quantity
             }
+        }
+
+        /// Whether the entitlement names a transaction the App Store issued (kept: a folded one's ID is not).
+        func namesGenuineTransaction(_ entitlement: AccountState.Entitlement) -> Bool {
+            entitlement.transactionId.flatMap { book.txs[$0] }?.genuine == true
         }
 
         /// Whether any verified purchase of the product was sent (kept or folded).

@@ -29,7 +29,8 @@ extension Checker {
                     showing(entitlement)
                 )
             }
-            if let source = unverifiedSource(of: entitlement.productId, c) {
+            // An entitlement through a genuine transaction is that purchase's, whatever else was sent.
+            if !c.namesGenuineTransaction(entitlement), let source = unverifiedSource(of: entitlement.productId, c) {
                 return .fail(
                     "the target entitles \(entitlement.productId), whose every verified purchase was refunded, and "
                         + source.reading + " (or a refund was not honored)",

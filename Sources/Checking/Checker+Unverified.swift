@@ -40,7 +40,7 @@ extension Checker {
         let product = entitlement.productId
         guard typeOf[product] == .autoRenewable, let group = groupOf[product], entitlement.expiresDate == nil
         else { return nil }
-        if let id = entitlement.transactionId, c.book.txs[id]?.genuine == true { return nil }
+        if c.namesGenuineTransaction(entitlement) { return nil }
         let series = c.book.subs.values.filter { $0.group == group }
         let owedOrClose = series.contains { sub in
             let end = sub.status == .gracePeriod ? (sub.grace ?? sub.expires) : sub.expires

@@ -387,6 +387,14 @@ struct TrustworthyVerdictTests {
         unlock.play(.grant, "9001", "pro", .nonConsumable, at: 3, onDevice: true, forgery: "bare-product-id")
         let results = unlock.check(AccountState(entitlements: [.init(productId: "pro")]), at: 10)
         #expect(failures(results) == [.revocationHonored])
+        // An Ask to Buy reported pending does not explain an entitlement through the refunded transaction (detect
+        // at 10× with ignore-refund: 55 such were filed as pending unlocks).
+        var pending = try Script(try scriptProfile())
+        pending.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        pending.play(.revoke, "1001", "pro", .nonConsumable, at: 2)
+        pending.play(.pending, "1002", "pro", .nonConsumable, at: 3)
+        let named = AccountState(entitlements: [.init(productId: "pro", transactionId: "1001")])
+        #expect(failures(pending.check(named, at: 10)) == [.revocationHonored])
 
         var coins = try Script(try scriptProfile())
         coins.play(.grant, "1001", "coins", .consumable, at: 1)
