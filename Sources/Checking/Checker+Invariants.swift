@@ -425,12 +425,9 @@ extension Checker {
             // Owed: any entitlement of the group will do. Not owed: only one this series can explain fails.
             let entitlement = entitlement(ofGroup: sub.group, series: original, c)
             let entitled = c.observed.entitlements.contains { groupOf[$0.productId] == sub.group }
-            let end = sub.status == .gracePeriod ? (sub.grace ?? sub.expires) : sub.expires
-            let nearBoundary =
-                abs(c.now - sub.expires) < c.boundary || abs(c.now - end) < c.boundary
-                || c.now - sub.truthDate < c.boundary
+            let end = sub.end
             let series = c.book.txs.values.filter { $0.original == original && $0.genuine && !$0.revoked }
-            if nearBoundary {
+            if sub.near(c.now, boundary: c.boundary) {
                 undecided.note(
                     "subscription \(original) is within \(c.boundary) ms of an expiry or a change",
                     later: true
@@ -448,7 +445,7 @@ extension Checker {
                     shows
                 )
             }
-            let truthEntitled = (sub.status == .active || sub.status == .gracePeriod) && c.now < end
+            let truthEntitled = sub.owed(at: c.now)
             // The level owed is the current transaction's: an upgrade (also by an offer) takes effect at once,
             // a downgrade only at the next renewal. Judged once the target acknowledged that transaction.
             if truthEntitled, let entitlement, entitlement.productId != sub.product,

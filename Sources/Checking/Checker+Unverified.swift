@@ -42,15 +42,10 @@ extension Checker {
         else { return nil }
         if c.namesGenuineTransaction(entitlement) { return nil }
         let series = c.book.subs.values.filter { $0.group == group }
-        let owedOrClose = series.contains { sub in
-            let end = sub.status == .gracePeriod ? (sub.grace ?? sub.expires) : sub.expires
-            let owed = (sub.status == .active || sub.status == .gracePeriod) && c.now < end
-            let close =
-                abs(c.now - sub.expires) < c.boundary || abs(c.now - end) < c.boundary
-                || c.now - sub.truthDate < c.boundary
-            return owed || close || sub.status == .billingRetry
+        let mayBeOwed = series.contains {
+            $0.owed(at: c.now) || $0.near(c.now, boundary: c.boundary) || $0.status == .billingRetry
         }
-        guard !owedOrClose else { return nil }
+        guard !mayBeOwed else { return nil }
         let ended = c.book.txs.values.filter { $0.group == group && $0.genuine && $0.sent }
         return unverifiedReading(of: product, beside: Array(ended), pendingCounts: true, c)
     }

@@ -161,6 +161,17 @@ struct Sub: KeyedByID, Sendable {
     var truthDate: Int64
 
     var transactionId: String { transaction.id }
+
+    /// When the series' entitlement ends: the grace period's end while in it, else the expiry.
+    var end: Int64 { status == .gracePeriod ? (grace ?? expires) : expires }
+
+    /// Whether the series is owed an entitlement at `now`.
+    func owed(at now: Int64) -> Bool { (status == .active || status == .gracePeriod) && now < end }
+
+    /// Whether `now` is within `boundary` of an expiry or of the latest change: a probe there may read either way.
+    func near(_ now: Int64, boundary: Int64) -> Bool {
+        abs(now - expires) < boundary || abs(now - end) < boundary || now - truthDate < boundary
+    }
 }
 
 struct Book: Sendable {
