@@ -72,6 +72,19 @@ extension Checker {
             }
         }
 
+        /// Units of the product that transactions folded away, which the probe lists more than once, may add: at
+        /// most the largest folded purchase of it for each grant beyond the first (a folded transaction's product
+        /// and quantity are no longer kept).
+        func unitsFoldedGrantedAgain(_ product: String) -> Int {
+            guard let most = book.folded[product]?.maxQuantity, most > 0 else { return 0 }
+            return Checker.grantsByTransaction(observed.grants ?? []).reduce(0) { units, grant in
+                guard grant.count > 1, book.txs[grant.transactionId] == nil,
+                    let number = UInt64(grant.transactionId), book.foldedIDs.contains(number)
+                else { return units }
+                return units + (grant.count - 1) * most
+            }
+        }
+
         /// Whether the entitlement names a transaction the App Store issued (kept: a folded one's ID is not).
         func namesGenuineTransaction(_ entitlement: AccountState.Entitlement) -> Bool {
             entitlement.transactionId.flatMap { book.txs[$0] }?.genuine == true

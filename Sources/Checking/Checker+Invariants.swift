@@ -214,7 +214,7 @@ extension Checker {
                 return failure
             }
         }
-        if let failure = refundNotTakenBackFinding(c) { return failure }
+        if let failure = refundNotTakenBackFinding(c, undecided: &undecided) { return failure }
         return undecided.finding
     }
 
@@ -280,7 +280,7 @@ extension Checker {
 
     /// A consumable's balance beyond what its refunds leave, once forgeries the target may have credited are
     /// set aside: a refund not taken back.
-    func refundNotTakenBackFinding(_ c: Context) -> Finding? {
+    func refundNotTakenBackFinding(_ c: Context, undecided: inout Undecided) -> Finding? {
         for (product, balance) in c.observed.balances where typeOf[product] == .consumable {
             let refunded = c.genuine(product).filter { c.refundStood($0.1) }
             guard !refunded.isEmpty else { continue }
@@ -289,8 +289,11 @@ extension Checker {
             // verified purchase (filed there); only what remains beyond them proves a refund was not taken back.
             let forgedUnits = c.forgedOnly(product).reduce(0) { $0 + $1.quantity }
             // Units that the probe's grants show credited more than once are a double grant (filed there): a
-            // refund taken back leaves them too.
-            if balance - forgedUnits - c.unitsGrantedAgain(product) > allowed {
+            // refund taken back leaves them too. Transactions folded away may explain the rest: then undecided.
+            let excess = balance - forgedUnits - c.unitsGrantedAgain(product) - allowed
+            if excess > 0 && excess <= c.unitsFoldedGrantedAgain(product) {
+                undecided.note("\(product) beyond its refunds may be folded transactions the target granted twice")
+            } else if excess > 0 {
                 let twice =
                     c.observed.grants == nil && balance <= c.genuineUnits(product)
                     ? " (or a purchase was credited twice: the probe shows no per-transaction grants)" : ""

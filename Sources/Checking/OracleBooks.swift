@@ -146,6 +146,8 @@ struct Folded: Sendable {
     /// Non-consumable and non-renewing purchases sent and not refunded: a refund of another purchase of the
     /// product does not end the entitlement while one remains.
     var unrefunded = 0
+    /// The largest quantity of one consumable purchase folded: what a folded transaction granted twice may add.
+    var maxQuantity = 0
 }
 
 /// A subscription series' latest truth, keyed by its original transaction.
@@ -244,6 +246,7 @@ struct Book: Sendable {
             switch tx.type {
             case .consumable:
                 folded.sent += tx.quantity
+                folded.maxQuantity = max(folded.maxQuantity, tx.quantity)
                 if tx.acked && !tx.revoked { folded.acked += tx.quantity }
                 if !(tx.revoked && tx.revocationAcked) { folded.sentNotRefunded += tx.quantity }
             case .nonConsumable, .nonRenewing:

@@ -377,6 +377,27 @@ struct TrustworthyVerdictTests {
         #expect(try #require(witness(results, .noUnlockWithoutVerifiedPurchase)).summary.contains("Ask to Buy"))
     }
 
+    /// The example backend with racy-dedupe at 10× (seed 7): the coins credited twice were folded away, so their
+    /// product and quantity are no longer kept. An excess over the refunds that they may explain is undecided,
+    /// not a refund not taken back; beyond it, it is one.
+    @Test func excessThatAFoldedDoubleCreditMayExplainIsUndecided() throws {
+        var script = try Script(try scriptProfile(), foldAbove: 2)
+        script.buyCoins(6, from: 1, first: 1001)
+        script.play(.grant, "2001", "coins", .consumable, at: 3)
+        script.play(.revoke, "2001", "coins", .consumable, at: 4)
+        var grants = (1001...1006).map { AccountState.Grant(transactionId: String($0), count: 1) }
+        grants.append(.init(transactionId: "1001", count: 1))
+        let results = script.check(AccountState(balances: ["coins": 7], grants: grants), at: 10)
+        #expect(failures(results) == [.noDoubleGrant])
+        #expect(
+            results.contains {
+                if case .unknown = $0.outcome { $0.invariant == .revocationHonored } else { false }
+            }
+        )
+        let beyond = script.check(AccountState(balances: ["coins": 8], grants: grants), at: 11)
+        #expect(failures(beyond).contains(.revocationHonored))
+    }
+
     /// `paystorm detect` at 10× (seed 7): the reference ledger acknowledges a bare claim (`bare-product-id`, sent
     /// as a device report) with 202 and grants nothing. Beside a refund, an unlock is the refund's; beside a
     /// double grant the probe's grants show, the excess is the double grant's, not a credited forgery.
