@@ -443,6 +443,15 @@ struct TrustworthyVerdictTests {
         #expect(failures(results) == [.revocationHonored])
         let found = try #require(witness(results, .revocationHonored))
         #expect(found.summary.contains("(or the Ask to Buy of it reported pending unlocked it)"))
+        // `paystorm detect` at 10× with unlock-on-pending: a replay acknowledged before the pending report (a
+        // correct target answers a replay of a refunded purchase with 200) leaves the pending unlock the reading.
+        var later = try Script(try scriptProfile())
+        later.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        later.play(.revoke, "1001", "pro", .nonConsumable, at: 2)
+        later.play(.grant, "1001", "pro", .nonConsumable, at: 3, copy: .delayedDuplicate)
+        later.play(.pending, "1002", "pro", .nonConsumable, at: 4)
+        let pending = later.check(AccountState(entitlements: [.init(productId: "pro")]), at: 10)
+        #expect(failures(pending) == [.noUnlockWithoutVerifiedPurchase])
     }
 
     /// The example backend with pending-unlock: its pending placeholder of a subscription product is an owned
