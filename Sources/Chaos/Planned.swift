@@ -92,8 +92,10 @@ public struct AppliedFault: Sendable, Hashable, Codable {
 
 /// What happened to one sent delivery, Jepsen-style.
 public enum DeliveryOutcome: Sendable, Hashable {
-    /// A 2xx: the target acknowledged (for a device: "granted and durable").
-    case acknowledged(status: Int)
+    /// A 2xx: the target acknowledged (for a device: "granted and durable"). `alreadyHad`: the role's
+    /// `responses` read the answer as "already had it" (a 409 "already processed", `{"granted": false}`), so the
+    /// target says it granted nothing this time.
+    case acknowledged(status: Int, alreadyHad: Bool = false)
     /// A definite non-2xx answer.
     case rejected(status: Int)
     /// No answer (timeout, reset, lost response): the target may or may not have committed (`:info`).

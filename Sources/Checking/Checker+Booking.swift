@@ -286,7 +286,12 @@ extension Tx {
             }
             if case .notSent = outcome {} else { reached = true }
             switch outcome {
-            case .acknowledged: break
+            case .acknowledged(_, let alreadyHad):
+                // Taken again after its refund, as far as the answer tells: a target that says "already had
+                // it" did not grant it anew.
+                if kind == .grant && revoked && revocationAcked && !alreadyHad {
+                    regrantedMillis = Int64((t * 1000).rounded(.up))
+                }
             case .rejected(let status):
                 if kind == .grant {
                     rejected += 1

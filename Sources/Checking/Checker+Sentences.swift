@@ -45,7 +45,8 @@ extension Checker {
 
     func describe(_ outcome: DeliveryOutcome) -> String {
         switch outcome {
-        case .acknowledged(let status): "was acknowledged with \(status)"
+        case .acknowledged(let status, let alreadyHad):
+            "was acknowledged with \(status)" + (alreadyHad ? " (already had it)" : "")
         case .rejected(let status): "was rejected with \(status)"
         case .indeterminate(let reason): "got no answer (\(reason)); the target may or may not have committed it"
         case .notSent(let reason, _): "was not sent (\(reason))"

@@ -10,22 +10,18 @@ extension Checker {
     /// purchase was refunded before the probe asked, besides a refund not honored: a forged transaction of it
     /// the target acknowledged, or an Ask to Buy of it reported pending. A target that trusts either unlocks
     /// the product whatever became of the refunds, so the plainer reading is the unlock, as for a consumable's
-    /// excess (`creditedForgeryFinding`). A purchase delivery the target acknowledged after its refund and after
-    /// the pending report may have resurrected it (a stale overwrite): the later cause outweighs the pending
-    /// report, and only an acknowledged forgery explains it then. (An acknowledgment cannot say whether the
-    /// target granted again or answered "already had it", so either reading names the other.) Nil when a
-    /// purchase still stands or neither was sent.
+    /// excess (`creditedForgeryFinding`). A purchase delivery the target took after its refund and after the
+    /// pending report, without saying it had it already, may have resurrected it (a stale overwrite): the later
+    /// cause outweighs the pending report, and only an acknowledged forgery explains it then (either reading
+    /// names the other). Nil when a purchase still stands or neither was sent.
     func unverifiedSource(of product: String, _ c: Context) -> (reading: String, evidence: [WitnessEntry])? {
         guard typeOf[product] == .nonConsumable || typeOf[product] == .nonRenewing, c.bought(product),
             !c.unrefundedPurchase(of: product, besides: "")
         else { return nil }
         let refunded = c.genuine(product).map(\.1)
-        // The later cause is the plainer one: a replay acknowledged after both the refund and the pending report.
-        let pendingAt = (c.book.pending[product]?.at ?? 0) * 1000
-        let replayed = refunded.contains { tx in
-            tx.revocationAcked
-                && tx.trail.entries(.acks).contains { $0.at * 1000 > max(Double(tx.revocationAckedMillis), pendingAt) }
-        }
+        // The later cause is the plainer one: a replay taken after both the refund and the pending report.
+        let pendingAt = Int64(((c.book.pending[product]?.at ?? 0) * 1000).rounded(.up))
+        let replayed = refunded.contains { $0.regrantedMillis > pendingAt }
         return unverifiedReading(of: product, beside: refunded, pendingCounts: !replayed, c)
     }
 

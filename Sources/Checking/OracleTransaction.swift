@@ -2,8 +2,8 @@ import Profile
 import Simulation
 
 /// What few transactions need, kept out of line behind one reference: an ID that is not a decimal number
-/// (the world mints none), a refund's and its reversal's dates, when the target acknowledged the refund, and
-/// whether it acknowledged a forgery of the transaction.
+/// (the world mints none), a refund's and its reversal's dates, when the target acknowledged the refund and
+/// when it last took the purchase again after that, and whether it acknowledged a forgery of the transaction.
 /// Immutable, so the copies of a transaction share it safely; a change makes a new one.
 final class RareFields: Sendable {
     struct Values: Equatable, Sendable {
@@ -13,6 +13,7 @@ final class RareFields: Sendable {
         var reinstatedDate: Int64 = 0
         var revocationAckedMillis: Int64 = 0
         var forgeryAcknowledged = false
+        var regrantedMillis: Int64 = 0
     }
 
     let values: Values
@@ -133,6 +134,13 @@ struct Tx: KeyedByID, Sendable {
     var revocationAckedMillis: Int64 {
         get { rare?.values.revocationAckedMillis ?? 0 }
         set { rareValues.revocationAckedMillis = newValue }
+    }
+    /// When the target last acknowledged a delivery of the purchase after acknowledging its refund, without
+    /// saying it had it already, in milliseconds since the start of the run (0: never): a replay it may have
+    /// taken as a new grant, resurrecting the refunded purchase.
+    var regrantedMillis: Int64 {
+        get { rare?.values.regrantedMillis ?? 0 }
+        set { rareValues.regrantedMillis = newValue }
     }
     /// A forged delivery of it that a correct target must refuse was acknowledged: the target trusts forgeries.
     /// A bare claim (`bare-product-id`) goes as a device report, which a correct target may acknowledge, so its

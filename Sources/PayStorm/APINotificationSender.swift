@@ -74,7 +74,7 @@ final class APINotificationSender: Sendable {
         // Apple's `sendAttemptResult` names.
         let attempt: String =
             switch outcome {
-            case .acknowledged(_): "SUCCESS"
+            case .acknowledged: "SUCCESS"
             case .rejected(_): "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
             case .indeterminate(_): result?.error == .timeout ? "TIMED_OUT" : "NO_RESPONSE"
             case .notSent(_, _): "SOCKET_ISSUE"

@@ -74,8 +74,10 @@ extension Endpoints {
     /// no answer is indeterminate (`:info`), and a request that never left is not sent.
     static func outcome(of result: LoadResult, classification: ResponseClassification) -> DeliveryOutcome {
         guard let error = result.error else {
-            return classification.meaning(status: result.status, body: result.body).isAcknowledged
-                ? .acknowledged(status: result.status) : .rejected(status: result.status)
+            let meaning = classification.meaning(status: result.status, body: result.body)
+            return meaning.isAcknowledged
+                ? .acknowledged(status: result.status, alreadyHad: meaning == .alreadyHad)
+                : .rejected(status: result.status)
         }
         switch error {
         case .missed:

@@ -452,6 +452,16 @@ struct TrustworthyVerdictTests {
         later.play(.pending, "1002", "pro", .nonConsumable, at: 4)
         let pending = later.check(AccountState(entitlements: [.init(productId: "pro")]), at: 10)
         #expect(failures(pending) == [.noUnlockWithoutVerifiedPurchase])
+        // The example backend with pending-unlock at 10×: an approved Ask to Buy's own delivery arrived after its
+        // refund and was answered `{"granted": false}` (already had it): no replay was taken.
+        var answered = try Script(try scriptProfile())
+        answered.play(.pending, "1002", "pro", .nonConsumable, at: 1)
+        answered.play(.grant, "1002", "pro", .nonConsumable, at: 2)
+        answered.play(.revoke, "1002", "pro", .nonConsumable, at: 3)
+        let alreadyHad = DeliveryOutcome.acknowledged(status: 200, alreadyHad: true)
+        answered.play(.grant, "1002", "pro", .nonConsumable, at: 4, outcome: alreadyHad, onDevice: true)
+        let unlocked = answered.check(AccountState(entitlements: [.init(productId: "pro")]), at: 10)
+        #expect(failures(unlocked) == [.noUnlockWithoutVerifiedPurchase])
     }
 
     /// The example backend with pending-unlock: its pending placeholder of a subscription product is an owned

@@ -107,7 +107,7 @@ struct DeliveryRequestsTests {
         let responses = try #require(try Self.profile(target: Self.target).target.deviceDelivery).responses
         let table: [(LoadResult, DeliveryOutcome)] = [
             (Self.result(200), .acknowledged(status: 200)),
-            (Self.result(409), .acknowledged(status: 409)),
+            (Self.result(409), .acknowledged(status: 409, alreadyHad: true)),
             (Self.result(200, #"{"granted": false}"#), .rejected(status: 200)),
             (Self.result(500), .rejected(status: 500)),
             (Self.result(0, error: .refused), .notSent(reason: "refused: ")),
