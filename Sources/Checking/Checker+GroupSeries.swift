@@ -6,11 +6,18 @@ import TargetContract
 
 extension Checker {
     /// The entitlement of `group` the target shows for the series `original`: the first of the group, unless it
-    /// names a transaction of another series (an entitlement without a transaction ID may be any series').
+    /// names a transaction of another series. An entitlement without a transaction ID may be any series': it is
+    /// this one's only while no other series of the group may be owed one (a wallet lists a group's entitlement
+    /// without saying which series it is for).
     func entitlement(ofGroup group: String, series original: String, _ c: Context) -> AccountState.Entitlement? {
-        c.observed.entitlements.first { entitlement in
+        let anotherMayBeOwed = c.book.subs.contains {
+            $0.key != original && $0.value.group == group && $0.value.mayBeOwed(at: c.now, boundary: c.boundary)
+        }
+        return c.observed.entitlements.first { entitlement in
             guard groupOf[entitlement.productId] == group else { return false }
-            guard let id = entitlement.transactionId, let other = c.book.txs[id]?.original else { return true }
+            guard let id = entitlement.transactionId, let other = c.book.txs[id]?.original else {
+                return !anotherMayBeOwed
+            }
             return other == original
         }
     }

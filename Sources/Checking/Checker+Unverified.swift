@@ -40,11 +40,9 @@ extension Checker {
         guard typeOf[product] == .autoRenewable, let group = groupOf[product], entitlement.expiresDate == nil
         else { return nil }
         if c.namesGenuineTransaction(entitlement) { return nil }
-        let series = c.book.subs.values.filter { $0.group == group }
-        let mayBeOwed = series.contains {
-            $0.owed(at: c.now) || $0.near(c.now, boundary: c.boundary) || $0.status == .billingRetry
-        }
-        guard !mayBeOwed else { return nil }
+        guard
+            !c.book.subs.values.contains(where: { $0.group == group && $0.mayBeOwed(at: c.now, boundary: c.boundary) })
+        else { return nil }
         let ended = c.book.txs.values.filter { $0.group == group && $0.genuine && $0.sent }
         return unverifiedReading(of: product, beside: Array(ended), pendingCounts: true, c)
     }

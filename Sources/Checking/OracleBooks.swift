@@ -174,6 +174,12 @@ struct Sub: KeyedByID, Sendable {
     func near(_ now: Int64, boundary: Int64) -> Bool {
         abs(now - expires) < boundary || abs(now - end) < boundary || now - truthDate < boundary
     }
+
+    /// Whether a target may rightly entitle the series at `now`: owed, near a boundary, or in billing retry
+    /// (which the profile may want entitled).
+    func mayBeOwed(at now: Int64, boundary: Int64) -> Bool {
+        owed(at: now) || near(now, boundary: boundary) || status == .billingRetry
+    }
 }
 
 struct Book: Sendable {

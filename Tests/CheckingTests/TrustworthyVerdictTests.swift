@@ -525,6 +525,18 @@ struct TrustworthyVerdictTests {
         #expect(failures(results).contains(.noUnlockWithoutVerifiedPurchase) == askedToBuy)
     }
 
+    /// Two series in one group (a member's own and one shared with it), the first refunded: the target's
+    /// entitlement of the group without a transaction ID (as a wallet shows it) may be the other series', so it
+    /// proves no refund not honored. `FamilyCheckingTests` covers entitlements that name their transaction.
+    @Test func groupEntitlementOfALaterSeriesIsNoRefundNotHonored() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "2001", "gold", .autoRenewable, at: 1)
+        script.play(.revoke, "2001", "gold", .autoRenewable, at: 2)
+        script.play(.grant, "2002", "gold", .autoRenewable, at: 3)
+        let shown = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 101_000)])
+        #expect(failures(script.check(shown, at: 10)).isEmpty)
+    }
+
     /// A target served the App Store Server API may learn of a purchase from its transaction history, whatever
     /// became of the deliveries: every purchase sent counts.
     @Test func targetThatCanAskTheAppStoreMayCreditAPurchaseNoDeliveryBrought() throws {
