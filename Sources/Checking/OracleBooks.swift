@@ -176,9 +176,11 @@ struct Sub: KeyedByID, Sendable {
     }
 
     /// Whether a target may rightly entitle the series at `now`: owed, near a boundary, or in billing retry
-    /// (which the profile may want entitled).
+    /// (which the profile may want entitled). A revoked series only just after its refund: its expiry no longer
+    /// matters.
     func mayBeOwed(at now: Int64, boundary: Int64) -> Bool {
-        owed(at: now) || near(now, boundary: boundary) || status == .billingRetry
+        if status == .revoked { return now - truthDate < boundary }
+        return owed(at: now) || near(now, boundary: boundary) || status == .billingRetry
     }
 }
 
