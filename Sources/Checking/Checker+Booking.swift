@@ -255,10 +255,12 @@ extension Part {
 }
 
 extension Tx {
-    /// A forged copy's answer: a refusal (4xx) credited nothing; a server error may have come after a commit.
-    /// `claim`: the forgery went as a device report, which a correct target may acknowledge.
+    /// A forged copy's answer: a refusal (4xx) credited nothing, and so did an answer read as "already had it"
+    /// (the target says it granted nothing); a server error may have come after a commit. `claim`: the forgery
+    /// went as a device report, which a correct target may acknowledge.
     mutating func noteForgedAnswer(_ outcome: DeliveryOutcome, claim: Bool) {
         switch outcome {
+        case .acknowledged(_, alreadyHad: true): break
         case .acknowledged:
             forgeryMayCount = true
             if !claim { forgeryAcknowledged = true }

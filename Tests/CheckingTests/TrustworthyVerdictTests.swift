@@ -428,6 +428,16 @@ struct TrustworthyVerdictTests {
         ]
         let excess = coins.check(AccountState(balances: ["coins": 2], grants: doubled), at: 10)
         #expect(failures(excess) == [.noDoubleGrant])
+
+        // A signed forgery answered "already had it" (a body rule read `{"granted": 0}`): the target says it
+        // credited nothing, so the refund not taken back is the reading.
+        var said = try Script(try scriptProfile())
+        said.play(.grant, "1001", "coins", .consumable, at: 1)
+        said.play(.grant, "1002", "coins", .consumable, at: 2)
+        said.play(.revoke, "1001", "coins", .consumable, at: 3)
+        let nothing = DeliveryOutcome.acknowledged(status: 200, alreadyHad: true)
+        said.play(.grant, "9001", "coins", .consumable, at: 4, outcome: nothing, forgery: "bad-signature")
+        #expect(failures(said.check(AccountState(balances: ["coins": 2]), at: 10)) == [.revocationHonored])
     }
 
     /// The example backend with blind-upsert at 10× (seed 7): a purchase delivery acknowledged after its refund
