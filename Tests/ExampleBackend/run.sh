@@ -10,7 +10,7 @@
 # Usage: Tests/ExampleBackend/run.sh [--standalone | --matrix] [--factor N] [BUG...]
 #   --standalone  only the pytest suite;  --matrix  only the PayStorm runs;  BUG...  only these matrix rows
 #   --factor N    the matrix with every schedule N times as long (scripts/stretch-profile.py): the same verdicts
-#                 must hold at ten times the test's length (not in CI: --factor 10 takes about an hour)
+#                 must hold at ten times the test's length (not in CI: --factor 10 takes about 35 minutes)
 # Needs a built paystorm: $PAYSTORM, or .build/debug/paystorm. Creates Tests/ExampleBackend/.venv on first use
 # (Flask, gunicorn, app-store-server-library, pytest from PyPI, pinned) and installs jq (the profile's probe
 # transform) with apt-get when it is missing. Each mode gets a fresh database, a free loopback port and its own
