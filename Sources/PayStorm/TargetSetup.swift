@@ -95,7 +95,7 @@ enum TargetSetup {
             endpoints = Endpoints(
                 webhook: try .contractV1(.webhook, url: "http://\(address)/notifications"),
                 deviceDelivery: try .contractV1(.deviceDelivery, url: "http://\(address)/transactions"),
-                deviceReport: try .contractV1(.deviceReport, url: "http://\(address)/transactions"),
+                deviceReport: try embeddedReport(url: "http://\(address)/transactions"),
                 probe: "http://\(address)/accounts/{appAccountToken}",
                 headers: headers,
                 probeMapping: nil
@@ -110,6 +110,16 @@ enum TargetSetup {
             ledger: ledger,
             description: "embedded reference ledger at \(address) (\(flawText))"
         )
+    }
+
+    /// The embedded ledger's report role: contract v1, plus its answer `202 {"granted": 0}`, which says it
+    /// credited nothing, read as "already had it" (so an acknowledged bare claim is known to be no forgery taken).
+    static func embeddedReport(url: String) throws(TemplateError) -> RequestTemplate {
+        var report = try RequestTemplate.contractV1(.deviceReport, url: url)
+        report.responses.body = [
+            .init(status: [202...202], pointer: "/granted", equals: .number("0"), means: .alreadyHad)
+        ]
+        return report
     }
 
     /// The line that says `--pki` has no effect, when it was given for the embedded ledger (which trusts a

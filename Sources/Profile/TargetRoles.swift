@@ -205,6 +205,14 @@ public struct ResponseClassification: Sendable, Hashable, Decodable {
         /// What the answer then means.
         public var means: ResponseMeaning
 
+        /// A rule made in code (the embedded ledger's own answers).
+        public init(status: [ClosedRange<Int>]?, pointer: String, equals: TemplateJSON, means: ResponseMeaning) {
+            self.status = status
+            self.pointer = pointer
+            self.equals = equals
+            self.means = means
+        }
+
         /// Strict decoding.
         public init(from decoder: any Decoder) throws {
             let f = try Fields(decoder, allowed: ["status", "pointer", "equals", "means"])

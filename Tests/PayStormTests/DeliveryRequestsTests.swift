@@ -121,6 +121,16 @@ struct DeliveryRequestsTests {
         #expect(Endpoints.outcome(of: Self.result(207), classification: webhook) == .rejected(status: 207))
     }
 
+    @Test func theEmbeddedLedgersReportThatCreditedNothingIsReadAsAlreadyHad() throws {
+        let report = try TargetSetup.embeddedReport(url: "http://127.0.0.1:1/transactions").responses
+        let nothing = Self.result(202, #"{"granted":0,"status":"recorded"}"#)
+        let credited = Self.result(202, #"{"granted":1,"status":"recorded"}"#)
+        #expect(Endpoints.outcome(of: nothing, classification: report) == .acknowledged(status: 202, alreadyHad: true))
+        #expect(Endpoints.outcome(of: credited, classification: report) == .acknowledged(status: 202))
+        // Only the report role: a signed delivery's answer keeps contract v1's reading.
+        #expect(ResponseClassification(role: .deviceDelivery).body.isEmpty)
+    }
+
     // MARK: Provisioning
 
     static func script(_ text: String) throws -> (path: String, directory: String) {
