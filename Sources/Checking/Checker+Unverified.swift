@@ -19,10 +19,26 @@ extension Checker {
             !c.unrefundedPurchase(of: product, besides: "")
         else { return nil }
         let refunded = c.genuine(product).map(\.1)
-        // The later cause is the plainer one: a replay taken after both the refund and the pending report.
+        // The later cause is the plainer one: a replay taken after both the refund and the pending report. But a
+        // target already seen unlocking this product on a pending report is known to do so; a replay is only
+        // possibly taken, so the unlock stays the reading.
         let pendingAt = Int64(((c.book.pending[product]?.at ?? 0) * 1000).rounded(.up))
-        let replayed = refunded.contains { $0.regrantedMillis > pendingAt }
+        let replayed =
+            !c.book.unlockedOnPending.contains(product) && refunded.contains { $0.regrantedMillis > pendingAt }
         return unverifiedReading(of: product, beside: refunded, pendingCounts: !replayed, c)
+    }
+
+    /// Remembers the products the probe shows entitled that were never bought, while an Ask to Buy of them was
+    /// reported pending and no forgery of them may have counted: the target unlocked them on the pending report.
+    func noteUnlocksOnPending(_ c: Context, book: inout Book) {
+        for entitlement in c.observed.entitlements where c.book.pending[entitlement.productId] != nil {
+            let product = entitlement.productId
+            guard !c.bought(product), !c.book.unlockedOnPending.contains(product) else { continue }
+            if c.book.txs.values.contains(where: { $0.product == product && $0.forged && $0.forgeryMayCount }) {
+                continue
+            }
+            book.unlockedOnPending.insert(product)
+        }
     }
 
     /// What explains an entitlement to a subscription product, shown as a one-time unlock (no expiry, no genuine

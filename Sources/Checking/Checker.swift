@@ -248,6 +248,7 @@ public final class Checker: Sendable {
                 learnsOnlyFromDeliveries: learnsOnlyFromDeliveries
             )
             findings[.noUnlockWithoutVerifiedPurchase] = unlockFinding(context)
+            noteUnlocksOnPending(context, book: &book)
             findings[.noDoubleGrant] = doubleGrantFinding(context)
             findings[.noStaleRegression] = regressionFinding(context, book: &book)
             if final {

@@ -194,6 +194,9 @@ struct Book: Sendable {
     /// Per group.
     var maxSeenExpiry = SmallMap<String, Int64>()
     var gone: Set<String> = []
+    /// Products a probe showed entitled while an Ask to Buy reported pending was all that explained them: the
+    /// target is seen to unlock on a pending report (see `Checker.noteUnlocksOnPending`).
+    var unlockedOnPending: Set<String> = []
     /// Per product.
     var folded = SmallMap<String, Folded>()
     /// IDs of folded transactions (about 4 bytes each), so late copies are not counted twice.

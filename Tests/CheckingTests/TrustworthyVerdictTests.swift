@@ -474,6 +474,25 @@ struct TrustworthyVerdictTests {
         #expect(failures(unlocked) == [.noUnlockWithoutVerifiedPurchase])
     }
 
+    /// The example backend with pending-unlock at 10× (seed 7): a probe showed pro.unlock unlocked by an Ask to
+    /// Buy reported pending before any purchase of it. Later a refunded purchase's webhook arrived after its
+    /// refund (answered 200, as Apple's contract asks), after the last pending report. The target is seen to
+    /// unlock on pending reports, so the final entitlement is still the unlock's, not a refund not honored.
+    /// Without that earlier sight, the replay stays the reading.
+    @Test(arguments: [true, false])
+    func unlockSeenOnAPendingReportOutweighsALaterReplay(seen: Bool) throws {
+        var script = try Script(try scriptProfile())
+        script.play(.pending, "1001", "pro", .nonConsumable, at: 1)
+        let early = script.check(AccountState(entitlements: seen ? [.init(productId: "pro")] : []), at: 2, final: false)
+        #expect(failures(early) == (seen ? [.noUnlockWithoutVerifiedPurchase] : []))
+        script.play(.grant, "1002", "pro", .nonConsumable, at: 3)
+        script.play(.revoke, "1002", "pro", .nonConsumable, at: 4)
+        script.play(.pending, "1003", "pro", .nonConsumable, at: 5)
+        script.play(.grant, "1002", "pro", .nonConsumable, at: 6, copy: .delayedDuplicate)
+        let final = script.check(AccountState(entitlements: [.init(productId: "pro")]), at: 10)
+        #expect(failures(final) == (seen ? [.noUnlockWithoutVerifiedPurchase] : [.revocationHonored]))
+    }
+
     /// The example backend with pending-unlock: its pending placeholder of a subscription product is an owned
     /// product in its wallet (no expiry). Once the series was refunded, that entitlement is the pending unlock's,
     /// filed as an unlock, not also as a refund not honored. Without the pending report, or shown with the
