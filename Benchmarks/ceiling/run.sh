@@ -4,7 +4,9 @@
 # minting ceiling of the profile with `paystorm bench ceiling` in the same run, then runs `paystorm run`
 # (no probe, no faults, 100,000 accounts, constant schedule, 15 s) at 1x, 2x and 10x that ceiling and prints,
 # for each: deliveries intended, sent/s, p99 from the intended time, the harness-limited span, and the ratio
-# sent/s / ceiling. Goal: >= 0.8 at 1x, and never less at 2x or 10x than at 1x. Not run in CI.
+# sent/s / ceiling, then the CPU budget of each run (CPU per sent delivery of paystorm and of nginx beside the
+# ceiling's minting CPU per delivery, and the ratio that budget allows). Goal: >= 0.8 at 1x, and never less at 2x
+# or 10x than at 1x. Not run in CI.
 #
 # Usage: [CONNECTIONS=N] Benchmarks/ceiling/run.sh [SECONDS] [FACTORS...]   (defaults: 15 s; factors 1 2 10;
 #        CONNECTIONS sets target.connections, default 32)
@@ -23,15 +25,42 @@ PAYSTORM="$(swift build -c release --show-bin-path)/paystorm"
 
 source "$(dirname "$0")/setup.sh"
 
-printf '\n%-6s %-11s %-10s %-10s %-12s %-8s %s\n' factor rate-scale intended sent/s "p99 (ms)" ratio harness-limited
+[[ -x /usr/bin/time ]] || apt-get install -y time >/dev/null
+# CPU time (user + system, in clock ticks) of nginx's worker, so each run's CPU budget can be split.
+nginx_ticks() {
+    local worker
+    worker=$(pgrep -P "$(pgrep -o -x nginx)" -x nginx | head -1)
+    awk '{print $14 + $15}' "/proc/$worker/stat"
+}
+TICKS=$(getconf CLK_TCK)
+
+printf '\n%-6s %-11s %-10s %-10s %-12s %-8s %-8s %s\n' factor rate-scale intended sent/s "p99 (ms)" ratio bound \
+    harness-limited
 for factor in "${FACTORS[@]}"; do
     scale=$(python3 -c "print(round($SCALE * $factor, 4))")
-    "$PAYSTORM" run "$PROFILE" "${VARS[@]}" --pki "$WORK/pki" --rate-scale "$scale" \
-        --reports "$WORK/reports-$factor" --quiet >"$WORK/run-$factor.txt" 2>&1 || true
+    before=$(nginx_ticks)
+    /usr/bin/time -f "%U %S" -o "$WORK/cpu-$factor" "$PAYSTORM" run "$PROFILE" "${VARS[@]}" --pki "$WORK/pki" \
+        --rate-scale "$scale" --reports "$WORK/reports-$factor" --quiet >"$WORK/run-$factor.txt" 2>&1 || true
+    nginx_cpu=$(python3 -c "print(($(nginx_ticks) - $before) / $TICKS)")
     [[ -f "$WORK/reports-$factor/latest/summary.json" ]] || { cat "$WORK/run-$factor.txt" >&2; exit 1; }
-    python3 - "$WORK/reports-$factor/latest/summary.json" "$CEILING" "$factor" "$scale" "$RUN_SECONDS" <<'PY'
+    python3 - "$WORK/reports-$factor/latest/summary.json" "$CEILING" "$factor" "$scale" "$RUN_SECONDS" \
+        "$(tail -1 "$WORK/cpu-$factor")" "$nginx_cpu" "$(nproc)" >>"$WORK/budget.txt" <<'PY'
+import json, sys
+path, ceiling, factor = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+user, system = map(float, sys.argv[6].split())
+nginx, cores = float(sys.argv[7]), int(sys.argv[8])
+sent = json.load(open(path))["requests"]["sent"]
+mint = cores / ceiling * 1e6  # CPU µs the ceiling spends minting one delivery
+harness = (user + system) / sent * 1e6
+target = nginx / sent * 1e6
+print(f"{factor + 'x':<6} paystorm {harness:6.1f} µs of CPU per sent delivery (minting {mint:.1f}, the rest "
+      f"{harness - mint:.1f}), nginx {target:.1f}; bound {mint / (harness + target):.2f}")
+PY
+    python3 - "$WORK/reports-$factor/latest/summary.json" "$CEILING" "$factor" "$scale" "$RUN_SECONDS" \
+        "$(tail -1 "$WORK/budget.txt" | awk '{print $NF}')" <<'PY'
 import json, sys
 path, ceiling, factor, scale, seconds = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5])
+bound = sys.argv[6]
 report = json.load(open(path))
 requests = report["requests"]
 p99 = max((l["micros"].get("p99", 0) for l in report.get("latency", [])
@@ -41,6 +70,11 @@ limit = report.get("harnessLimited")
 span = (f"from {limit['fromSeconds']:.0f} s at {limit['deliveriesPerSecond']:,.0f}/s ({limit['reason']})"
         if limit else "no")
 print(f"{factor + 'x':<6} {scale:<11} {requests['intended']:<10} {rate:<10.0f} {p99:<12.0f} "
-      f"{rate / ceiling:<8.2f} {span}")
+      f"{rate / ceiling:<8.2f} {bound:<8} {span}")
 PY
 done
+# The budget: what the run spent per delivery it sent, beside what the ceiling spends minting one. `bound` is the
+# ratio a run whose other work (engine, kernel TCP, oracle, history) and target cost this much could reach with the
+# whole machine busy: minting / (paystorm + nginx) per delivery.
+echo
+cat "$WORK/budget.txt"
