@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Where a run's CPU goes against the null target: the same setup as run.sh (nginx `return 200`, the ceiling measured
+# first), then `perf record -F 999 -g` of one `paystorm run` at FACTOR times the ceiling, and the share of the
+# process's samples per thread (the engine is the main thread; the mint producer and the signing workers follow),
+# with each thread's top shared objects and symbols. Needs `perf` (Debian's linux-perf). Not run in CI.
+#
+# Usage: Benchmarks/ceiling/profile.sh [SECONDS=10] [FACTOR=1]
+set -euo pipefail
+source "$(dirname "$0")/../load/common.sh"
+cd "$ROOT"
+RUN_SECONDS="${1:-10}"
+FACTOR="${2:-1}"
+command -v perf >/dev/null || { echo "profile.sh: perf is not installed (apt-get install linux-perf)" >&2; exit 69; }
+command -v nginx >/dev/null || apt-get install -y nginx-light >/dev/null
+ensure_paystorm
+source "$(dirname "$0")/setup.sh"
+scale=$(python3 -c "print(round($SCALE * $FACTOR, 4))")
+perf record -q -F 999 -g -o "$WORK/perf.data" -- "$PAYSTORM" run "$PROFILE" "${VARS[@]}" --pki "$WORK/pki" \
+    --rate-scale "$scale" --reports "$WORK/reports" --quiet >/dev/null 2>&1 || true
+python3 - "$WORK/reports/latest/summary.json" "$CEILING" "$RUN_SECONDS" "$FACTOR" <<'PY'
+import json, sys
+requests = json.load(open(sys.argv[1]))["requests"]
+rate = requests["sent"] / float(sys.argv[3])
+print(f"{sys.argv[4]}x: {rate:,.0f} sent/s, ratio {rate / float(sys.argv[2]):.2f}")
+PY
+perf script -i "$WORK/perf.data" -F tid,ip,sym,dso -G 2>/dev/null | python3 -c '
+import collections, sys
+dsos, symbols = collections.defaultdict(collections.Counter), collections.defaultdict(collections.Counter)
+for line in sys.stdin:
+    parts = line.split()
+    if len(parts) < 2:
+        continue
+    dsos[parts[0]][parts[-1].strip("()").rsplit("/", 1)[-1]] += 1
+    symbols[parts[0]][" ".join(parts[2:-1])[:80]] += 1
+total = sum(sum(c.values()) for c in dsos.values())
+for tid, counts in sorted(dsos.items(), key=lambda kv: -sum(kv[1].values()))[:6]:
+    n = sum(counts.values())
+    print(f"thread {tid}: {100 * n / total:.1f}% of the samples")
+    print("   " + ", ".join(f"{name} {100 * k / n:.0f}%" for name, k in counts.most_common(5)))
+    print("   " + ", ".join(f"{name} {100 * k / n:.1f}%" for name, k in symbols[tid].most_common(6)))
+'
