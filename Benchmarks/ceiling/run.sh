@@ -44,25 +44,21 @@ for factor in "${FACTORS[@]}"; do
     nginx_cpu=$(python3 -c "print(($(nginx_ticks) - $before) / $TICKS)")
     [[ -f "$WORK/reports-$factor/latest/summary.json" ]] || { cat "$WORK/run-$factor.txt" >&2; exit 1; }
     python3 - "$WORK/reports-$factor/latest/summary.json" "$CEILING" "$factor" "$scale" "$RUN_SECONDS" \
-        "$(tail -1 "$WORK/cpu-$factor")" "$nginx_cpu" "$(nproc)" >>"$WORK/budget.txt" <<'PY'
-import json, sys
-path, ceiling, factor = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-user, system = map(float, sys.argv[6].split())
-nginx, cores = float(sys.argv[7]), int(sys.argv[8])
-sent = json.load(open(path))["requests"]["sent"]
-mint = cores / ceiling * 1e6  # CPU µs the ceiling spends minting one delivery
-harness = (user + system) / sent * 1e6
-target = nginx / sent * 1e6
-print(f"{factor + 'x':<6} paystorm {harness:6.1f} µs of CPU per sent delivery (minting {mint:.1f}, the rest "
-      f"{harness - mint:.1f}), nginx {target:.1f}; bound {mint / (harness + target):.2f}")
-PY
-    python3 - "$WORK/reports-$factor/latest/summary.json" "$CEILING" "$factor" "$scale" "$RUN_SECONDS" \
-        "$(tail -1 "$WORK/budget.txt" | awk '{print $NF}')" <<'PY'
+        "$(tail -1 "$WORK/cpu-$factor")" "$nginx_cpu" "$(nproc)" "$WORK/budget.txt" <<'PY'
 import json, sys
 path, ceiling, factor, scale, seconds = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5])
-bound = sys.argv[6]
+user, system = map(float, sys.argv[6].split())
+nginx, cores, budget = float(sys.argv[7]), int(sys.argv[8]), sys.argv[9]
 report = json.load(open(path))
 requests = report["requests"]
+# CPU per sent delivery: the run's, nginx's, and what the ceiling spends minting one.
+mint = cores / ceiling * 1e6
+harness = (user + system) / requests["sent"] * 1e6
+target = nginx / requests["sent"] * 1e6
+bound = mint / (harness + target)
+with open(budget, "a") as out:
+    print(f"{factor + 'x':<6} paystorm {harness:6.1f} µs of CPU per sent delivery (minting {mint:.1f}, the rest "
+          f"{harness - mint:.1f}), nginx {target:.1f}; bound {bound:.2f}", file=out)
 p99 = max((l["micros"].get("p99", 0) for l in report.get("latency", [])
            if l["measure"] == "intended" and l["kind"] == "all"), default=0) / 1000
 rate = requests["sent"] / seconds
@@ -70,7 +66,7 @@ limit = report.get("harnessLimited")
 span = (f"from {limit['fromSeconds']:.0f} s at {limit['deliveriesPerSecond']:,.0f}/s ({limit['reason']})"
         if limit else "no")
 print(f"{factor + 'x':<6} {scale:<11} {requests['intended']:<10} {rate:<10.0f} {p99:<12.0f} "
-      f"{rate / ceiling:<8.2f} {bound:<8} {span}")
+      f"{rate / ceiling:<8.2f} {bound:<8.2f} {span}")
 PY
 done
 # The budget: what the run spent per delivery it sent, beside what the ceiling spends minting one. `bound` is the

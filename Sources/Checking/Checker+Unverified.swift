@@ -31,13 +31,11 @@ extension Checker {
     /// Remembers the products the probe shows entitled that were never bought, while an Ask to Buy of them was
     /// reported pending and no forgery of them may have counted: the target unlocked them on the pending report.
     func noteUnlocksOnPending(_ c: Context, book: inout Book) {
-        for entitlement in c.observed.entitlements where c.book.pending[entitlement.productId] != nil {
+        for entitlement in c.observed.entitlements {
             let product = entitlement.productId
-            guard !c.bought(product), !c.book.unlockedOnPending.contains(product) else { continue }
-            if c.book.txs.values.contains(where: { $0.product == product && $0.forged && $0.forgeryMayCount }) {
-                continue
+            if c.book.pending[product] != nil, !c.bought(product), c.forgedOnly(product).isEmpty {
+                book.unlockedOnPending.insert(product)
             }
-            book.unlockedOnPending.insert(product)
         }
     }
 
