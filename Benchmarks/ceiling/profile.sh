@@ -2,7 +2,9 @@
 # Where a run's CPU goes against the null target: the same setup as run.sh (nginx `return 200`, the ceiling measured
 # first), then `perf record -F 999 -g` of one `paystorm run` at FACTOR times the ceiling, and the share of the
 # process's samples per thread (the engine is the main thread; the mint producer and the signing workers follow),
-# with each thread's top shared objects and symbols. Needs `perf` (Debian's linux-perf). Not run in CI.
+# with each thread's top shared objects and symbols, and for the busiest threads the share of their samples under the
+# run path's parts (history, oracle, transport, kernel; a sample counts for each part on its stack). Needs `perf`
+# (Debian's linux-perf). Not run in CI.
 #
 # Usage: Benchmarks/ceiling/profile.sh [SECONDS=10] [FACTOR=1]
 set -euo pipefail
@@ -38,4 +40,30 @@ for tid, counts in sorted(dsos.items(), key=lambda kv: -sum(kv[1].values()))[:6]
     print(f"thread {tid}: {100 * n / total:.1f}% of the samples")
     print("   " + ", ".join(f"{name} {100 * k / n:.0f}%" for name, k in counts.most_common(5)))
     print("   " + ", ".join(f"{name} {100 * k / n:.1f}%" for name, k in symbols[tid].most_common(6)))
+'
+perf script -i "$WORK/perf.data" -F tid,ip,sym,dso 2>/dev/null | python3 -c '
+import collections, sys
+parts = {"history (HistoryLog, gzip)": ("HistoryLog", "ChunkedGzipLog", "libz.so"),
+         "oracle (Checker)": ("Checking7Checker",), "transport (Load.Transport)": ("Load9Transport",),
+         "kernel": ("kernel.kallsyms",), "minting (libcrypto)": ("libcrypto",)}
+counts, totals = collections.defaultdict(collections.Counter), collections.Counter()
+tid, stack = None, []
+def close():
+    if tid is None:
+        return
+    totals[tid] += 1
+    for name, keys in parts.items():
+        if any(key in frame for frame in stack for key in keys):
+            counts[tid][name] += 1
+for line in sys.stdin:
+    if not line.strip():
+        close()
+        tid, stack = None, []
+    elif not line.startswith("\t"):
+        tid = line.split()[0]
+    else:
+        stack.append(line)
+close()
+for tid, n in totals.most_common(2):
+    print(f"thread {tid}, samples under: " + ", ".join(f"{name} {100 * counts[tid][name] / n:.0f}%" for name in parts))
 '
