@@ -28,16 +28,19 @@ extension Checker {
 
     /// What the App Store Server API answers when a backend asks it about a pulled forgery's id: the
     /// witness of a grant names it, since that answer is what the backend should have believed.
+    ///
+    /// The phrase names no ID: phrases are interned for the whole run, and one naming each forgery's ID made
+    /// a distinct phrase a forgery, so a long soak filled the table (then its witnesses lost their text). The
+    /// witness's sentence names the transaction already, and the violation its account.
     static func apiAnswer(to delivery: PlannedDelivery) -> String {
-        guard case .device(let device) = delivery.action.delivery else { return "" }
+        guard case .device = delivery.action.delivery else { return "" }
         switch delivery.forgery {
         case "made-up-transaction-id":
-            return "; transaction \(device.transaction.transactionId), which the App Store Server API answers with "
+            return "; an ID the App Store never issued, which the App Store Server API answers with "
                 + "404 TransactionIdNotFoundError (4040010)"
         case "other-account-transaction-id":
-            return "; transaction \(device.transaction.transactionId) of another account, whose signed answer from "
-                + "the App Store Server API carries that account's appAccountToken, not "
-                + delivery.action.appAccountToken
+            return "; another account's transaction ID, whose signed answer from the App Store Server API "
+                + "carries that account's appAccountToken, not this account's"
         default:
             return ""
         }

@@ -152,6 +152,9 @@ public final class Checker: Sendable {
         state.withLock { ($0.tallies, $0.violationCount) }
     }
 
+    /// How many distinct phrases the history entries share (for tests of its memory).
+    var phraseCount: Int { state.withLock { $0.phrases.count } }
+
     /// What the oracle keeps for one account (for tests of its memory): the transactions kept, the slots
     /// reserved for them, the bytes of one slot, the folded transaction IDs and the bytes those take.
     func storage(

@@ -1,3 +1,4 @@
+import Chaos
 import Profile
 import Simulation
 import Testing
@@ -76,6 +77,24 @@ struct OracleStorageTests {
         // About 4 bytes an ID, growth slack included.
         #expect(late.foldedIDBytes <= 8 * late.foldedIDs)
         #expect(late.foldedIDBytes - early.foldedIDBytes <= 6 * (late.foldedIDs - early.foldedIDs) + 8192)
+    }
+
+    // Phrases are interned for the whole run; one that named each pulled forgery's ID made a phrase a forgery,
+    // so a soak filled the table and its later witnesses lost their text.
+    @Test func pulledForgeriesShareTheirPhrases() throws {
+        func run(seconds: Int) throws -> (phrases: Int, pulled: Int) {
+            let (checker, _, planned) = play(
+                try PulledForgeryWitnessTests.pullingProfile(seconds: seconds, type: "consumable")
+            )
+            let pulled = planned.filter {
+                $0.forgery == "made-up-transaction-id" || $0.forgery == "other-account-transaction-id"
+            }
+            return (checker.phraseCount, pulled.count)
+        }
+        let short = try run(seconds: 20)
+        let long = try run(seconds: 200)
+        #expect(long.pulled >= short.pulled + 50)
+        #expect(long.phrases == short.phrases, "\(short) then \(long)")
     }
 
     @Test func logEntryKeepsItsFieldsInSixteenBytes() {

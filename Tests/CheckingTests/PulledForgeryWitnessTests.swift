@@ -8,7 +8,8 @@ import Testing
 /// A backend that pulls and grants a forged id (issue 13, item 4): filed as an unlock without a verified purchase,
 /// with a witness that names what the App Store Server API answers for that id.
 struct PulledForgeryWitnessTests {
-    static func pullingProfile() throws -> Profile {
+    /// The profile over `seconds` of its schedule, selling one product of `type`.
+    static func pullingProfile(seconds: Int = 20, type: String = "nonConsumable") throws -> Profile {
         let text = """
             {
               name: "pull-check", seed: 6,
@@ -16,10 +17,10 @@ struct PulledForgeryWitnessTests {
                 webhookURL: "http://127.0.0.1:1/notifications",
                 deviceDelivery: { url: "http://127.0.0.1:1/pull", body: { id: "{transactionId}" } },
               },
-              catalog: { products: [{ id: "pro", type: "nonConsumable", priceMilli: 4990 }] },
+              catalog: { products: [{ id: "pro", type: "\(type)", priceMilli: 4990 }] },
               population: { accounts: 20, devicesPerAccount: 1 },
-              actionMix: { nonConsumable: 1 },
-              schedule: [{ kind: "constant", rate: 10, seconds: 20 }],
+              actionMix: { \(type): 1 },
+              schedule: [{ kind: "constant", rate: 10, seconds: \(seconds) }],
               faults: { forgery: { probability: 0.6 } },
             }
             """
