@@ -38,7 +38,9 @@ extension Checker {
     /// Whether the App Store or the device will try this delivery again (also after a refused connection):
     /// until the last attempt is answered, a rejection is not final.
     func continuesChain(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at t: Double) -> Bool {
-        !delivery.isForged && delivery.action.truth.kind == .grant && isTriedAgain(delivery, after: outcome, at: t)
+        let kind = delivery.action.truth.kind
+        return !delivery.isForged && (kind == .grant || kind == .reinstate)
+            && isTriedAgain(delivery, after: outcome, at: t)
     }
 
     /// Whether the chaos policy follows this answer with a retry or a redelivery of the same delivery.
@@ -68,7 +70,9 @@ extension Checker {
         var book = state.books.removeValue(forKey: action.appAccountToken) ?? Book()
         book.latest = max(book.latest, truth.effectiveDate)
         defer {
-            if book.txs.count > foldAbove { book.fold(keep: foldAbove / 2) }
+            if book.txs.count > foldAbove {
+                book.fold(keep: foldAbove / 2, now: Int64((t * 1000).rounded()), refundsSettle: refundsSettle)
+            }
             state.books[action.appAccountToken] = book
         }
         if delivery.isForged {
@@ -121,6 +125,13 @@ extension Checker {
     ) {
         let truth = delivery.action.truth
         guard let id = truth.transactionId, let product = truth.productId else { return }
+        if let refund = book.foldedRefund(id) {
+            // A refunded purchase folded away: a reversal signed after its refund brings it back, to be
+            // reinstated below; any other copy is one of what was folded.
+            guard truth.kind == .reinstate, truth.effectiveDate > refund.revokedDate else { return }
+            let tx = book.unfoldRefund(refund, truth: truth, label: label(product, group: truth.groupId))
+            book.txs[id] = tx
+        }
         // A late copy of a transaction already folded into the counts: counted once, ignore it. If every
         // earlier attempt was rejected, this copy may still be accepted: it is no longer known as lost.
         if book.txs[id] == nil, let number = UInt64(id), book.foldedIDs.contains(number) {
@@ -131,11 +142,14 @@ extension Checker {
             book.txs[id] ?? book.newTx(id, label: label(product, group: truth.groupId), type: truth.productType)
         tx.genuine = true
         tx.sent = tx.sent || delivery.sends
-        if truth.kind == .grant && startsChain { tx.chains += 1 }
+        // A reversal is an attempt chain too: the purchase must not fold before the target answered it, or its
+        // acknowledgment would never make the units owed again.
+        if startsChain { tx.chains += 1 }
         tx.quantity = truth.quantity
         if tx.group != truth.groupId { tx.relabel(label(tx.product, group: truth.groupId)) }
         tx.original = truth.originalTransactionId
-        tx.expires = truth.expiresDate
+        // A reversal may not sign the period again: the purchase's own stands.
+        if let expires = truth.expiresDate { tx.expires = expires }
         if truth.kind == .reinstate { tx.reinstatedDate = max(tx.reinstatedDate, truth.effectiveDate) }
         // The latest signedDate decides between a refund and its reversal, whatever their arrival order.
         if truth.kind == .reinstate && tx.revoked && truth.effectiveDate > tx.revokedDate {
@@ -155,6 +169,8 @@ extension Checker {
     /// A refund or revocation. Returns whether the account is to be checked again (false without a transaction).
     private func bookRefund(_ truth: Truth, entry: LogEntry?, limit: Int, in book: inout Book) -> Bool {
         guard let id = truth.transactionId else { return false }
+        // A copy of a refund already folded away with its purchase: nothing changes.
+        if book.foldedRefund(id) != nil { return true }
         if book.txs[id] == nil, let product = truth.productId, var folded = book.folded[product] {
             // A refund of a transaction folded away: its units may have been counted as owed. Refunded
             // entitlements are never folded, so a folded one was unrefunded until now.
@@ -304,7 +320,7 @@ extension Tx {
             case .notSent: if !neverAttempted && kind == .grant && !continues { unsent = true }
             }
             // Each chain ends once: at the answer of its last attempt.
-            if kind == .grant && !continues { chains = max(0, chains - 1) }
+            if !continues { chains = max(0, chains - 1) }
         case .revoke:
             if acked && !revocationAcked {
                 revocationAcked = true

@@ -187,7 +187,8 @@ extension Checker {
                 book.gone.insert(key)
             }
         }
-        return failure ?? .pass
+        let folded = foldedRefundRegressionFinding(c, book: &book)
+        return failure ?? folded ?? .pass
     }
 
     func revocationFinding(_ c: Context) -> Finding {
@@ -203,6 +204,7 @@ extension Checker {
                 showing(listed)
             )
         }
+        if let failure = foldedRefundRevocationFinding(c) { return failure }
         let entitledProducts = Set(c.observed.entitlements.map(\.productId))
         for (id, tx) in c.book.txs.sorted(by: { $0.value.sequence < $1.value.sequence })
         where tx.revoked && tx.genuine {
@@ -283,7 +285,7 @@ extension Checker {
     func refundNotTakenBackFinding(_ c: Context, undecided: inout Undecided) -> Finding? {
         for (product, balance) in c.observed.balances where typeOf[product] == .consumable {
             let refunded = c.genuine(product).filter { c.refundStood($0.1) }
-            guard !refunded.isEmpty else { continue }
+            guard !refunded.isEmpty || (c.book.folded[product]?.refunded ?? 0) > 0 else { continue }
             let allowed = c.unitsNotRefunded(product)
             // Units that forged transactions the target may have credited explain are an unlock without a
             // verified purchase (filed there); only what remains beyond them proves a refund was not taken back.

@@ -39,8 +39,8 @@ public final class Checker: Sendable {
         /// the first two and the latest acknowledgments, the first and the latest rejection, the refund).
         public var entriesPerTransaction = 3
         /// When an account holds more transactions than this, the oldest settled ones (consumables, past
-        /// subscription periods, ended non-renewing subscriptions, purchases whose every attempt was rejected)
-        /// fold into per-product counts, so memory grows with accounts rather than with actions. A folded
+        /// subscription periods, ended non-renewing subscriptions, purchases whose every attempt was rejected,
+        /// refunded purchases whose refund settled beside the product's two latest) fold into per-product counts, so memory grows with accounts rather than with actions. A folded
         /// purchase still counts as bought and as unrefunded; folding only loosens bounds and never creates a
         /// violation. Eight: an account of a soak reaches its plateau (four to eight kept, 0.5-1 KB) in about
         /// half the time sixteen took, and the witnesses still cite the latest transactions.
@@ -66,6 +66,9 @@ public final class Checker: Sendable {
     /// Whether the target learns of purchases only from deliveries: the run serves it no App Store Server API
     /// whose transaction history could name a purchase no delivery brought.
     let learnsOnlyFromDeliveries: Bool
+    /// How long after its acknowledgment a refund may fold (milliseconds): past the probe's timeout, so no
+    /// probe still to be judged asked before the refund stood, with a minute to spare.
+    let refundsSettle: Int64
 
     /// Creates the checker of a run.
     /// - Parameters:
@@ -91,6 +94,7 @@ public final class Checker: Sendable {
         self.policy = ChaosPolicy(profile: profile)
         self.devicesReachable = profile.target.embeddedLedger || profile.target.deviceURL != nil
         self.learnsOnlyFromDeliveries = profile.target.appStoreAPI == nil
+        self.refundsSettle = Int64((60 + (profile.target.probe?.timeoutSeconds ?? 30)) * 1000)
         state = Mutex(State())
     }
 
@@ -156,15 +160,16 @@ public final class Checker: Sendable {
     var phraseCount: Int { state.withLock { $0.phrases.count } }
 
     /// What the oracle keeps for one account (for tests of its memory): the transactions kept, the slots
-    /// reserved for them, the bytes of one slot, the folded transaction IDs and the bytes those take.
+    /// reserved for them, the bytes of one slot, the folded transaction IDs and the bytes those take, and the
+    /// refunds folded.
     func storage(
         of account: String
-    ) -> (kept: Int, reserved: Int, recordBytes: Int, foldedIDs: Int, foldedIDBytes: Int) {
+    ) -> (kept: Int, reserved: Int, recordBytes: Int, foldedIDs: Int, foldedIDBytes: Int, foldedRefunds: Int) {
         state.withLock { state in
             let book = state.books[account] ?? Book()
             return (
                 book.txs.count, book.txs.capacity, MemoryLayout<Tx>.stride, book.foldedIDs.count,
-                book.foldedIDs.bytes
+                book.foldedIDs.bytes, book.foldedRefunds.count
             )
         }
     }

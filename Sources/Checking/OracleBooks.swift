@@ -148,6 +148,18 @@ struct Folded: Sendable {
     var unrefunded = 0
     /// The largest quantity of one consumable purchase folded: what a folded transaction granted twice may add.
     var maxQuantity = 0
+    /// Units of refunded one-time purchases folded (see `FoldedRefund`).
+    var refunded = 0
+}
+
+/// A refunded purchase folded away (see `Book.fold`), in 24 bytes instead of a kept transaction's ~270: what a
+/// reversal of its refund, a copy of the refund and a probe that names it need. Its units are in `Folded`.
+struct FoldedRefund: Sendable {
+    let id: UInt64
+    /// The refund's signed date: only a reversal signed after it brings the purchase back.
+    let revokedDate: Int64
+    /// A probe that asked after the refund stood no longer showed the transaction (see `regressionFinding`).
+    var gone: Bool
 }
 
 /// A subscription series' latest truth, keyed by its original transaction.
@@ -201,6 +213,8 @@ struct Book: Sendable {
     var folded = SmallMap<String, Folded>()
     /// IDs of folded transactions (about 4 bytes each), so late copies are not counted twice.
     var foldedIDs = CompactIDSet()
+    /// Refunded purchases folded away, sorted by ID (their IDs are in `foldedIDs` too).
+    var foldedRefunds: [FoldedRefund] = []
     /// IDs of folded purchases whose every attempt was rejected, and the first of them, kept for its witness.
     var neverAccepted: Set<UInt64> = []
     var neverAcceptedSample: Tx?
@@ -226,21 +240,28 @@ struct Book: Sendable {
     /// Folds the oldest settled transactions into per-product counts until at most `keep` remain (or none is
     /// settled). Settled: a verified consumable whose refund, if any, was answered; a subscription period that
     /// is no longer current; an unrefunded non-renewing subscription a minute past its catalog period; a purchase
-    /// whose every attempt was rejected. Refunded non-consumables and non-renewing subscriptions stay, so a
-    /// folded one is known to be unrefunded.
-    mutating func fold(keep: Int) {
+    /// whose every attempt was rejected; a refunded purchase whose refund settled (see `refundSettled`).
+    /// - Parameters:
+    ///   - now: milliseconds since the start of the run.
+    ///   - refundsSettle: how long after its acknowledgment a refund stands for every probe (see `refundSettled`).
+    mutating func fold(keep: Int, now: Int64, refundsSettle: Int64) {
+        var latestRefunds: Set<RecordKey>?
         let settled = txs.values.filter { tx in
             guard tx.genuine, !tx.forged, tx.chains == 0 else { return false }
             if tx.neverAccepted { return true }
+            if tx.revoked && tx.type != .autoRenewable {
+                guard refundSettled(tx, now: now, after: refundsSettle) else { return false }
+                // Found once per fold, and only when some refund may fold.
+                if latestRefunds == nil { latestRefunds = self.latestRefunds(perProduct: 2) }
+                return latestRefunds?.contains(tx.key) == false
+            }
             guard !(tx.revoked && !tx.revocationAcked), !tx.indeterminate else { return false }
             switch tx.type {
-            // A refunded purchase stays: a `REFUND_REVERSED` may come at any later time and must find it (the
-            // folded counts cannot tell which refunds they hold), or the oracle owes fewer units than the target.
-            case .consumable: return tx.sent && !tx.revoked
+            case .consumable: return tx.sent
             case .autoRenewable:
                 guard let original = tx.originalKey, let sub = subs[original] else { return false }
                 return !tx.has(sub.transaction) && (tx.expires ?? .max) <= sub.expires
-            case .nonRenewing: return !tx.revoked && tx.expires.map { $0 + 60_000 < latest } ?? false
+            case .nonRenewing: return tx.expires.map { $0 + 60_000 < latest } ?? false
             case .nonConsumable, nil: return false
             }
         }.sorted { $0.sequence < $1.sequence }
@@ -252,22 +273,102 @@ struct Book: Sendable {
                     neverAccepted.insert(number)
                     if neverAcceptedSample == nil { neverAcceptedSample = tx }
                 }
+                // A past subscription period folds on its own rule, refunded or not, and is judged no further
+                // (a target may name a series by an earlier period's ID): only a one-time refund is remembered.
+                let gone = self.gone.remove(tx.id) != nil
+                if tx.revoked && tx.type != .autoRenewable {
+                    insert(FoldedRefund(id: number, revokedDate: tx.revokedDate, gone: gone))
+                }
             }
             var folded = self.folded[tx.product] ?? Folded()
-            switch tx.type {
-            case .consumable:
-                folded.sent += tx.quantity
-                folded.maxQuantity = max(folded.maxQuantity, tx.quantity)
-                if tx.acked && !tx.revoked { folded.acked += tx.quantity }
-                if !(tx.revoked && tx.revocationAcked) { folded.sentNotRefunded += tx.quantity }
-            case .nonConsumable, .nonRenewing:
-                if tx.sent && !tx.revoked { folded.unrefunded += 1 }
-            case .autoRenewable, nil:
-                break
-            }
+            folded.add(tx)
             self.folded[tx.product] = folded
         }
         txs.shrink()
+    }
+
+    /// Whether a refunded one-time purchase may fold: its refund acknowledged long enough ago that every probe
+    /// still to be judged asked after it (a probe's answer may be judged up to its timeout after it asked, see
+    /// `Context.refundStood`), nothing about it left open, and its ID a canonical decimal (kept as a number).
+    /// The latest two refunds of each product stay whole: they keep the product-level checks (still entitled,
+    /// revoked too much, not taken back) and their witnesses, and they are the ones a reversal usually finds.
+    /// An earlier one folds: a `REFUND_REVERSED` that comes for it later brings it back (see `unfoldRefund`).
+    private func refundSettled(_ tx: Tx, now: Int64, after settle: Int64) -> Bool {
+        tx.revocationAcked && tx.revocationAckedMillis + settle <= now && tx.sent && !tx.indeterminate
+            && tx.regrantedMillis == 0 && tx.key.text == nil && tx.type != nil
+    }
+
+    /// The latest `count` refunded transactions of each product.
+    private func latestRefunds(perProduct count: Int) -> Set<RecordKey> {
+        var latest: Set<RecordKey> = []
+        var perProduct: [String: Int] = [:]
+        for tx in txs.values.filter(\.revoked).sorted(by: { $0.sequence > $1.sequence })
+        where perProduct[tx.product, default: 0] < count {
+            perProduct[tx.product, default: 0] += 1
+            latest.insert(tx.key)
+        }
+        return latest
+    }
+
+    /// The folded refund of transaction `id`, if it folded.
+    func foldedRefund(_ id: String) -> FoldedRefund? {
+        guard let number = UInt64(id), let index = foldedRefundIndex(number) else { return nil }
+        return foldedRefunds[index]
+    }
+
+    /// Brings a folded refund back as a kept, refunded transaction, as it was when it folded (less its trail),
+    /// for a reversal of its refund to reinstate: its units leave the folded counts.
+    mutating func unfoldRefund(_ refund: FoldedRefund, truth: Truth, label: Label) -> Tx {
+        if let index = foldedRefundIndex(refund.id) { foldedRefunds.remove(at: index) }
+        foldedIDs.remove(refund.id)
+        var tx = newTx(String(refund.id), label: label, type: truth.productType)
+        tx.genuine = true
+        tx.sent = true
+        tx.reached = true
+        tx.quantity = truth.quantity
+        tx.revoked = true
+        tx.revokedDate = refund.revokedDate
+        tx.revocationAcked = true
+        if let product = truth.productId, var folded = folded[product] {
+            folded.add(tx, sign: -1)
+            self.folded[product] = folded
+        }
+        if refund.gone { gone.insert(tx.id) }
+        return tx
+    }
+
+    /// Marks every folded refund that a probe no longer showed, and returns those it did show that were gone.
+    mutating func noteFoldedRefunds(shown ids: Set<UInt64>) -> [FoldedRefund] {
+        var back: [FoldedRefund] = []
+        for index in foldedRefunds.indices {
+            if ids.contains(foldedRefunds[index].id) {
+                if foldedRefunds[index].gone { back.append(foldedRefunds[index]) }
+            } else {
+                foldedRefunds[index].gone = true
+            }
+        }
+        return back
+    }
+
+    private mutating func insert(_ refund: FoldedRefund) {
+        // Refunds fold roughly in the order their purchases were issued: appending is the common case.
+        var index = foldedRefunds.endIndex
+        while index > 0 && foldedRefunds[index - 1].id > refund.id { index -= 1 }
+        if index > 0 && foldedRefunds[index - 1].id == refund.id {
+            foldedRefunds[index - 1] = refund
+        } else {
+            foldedRefunds.insert(refund, at: index)
+        }
+    }
+
+    private func foldedRefundIndex(_ id: UInt64) -> Int? {
+        var low = 0
+        var high = foldedRefunds.count
+        while low < high {
+            let middle = (low + high) / 2
+            if foldedRefunds[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return low < foldedRefunds.count && foldedRefunds[low].id == id ? low : nil
     }
 
     /// Applies a subscription truth if it is not older than what is known (truths are snapshots by date).
@@ -287,6 +388,25 @@ struct Book: Sendable {
             grace: truth.gracePeriodExpiresDate,
             truthDate: truth.effectiveDate
         )
+    }
+}
+
+extension Folded {
+    /// Counts a transaction that folds (`sign` 1) or takes it out again (`sign` -1, see `Book.unfoldRefund`).
+    mutating func add(_ tx: Tx, sign: Int = 1) {
+        switch tx.type {
+        case .consumable:
+            sent += sign * tx.quantity
+            if sign > 0 { maxQuantity = max(maxQuantity, tx.quantity) }
+            if tx.acked && !tx.revoked { acked += sign * tx.quantity }
+            if !(tx.revoked && tx.revocationAcked) { sentNotRefunded += sign * tx.quantity }
+            if tx.revoked { refunded += sign * tx.quantity }
+        case .nonConsumable, .nonRenewing:
+            if tx.sent && !tx.revoked { unrefunded += sign }
+            if tx.revoked { refunded += sign }
+        case .autoRenewable, nil:
+            break
+        }
     }
 }
 

@@ -191,6 +191,16 @@ struct CompactIDSet: Sendable {
         if index == offsets.count || offsets[index] != offset { offsets.insert(offset, at: index) }
     }
 
+    /// Removes `id` (nothing if it is not there).
+    mutating func remove(_ id: UInt64) {
+        guard let offset = offset(of: id) else {
+            others.remove(id)
+            return
+        }
+        let index = lowerBound(offset)
+        if index < offsets.count && offsets[index] == offset { offsets.remove(at: index) }
+    }
+
     private func offset(of id: UInt64) -> UInt32? {
         guard let origin, id >= origin, id - origin <= UInt64(UInt32.max) else { return nil }
         return UInt32(id - origin)

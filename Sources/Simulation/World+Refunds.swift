@@ -292,6 +292,10 @@ extension World {
         truth.transactionId = facts.transactionId
         truth.originalTransactionId = facts.originalTransactionId
         truth.quantity = Int(ref.quantity)
+        if products[index].type == .nonRenewing {
+            // Owed again for what remains of its catalog period.
+            truth.expiresDate = ref.purchaseMs + Int64(products[index].periodSeconds * 1000)
+        }
         let note = notification(type: .refundReversed, subtype: nil, signedMs: now, status: nil, facts, nil)
         emit(.refundReversal, account: account, event: newEvent(), at: t, .notification(note), truth)
         return true

@@ -60,6 +60,18 @@ struct OracleStorageTests {
             let id = base - 1000 + rng.next() % 60_000
             #expect(compact.contains(id) == plain.contains(id))
         }
+        // A refund reversed after it folded takes its ID out again (see `Book.unfoldRefund`).
+        for id in plain.sorted().enumerated().filter({ $0.offset % 3 == 0 }).map(\.element) {
+            compact.remove(id)
+            plain.remove(id)
+        }
+        compact.remove(base + 60_000)
+        #expect(compact.count == plain.count)
+        for id in plain { #expect(compact.contains(id)) }
+        for _ in 0..<5000 {
+            let id = base - 1000 + rng.next() % 60_000
+            #expect(compact.contains(id) == plain.contains(id))
+        }
     }
 
     // A soak buys and renews without end; the oracle used to keep a hash table sized for each account's

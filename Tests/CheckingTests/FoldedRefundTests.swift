@@ -1,0 +1,138 @@
+import Profile
+import Simulation
+import TargetContract
+import Testing
+
+@testable import Checking
+
+/// Refunded purchases fold away once their refunds settle, so a soak's oracle keeps a bounded book per account
+/// whatever its refunds, and every verdict on them stays what it was: the latest refunds of each product stay
+/// whole, a folded refund still fails an entitlement or a listing through it, and a reversal brings it back.
+struct FoldedRefundTests {
+    /// Buys and refunds coins `count` times, a second apart from `t` on (IDs from `first`), every answer an
+    /// acknowledgment.
+    func buyAndRefundCoins(_ count: Int, from t: Double, first: Int, in script: inout Script) {
+        for i in 0..<count {
+            let id = String(first + i)
+            script.play(.grant, id, "coins", .consumable, at: t + Double(i))
+            script.play(.revoke, id, "coins", .consumable, at: t + Double(i) + 0.5)
+        }
+    }
+
+    // Refunded purchases used to stay for the whole run (a reversal might come), about 270 bytes a refund.
+    @Test func refundedPurchasesFoldOnceTheirRefundsSettle() throws {
+        var script = try Script(try scriptProfile(), foldAbove: 8)
+        buyAndRefundCoins(600, from: 1, first: 10_000, in: &script)
+        let storage = script.checker.storage(of: script.token)
+        // The last 90 s of refunds (not yet settled past the probe's 30 s timeout and a minute) stay, and the
+        // product's latest two.
+        #expect(storage.kept <= 2 * 92, "\(storage)")
+        #expect(storage.foldedRefunds >= 600 - 2 * 92)
+        #expect(failures(script.check(AccountState(balances: ["coins": 0]), at: 700)).isEmpty)
+        // A refund not taken back is still caught, with only folded refunds and the latest ones to go by.
+        #expect(failures(script.check(AccountState(balances: ["coins": 1]), at: 701)) == [.revocationHonored])
+    }
+
+    @Test func refundDoesNotFoldBeforeEveryProbeSawItStand() throws {
+        var script = try Script(try scriptProfile(), foldAbove: 4)
+        buyAndRefundCoins(3, from: 1, first: 10_000, in: &script)
+        script.buyCoins(10, from: 50, first: 20_000)
+        #expect(script.checker.storage(of: script.token).foldedRefunds == 0)
+        // Asked before the first refund was acknowledged, answered at 60 s: it still shows the coin.
+        let results = script.checker.check(
+            account: script.token,
+            state: AccountState(balances: ["coins": 11]),
+            at: 60,
+            final: true,
+            asked: 1.2
+        )
+        #expect(!failures(results).contains(.revocationHonored), "\(results)")
+        script.buyCoins(10, from: 200, first: 30_000)
+        #expect(script.checker.storage(of: script.token).foldedRefunds == 1)
+    }
+
+    @Test func reversalOfAFoldedRefundMakesThePurchaseOwedAgain() throws {
+        var script = try Script(try scriptProfile(), foldAbove: 4)
+        buyAndRefundCoins(5, from: 1, first: 10_000, in: &script)
+        script.buyCoins(10, from: 200, first: 20_000)
+        #expect(script.checker.storage(of: script.token).foldedRefunds == 3)
+        // A copy of the folded refund changes nothing: ten coins stay owed.
+        script.play(.revoke, "10000", "coins", .consumable, at: 210)
+        #expect(failures(script.check(AccountState(balances: ["coins": 10]), at: 211)).isEmpty)
+        #expect(failures(script.check(AccountState(balances: ["coins": 9]), at: 212)) == [.noLostPurchase])
+        // The reversal brings the first purchase back: eleven owed once the target acknowledged it.
+        script.play(.reinstate, "10000", "coins", .consumable, at: 220, notification: "REFUND_REVERSED")
+        #expect(script.checker.storage(of: script.token).foldedRefunds == 2)
+        #expect(failures(script.check(AccountState(balances: ["coins": 11]), at: 221)).isEmpty)
+        #expect(failures(script.check(AccountState(balances: ["coins": 10]), at: 222)) == [.noLostPurchase])
+        #expect(failures(script.check(AccountState(balances: ["coins": 12]), at: 223)) == [.revocationHonored])
+    }
+
+    @Test func reversalSignedBeforeAFoldedRefundChangesNothing() throws {
+        var script = try Script(try scriptProfile(), foldAbove: 4)
+        buyAndRefundCoins(5, from: 1, first: 10_000, in: &script)
+        script.buyCoins(10, from: 200, first: 20_000)
+        // A late copy of a reversal signed before the refund (say of an earlier refund of the same purchase).
+        script.play(.reinstate, "10000", "coins", .consumable, at: 0.8, notification: "REFUND_REVERSED")
+        #expect(script.checker.storage(of: script.token).foldedRefunds == 3)
+        #expect(failures(script.check(AccountState(balances: ["coins": 11]), at: 221)) == [.revocationHonored])
+    }
+
+    /// Three purchases of `pro`, each refunded, the first long before the rest: it folds, the latest two stay.
+    func threeRefundedUnlocks() throws -> Script {
+        var script = try Script(try scriptProfile(), foldAbove: 4)
+        for (i, at) in [1.0, 150, 160].enumerated() {
+            script.play(.grant, String(1001 + i), "pro", .nonConsumable, at: at)
+            script.play(.revoke, String(1001 + i), "pro", .nonConsumable, at: at + 1)
+        }
+        script.buyCoins(10, from: 200, first: 20_000)
+        return script
+    }
+
+    @Test func entitlementThroughAFoldedRefundIsStillCaught() throws {
+        let script = try threeRefundedUnlocks()
+        #expect(script.checker.storage(of: script.token).foldedRefunds == 1)
+        let entitled = AccountState(
+            entitlements: [.init(productId: "pro", transactionId: "1001")],
+            balances: ["coins": 10]
+        )
+        let found = try #require(witness(script.check(entitled, at: 230), .revocationHonored))
+        #expect(found.summary == "the target still entitles pro through refunded transaction 1001")
+        #expect(found.entries.first?.sentence.contains("transaction 1001 was refunded") == true)
+        let listed = AccountState(
+            balances: ["coins": 10],
+            transactions: [.init(transactionId: "1001", productId: "pro", state: .granted)]
+        )
+        let books = try #require(witness(script.check(listed, at: 231), .revocationHonored))
+        #expect(books.summary.contains("books still show refunded transaction 1001 of pro as granted"))
+    }
+
+    @Test func foldedRefundThatComesBackIsAStaleRegression() throws {
+        var script = try threeRefundedUnlocks()
+        // Bought again: the product stays owed, so only the folded transaction itself tells.
+        script.play(.grant, "1004", "pro", .nonConsumable, at: 240)
+        let owed = AccountState.Entitlement(productId: "pro", transactionId: "1004")
+        let shown = AccountState(entitlements: [owed], balances: ["coins": 10])
+        #expect(failures(script.check(shown, at: 241, final: false)).isEmpty)
+        let back = AccountState(
+            entitlements: [owed, .init(productId: "pro", transactionId: "1001")],
+            balances: ["coins": 10]
+        )
+        let results = script.check(back, at: 242)
+        let found = try #require(witness(results, .noStaleRegression))
+        #expect(found.summary.contains("transaction 1001 of pro was revoked, disappeared, then came back"))
+        #expect(Set(failures(results)) == [.revocationHonored, .noStaleRegression])
+    }
+
+    /// A reversal that does not sign the period again (the App Store's `REFUND_REVERSED` of a non-renewing
+    /// subscription) leaves the purchase owed for its catalog period: lost if the target does not entitle it.
+    @Test func reversedNonRenewingPurchaseIsOwedForItsPeriodAgain() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "season.pass", .nonRenewing, at: 1)
+        script.play(.revoke, "1001", "season.pass", .nonRenewing, at: 2)
+        script.play(.reinstate, "1001", "season.pass", .nonRenewing, at: 3, notification: "REFUND_REVERSED")
+        #expect(failures(script.check(AccountState(), at: 50)) == [.noLostPurchase])
+        let owed = AccountState(entitlements: [.init(productId: "season.pass", transactionId: "1001")])
+        #expect(failures(script.check(owed, at: 51)).isEmpty)
+    }
+}
