@@ -171,19 +171,23 @@ extension Checker {
         guard let id = truth.transactionId else { return false }
         // A copy of a refund already folded away with its purchase: nothing changes.
         if book.foldedRefund(id) != nil { return true }
-        if book.txs[id] == nil, let product = truth.productId, var folded = book.folded[product] {
-            // A refund of a transaction folded away: its units may have been counted as owed. Refunded
-            // entitlements are never folded, so a folded one was unrefunded until now.
-            folded.acked = max(0, folded.acked - truth.quantity)
-            if truth.productType != .consumable, let number = UInt64(id), book.foldedIDs.contains(number) {
-                folded.unrefunded = max(0, folded.unrefunded - 1)
-            }
-            book.folded[product] = folded
-        }
+        let unfolded = book.txs[id] == nil && book.unfoldForRefund(truth)
         // A refunded purchase is not lost, whatever its deliveries got.
         if let number = UInt64(id) { book.accepted(number) }
         var tx =
             book.txs[id] ?? book.newTx(id, label: label(truth.productId ?? "?", group: nil), type: truth.productType)
+        if unfolded {
+            // Back from the folded counts, sent as it was: refunded like any kept purchase, it folds again once
+            // its refund settled (see `Book.fold`).
+            tx.sent = true
+            tx.reached = true
+            tx.quantity = truth.quantity
+        }
+        // A past period's refund names its series and period: it folds like the period would (see `Book.fold`).
+        if truth.productType == .autoRenewable && tx.original == nil {
+            tx.original = truth.originalTransactionId
+            tx.expires = tx.expires ?? truth.expiresDate
+        }
         tx.genuine = true
         if truth.effectiveDate < tx.reinstatedDate {
             // A refund older than a reversal already seen (a reordered delivery): the reversal stands.

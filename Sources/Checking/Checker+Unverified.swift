@@ -23,8 +23,10 @@ extension Checker {
         // target already seen unlocking this product on a pending report is known to do so; a replay is only
         // possibly taken, so the unlock stays the reading.
         let pendingAt = Int64(((c.book.pending[product]?.at ?? 0) * 1000).rounded(.up))
+        let regranted = refunded.map(\.regrantedMillis).max() ?? 0
         let replayed =
-            !c.book.unlockedOnPending.contains(product) && refunded.contains { $0.regrantedMillis > pendingAt }
+            !c.book.unlockedOnPending.contains(product)
+            && max(regranted, c.book.folded[product]?.regrantedMillis ?? 0) > pendingAt
         return unverifiedReading(of: product, beside: refunded, pendingCounts: !replayed, c)
     }
 

@@ -150,6 +150,9 @@ struct Folded: Sendable {
     var maxQuantity = 0
     /// Units of refunded one-time purchases folded (see `FoldedRefund`).
     var refunded = 0
+    /// The latest time (ms into the run) a folded refunded purchase was taken again after its refund (see
+    /// `Tx.regrantedMillis`, read by `Checker.unverifiedSource(of:_:)`).
+    var regrantedMillis: Int64 = 0
 }
 
 /// A refunded purchase folded away (see `Book.fold`), in 24 bytes instead of a kept transaction's ~270: what a
@@ -295,7 +298,7 @@ struct Book: Sendable {
     /// An earlier one folds: a `REFUND_REVERSED` that comes for it later brings it back (see `unfoldRefund`).
     private func refundSettled(_ tx: Tx, now: Int64, after settle: Int64) -> Bool {
         tx.revocationAcked && tx.revocationAckedMillis + settle <= now && tx.sent && !tx.indeterminate
-            && tx.regrantedMillis == 0 && tx.key.text == nil && tx.type != nil
+            && tx.key.text == nil && tx.type != nil
     }
 
     /// The latest `count` refunded transactions of each product.
@@ -335,6 +338,34 @@ struct Book: Sendable {
         }
         if refund.gone { gone.insert(tx.id) }
         return tx
+    }
+
+    /// Takes a refunded purchase that had folded unrefunded out of the folded counts; true when it was one of
+    /// them and its units (a consumable's) or its standing (a non-renewing subscription's) left the counts, so
+    /// that the refund is booked on a kept transaction. Its units may have been counted as owed: they are owed
+    /// no more, whatever the refund's answer (the lower bound only loosens). A past subscription period stays
+    /// folded: its refund is booked on a new kept record, as before.
+    mutating func unfoldForRefund(_ truth: Truth) -> Bool {
+        guard let id = truth.transactionId, let product = truth.productId, var folded = folded[product] else {
+            return false
+        }
+        defer { self.folded[product] = folded }
+        folded.acked = max(0, folded.acked - truth.quantity)
+        guard let number = UInt64(id), foldedIDs.contains(number) else { return false }
+        switch truth.productType {
+        case .consumable:
+            guard folded.sent >= truth.quantity, folded.sentNotRefunded >= truth.quantity else { return false }
+            folded.sent -= truth.quantity
+            folded.sentNotRefunded -= truth.quantity
+        case .nonConsumable, .nonRenewing:
+            // A folded one was unrefunded until now (refunded ones fold as `FoldedRefund`s).
+            guard folded.unrefunded > 0 else { return false }
+            folded.unrefunded -= 1
+        case .autoRenewable, nil:
+            return false
+        }
+        foldedIDs.remove(number)
+        return true
     }
 
     /// Marks every folded refund that a probe no longer showed, and returns those it did show that were gone.
@@ -404,6 +435,7 @@ extension Folded {
         case .nonConsumable, .nonRenewing:
             if tx.sent && !tx.revoked { unrefunded += sign }
             if tx.revoked { refunded += sign }
+            if sign > 0 { regrantedMillis = max(regrantedMillis, tx.regrantedMillis) }
         case .autoRenewable, nil:
             break
         }

@@ -34,11 +34,15 @@ func checkingProfile(faults: String = "{}", seed: UInt64 = 5) throws -> Profile 
 }
 
 /// A correct target: applies each verified delivery once, ignores forgeries and reports, keeps the latest
-/// subscription snapshot by signed date.
+/// subscription snapshot by signed date, and the latest of a transaction's refund and its reversal by signed
+/// date (a redelivered refund does not undo a later reversal).
 struct IdealTarget {
     struct Account {
         var granted: [String: Truth] = [:]
         var revoked: Set<String> = []
+        /// The signed date of the latest refund or reversal applied, per transaction: a late copy of an older
+        /// one changes nothing.
+        var refundChanged: [String: Int64] = [:]
         var subs: [String: Truth] = [:]
     }
     var accounts: [String: Account] = [:]
@@ -52,10 +56,10 @@ struct IdealTarget {
         switch truth.kind {
         case .grant:
             account.granted[id] = truth
-        case .revoke:
-            account.revoked.insert(id)
-        case .reinstate:
-            account.revoked.remove(id)
+        case .revoke, .reinstate:
+            guard truth.effectiveDate > account.refundChanged[id] ?? .min else { break }
+            account.refundChanged[id] = truth.effectiveDate
+            if truth.kind == .revoke { account.revoked.insert(id) } else { account.revoked.remove(id) }
         case .subscriptionStatus, .none, .pending:
             break
         }

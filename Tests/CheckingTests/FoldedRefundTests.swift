@@ -1,3 +1,5 @@
+import Chaos
+import Foundation
 import Profile
 import Simulation
 import TargetContract
@@ -134,5 +136,77 @@ struct FoldedRefundTests {
         #expect(failures(script.check(AccountState(), at: 50)) == [.noLostPurchase])
         let owed = AccountState(entitlements: [.init(productId: "season.pass", transactionId: "1001")])
         #expect(failures(script.check(owed, at: 51)).isEmpty)
+    }
+
+    /// A refund of a purchase that folded unrefunded (a consumable folds as soon as it is sent): its units leave
+    /// the folded counts for a kept, refunded transaction, so a refund not taken back shows, and the refund
+    /// itself folds once settled. Its units used to stay counted as unrefunded, and the refund stayed kept.
+    @Test func refundOfAFoldedPurchaseIsTakenBackAndFoldsItself() throws {
+        var script = try Script(try scriptProfile(), foldAbove: 4)
+        script.buyCoins(10, from: 1, first: 10_000)
+        script.play(.revoke, "10000", "coins", .consumable, at: 5)
+        #expect(failures(script.check(AccountState(balances: ["coins": 9]), at: 10)).isEmpty)
+        #expect(failures(script.check(AccountState(balances: ["coins": 10]), at: 11)) == [.revocationHonored])
+        script.buyCoins(10, from: 200, first: 20_000)
+        for i in 1...2 { script.play(.revoke, String(20_000 + i), "coins", .consumable, at: 210 + Double(i)) }
+        script.buyCoins(10, from: 300, first: 30_000)
+        #expect(script.checker.storage(of: script.token).foldedRefunds == 1)
+        #expect(failures(script.check(AccountState(balances: ["coins": 27]), at: 400)).isEmpty)
+        #expect(failures(script.check(AccountState(balances: ["coins": 28]), at: 401)) == [.revocationHonored])
+    }
+
+    /// `unlockAfterARefundAndAReplayOfThePurchaseIsARefundNotHonored` with the replayed purchase folded away:
+    /// the replay taken after the pending report still outweighs it.
+    @Test func replayOfAFoldedRefundStillOutweighsAPendingReport() throws {
+        var script = try Script(try scriptProfile(), foldAbove: 4)
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        script.play(.pending, "1005", "pro", .nonConsumable, at: 2)
+        script.play(.revoke, "1001", "pro", .nonConsumable, at: 3)
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 4, copy: .delayedDuplicate)
+        for (i, at) in [150.0, 160].enumerated() {
+            script.play(.grant, String(1002 + i), "pro", .nonConsumable, at: at)
+            script.play(.revoke, String(1002 + i), "pro", .nonConsumable, at: at + 1)
+        }
+        script.buyCoins(10, from: 200, first: 20_000)
+        #expect(script.checker.storage(of: script.token).foldedRefunds == 1)
+        let results = script.check(
+            AccountState(entitlements: [.init(productId: "pro")], balances: ["coins": 10]),
+            at: 230
+        )
+        #expect(failures(results) == [.revocationHonored])
+        let found = try #require(witness(results, .revocationHonored))
+        #expect(found.summary.contains("(or the Ask to Buy of it reported pending unlocked it)"))
+    }
+
+    /// A few accounts refunding and reversing for 25 minutes, 40 times the whole-run test's length per account
+    /// (`CheckingTests.correctTargetPasses`): each account's books stay flat while its refunds fold by the
+    /// hundred, a correct target still passes every check, and one that never takes a refund back still fails.
+    @Test func longRefundHeavyRunKeepsFlatBooksAndTrueVerdicts() throws {
+        let profile = try scriptProfile(
+            faults: "{ duplicate: { probability: 0.1, afterSuccess: 0.5 } }",
+            accounts: 3,
+            actionMix:
+                "{ consumable: 3, nonConsumable: 1, nonRenewing: 1, subscribe: 0.5, refund: 2, refundReversal: 0.5 }",
+            schedule: #"[{ kind: "constant", rate: 3, seconds: 1500 }]"#
+        )
+        let (checker, ideal, _) = play(profile, foldAbove: 8)
+        let t = profile.durationSeconds + 7
+        var folded = 0
+        for token in checker.knownAccounts() {
+            let storage = checker.storage(of: token)
+            folded += storage.foldedRefunds
+            // The latest two refunds of each product and those of the last 90 s stay; everything else folds.
+            #expect(storage.kept <= 64, "\(storage)")
+            let results = checker.check(account: token, state: ideal.state(token, at: t), at: t, final: true)
+            #expect(failures(results).isEmpty, "\(results)")
+        }
+        #expect(folded >= 300)
+        #expect(checker.verdict(unchecked: []).outcome == .pass)
+        var keepsRefunds = ideal
+        for token in keepsRefunds.accounts.keys { keepsRefunds.accounts[token]?.revoked = [] }
+        for token in checker.knownAccounts() {
+            let results = checker.check(account: token, state: keepsRefunds.state(token, at: t), at: t, final: true)
+            #expect(failures(results).contains(.revocationHonored), "\(results)")
+        }
     }
 }

@@ -6,11 +6,14 @@ import Profile
 import Simulation
 import Testing
 
-/// A profile with one product of each kind, and the target given as JSON5. Scripts play each attempt by
-/// hand, so App Store retries are off unless a test plays them (`faults: "{}"`).
+/// A profile with one product of each kind, and the target given as JSON5 (a whole run may set the rest).
+/// Scripts play each attempt by hand, so App Store retries are off unless a test plays them (`faults: "{}"`).
 func scriptProfile(
     target: String = "{ embeddedLedger: true }",
-    faults: String = "{ appStoreRetries: { enabled: false } }"
+    faults: String = "{ appStoreRetries: { enabled: false } }",
+    accounts: Int = 4,
+    actionMix: String = "{ consumable: 1, nonConsumable: 1, nonRenewing: 1 }",
+    schedule: String = #"[{ kind: "constant", rate: 4, seconds: 5 }]"#
 ) throws -> Profile {
     let text = """
         {
@@ -25,9 +28,9 @@ func scriptProfile(
               { id: "gold", type: "autoRenewable", group: "g", level: 1, priceMilli: 9990, periodSeconds: 100 },
             ],
           },
-          population: { accounts: 4 },
-          actionMix: { consumable: 1, nonConsumable: 1, nonRenewing: 1 },
-          schedule: [{ kind: "constant", rate: 4, seconds: 5 }],
+          population: { accounts: \(accounts) },
+          actionMix: \(actionMix),
+          schedule: \(schedule),
           faults: \(faults),
         }
         """
