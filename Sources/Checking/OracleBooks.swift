@@ -278,7 +278,9 @@ struct Book: Sendable {
                 }
                 // A past subscription period folds on its own rule, refunded or not, and is judged no further
                 // (a target may name a series by an earlier period's ID): only a one-time refund is remembered.
-                let gone = self.gone.remove(tx.id) != nil
+                // Only a refunded transaction is ever marked gone (see `regressionFinding`): no string made for
+                // the rest.
+                let gone = tx.revoked && self.gone.remove(tx.id) != nil
                 if tx.revoked && tx.type != .autoRenewable {
                     insert(FoldedRefund(id: number, revokedDate: tx.revokedDate, gone: gone))
                 }
