@@ -66,30 +66,56 @@ extension AppStoreServerAPI {
 
     func notificationHistory(_ body: [UInt8], query: Query, now: Int64) throws -> HTTPResponse {
         let request = try NotificationHistoryFilter(body, now: now)
-        let offset = try PageToken.offset(query.value("paginationToken"), invalid: .invalidPaginationToken)
-        let records = try store.withState { state throws(APIErrorCode) -> [NotificationRecord] in
+        let cursor =
+            try NotificationCursor.decode(query.value("paginationToken")) ?? NotificationCursor(next: 0, asOf: now)
+        let (page, next) = try store.withState { state throws(APIErrorCode) -> ([NotificationRecord], Int?) in
             var customer: Int?
             if let id = request.transactionId {
                 customer = try requireTransaction(id, in: state, at: now, endpoint: "getNotificationHistory").customer
             }
-            return state.notifications.filter { record in
-                guard record.at <= now, request.matches(record) else { return false }
-                guard let customer else { return true }
-                return record.facts.transaction.map { state.customerOf[$0.transactionId] == customer } ?? false
+            // The record list only grows, so a position in it and the first page's time keep later pages from
+            // repeating or skipping a record that became visible in between.
+            var page: [NotificationRecord] = []
+            var index = min(cursor.next, state.notifications.count)
+            while index < state.notifications.count {
+                let record = state.notifications[index]
+                if record.at <= cursor.asOf, request.matches(record),
+                    customer.map({ customer in
+                        record.facts.transaction.map { state.customerOf[$0.transactionId] == customer } ?? false
+                    }) ?? true
+                {
+                    if page.count == Self.pageSize { return (page, index) }
+                    page.append(record)
+                }
+                index += 1
             }
+            return (page, nil)
         }
-        let page = records.dropFirst(offset).prefix(Self.pageSize)
-        let hasMore = offset + page.count < records.count
         return .json(
             200,
             NotificationHistoryResponse(
-                paginationToken: hasMore ? PageToken.encode(offset + page.count) : nil,
-                hasMore: hasMore,
+                paginationToken: next.map { NotificationCursor(next: $0, asOf: cursor.asOf).token },
+                hasMore: next != nil,
                 notificationHistory: try page.map {
                     NotificationHistoryResponseItem(signedPayload: try signed($0.facts), sendAttempts: $0.sendAttempts)
                 }
             )
         )
+    }
+}
+
+/// Where the next page of notification history starts: a position in the recorded notifications and the time
+/// of the first page, so every page shows the history as it stood when the client began.
+struct NotificationCursor {
+    var next: Int
+    var asOf: Int64
+
+    var token: String { PageToken.encode([String(next), String(asOf)]) }
+
+    static func decode(_ token: String?) throws(APIErrorCode) -> NotificationCursor? {
+        guard let fields = try PageToken.fields(token, count: 2, invalid: .invalidPaginationToken) else { return nil }
+        guard let next = Int(fields[0]), next >= 0, let asOf = Int64(fields[1]) else { throw .invalidPaginationToken }
+        return NotificationCursor(next: next, asOf: asOf)
     }
 }
 

@@ -80,22 +80,21 @@ extension AppStoreServerAPI {
 
     func transactionHistory(_ id: String, query: Query, now: Int64) throws -> HTTPResponse {
         let filter = try HistoryFilter(query)
-        let offset = try PageToken.offset(query.value("revision"), invalid: .invalidRequestRevision)
+        let cursor = try HistoryCursor.decode(query.value("revision"))
         let all = try store.withState { state throws(APIErrorCode) in
             let owner = try requireTransaction(id, in: state, at: now, endpoint: "getTransactionHistory")
             return visibleTransactions(of: owner.customer, in: state, at: now)
         }
-        var matching = all.filter(filter.matches).sorted { left, right in
-            left.modified != right.modified
-                ? left.modified < right.modified : left.facts.transactionId < right.facts.transactionId
-        }
+        let key = { (item: VisibleTransaction) in HistoryCursor(time: item.modified, id: item.facts.transactionId) }
+        var matching = all.filter(filter.matches).sorted { key($0) < key($1) }
         if filter.descending { matching.reverse() }
-        let page = matching.dropFirst(offset).prefix(Self.pageSize)
+        let rest = HistoryCursor.after(cursor, in: matching, descending: filter.descending, key: key)
+        let page = rest.prefix(Self.pageSize)
         return .json(
             200,
             HistoryResponse(
-                revision: PageToken.encode(offset + page.count),
-                hasMore: offset + page.count < matching.count,
+                revision: HistoryCursor.encode(page.last.map(key) ?? cursor),
+                hasMore: page.count < rest.count,
                 bundleId: configuration.bundleId,
                 appAppleId: configuration.appAppleId,
                 environment: configuration.environment,
@@ -105,23 +104,24 @@ extension AppStoreServerAPI {
     }
 
     func refundHistory(_ id: String, query: Query, now: Int64) throws -> HTTPResponse {
-        let offset = try PageToken.offset(query.value("revision"), invalid: .invalidRequestRevision)
+        let cursor = try HistoryCursor.decode(query.value("revision"))
+        let key = { (item: VisibleTransaction) in
+            HistoryCursor(time: item.facts.payload.revocationDate ?? 0, id: item.facts.transactionId)
+        }
         let refunded = try store.withState { state throws(APIErrorCode) in
             let owner = try requireTransaction(id, in: state, at: now, endpoint: "getRefundHistory")
             return visibleTransactions(of: owner.customer, in: state, at: now).filter {
                 $0.facts.payload.revocationDate != nil
             }
-        }.sorted { left, right in
-            let (a, b) = (left.facts.payload.revocationDate ?? 0, right.facts.payload.revocationDate ?? 0)
-            return a != b ? a < b : left.facts.transactionId < right.facts.transactionId
-        }
-        let page = refunded.dropFirst(offset).prefix(Self.pageSize)
+        }.sorted { key($0) < key($1) }
+        let rest = HistoryCursor.after(cursor, in: refunded, descending: false, key: key)
+        let page = rest.prefix(Self.pageSize)
         return .json(
             200,
             RefundHistoryResponse(
                 signedTransactions: try page.map { try signed($0.facts) },
-                revision: PageToken.encode(offset + page.count),
-                hasMore: offset + page.count < refunded.count
+                revision: HistoryCursor.encode(page.last.map(key) ?? cursor),
+                hasMore: page.count < rest.count
             )
         )
     }

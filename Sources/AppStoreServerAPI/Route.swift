@@ -89,30 +89,64 @@ struct Query {
     }
 }
 
-/// Opaque page tokens (`revision`, `paginationToken`): the offset of the next page, base64url-encoded with a
-/// prefix, so a token from elsewhere is refused rather than misread.
+/// Opaque page tokens (`revision`, `paginationToken`): a cursor naming where the next page starts, not an
+/// offset, so that facts becoming visible between two requests neither repeat an item on the next page nor
+/// skip one. Base64url-encoded with a prefix, so a token from elsewhere is refused rather than misread.
 enum PageToken {
-    static func encode(_ offset: Int) -> String {
-        Data("paystorm:\(offset)".utf8).base64EncodedString()
+    /// The token for a cursor's fields.
+    static func encode(_ fields: [String]) -> String {
+        Data((["paystorm"] + fields).joined(separator: ":").utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
 
-    /// The offset a page token names: 0 without a token, Apple's `invalid` error for a token not ours.
-    static func offset(_ token: String?, invalid: APIErrorCode) throws(APIErrorCode) -> Int {
-        guard let token else { return 0 }
-        guard let offset = decode(token) else { throw invalid }
-        return offset
-    }
-
-    static func decode(_ token: String) -> Int? {
+    /// The fields of a token: nil without a token, Apple's `invalid` error for a token not ours or not `count`
+    /// fields long.
+    static func fields(_ token: String?, count: Int, invalid: APIErrorCode) throws(APIErrorCode) -> [Substring]? {
+        guard let token else { return nil }
         var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64) else { return nil }
-        let text = String(decoding: data, as: UTF8.self)
-        guard text.hasPrefix("paystorm:"), let offset = Int(text.dropFirst("paystorm:".count)), offset >= 0 else {
-            return nil
-        }
-        return offset
+        guard let data = Data(base64Encoded: base64) else { throw invalid }
+        let fields = String(decoding: data, as: UTF8.self).split(separator: ":", omittingEmptySubsequences: false)
+        guard fields.count == count + 1, fields[0] == "paystorm" else { throw invalid }
+        return Array(fields.dropFirst())
+    }
+}
+
+/// A history item's sort key (a time, then its transaction id), and where a page starts: after the item with
+/// this key, so the next page is every item that sorts after it, whatever became visible in between.
+struct HistoryCursor: Comparable {
+    var time: Int64
+    var id: String
+
+    /// The cursor a `revision` names: nil for the first page (no token, or one made before any item).
+    static func decode(_ token: String?) throws(APIErrorCode) -> HistoryCursor? {
+        guard let fields = try PageToken.fields(token, count: 2, invalid: .invalidRequestRevision) else { return nil }
+        if fields[0].isEmpty && fields[1].isEmpty { return nil }
+        guard let time = Int64(fields[0]), !fields[1].isEmpty else { throw .invalidRequestRevision }
+        return HistoryCursor(time: time, id: String(fields[1]))
+    }
+
+    /// The `revision` for the page after this cursor; a nil cursor names the first page.
+    static func encode(_ cursor: HistoryCursor?) -> String {
+        PageToken.encode(cursor.map { [String($0.time), $0.id] } ?? ["", ""])
+    }
+
+    /// Time first; numeric ids as numbers (shorter first).
+    static func < (left: HistoryCursor, right: HistoryCursor) -> Bool {
+        if left.time != right.time { return left.time < right.time }
+        let (a, b) = (left.id.utf8.count, right.id.utf8.count)
+        return a != b ? a < b : left.id < right.id
+    }
+
+    /// The items of a sorted list that come after `cursor` in the page's direction (all of them without one).
+    static func after<Item>(
+        _ cursor: HistoryCursor?,
+        in sorted: [Item],
+        descending: Bool,
+        key: (Item) -> HistoryCursor
+    ) -> ArraySlice<Item> {
+        guard let cursor else { return sorted[...] }
+        return sorted.drop { descending ? key($0) >= cursor : key($0) <= cursor }
     }
 }
