@@ -16,7 +16,9 @@
 # Needs a built paystorm: $PAYSTORM, or .build/debug/paystorm. Creates Tests/ExampleBackend/.venv on first use
 # (Flask, gunicorn, app-store-server-library, pytest from PyPI, pinned) and installs jq (the profile's probe
 # transform) with apt-get when it is missing. Each mode gets a fresh database, a free loopback port and its own
-# report folder under $EXAMPLE_REPORTS (default: a temporary directory). Ends with `N passed, M failed`.
+# report folder under $EXAMPLE_REPORTS (default: a temporary directory, from which a correct row that fails is
+# copied to .build/example-failures/ with the backend's database and log, and its first violations printed).
+# Ends with `N passed, M failed`.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -161,6 +163,17 @@ EOF
             --set "BUGS=$bugs_value" --set "EXAMPLE_DIR=$here" "${extra[@]}") >"$out/console.txt" 2>&1 || code=$?
         "$here/kill.sh" "$db"
         started_db=""
+        # A correct backend failing is a false alarm or a flaky row: keep its witness (the temporary folder goes
+        # when the suite ends) and show the first violations in the log, so a CI run that saw it leaves evidence.
+        if [[ "$mode" == correct* && "$code" != 0 && -z "${EXAMPLE_REPORTS:-}" ]]; then
+            local keep
+            keep="$root/.build/example-failures/$mode-$seed-$(date +%Y%m%dT%H%M%S)"
+            mkdir -p "$keep" && cp -r "$out"/. "$keep"/ && cp "$db" "$db.log" "$keep"/ 2>/dev/null || true
+            echo "run.sh: $mode (seed $seed) exited $code; report, console, database and backend log kept in $keep" >&2
+            tail -3 "$out/console.txt" >&2 || true
+            head -c 3000 "$out"/*/violations.jsonl >&2 2>/dev/null || true
+            echo >&2
+        fi
         local summary
         summary="$(ls -d "$out"/*/summary.json 2>/dev/null | head -1 || true)"
         if [[ -z "$summary" ]]; then
