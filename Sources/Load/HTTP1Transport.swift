@@ -343,6 +343,12 @@ extension Transport {
         var result = self.result(of: pending, wireStart: wireStart)
         result.error = error
         result.detail = detail
+        if pending.retried && error.neverSent {
+            // Its first attempt went out on a connection that died unanswered: the server may have read it, so a
+            // retry that could not even connect leaves a request without an answer, not one never sent.
+            result.error = .reset
+            result.detail = "the connection closed unanswered, then the retry failed: " + detail
+        }
         finished.append(result)
     }
 

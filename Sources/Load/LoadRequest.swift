@@ -78,6 +78,10 @@ public struct LoadErrorClass: RawRepresentable, Hashable, Sendable, Codable, Cus
     /// Every class PayStorm produces, in report order.
     public static let all: [LoadErrorClass] = [.timeout, .reset, .refused, .dns, .tls, .missed, .hungUp, .other]
 
+    /// Whether a request failing so never reached the server: refused, unresolved, or missed by the harness.
+    /// Any other failure may come after the server read the request.
+    public var neverSent: Bool { self == .refused || self == .dns || self == .missed }
+
     public var description: String { rawValue }
 }
 

@@ -408,6 +408,11 @@ final class Transport {
             error = classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno)
             if transfer.hangUp && code == CURLE_WRITE_ERROR { error = .hungUp }
             detail = curlFailureDetail(code, osErrno: osErrno)
+            if transfer.wireStartAbsolute != 0, let never = error, never.neverSent {
+                // libcurl went on a connection with it, found it dead unanswered, and could not connect again:
+                // the server may have read it, so it is a request without an answer, not one never sent.
+                (error, detail) = (.reset, "the connection closed unanswered, then the retry failed: " + detail)
+            }
             status = 0
         } else if statusCode != CURLE_OK {
             (error, detail) = (.other, "libcurl could not report the status: \(curlFailureDetail(statusCode))")

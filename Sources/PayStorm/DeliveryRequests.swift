@@ -79,13 +79,7 @@ extension Endpoints {
                 ? .acknowledged(status: result.status, alreadyHad: meaning == .alreadyHad)
                 : .rejected(status: result.status)
         }
-        switch error {
-        case .missed:
-            return .notSent(reason: "\(error): \(result.detail)", harnessLimited: true)
-        case .refused, .dns:
-            return .notSent(reason: "\(error): \(result.detail)")
-        default:
-            return .indeterminate(reason: "\(error): \(result.detail)")
-        }
+        guard error.neverSent else { return .indeterminate(reason: "\(error): \(result.detail)") }
+        return .notSent(reason: "\(error): \(result.detail)", harnessLimited: error == .missed)
     }
 }

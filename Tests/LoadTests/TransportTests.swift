@@ -10,7 +10,7 @@ import Glibc
 
 /// A loopback HTTP/1.1 server whose behaviour is scripted by the request path:
 /// `/status/N` answers N, `/slow` answers after 2 s, `/reset` resets the connection,
-/// `/close` closes it without answering, `/bye` answers 200 and closes, `/chunked` answers in
+/// `/close` closes it without answering, `/crash` stops the server and then closes it unanswered, `/bye` answers 200 and closes, `/chunked` answers in
 /// chunks written apart, `/never` reads the request and never answers (holding the connection until
 /// the client closes it or the server stops). Bound to 127.0.0.1:0, one thread per connection.
 final class FaultServer: Sendable {
@@ -96,6 +96,12 @@ final class FaultServer: Sendable {
                 return
             }
             if path == "/close" { return }
+            if path == "/crash" {
+                // The whole server dies after reading the request: the connection closes unanswered and later
+                // connections are refused, as when a backend is killed mid-request.
+                stop()
+                return
+            }
             if path == "/never" {
                 // Hold the connection unanswered; return once the client hangs up (or the server stops).
                 var probe: UInt8 = 0
@@ -243,6 +249,25 @@ struct TransportTests {
         #expect(results[0]?.status == 200)
         #expect(results[1]?.error == .reset)
         #expect(server.accepted.load(ordering: .relaxed) == 2)
+    }
+
+    @Test(arguments: paths)
+    func aRetryRefusedAfterTheServerDiedIsIndeterminateNotUnsent(libcurlTransfers: Bool) throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(server.port)"
+        // The second request reached the server, which read it and died: its retry is refused, but the request
+        // may have been acted on, so it is a reset (no answer), never "refused" (never sent).
+        let (results, _) = try run(
+            [base + "/status/200", base + "/crash"],
+            configuration: LoadEngineConfiguration(connectionsPerHost: 1),
+            libcurlTransfers: libcurlTransfers,
+            method: "POST",
+            body: Array("grant".utf8)
+        )
+        #expect(results[0]?.status == 200)
+        #expect(server.requests.load(ordering: .relaxed) == 2)
+        #expect(results[1]?.error == .reset, "\(results[1]?.detail ?? "")")
     }
 
     @Test(arguments: paths)
