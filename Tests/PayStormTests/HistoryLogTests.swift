@@ -1,4 +1,5 @@
 import Foundation
+import Load
 import Testing
 
 @testable import PayStorm
@@ -42,6 +43,46 @@ struct HistoryLogTests {
         log.close()
         #expect(log.droppedNote == nil)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("history-000001.jsonl.gz").path))
+    }
+
+    @Test func aFailedResultCarriesItsDetail() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-historylog-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = try HistoryLog(directory: folder.path, capBytes: 512 << 20, startMillis: 0)
+        func result(_ error: LoadErrorClass?, _ detail: String) -> LoadResult {
+            LoadResult(
+                id: 1,
+                kind: "probe",
+                intended: .zero,
+                sent: .zero,
+                wireStart: .zero,
+                received: .milliseconds(3),
+                status: error == nil ? 200 : 0,
+                error: error,
+                detail: detail
+            )
+        }
+        log.writeProbe(event: "result", at: 1, account: "A", result: result(.reset, "the retry failed: \"refused\""))
+        log.writeProbe(event: "result", at: 2, account: "A", result: result(nil, "ignored on success"))
+        log.close()
+        let lines = try Self.lines(folder)
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasSuffix(#""error":"reset","detail":"the retry failed: \"refused\""}"#) == true)
+        #expect(lines.last?.contains("detail") == false)
+    }
+
+    /// The lines of a history folder's first chunk.
+    static func lines(_ folder: URL) throws -> [String] {
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gzip.arguments = ["-dc", folder.appendingPathComponent("history-000001.jsonl.gz").path]
+        let pipe = Pipe()
+        gzip.standardOutput = pipe
+        try gzip.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        gzip.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 
     @Test(arguments: [0, 0.5, 1.25, 12.3456789, 0.000_000_4, 0.000_000_6, 3_599.999_999_7, 86_400.1, -2.5, -0.001_6])
