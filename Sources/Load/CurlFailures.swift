@@ -30,6 +30,14 @@ func classifyCurlFailure(code: Int, osErrno: Int) -> LoadErrorClass {
     }
 }
 
+/// The failure of a request an earlier attempt of which went out on a connection that died unanswered: the
+/// server may have read that attempt, so a retry that never reached it leaves a request without an answer
+/// (`reset`), not one never sent. Both transports retry so, once.
+func failureAfterDeadConnection(_ error: LoadErrorClass, detail: String) -> (LoadErrorClass, String) {
+    guard error.neverSent else { return (error, detail) }
+    return (.reset, "the connection closed unanswered, then the retry failed: " + detail)
+}
+
 extension LoadEngine {
     /// Checks that `url`'s host accepts a connection (and a TLS handshake for `https://`),
     /// without sending a request.

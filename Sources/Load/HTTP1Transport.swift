@@ -341,14 +341,9 @@ extension Transport {
     /// Records a failed request.
     private func fail(_ pending: HTTP1Pending, error: LoadErrorClass, detail: String, wireStart: Int64? = nil) {
         var result = self.result(of: pending, wireStart: wireStart)
+        let (error, detail) = pending.retried ? failureAfterDeadConnection(error, detail: detail) : (error, detail)
         result.error = error
         result.detail = detail
-        if pending.retried && error.neverSent {
-            // Its first attempt went out on a connection that died unanswered: the server may have read it, so a
-            // retry that could not even connect leaves a request without an answer, not one never sent.
-            result.error = .reset
-            result.detail = "the connection closed unanswered, then the retry failed: " + detail
-        }
         finished.append(result)
     }
 

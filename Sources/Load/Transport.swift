@@ -408,10 +408,9 @@ final class Transport {
             error = classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno)
             if transfer.hangUp && code == CURLE_WRITE_ERROR { error = .hungUp }
             detail = curlFailureDetail(code, osErrno: osErrno)
-            if transfer.wireStartAbsolute != 0, let never = error, never.neverSent {
-                // libcurl went on a connection with it, found it dead unanswered, and could not connect again:
-                // the server may have read it, so it is a request without an answer, not one never sent.
-                (error, detail) = (.reset, "the connection closed unanswered, then the retry failed: " + detail)
+            if transfer.wireStartAbsolute != 0, let failed = error {
+                // It went on a connection before this failure: libcurl found that one dead and retried.
+                (error, detail) = failureAfterDeadConnection(failed, detail: detail)
             }
             status = 0
         } else if statusCode != CURLE_OK {
