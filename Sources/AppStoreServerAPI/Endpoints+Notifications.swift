@@ -73,21 +73,18 @@ extension AppStoreServerAPI {
             if let id = request.transactionId {
                 customer = try requireTransaction(id, in: state, at: now, endpoint: "getNotificationHistory").customer
             }
+            func shown(_ record: NotificationRecord) -> Bool {
+                guard record.at <= cursor.asOf, request.matches(record) else { return false }
+                guard let customer else { return true }
+                return record.facts.transaction.map { state.customerOf[$0.transactionId] == customer } ?? false
+            }
             // The record list only grows, so a position in it and the first page's time keep later pages from
             // repeating or skipping a record that became visible in between.
             var page: [NotificationRecord] = []
-            var index = min(cursor.next, state.notifications.count)
-            while index < state.notifications.count {
-                let record = state.notifications[index]
-                if record.at <= cursor.asOf, request.matches(record),
-                    customer.map({ customer in
-                        record.facts.transaction.map { state.customerOf[$0.transactionId] == customer } ?? false
-                    }) ?? true
-                {
-                    if page.count == Self.pageSize { return (page, index) }
-                    page.append(record)
-                }
-                index += 1
+            for index in min(cursor.next, state.notifications.count)..<state.notifications.count
+            where shown(state.notifications[index]) {
+                if page.count == Self.pageSize { return (page, index) }
+                page.append(state.notifications[index])
             }
             return (page, nil)
         }
