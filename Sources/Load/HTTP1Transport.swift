@@ -341,6 +341,8 @@ extension Transport {
     /// Records a failed request.
     private func fail(_ pending: HTTP1Pending, error: LoadErrorClass, detail: String, wireStart: Int64? = nil) {
         var result = self.result(of: pending, wireStart: wireStart)
+        // A copy refused before it went out was not sent again.
+        result.resent = pending.retried && !error.neverSent
         let (error, detail) = pending.retried ? failureAfterDeadConnection(error, detail: detail) : (error, detail)
         result.error = error
         result.detail = detail
@@ -358,7 +360,8 @@ extension Transport {
             sent: .nanoseconds(pending.sent),
             wireStart: .nanoseconds(wireStart.map { min(max($0 - runStart, pending.sent), received) } ?? received),
             received: .nanoseconds(received),
-            status: 0
+            status: 0,
+            resent: pending.retried
         )
     }
 

@@ -112,6 +112,10 @@ public struct LoadResult: Sendable, Equatable {
     public var error: LoadErrorClass?
     /// The transport's own message for a failure (e.g. libcurl's), empty otherwise.
     public var detail: String
+    /// Whether the transport sent the request a second time, on a new connection, because the kept-alive
+    /// connection it first went on closed without answering (libcurl does the same). The server may have read
+    /// both copies: the answer, or the failure, is the second copy's.
+    public var resent: Bool
 
     /// Creates a result.
     public init(
@@ -125,7 +129,8 @@ public struct LoadResult: Sendable, Equatable {
         body: [UInt8] = [],
         bodyBytes: Int = 0,
         error: LoadErrorClass? = nil,
-        detail: String = ""
+        detail: String = "",
+        resent: Bool = false
     ) {
         self.id = id
         self.kind = kind
@@ -138,6 +143,7 @@ public struct LoadResult: Sendable, Equatable {
         self.bodyBytes = bodyBytes
         self.error = error
         self.detail = detail
+        self.resent = resent
     }
 
     /// Latency from the intended send time: what a user of the schedule waited (no coordinated

@@ -26,6 +26,9 @@ final class Transfer {
     var sent: Int64 = 0
     /// Monotonic time when libcurl was about to write the request (0 if it never was).
     var wireStartAbsolute: Int64 = 0
+    /// How many times libcurl was about to write the request: 2 when it resent it after a reused connection
+    /// closed unanswered.
+    var wireAttempts = 0
     /// The timeout set on the handle, in ms (set again only when a transfer needs another).
     var timeoutMilliseconds = 0
     /// Hang up when the response starts (a lost-response fault).
@@ -84,6 +87,7 @@ final class Transfer {
         response.removeAll(keepingCapacity: response.capacity <= 64 * 1024)
         responseBytes = 0
         wireStartAbsolute = 0
+        wireAttempts = 0
         var timeout = timeout
         // A transfer cannot be cut mid-request: a reset fault becomes the shortest timeout instead.
         if request.resetAfterBytes != nil { timeout = 1 }
@@ -224,7 +228,9 @@ private let transferPrerequest:
             _,
             _ in
             if let user {
-                Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue().wireStartAbsolute = monotonicNanoseconds()
+                let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
+                transfer.wireStartAbsolute = monotonicNanoseconds()
+                transfer.wireAttempts += 1
             }
             return 0  // CURL_PREREQFUNC_OK
         }

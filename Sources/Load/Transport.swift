@@ -427,7 +427,8 @@ final class Transport {
             body: transfer.response,
             bodyBytes: transfer.responseBytes,
             error: error,
-            detail: detail
+            detail: detail,
+            resent: transfer.wireAttempts > 1
         )
         curl_multi_remove_handle(multi, easy)
         active[ObjectIdentifier(transfer)] = nil

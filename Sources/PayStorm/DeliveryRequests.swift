@@ -75,8 +75,10 @@ extension Endpoints {
     static func outcome(of result: LoadResult, classification: ResponseClassification) -> DeliveryOutcome {
         guard let error = result.error else {
             let meaning = classification.meaning(status: result.status, body: result.body)
+            // "Already had it" from a copy the transport resent may name the first copy, which the target read
+            // before its connection closed unanswered: together they may have granted once.
             return meaning.isAcknowledged
-                ? .acknowledged(status: result.status, alreadyHad: meaning == .alreadyHad)
+                ? .acknowledged(status: result.status, alreadyHad: meaning == .alreadyHad && !result.resent)
                 : .rejected(status: result.status)
         }
         guard error.neverSent else { return .indeterminate(reason: "\(error): \(result.detail)") }

@@ -16,7 +16,9 @@ import Simulation
 ///   (`webhook`, `device`, `forged`, `network-fault`, `restart`); the engine may still miss it.
 /// - `send`: the engine really sent it (written with the result; `t` is when it went on the wire).
 /// - `result`: its outcome at `t`: `sent` (false when it never left: missed, refused), `status`,
-///   `latencyMicros` from the intended time, `error` and its `detail` (libcurl's and the system's words).
+///   `latencyMicros` from the intended time, `error` and its `detail` (libcurl's and the system's words), and
+///   `resent: true` when the transport sent it a second time after a kept-alive connection closed unanswered
+///   (the target may have read both copies).
 /// - `happen`: a lifecycle fact that sends nothing (an Ask to Buy decline).
 /// - `skip`: a delivery the run could not send (`detail` says why, such as no device endpoint).
 /// - `error`: a delivery that could not be minted.
@@ -242,6 +244,7 @@ final class HistoryLog {
         if let result {
             fields += ",\"status\":\(result.status),\"latencyMicros\":\(result.latency.microseconds)"
             if let error = result.error { fields += ",\"error\":\"\(error.rawValue)\"" }
+            if result.resent { fields += ",\"resent\":true" }
         }
         // A failure's own words (libcurl's and the system's) unless the caller gives a detail: the class alone
         // cannot tell a refused retry from a refused first attempt when a witness is read later.

@@ -10,7 +10,7 @@ import Glibc
 
 /// A loopback HTTP/1.1 server whose behaviour is scripted by the request path:
 /// `/status/N` answers N, `/slow` answers after 2 s, `/reset` resets the connection,
-/// `/close` closes it without answering, `/crash` stops the server and then closes it unanswered, `/bye` answers 200 and closes, `/chunked` answers in
+/// `/close` closes it without answering, `/close-once` does so the first time and answers 200 after, `/crash` stops the server and then closes it unanswered, `/bye` answers 200 and closes, `/chunked` answers in
 /// chunks written apart, `/never` reads the request and never answers (holding the connection until
 /// the client closes it or the server stops). Bound to 127.0.0.1:0, one thread per connection.
 final class FaultServer: Sendable {
@@ -21,6 +21,8 @@ final class FaultServer: Sendable {
     let accepted = Atomic<Int>(0)
     /// Whole requests (head and body) read so far.
     let requests = Atomic<Int>(0)
+    /// Whether `/close-once` has closed its connection.
+    private let closedOnce = Atomic<Bool>(false)
 
     private init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -96,6 +98,7 @@ final class FaultServer: Sendable {
                 return
             }
             if path == "/close" { return }
+            if path == "/close-once" && !closedOnce.exchange(true, ordering: .relaxed) { return }
             if path == "/crash" {
                 // The whole server dies after reading the request: the connection closes unanswered and later
                 // connections are refused, as when a backend is killed mid-request.
@@ -248,7 +251,27 @@ struct TransportTests {
         )
         #expect(results[0]?.status == 200)
         #expect(results[1]?.error == .reset)
+        #expect(results[0]?.resent == false && results[1]?.resent == true)
         #expect(server.accepted.load(ordering: .relaxed) == 2)
+    }
+
+    @Test(arguments: paths)
+    func aRequestResentAfterAReusedConnectionDiedSaysSo(libcurlTransfers: Bool) throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(server.port)"
+        // The server reads the second request and closes its kept-alive connection unanswered; the copy sent
+        // again on a new connection is answered. Both copies reached the server, and the result says so.
+        let (results, _) = try run(
+            [base + "/status/200", base + "/close-once"],
+            configuration: LoadEngineConfiguration(connectionsPerHost: 1),
+            libcurlTransfers: libcurlTransfers,
+            method: "POST",
+            body: Array("grant".utf8)
+        )
+        #expect(results[1]?.status == 200, "\(results[1]?.detail ?? "")")
+        #expect(results[0]?.resent == false && results[1]?.resent == true)
+        #expect(server.requests.load(ordering: .relaxed) == 3)
     }
 
     @Test(arguments: paths)
@@ -268,6 +291,8 @@ struct TransportTests {
         #expect(results[0]?.status == 200)
         #expect(server.requests.load(ordering: .relaxed) == 2)
         #expect(results[1]?.error == .reset, "\(results[1]?.detail ?? "")")
+        // Its second copy was refused before it went out: the server read one.
+        #expect(results[1]?.resent == false)
     }
 
     @Test(arguments: paths)

@@ -127,6 +127,11 @@ struct DeliveryRequestsTests {
         let credited = Self.result(202, #"{"granted":1,"status":"recorded"}"#)
         #expect(Endpoints.outcome(of: nothing, classification: report) == .acknowledged(status: 202, alreadyHad: true))
         #expect(Endpoints.outcome(of: credited, classification: report) == .acknowledged(status: 202))
+        // A copy the transport resent after its connection closed unanswered: the target may have credited the
+        // first copy, so its "already had it" is no proof that nothing was credited.
+        var resent = nothing
+        resent.resent = true
+        #expect(Endpoints.outcome(of: resent, classification: report) == .acknowledged(status: 202))
         // Only the report role: a signed delivery's answer keeps contract v1's reading.
         #expect(ResponseClassification(role: .deviceDelivery).body.isEmpty)
     }

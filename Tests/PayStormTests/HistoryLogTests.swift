@@ -45,7 +45,7 @@ struct HistoryLogTests {
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("history-000001.jsonl.gz").path))
     }
 
-    @Test func aFailedResultCarriesItsDetail() throws {
+    @Test func aFailedResultCarriesItsDetailAndAResentOneSaysSo() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-historylog-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -65,11 +65,15 @@ struct HistoryLogTests {
         }
         log.writeProbe(event: "result", at: 1, account: "A", result: result(.reset, "the retry failed: \"refused\""))
         log.writeProbe(event: "result", at: 2, account: "A", result: result(nil, "ignored on success"))
+        var resent = result(nil, "")
+        resent.resent = true
+        log.writeProbe(event: "result", at: 3, account: "A", result: resent)
         log.close()
         let lines = try Self.lines(folder)
-        #expect(lines.count == 2)
+        #expect(lines.count == 3)
         #expect(lines.first?.hasSuffix(#""error":"reset","detail":"the retry failed: \"refused\""}"#) == true)
-        #expect(lines.last?.contains("detail") == false)
+        #expect(lines[1].contains("detail") == false && lines[1].contains("resent") == false)
+        #expect(lines.last?.hasSuffix(#""status":200,"latencyMicros":3000,"resent":true}"#) == true)
     }
 
     /// The lines of a history folder's first chunk.
