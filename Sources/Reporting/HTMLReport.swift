@@ -44,27 +44,30 @@ public enum HTMLReport {
         return "<ul class=\"reasons\">" + report.reasons.map { "<li>\(Markup.escape($0))</li>" }.joined() + "</ul>\n"
     }
 
-    /// Throughput and latency over the run's seconds.
+    /// Throughput and latency over the run's seconds; a run longer than ``chartPoints`` seconds is drawn in buckets
+    /// of several seconds (see ``ChartPoint/buckets(_:seconds:)``), said under each heading.
     private static func charts(_ timeline: [TimelinePoint]) -> String {
-        "<h2>Throughput</h2>\n"
+        let span = (timeline.map(\.second).max() ?? 0) + 1
+        let width = max(1, (span + chartPoints - 1) / chartPoints)
+        let points = ChartPoint.buckets(timeline, seconds: width)
+        let caption =
+            width > 1
+            ? "<p>Each point is \(width) s: per-second rates averaged over it, latency its worst second's.</p>\n" : ""
+        return "<h2>Throughput</h2>\n" + caption
             + chart(
-                timeline,
+                points,
                 series: [
-                    ("intended/s", "#8c959f", { Double($0.intended) }), ("ok/s", "#1a7f37", { Double($0.ok) }),
-                    ("errors/s", "#cf222e", { Double($0.errors) }),
+                    ("intended/s", "#8c959f", \.intended), ("ok/s", "#1a7f37", \.ok), ("errors/s", "#cf222e", \.errors),
                 ],
                 unit: ""
             )
-            + "<h2>Latency from the intended send time</h2>\n"
-            + chart(
-                timeline,
-                series: [
-                    ("p50 ms", "#0969da", { Double($0.p50Micros) / 1000 }),
-                    ("p99 ms", "#bf3989", { Double($0.p99Micros) / 1000 }),
-                ],
-                unit: " ms"
-            )
+            + "<h2>Latency from the intended send time</h2>\n" + caption
+            + chart(points, series: [("p50 ms", "#0969da", \.p50), ("p99 ms", "#bf3989", \.p99)], unit: " ms")
     }
+
+    /// The most points a chart draws: one a second up to this many seconds (about one per pixel of its width);
+    /// a 12-hour soak's 43,200 seconds would otherwise make megabytes of polyline that no eye can read.
+    static let chartPoints = 720
 
     /// Percentiles in milliseconds, one row per kind and measure.
     private static func latencyTable(_ latency: [LatencySummary]) -> String {
@@ -138,18 +141,60 @@ public enum HTMLReport {
         ISO8601DateFormatter().string(from: date)
     }
 
-    /// A line chart in inline SVG: one polyline per series over the timeline's seconds.
+    /// A line chart in inline SVG: one polyline per series over the chart points' seconds.
     static func chart(
-        _ points: [TimelinePoint],
-        series: [(name: String, color: String, value: (TimelinePoint) -> Double)],
+        _ points: [ChartPoint],
+        series: [(name: String, color: String, value: KeyPath<ChartPoint, Double>)],
         unit: String
     ) -> String {
         SVGChart.render(
             series.map { s in
-                SVGChart.Series(name: s.name, color: s.color, points: points.map { (Double($0.second), s.value($0)) })
+                SVGChart.Series(name: s.name, color: s.color, points: points.map { ($0.second, $0[keyPath: s.value]) })
             },
             unit: unit,
             xLabel: { "\(Int($0)) s" }
         )
+    }
+}
+
+/// One point of the run report's charts: a second of the timeline, or a bucket of several seconds.
+struct ChartPoint {
+    /// The first second it covers.
+    var second: Double
+    /// Sends the schedule asked for, per second.
+    var intended: Double
+    /// Successful responses per second.
+    var ok: Double
+    /// Failed responses per second.
+    var errors: Double
+    /// p50 latency from the intended time, ms.
+    var p50: Double
+    /// p99 latency from the intended time, ms.
+    var p99: Double
+
+    /// The timeline in buckets of `seconds`: rates are the bucket's per-second means (in fractions: 3 errors in
+    /// a 60-second bucket draw as 0.05/s, never as none), and each latency is the bucket's worst second, so a
+    /// one-second stall is never averaged away. A second missing from the timeline counts as one with nothing.
+    static func buckets(_ timeline: [TimelinePoint], seconds: Int) -> [ChartPoint] {
+        var buckets: [Int: ChartPoint] = [:]
+        for point in timeline {
+            let start = point.second / seconds * seconds
+            var bucket =
+                buckets[start] ?? ChartPoint(second: Double(start), intended: 0, ok: 0, errors: 0, p50: 0, p99: 0)
+            // Totals first (whole numbers, exact in a Double), divided once below.
+            bucket.intended += Double(point.intended)
+            bucket.ok += Double(point.ok)
+            bucket.errors += Double(point.errors)
+            bucket.p50 = max(bucket.p50, Double(point.p50Micros) / 1000)
+            bucket.p99 = max(bucket.p99, Double(point.p99Micros) / 1000)
+            buckets[start] = bucket
+        }
+        return buckets.values.sorted { $0.second < $1.second }.map { total in
+            var mean = total
+            mean.intended /= Double(seconds)
+            mean.ok /= Double(seconds)
+            mean.errors /= Double(seconds)
+            return mean
+        }
     }
 }

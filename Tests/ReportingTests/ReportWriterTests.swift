@@ -162,6 +162,30 @@ struct ReportWriterTests {
         #expect(html.hasSuffix("<p>1 more in <code>violations.jsonl</code>.</p>\n</body></html>\n"))
     }
 
+    @Test func aTwelveHourSoaksChartsAreBucketedWithoutHidingAStallOrAFewErrors() throws {
+        var report = Self.sampleReport()
+        let seconds = 12 * 3600
+        report.timeline = (0..<seconds).map {
+            TimelinePoint(second: $0, intended: 100, ok: 100, errors: 0, p50Micros: 1000, p99Micros: 4000)
+        }
+        // One second's stall and three errors in the whole run.
+        report.timeline[30_001].p99Micros = 2_500_000
+        report.timeline[40_000].errors = 3
+        let html = HTMLReport.render(report)
+        let polylines = html.components(separatedBy: "points=\"").dropFirst().map { $0.prefix { $0 != "\"" } }
+        #expect(polylines.count == 5)
+        #expect(polylines.allSatisfy { $0.split(separator: " ").count == HTMLReport.chartPoints })
+        #expect(html.utf8.count < 200_000)
+        #expect(
+            html.contains("<p>Each point is 60 s: per-second rates averaged over it, latency its worst second's.</p>")
+        )
+        // The stall's bucket draws at 2,500 ms (the top of the latency axis), the errors' at 0.05/s.
+        let points = ChartPoint.buckets(report.timeline, seconds: 60)
+        #expect(points[500].p99 == 2500 && points[499].p99 == 4)
+        #expect(abs(points[666].errors - 0.05) < 1e-9 && points[665].errors == 0)
+        #expect(points[0].intended == 100)
+    }
+
     @Test func csvFieldsAreQuotedOnlyWhenNeeded() {
         #expect(CSV.field("plain") == "plain")
         #expect(CSV.field("a,b") == "\"a,b\"")
