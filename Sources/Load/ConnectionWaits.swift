@@ -16,6 +16,9 @@ public struct ConnectionWaits: Sendable, Equatable {
     public private(set) var waited = 0
     /// The longest wait seen.
     public private(set) var longest: Duration = .zero
+    /// Requests the transport sent a second time after a kept-alive connection closed unanswered
+    /// (``LoadResult/resent``).
+    public private(set) var resent = 0
 
     /// Creates an empty tally.
     public init() {}
@@ -24,10 +27,21 @@ public struct ConnectionWaits: Sendable, Equatable {
     public mutating func record(_ result: LoadResult) {
         guard result.error != .missed else { return }
         requests += 1
+        if result.resent { resent += 1 }
         let wait = result.wireStart - result.sent
         guard wait >= Self.threshold else { return }
         waited += 1
         longest = max(longest, wait)
+    }
+
+    /// The sentence for the report when the transport resent any request: each may have reached the target twice.
+    /// A backend that closes idle kept-alive connections sooner than the run reuses them causes most of these.
+    public var resentNote: String? {
+        guard resent > 0 else { return nil }
+        return "\(resent) of \(requests) requests were sent a second time on a new connection after their "
+            + "kept-alive connection closed unanswered, as libcurl does; the target may have read both copies (their "
+            + "history result lines say \"resent\": true). Many of these mean the target closes idle connections "
+            + "while the run still reuses them"
     }
 
     /// The sentence for the report when at least ``noteShare`` of the requests waited, naming the pool of

@@ -137,6 +137,7 @@ extension PayStormRun {
         var probeSawGrants: Bool? = scheduler.probeSawGrants || safetyProbes?.sawGrants == true ? true : nil
         notes += safetyProbes?.notes ?? []
         if let waits = scheduler.connectionWaits.note(connections: profile.target.connections) { notes.append(waits) }
+        if let resent = scheduler.connectionWaits.resentNote { notes.append(resent) }
         if !interrupted.load(ordering: .relaxed) {
             // Settle counts from the end of the schedule: the engine kept sending retries and redeliveries due
             // within it, so only what remains of it is left to wait.

@@ -34,6 +34,19 @@ import Testing
         #expect(note.contains("target.connections"))
     }
 
+    @Test func countsRequestsTheTransportResentAndSaysSoOnlyThen() throws {
+        var waits = ConnectionWaits()
+        for _ in 0..<9 { waits.record(result(waitMillis: 0)) }
+        #expect(waits.resentNote == nil)
+        var resent = result(waitMillis: 0)
+        resent.resent = true
+        waits.record(resent)
+        let note = try #require(waits.resentNote)
+        #expect(waits.resent == 1)
+        #expect(note.hasPrefix("1 of 10 requests were sent a second time on a new connection"))
+        #expect(note.contains("\"resent\": true"))
+    }
+
     @Test func leavesOutRequestsTheEngineNeverHandedOver() {
         var waits = ConnectionWaits()
         waits.record(result(waitMillis: 0, error: .missed))
