@@ -71,15 +71,24 @@ extension Endpoints {
 
     /// Jepsen's view of one result, through the role's classification: granted and already-had are
     /// acknowledged, rejected and retry-later are rejected (and retried like any unacknowledged delivery),
-    /// no answer is indeterminate (`:info`), and a request that never left is not sent.
+    /// no answer is indeterminate (`:info`), and a request that never left is not sent. A request the transport
+    /// resent (``LoadResult/resent``) is acknowledged by a granted answer; any other answer leaves it indeterminate.
     static func outcome(of result: LoadResult, classification: ResponseClassification) -> DeliveryOutcome {
         guard let error = result.error else {
             let meaning = classification.meaning(status: result.status, body: result.body)
-            // "Already had it" from a copy the transport resent may name the first copy, which the target read
-            // before its connection closed unanswered: together they may have granted once.
-            return meaning.isAcknowledged
-                ? .acknowledged(status: result.status, alreadyHad: meaning == .alreadyHad && !result.resent)
-                : .rejected(status: result.status)
+            // A copy the transport resent answers for itself only: the first copy went unanswered, and the target
+            // may have read and committed it. So "already had it" may name that first copy (together they may
+            // have granted once), and a refusal does not say the purchase was refused.
+            if meaning.isAcknowledged {
+                return .acknowledged(status: result.status, alreadyHad: meaning == .alreadyHad && !result.resent)
+            }
+            guard !result.resent else {
+                return .indeterminate(
+                    reason: "the first copy's connection closed unanswered, and the copy sent again was answered "
+                        + "\(result.status)"
+                )
+            }
+            return .rejected(status: result.status)
         }
         guard error.neverSent else { return .indeterminate(reason: "\(error): \(result.detail)") }
         return .notSent(reason: "\(error): \(result.detail)", harnessLimited: error == .missed)

@@ -132,6 +132,17 @@ struct DeliveryRequestsTests {
         var resent = nothing
         resent.resent = true
         #expect(Endpoints.outcome(of: resent, classification: report) == .acknowledged(status: 202))
+        // Nor is a refusal of the copy sent again a refusal of the purchase: the first copy went unanswered.
+        var refused = Self.result(409)
+        refused.resent = true
+        let webhook = ResponseClassification(role: .webhook)
+        guard case .indeterminate(let reason) = Endpoints.outcome(of: refused, classification: webhook) else {
+            Issue.record("a refused resent copy should be indeterminate")
+            return
+        }
+        #expect(reason.hasSuffix("the copy sent again was answered 409"))
+        refused.resent = false
+        #expect(Endpoints.outcome(of: refused, classification: webhook) == .rejected(status: 409))
         // Only the report role: a signed delivery's answer keeps contract v1's reading.
         #expect(ResponseClassification(role: .deviceDelivery).body.isEmpty)
     }
