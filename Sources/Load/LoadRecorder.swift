@@ -49,6 +49,9 @@ public struct LoadCounts: Codable, Sendable, Hashable {
     public var missed = 0
     /// Response body bytes received.
     public var bodyBytes = 0
+    /// Sent requests the transport sent a second time after a kept-alive connection closed unanswered
+    /// (``LoadResult/resent``): the target may have read each twice.
+    public var resent = 0
 
     /// Creates empty counters.
     public init() {}
@@ -75,6 +78,7 @@ public struct LoadCounts: Codable, Sendable, Hashable {
         }
         sent += 1
         bodyBytes += result.bodyBytes
+        if result.resent { resent += 1 }
         if let error = result.error {
             errors[error.rawValue, default: 0] += 1
         } else {

@@ -134,6 +134,12 @@ final class MetricsEndpoint: Sendable {
             ("paystorm_sends", "Requests handed to the transport, by kind.", \.sent),
             ("paystorm_missed", "Requests not sent because the in-flight cap was reached, by kind.", \.missed),
             ("paystorm_succeeded", "Results that succeeded as the target contract reads them, by kind.", \.ok),
+            (
+                "paystorm_resent",
+                "Requests sent a second time after a kept-alive connection closed unanswered (the target may have "
+                    + "read both copies), by kind.",
+                \.resent
+            ),
         ]
         for (name, help, counter) in counters {
             out.family(name, "counter", help)

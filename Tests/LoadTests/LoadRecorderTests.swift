@@ -42,6 +42,16 @@ struct LoadRecorderTests {
         #expect(bulk.timeseries.first?.errors["missed"] == 3)
     }
 
+    @Test func countsRequestsTheTransportResentByKind() throws {
+        let recorder = try LoadRecorder(directory: nil)
+        var resent = result(0, at: 0.5)
+        resent.resent = true
+        recorder.record(resent)
+        recorder.record(result(1, at: 0.5))
+        #expect(recorder.totals.resent == 1 && recorder.totals.sent == 2)
+        #expect(recorder.kinds["webhook"]?.resent == 1)
+    }
+
     @Test func perSecondFailuresCountResultsNotSendsMinusSuccesses() throws {
         let recorder = try LoadRecorder(directory: nil)
         // Second 1: 30 sends, no answer yet.

@@ -91,7 +91,7 @@ def main(binary, work):
     families = {f.name: f for f in text_string_to_metric_families(scraped)}
     for name, kind in [("paystorm_sends", "counter"), ("paystorm_results", "counter"),
                        ("paystorm_latency_seconds", "histogram"), ("paystorm_in_flight", "gauge"),
-                       ("paystorm_late", "counter"), ("paystorm_missed", "counter"),
+                       ("paystorm_late", "counter"), ("paystorm_missed", "counter"), ("paystorm_resent", "counter"),
                        ("paystorm_invariant_checks", "counter"), ("paystorm_violations", "counter"),
                        ("paystorm_arrivals", "counter")]:
         if name not in families:

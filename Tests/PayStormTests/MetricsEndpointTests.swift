@@ -21,6 +21,7 @@ struct MetricsEndpointTests {
         webhook.statusClasses = ["2xx": 7, "5xx": 1]
         webhook.errors = ["timeout": 1]
         webhook.missed = 1
+        webhook.resent = 2
         // One kind, named so that its label value needs every escape.
         let kind = "web\"hook\\\n"
         load.kinds = [kind: webhook]
@@ -74,6 +75,9 @@ struct MetricsEndpointTests {
         # TYPE paystorm_succeeded counter
         # HELP paystorm_succeeded Results that succeeded as the target contract reads them, by kind.
         paystorm_succeeded_total{kind="web\"hook\\\n"} 7
+        # TYPE paystorm_resent counter
+        # HELP paystorm_resent Requests sent a second time after a kept-alive connection closed unanswered (the target may have read both copies), by kind.
+        paystorm_resent_total{kind="web\"hook\\\n"} 2
         # TYPE paystorm_results counter
         # HELP paystorm_results Results by kind and class: a status class (2xx...) or a transport error (timeout, reset...).
         paystorm_results_total{kind="web\"hook\\\n",class="2xx"} 7
