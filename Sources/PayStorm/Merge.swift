@@ -201,6 +201,7 @@ public enum PayStormMerge {
                 requests.errors.merge(shard.errors, uniquingKeysWith: +)
                 requests.missed += shard.missed
                 requests.late += shard.late
+                requests.resent += shard.resent
             }
         }
 

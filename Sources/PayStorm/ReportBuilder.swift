@@ -85,7 +85,8 @@ enum ReportBuilder {
             ok: summary.totals.ok,
             errors: errors,
             missed: summary.totals.missed,
-            late: summary.late
+            late: summary.late,
+            resent: summary.totals.resent
         )
     }
 

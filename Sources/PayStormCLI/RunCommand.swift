@@ -234,8 +234,11 @@ extension Command {
             text += "  replay: \(first.replay)\n"
         }
         let sent = report.requests
+        // Resends are rare and matter only when they happen, so a run without any keeps its line as it was.
+        let resent = sent.resent > 0 ? ", \(sent.resent) resent" : ""
         text +=
-            "\nsent \(sent.sent) of \(sent.intended) intended, \(sent.ok) ok, \(sent.errorCount) errors, \(sent.missed) missed\n"
+            "\nsent \(sent.sent) of \(sent.intended) intended, \(sent.ok) ok, \(sent.errorCount) errors, "
+            + "\(sent.missed) missed\(resent)\n"
         text += "report: \(outcome.folder.path)/report.html\n"
         return text
     }

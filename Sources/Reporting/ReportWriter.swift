@@ -51,6 +51,7 @@ public enum ReportWriter {
             ("errors", String(report.requests.errorCount)),
             ("missed", String(report.requests.missed)),
             ("late", String(report.requests.late)),
+            ("resent", String(report.requests.resent)),
             ("p50_us", all.flatMap { $0.micros["p50"] }.map(String.init) ?? ""),
             ("p99_us", all.flatMap { $0.micros["p99"] }.map(String.init) ?? ""),
             ("max_us", all.flatMap { $0.micros["max"] }.map(String.init) ?? ""),

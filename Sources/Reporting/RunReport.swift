@@ -176,15 +176,40 @@ public struct RequestTotals: Codable, Sendable, Hashable {
     public var missed: Int
     /// Sends released after their intended time.
     public var late: Int
+    /// Sent requests that went out a second time on a new connection after their kept-alive connection closed
+    /// unanswered: the target may have read each twice, and each answer speaks for the copy sent again.
+    public var resent: Int
 
     /// Creates request counters.
-    public init(intended: Int, sent: Int, ok: Int, errors: [String: Int] = [:], missed: Int = 0, late: Int = 0) {
+    public init(
+        intended: Int,
+        sent: Int,
+        ok: Int,
+        errors: [String: Int] = [:],
+        missed: Int = 0,
+        late: Int = 0,
+        resent: Int = 0
+    ) {
         self.intended = intended
         self.sent = sent
         self.ok = ok
         self.errors = errors
         self.missed = missed
         self.late = late
+        self.resent = resent
+    }
+
+    /// Decodes counters; a report written before `resent` was counted reads as 0 resent, so `merge` still reads
+    /// older shards.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        intended = try c.decode(Int.self, forKey: .intended)
+        sent = try c.decode(Int.self, forKey: .sent)
+        ok = try c.decode(Int.self, forKey: .ok)
+        errors = try c.decode([String: Int].self, forKey: .errors)
+        missed = try c.decode(Int.self, forKey: .missed)
+        late = try c.decode(Int.self, forKey: .late)
+        resent = try c.decodeIfPresent(Int.self, forKey: .resent) ?? 0
     }
 
     /// All failures, whatever their class.

@@ -95,6 +95,22 @@ struct MergeTests {
         }
     }
 
+    /// Resent requests are summed like the other counts, and a shard written before they were counted (no
+    /// `resent` key in its `summary.json`) still merges, as 0 resent.
+    @Test func sumsResentRequestsAndReadsShardsWrittenBeforeThem() throws {
+        var resending = Self.shard(0, of: 2, micros: Array(repeating: 1_000, count: 10))
+        resending.requests.resent = 3
+        let (root, folders) = try Self.folders([resending, Self.shard(1, of: 2, micros: [1_000])])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let older = URL(fileURLWithPath: folders[1]).appendingPathComponent("summary.json")
+        let text = try String(contentsOf: older, encoding: .utf8)
+        let withoutResent = text.replacingOccurrences(of: "\"resent\" : 0,", with: "")
+        #expect(withoutResent != text)
+        try Data(withoutResent.utf8).write(to: older)
+        let report = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path).report
+        #expect(report.requests.resent == 3 && report.requests.sent == 11)
+    }
+
     @Test func judgesThresholdsOnTheMergedFigures() throws {
         // Each shard's p99 (1 ms, and 1 ms) holds; together 2 of 100 requests took 500 ms, so the run's p99 does not.
         let fast = Array(repeating: Int64(1_000), count: 49)

@@ -18,7 +18,15 @@ struct ReportWriterTests {
             reasons: ["invariant violated: no-double-grant (1 violation)"],
             invariantVerdict: .fail,
             exitCode: 1,
-            requests: RequestTotals(intended: 1000, sent: 998, ok: 990, errors: ["http4xx": 8], missed: 2, late: 5),
+            requests: RequestTotals(
+                intended: 1000,
+                sent: 998,
+                ok: 990,
+                errors: ["http4xx": 8],
+                missed: 2,
+                late: 5,
+                resent: 1
+            ),
             latency: [
                 LatencySummary(
                     kind: "all",
