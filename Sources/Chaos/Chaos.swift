@@ -24,6 +24,8 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
     private var upstreamTime = 0.0
     private let faults: Faults
     private var rng: SplitMix64
+    /// The run's identities, which name forged notifications and made-up transaction IDs too.
+    private let identities: Identities
     // The delivery is boxed so sifting moves one reference instead of a large struct.
     private var buffer = Heap<TimedEntry<Box>>()
     private var nextID: UInt64 = 0
@@ -61,6 +63,7 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
             ? Faults.pullForgeryKinds + forgeries.filter { $0 == Faults.bareProductIDForgery }
             : forgeries.filter { $0 != "forged-inner-transaction" }
         rng = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0xC4A0_5C4A_05C4_A05C))
+        identities = profile.identities
         var restartRNG = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0x0005_7A27))
         var restarts: [TargetRestartEvent] = []
         if let restart = faults.targetRestart {
@@ -265,7 +268,7 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         forged.crashRelaunchSeconds = nil
         forged.afterSuccessDelays = []
         forged.at = delivery.at + rng.between(0, 0.5)
-        var fakeID = String(9_000_000_000_000_000 + forged.id)
+        var fakeID = String(identities.forgedTransactionBase + forged.id)
         var fakeOriginal: String?
         if devicePulls, case .device = delivery.action.delivery {
             // A made-up id is one the App Store never issued; another account's is genuine, so only the
@@ -280,7 +283,7 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
         var action = delivery.action
         switch action.delivery {
         case .notification(var note):
-            note.notificationUUID = rng.uuid()
+            note.notificationUUID = identities.uuid(&rng)
             note.transaction?.transactionId = fakeID
             if note.transaction?.type != .autoRenewableSubscription {
                 note.transaction?.originalTransactionId = fakeID

@@ -37,7 +37,7 @@ enum ReportBuilder {
             interrupted: interrupted,
             undecided: verdict.reason
         )
-        return RunReport(
+        var report = RunReport(
             toolVersion: "paystorm \(PayStormVersion.current)",
             profile: profile.name,
             seed: profile.seed,
@@ -69,6 +69,8 @@ enum ReportBuilder {
             },
             harnessLimited: harnessLimited
         )
+        if profile.namespace != 0 { report.namespace = RunNamespace.text(profile.namespace) }
+        return report
     }
 
     /// The request counts; an answer its role classifies as a success (a 409 "already had it") is not an error.
@@ -118,6 +120,7 @@ enum ReportBuilder {
     ) -> [Violation] {
         let replayBase =
             "paystorm replay \(shellQuoted(options.profilePath)) --seed \(profile.seed)"
+            + (profile.namespace == 0 ? "" : " --namespace \(RunNamespace.text(profile.namespace))")
             + (options.rateScale == 1 ? "" : " --rate-scale \(options.rateScale)")
             + (admissionsPath.map { " --admissions \(shellQuoted($0))" } ?? "")
             + options.flaws.map { " --flaw \($0)" }.joined()

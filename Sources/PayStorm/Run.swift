@@ -29,6 +29,13 @@ public struct RunOptions: Sendable {
     /// Replay only this account: the world is generated whole (so the seed plays the same), but only
     /// this account's deliveries are sent and checked.
     public var account: String?
+    /// The namespace of the run's identities (``Profile/namespace``): nil draws a fresh one for a target that keeps
+    /// its state (any but the embedded ledger, which starts empty each run and keeps the seed's own, 0).
+    public var namespace: UInt64?
+    /// The namespace `account` was named in (a replay's `--namespace`: the replayed run's), when it is not the
+    /// run's own: the account is then found by its index there and plays under the run's namespace, so a replay
+    /// against a target that kept the replayed run's state does not meet it.
+    public var accountNamespace: UInt64?
     /// The test PKI the target trusts (external targets); the embedded ledger gets a fresh one.
     public var pkiDirectory: String?
     /// Whether to stream the history (`history-NNNNNN.jsonl.gz` chunks).
@@ -118,6 +125,9 @@ public enum PayStormRun {
             throw .badProfile("\(error)")
         }
         if let seed = options.seed { profile.seed = seed }
+        profile.namespace =
+            options.namespace
+            ?? (profile.target.embeddedLedger ? options.accountNamespace ?? 0 : RunNamespace.fresh())
         if let schedule = options.schedule { profile.schedule = schedule }
         if let settle = options.settleSeconds { profile.settleSeconds = settle }
         if options.rateScale != 1 {
@@ -146,6 +156,8 @@ public enum PayStormRun {
     ) throws(RunError) -> RunOutcome {
         interrupted.store(false, ordering: .relaxed)
         let (profile, thresholds) = try load(options)
+        var options = options
+        options.account = try RunNamespace.account(options, profile: profile)
         var admissions: [ArrivalAdmission.Change]?
         if let path = options.admissionsPath { admissions = try AdmissionsFile.read(path: path) }
         let startedAt = Date()

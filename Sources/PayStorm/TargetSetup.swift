@@ -165,7 +165,7 @@ enum TargetSetup {
     static func accountsToProvision(profile: Profile, only: String?, shard: Shard?) -> [String] {
         if let only { return [only] }
         return (0..<profile.population.accounts).filter { shard?.contains(account: $0) ?? true }.map {
-            World.appAccountToken(seed: profile.seed, account: $0)
+            World.appAccountToken(seed: profile.seed, namespace: profile.namespace, account: $0)
         }
     }
 }

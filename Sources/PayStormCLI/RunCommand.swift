@@ -62,6 +62,7 @@ extension Command {
               --seed N            replace the profile's seed\(replay ? " (required)" : "")
               --set NAME=VALUE    the value of ${NAME} in the profile; repeatable, wins over the environment
               --account TOKEN     send and check only this appAccountToken
+              --namespace HEX     \(replay ? "the namespace of the replayed run's identities (its replay line names it);\n                      against a target that keeps its state the account plays under a fresh one" : "the namespace of the run's identities (account tokens, transaction IDs); default\n                      a fresh one against a target that keeps its state, none for the embedded ledger")
               --shard I/N         run shard I (0 to N-1) of N: only its accounts, report folder ...-shardIofN
                                   (combine the shards with 'paystorm merge'); I may be $JOB_COMPLETION_INDEX
               --flaw NAME         switch on a flaw of the embedded ledger; repeatable (see 'paystorm ledger --help')
@@ -99,6 +100,7 @@ extension Command {
         let metricsListen = try arguments.option("--metrics-listen")
         let seedText = try arguments.option("--seed")
         let account = try arguments.option("--account")
+        let namespaceText = try arguments.option("--namespace")
         let shardText = try arguments.option("--shard")
         // Checked here, before the profile is read, so a misspelled flaw is a usage error at once (also with
         // --check) instead of an embedded ledger that fails to start.
@@ -128,6 +130,17 @@ extension Command {
                 throw CLIError(.usage, "--account expects an appAccountToken UUID, got '\(account)'")
             }
             options.account = account.uppercased()
+        }
+        if let namespaceText {
+            guard let namespace = RunNamespace.parse(namespaceText) else {
+                throw CLIError(
+                    .usage,
+                    "--namespace expects 1 to 16 hex digits, not all 0 (as the report prints it), got '\(namespaceText)'"
+                )
+            }
+            // A replay names the namespace of the run it replays: its account is found there, and plays under a
+            // fresh namespace when the target keeps its state (it still holds that run's purchases).
+            if replay { options.accountNamespace = namespace } else { options.namespace = namespace }
         }
         if let shardText {
             guard let shard = Shard(shardText) else {
@@ -210,7 +223,7 @@ extension Command {
         if !report.violations.isEmpty {
             text += " (\(report.violations.count) violation\(report.violations.count == 1 ? "" : "s"))"
         }
-        text += ", seed \(report.seed), exit \(report.exitCode)\n"
+        text += ", seed \(report.seed)\(report.namespace.map { ", namespace \($0)" } ?? ""), exit \(report.exitCode)\n"
         for reason in report.reasons { text += "  because: \(reason)\n" }
         if report.invariantVerdict != report.verdict {
             text += "  invariants alone: \(report.invariantVerdict.rawValue.uppercased())\n"

@@ -15,6 +15,10 @@ public struct Profile: Sendable, Hashable {
     public var name: String
     /// The seed of every random choice in the run.
     public var seed: UInt64
+    /// The namespace of the run's identities (account tokens, transaction and web order IDs), beside the seed:
+    /// 0, the seed's own identities, unless a run against a target that keeps its state draws a fresh one, so
+    /// that a second run of the same seed never meets the first run's purchases. Not read from the file.
+    public var namespace: UInt64 = 0
     /// What the run drives and how it reads state back.
     public var target: Target
     /// Products, groups, prices.

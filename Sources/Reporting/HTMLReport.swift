@@ -27,7 +27,7 @@ public enum HTMLReport {
             </style></head><body>
             <h1>PayStorm: <span class="\(report.verdict.rawValue)">\(report.verdict.rawValue.uppercased())</span></h1>
             <table>
-            <tr><th>profile</th><td>\(e(report.profile))</td><th>seed</th><td><code>\(report.seed)</code></td></tr>
+            <tr><th>profile</th><td>\(e(report.profile))</td><th>seed</th><td><code>\(report.seed)</code>\(report.namespace.map { ", namespace <code>\(e($0))</code>" } ?? "")</td></tr>
             <tr><th>target</th><td>\(e(report.target))</td><th>exit code</th><td>\(report.exitCode)</td></tr>
             <tr><th>started</th><td>\(e(iso(report.startedAt)))</td><th>duration</th><td>\(String(format: "%.1f s", report.endedAt.timeIntervalSince(report.startedAt)))</td></tr>
             <tr><th>sent / intended</th><td>\(report.requests.sent) / \(report.requests.intended)</td><th>ok / errors / missed / late</th><td>\(report.requests.ok) / \(report.requests.errorCount) / \(report.requests.missed) / \(report.requests.late)</td></tr>

@@ -62,12 +62,17 @@ public enum JUnitReport {
         }
         cases.append("    <testcase classname=\"run\" name=\"run completed\">\(completed)</testcase>")
         let suiteName = Markup.escape("paystorm.\(report.profile)")
+        // Only a run with a namespace of its own has the property, so other reports read as before.
+        let namespace =
+            report.namespace.map {
+                "\n      <property name=\"namespace\" value=\"\(Markup.escape($0))\"/>"
+            } ?? ""
         return """
             <?xml version="1.0" encoding="UTF-8"?>
             <testsuites name="paystorm" tests="\(cases.count)" failures="\(failures)" skipped="\(skipped)" time="\(duration)">
               <testsuite name="\(suiteName)" tests="\(cases.count)" failures="\(failures)" skipped="\(skipped)" time="\(duration)">
                 <properties>
-                  <property name="seed" value="\(report.seed)"/>
+                  <property name="seed" value="\(report.seed)"/>\(namespace)
                   <property name="verdict" value="\(report.verdict.rawValue)"/>
                   <property name="invariantVerdict" value="\(report.invariantVerdict.rawValue)"/>
                   <property name="interrupted" value="\(report.interrupted)"/>

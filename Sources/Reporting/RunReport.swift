@@ -21,6 +21,10 @@ public struct RunReport: Codable, Sendable, Hashable {
     public var profile: String
     /// The seed that replays this run.
     public var seed: UInt64
+    /// The namespace of the run's account tokens and transaction IDs (16 hex digits), when it is not the
+    /// seed's own: a run against a target that keeps its state draws one, and a replay needs it to find an
+    /// account (`paystorm replay --namespace`).
+    public var namespace: String?
     /// Wall-clock start of the run.
     public var startedAt: Date
     /// Wall-clock end of the run.

@@ -213,7 +213,7 @@ extension World {
             ResponseBodyV2DecodedPayload(
                 notificationType: type,
                 subtype: subtype,
-                notificationUUID: rng.uuid(),
+                notificationUUID: newUUID(),
                 data: data,
                 version: "2.0",
                 signedDate: signedMs

@@ -182,7 +182,7 @@ extension World {
             appAppleId: profile.target.appAppleId,
             bundleId: profile.target.bundleId,
             productId: products[groupProducts[group][Int(position)]].id,
-            requestIdentifier: rng.uuid(),
+            requestIdentifier: newUUID(),
             storefrontCountryCodes: [profile.catalog.storefront],
             succeededCount: succeeded,
             failedCount: Int64(subscribers.count) - succeeded

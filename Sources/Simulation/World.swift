@@ -36,6 +36,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     private var transactions: UInt64 = 0
     private var webOrders: UInt64 = 0
     let transactionBase: UInt64
+    /// The run's identities: its seed's, in its namespace.
+    let identities: Identities
     private let duration: Double
     let products: [Product]
     /// The catalog indices of each group's products, from the highest level down.
@@ -72,18 +74,31 @@ public struct World: Sequence, IteratorProtocol, Sendable {
                 )
             }
         }
-        transactionBase = 1_000_000_000_000_000 + (SplitMix64.mix(profile.seed) % 900_000) * 1_000_000_000
+        identities = profile.identities
+        transactionBase = identities.transactionBase
     }
 
-    /// The `appAccountToken` of an account: a UUID derived from the seed and the index, without storage.
-    public static func appAccountToken(seed: UInt64, account: Int) -> String {
-        let a = SplitMix64.mix(seed ^ 0x5EED_0F0A_CC00_0000 ^ UInt64(account))
-        return SplitMix64.uuid(a, SplitMix64.mix(a ^ UInt64(account)))
+    /// The `appAccountToken` of an account: a UUID derived from the seed, the namespace of the run's identities
+    /// (``Profile/namespace``) and the index, without storage.
+    public static func appAccountToken(seed: UInt64, namespace: UInt64 = 0, account: Int) -> String {
+        Identities(seed: seed, namespace: namespace).accountToken(account)
+    }
+
+    /// The index of the account whose token is `token` (any case) among the first `accounts` of a seed and
+    /// namespace, if there is one. Searches linearly: for replay and tests.
+    public static func account(
+        of token: String,
+        seed: UInt64,
+        namespace: UInt64 = 0,
+        accounts: Int
+    ) -> Int? {
+        let (wanted, identities) = (token.uppercased(), Identities(seed: seed, namespace: namespace))
+        return (0..<accounts).first { identities.accountToken($0) == wanted }
     }
 
     /// The account index of a token of this world, if it is one (searches linearly; for tests and replay).
     public func account(of token: String) -> Int? {
-        accounts.indices.first { Self.appAccountToken(seed: profile.seed, account: $0) == token }
+        Self.account(of: token, seed: profile.seed, namespace: profile.namespace, accounts: accounts.count)
     }
 
     /// The Family Sharing partner of an account, if it shares (accounts pair as 2k and 2k+1).
@@ -204,7 +219,10 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         return transactionBase / 1000 + webOrders
     }
 
-    func token(_ account: Int) -> String { Self.appAccountToken(seed: profile.seed, account: account) }
+    func token(_ account: Int) -> String { identities.accountToken(account) }
+
+    /// A UUID the world mints (a notification's, a summary's request's), named in the run's namespace.
+    mutating func newUUID() -> String { identities.uuid(&rng) }
 
     private mutating func run(_ job: Job, at t: Double) {
         switch job {

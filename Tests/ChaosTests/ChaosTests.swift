@@ -420,3 +420,63 @@ struct ChaosTests {
         #expect(checked > 500 && reordered > 100 && followUps > 100, "\(checked) \(reordered) \(followUps)")
     }
 }
+
+/// A run's identities (account tokens, transaction IDs) live in a namespace beside the seed, so that a second run
+/// of a seed against a target that kept the first one's purchases does not deliver them again.
+struct IdentityNamespaceTests {
+    /// What a delivery is, without the identities that name it.
+    struct Shape: Hashable {
+        var id: UInt64, at: Double, account: Int, lifecycle: String, kind: String, product: String?
+        var forgery: String?, network: String?, faults: [String], copy: String
+
+        init(_ planned: PlannedDelivery) {
+            (id, at, account) = (planned.id, planned.at, planned.action.account)
+            lifecycle = "\(planned.action.lifecycle)"
+            kind = "\(planned.action.truth.kind)"
+            product = planned.action.truth.productId
+            (forgery, network) = (planned.forgery, planned.network.map { "\($0)" })
+            faults = planned.faults.map(\.fault)
+            copy = "\(planned.copy)"
+        }
+    }
+
+    @Test func theSeedDecidesWhatHappensAndTheNamespaceOnlyWhatItIsCalled() throws {
+        var own = try chaosProfile(faults: ChaosTests.all, seconds: 20)
+        own.faults.targetRestart = nil
+        var other = own
+        other.namespace = 0x5A17
+        let (a, b) = (deliveries(own), deliveries(other))
+        #expect(a.count > 150)
+        #expect(a.map(Shape.init) == b.map(Shape.init))
+        // Every identity differs: no account token and no transaction ID of one is the other's.
+        #expect(Set(a.map(\.action.appAccountToken)).isDisjoint(with: b.map(\.action.appAccountToken)))
+        let ids = { (stream: [PlannedDelivery]) in Set(stream.compactMap(\.action.truth.transactionId)) }
+        #expect(!ids(a).isEmpty && ids(a).isDisjoint(with: ids(b)))
+        let uuids = { (stream: [PlannedDelivery]) in
+            Set(
+                stream.compactMap {
+                    if case .notification(let note) = $0.action.delivery { note.notificationUUID } else { nil }
+                }
+            )
+        }
+        #expect(!uuids(a).isEmpty && uuids(a).isDisjoint(with: uuids(b)))
+        // Namespace 0 is the seed's own identities, as every run had before namespaces.
+        #expect(a.first?.action.appAccountToken == World.appAccountToken(seed: own.seed, account: a[0].action.account))
+    }
+
+    @Test func aNamespacesTransactionIDsFitASigned64BitColumn() throws {
+        var profile = try chaosProfile(faults: "{}", seconds: 5)
+        for namespace: UInt64 in [1, 0x5A17, .max] {
+            profile.namespace = namespace
+            for id in deliveries(profile).compactMap(\.action.truth.transactionId) {
+                #expect(Int64(id) != nil, "\(id)")
+            }
+        }
+    }
+
+    @Test func aTokenIsFoundInItsOwnNamespaceOnly() {
+        let token = World.appAccountToken(seed: 9, namespace: 77, account: 12)
+        #expect(World.account(of: token.lowercased(), seed: 9, namespace: 77, accounts: 20) == 12)
+        #expect(World.account(of: token, seed: 9, accounts: 20) == nil)
+    }
+}

@@ -95,7 +95,12 @@ struct ShardedRunTests {
             ])
         }
         func runArguments(port: UInt16, reports: URL) -> [String] {
-            ["run", profile.path, "--pki", pki, "--set", "PORT=\(port)", "--reports", reports.path, "--quiet"]
+            // One namespace for every run: the shards of one run together, and the unsharded run, play the same
+            // accounts (each on its own ledger or part of the accounts), so their tokens compare.
+            [
+                "run", profile.path, "--pki", pki, "--set", "PORT=\(port)", "--reports", reports.path, "--quiet",
+                "--namespace", "5a17",
+            ]
         }
 
         // Three shards at once, as three pods would, against one ledger.

@@ -7,6 +7,29 @@ import Testing
 @testable import PayStorm
 
 struct ReplayLineTests {
+    /// A failed verdict with one violation, on account "A".
+    static func oneViolation() -> Checking.Verdict {
+        let witness = Witness(
+            invariant: .noDoubleGrant,
+            account: "A",
+            at: 1,
+            summary: "granted twice",
+            entries: [],
+            proof: "probe",
+            observed: AccountState(),
+            seed: 3
+        )
+        return Checking.Verdict(
+            outcome: .fail,
+            violations: [witness],
+            violationCount: 1,
+            tallies: [:],
+            unknownSamples: [],
+            unchecked: [],
+            seed: 3
+        )
+    }
+
     @Test func plainWordsStayAsTheyAre() {
         #expect(shellQuoted("Profiles/smoke.json5") == "Profiles/smoke.json5")
         #expect(shellQuoted("TARGET=http://127.0.0.1:8080/v1") == "TARGET=http://127.0.0.1:8080/v1")
@@ -25,25 +48,7 @@ struct ReplayLineTests {
         options.rateScale = 2.5
         options.flaws = ["double-grant"]
         let profile = try Profile.decode(Data(MintPipelineTests.profile.utf8), file: "pipeline.json5")
-        let witness = Witness(
-            invariant: .noDoubleGrant,
-            account: "A",
-            at: 1,
-            summary: "granted twice",
-            entries: [],
-            proof: "probe",
-            observed: AccountState(),
-            seed: 3
-        )
-        let verdict = Checking.Verdict(
-            outcome: .fail,
-            violations: [witness],
-            violationCount: 1,
-            tallies: [:],
-            unknownSamples: [],
-            unchecked: [],
-            seed: 3
-        )
+        let verdict = Self.oneViolation()
         let line = try #require(
             ReportBuilder.violations(
                 verdict,
@@ -61,5 +66,13 @@ struct ReplayLineTests {
         options.rateScale = 1
         let plain = ReportBuilder.violations(verdict, profile: profile, options: options).first?.replay
         #expect(plain == "paystorm replay Profiles/smoke.json5 --seed 3 --flaw double-grant --account A")
+    }
+
+    @Test func theReplayLineNamesTheNamespace() throws {
+        var profile = try Profile.decode(Data(MintPipelineTests.profile.utf8), file: "pipeline.json5")
+        profile.namespace = 0x5A17
+        let options = RunOptions(profilePath: "p.json5")
+        let line = ReportBuilder.violations(Self.oneViolation(), profile: profile, options: options).first?.replay
+        #expect(line == "paystorm replay p.json5 --seed \(profile.seed) --namespace 0000000000005a17 --account A")
     }
 }

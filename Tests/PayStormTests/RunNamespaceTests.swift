@@ -1,0 +1,61 @@
+import Foundation
+import Profile
+import Simulation
+import Testing
+
+@testable import PayStorm
+
+/// Which namespace a run's identities take, and how a replay finds its account in the replayed run's.
+struct RunNamespaceTests {
+    /// Writes a profile against `target` to a temporary file and returns options for it.
+    static func options(target: String) throws -> RunOptions {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("namespace-\(UUID()).json5")
+        try Data(ProfileText.minimal.replacingOccurrences(of: "TARGET", with: target).utf8).write(to: url)
+        return RunOptions(profilePath: url.path)
+    }
+
+    static let external = "{ webhookURL: \"http://127.0.0.1:1/n\" }"
+    static let embedded = "{ embeddedLedger: true }"
+
+    @Test func aTargetThatKeepsItsStateGetsAFreshNamespaceEachRun() throws {
+        let options = try Self.options(target: Self.external)
+        defer { try? FileManager.default.removeItem(atPath: options.profilePath) }
+        let first = try PayStormRun.load(options).0.namespace
+        let second = try PayStormRun.load(options).0.namespace
+        #expect(first != 0 && second != 0 && first != second)
+        var pinned = options
+        pinned.namespace = 0x5A17
+        #expect(try PayStormRun.load(pinned).0.namespace == 0x5A17)
+    }
+
+    @Test func theEmbeddedLedgerStartsEmptyAndKeepsTheSeedsOwnIdentities() throws {
+        let options = try Self.options(target: Self.embedded)
+        defer { try? FileManager.default.removeItem(atPath: options.profilePath) }
+        #expect(try PayStormRun.load(options).0.namespace == 0)
+        // A replay of an embedded run plays the replayed run's identities exactly.
+        var replay = options
+        replay.accountNamespace = 0x77
+        #expect(try PayStormRun.load(replay).0.namespace == 0x77)
+    }
+
+    @Test func aReplayFindsItsAccountInTheReplayedRunsNamespaceAndPlaysItUnderItsOwn() throws {
+        var options = try Self.options(target: Self.external)
+        defer { try? FileManager.default.removeItem(atPath: options.profilePath) }
+        options.account = World.appAccountToken(seed: 4, namespace: 0x77, account: 2)
+        options.accountNamespace = 0x77
+        let profile = try PayStormRun.load(options).0
+        #expect(profile.namespace != 0x77)
+        let token = try RunNamespace.account(options, profile: profile)
+        #expect(token == World.appAccountToken(seed: 4, namespace: profile.namespace, account: 2))
+        // Without the replayed run's namespace the token is none of this run's accounts: said, not sent nowhere.
+        options.accountNamespace = nil
+        #expect(throws: RunError.self) { try RunNamespace.account(options, profile: profile) }
+    }
+
+    @Test func namespacesAreWrittenAndReadAsSixteenHexDigits() {
+        #expect(RunNamespace.text(0x5A17) == "0000000000005a17")
+        #expect(RunNamespace.parse("0000000000005a17") == 0x5A17 && RunNamespace.parse("5A17") == 0x5A17)
+        #expect(RunNamespace.parse("0") == nil && RunNamespace.parse("xyz") == nil)
+        #expect(RunNamespace.parse("11112222333344445") == nil)
+    }
+}
