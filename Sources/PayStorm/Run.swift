@@ -29,7 +29,7 @@ public struct RunOptions: Sendable {
     /// Replay only this account: the world is generated whole (so the seed plays the same), but only
     /// this account's deliveries are sent and checked.
     public var account: String?
-    /// The namespace of the run's identities (``Profile/namespace``): nil draws a fresh one for a target that keeps
+    /// The namespace of the run's identities (`Profile.namespace`): nil draws a fresh one for a target that keeps
     /// its state (any but the embedded ledger, which starts empty each run and keeps the seed's own, 0).
     public var namespace: UInt64?
     /// The namespace `account` was named in (a replay's `--namespace`: the replayed run's), when it is not the

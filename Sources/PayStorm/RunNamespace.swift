@@ -2,7 +2,7 @@ import Profile
 import Simulation
 
 /// The namespace of a run's identities: account tokens and transaction IDs derive from the seed and it
-/// (``Profile/namespace``), everything else from the seed alone.
+/// (`Profile.namespace`), everything else from the seed alone.
 ///
 /// A target that keeps its state (a staging backend, the example backend, a ledger served apart) still holds a
 /// run's purchases when the next run starts. Were identities the seed's alone, a nightly run of a profile's seed

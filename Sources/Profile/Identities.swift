@@ -1,5 +1,5 @@
 /// The identities a run mints: account tokens, transaction, web order and app transaction IDs, and the UUIDs of
-/// notifications and summaries. They derive from the seed and ``Profile/namespace``; what happens in the run
+/// notifications and summaries. They derive from the seed and `Profile.namespace`; what happens in the run
 /// derives from the seed alone, so the same seed in another namespace plays the same run under other names.
 ///
 /// Namespace 0 is the seed's own identities, as every run had before namespaces: the embedded ledger starts

@@ -79,7 +79,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     }
 
     /// The `appAccountToken` of an account: a UUID derived from the seed, the namespace of the run's identities
-    /// (``Profile/namespace``) and the index, without storage.
+    /// (`Profile.namespace`) and the index, without storage.
     public static func appAccountToken(seed: UInt64, namespace: UInt64 = 0, account: Int) -> String {
         Identities(seed: seed, namespace: namespace).accountToken(account)
     }
