@@ -57,8 +57,8 @@ extension TargetCheck {
 
         init(profile original: Profile) throws(RunError) {
             var profile = original
-            // A fresh seed each time, so the accounts and transactions are new to a target that keeps its data.
-            profile.seed = UInt64.random(in: 1...UInt64(Int64.max))
+            // The accounts and transactions are new to a target that keeps its state even when the check runs
+            // again: `PayStormRun.load` gave such a target's profile a fresh namespace, as it does for a run.
             let product = original.catalog.products.first { $0.type == .nonConsumable } ?? original.catalog.products[0]
             profile.catalog.products = [product]
             // An empty object is the mix in which every action weighs 0 (see ActionMix's decoding).

@@ -4,7 +4,7 @@ internal import Profile
 // The Apple payloads the world signs (transactions, renewal info, notifications) and the truth of subscriptions.
 
 extension World {
-    func appTransactionId(_ account: Int) -> String { String(transactionBase / 10 + UInt64(account)) }
+    func appTransactionId(_ account: Int) -> String { String(identities.transactionBase / 10 + UInt64(account)) }
 
     mutating func transaction(
         account: Int,

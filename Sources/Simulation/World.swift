@@ -35,7 +35,6 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     private var events: UInt64 = 0
     private var transactions: UInt64 = 0
     private var webOrders: UInt64 = 0
-    let transactionBase: UInt64
     /// The run's identities: its seed's, in its namespace.
     let identities: Identities
     private let duration: Double
@@ -75,7 +74,6 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             }
         }
         identities = profile.identities
-        transactionBase = identities.transactionBase
     }
 
     /// The `appAccountToken` of an account: a UUID derived from the seed, the namespace of the run's identities
@@ -211,12 +209,12 @@ public struct World: Sequence, IteratorProtocol, Sendable {
 
     mutating func newTransaction() -> UInt64 {
         transactions += 1
-        return transactionBase + transactions
+        return identities.transactionBase + transactions
     }
 
     mutating func newWebOrder() -> UInt64 {
         webOrders += 1
-        return transactionBase / 1000 + webOrders
+        return identities.transactionBase / 1000 + webOrders
     }
 
     func token(_ account: Int) -> String { identities.accountToken(account) }
