@@ -111,7 +111,9 @@ enum ReportBuilder {
     }
 
     /// The witnessed violations, each with the command line that replays its account: the options that shape
-    /// the world (seed, rate scale, the admissions of a thinned run) and the target (flaws, variables).
+    /// the world (seed, rate scale, the admissions of a thinned run) and the target (flaws, variables, and the
+    /// test PKI an external target trusts: without it the replay is refused, or minted under a root the target
+    /// rejects).
     static func violations(
         _ verdict: Checking.Verdict,
         profile: Profile,
@@ -123,6 +125,7 @@ enum ReportBuilder {
             + (profile.namespace == 0 ? "" : " --namespace \(RunNamespace.text(profile.namespace))")
             + (options.rateScale == 1 ? "" : " --rate-scale \(options.rateScale)")
             + (admissionsPath.map { " --admissions \(shellQuoted($0))" } ?? "")
+            + (options.pkiDirectory.map { " --pki \(shellQuoted($0))" } ?? "")
             + options.flaws.map { " --flaw \($0)" }.joined()
             + options.variables.sorted { $0.key < $1.key }.map { " --set \(shellQuoted("\($0.key)=\($0.value)"))" }
             .joined()

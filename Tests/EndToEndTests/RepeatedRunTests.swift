@@ -6,7 +6,10 @@ import Testing
 /// night of a nightly job.
 struct RepeatedRunTests {
     struct Summary: Decodable {
-        struct Violation: Decodable { var replay: String }
+        struct Violation: Decodable {
+            var invariant: String
+            var replay: String
+        }
         var verdict: String
         var exitCode: Int32
         var namespace: String?
@@ -40,16 +43,28 @@ struct RepeatedRunTests {
         return summary
     }
 
-    @Test func theSameSeedTwiceAgainstATargetThatKeepsItsStatePassesBothTimes() throws {
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("repeated-\(UUID())")
+    /// A scratch folder with a test PKI in `pki/`, and a reference ledger started apart on a database in it
+    /// (`ledger serve`, trusting that PKI, with `flaws`): a target that keeps its state between runs.
+    static func ledgerApart(
+        _ name: String,
+        flaws: [String] = []
+    ) throws -> (work: URL, pki: String, ledger: LedgerProcess) {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID())")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: work) }
         let pki = work.appendingPathComponent("pki").path
         #expect(try PayStormRunner.exec(["pki", "init", pki]).0 == 0)
-        let ledger = try LedgerProcess(arguments: [
-            "ledger", "serve", "--db", work.appendingPathComponent("kept.db").path, "--trust", pki + "/root.der",
-            "--bundle-id", ShardedRunTests.bundleId,
-        ])
+        let ledger = try LedgerProcess(
+            arguments: [
+                "ledger", "serve", "--db", work.appendingPathComponent("kept.db").path, "--trust", pki + "/root.der",
+                "--bundle-id", ShardedRunTests.bundleId,
+            ] + flaws.flatMap { ["--flaw", $0] }
+        )
+        return (work, pki, ledger)
+    }
+
+    @Test func theSameSeedTwiceAgainstATargetThatKeepsItsStatePassesBothTimes() throws {
+        let (work, pki, ledger) = try Self.ledgerApart("repeated")
+        defer { try? FileManager.default.removeItem(at: work) }
         defer { ledger.terminate() }
 
         // The first night ran the profile at twice its rate: the same seed then gives another world, whose
@@ -78,5 +93,38 @@ struct RepeatedRunTests {
         #expect(replayed.count == 1 && !replayed.contains(token))
         let (unnamed, said) = try PayStormRunner.exec(replay + arguments + reports)
         #expect(unnamed == 65 && said.contains("is not one of the 24 accounts of seed 4242"), "\(said)")
+    }
+
+    /// A violation's replay line, run as the report prints it (through the shell), against a target started apart
+    /// that trusts a PKI given with `--pki`: the line must carry everything the replay needs, and the account
+    /// must break the same invariant again.
+    @Test func aViolationsReplayLineRunAsPrintedReproducesItAgainstATargetStartedApart() throws {
+        // A ledger that grants every redelivery again: the profile's duplicates make double grants.
+        let (work, pki, ledger) = try Self.ledgerApart("replay-line", flaws: ["double-grant"])
+        defer { try? FileManager.default.removeItem(at: work) }
+        defer { ledger.terminate() }
+        let run = try Self.run(work, port: ledger.port, pki: pki, name: "run")
+        let violation = try #require(run.violations.first, "the flawed ledger passed")
+        #expect(violation.replay.contains(" --pki \(pki)"), "\(violation.replay)")
+
+        let binary = try LedgerProcess.binary().path
+        let replayed = work.appendingPathComponent("replayed")
+        let line = try #require(violation.replay.split(separator: " ", maxSplits: 1).last.map(String.init))
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "exec '\(binary)' \(line) --reports '\(replayed.path)' --quiet"]
+        shell.currentDirectoryURL = PayStormRunner.root
+        let pipe = Pipe()
+        (shell.standardOutput, shell.standardError) = (pipe, pipe)
+        try shell.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        let code = shell.terminationStatus
+        let summary = try JSONDecoder().decode(
+            Summary.self,
+            from: try Data(contentsOf: replayed.appendingPathComponent("latest/summary.json"))
+        )
+        #expect(code == 1 && summary.verdict == "fail", "\(output)")
+        #expect(summary.violations.contains { $0.invariant == violation.invariant }, "\(output)")
     }
 }

@@ -68,6 +68,16 @@ struct ReplayLineTests {
         #expect(plain == "paystorm replay Profiles/smoke.json5 --seed 3 --flaw double-grant --account A")
     }
 
+    /// An external target trusts the PKI the run was given: a replay minted under another root is rejected
+    /// (and `paystorm replay` refuses an external target without `--pki`).
+    @Test func theReplayLineNamesThePKITheTargetTrusts() throws {
+        var options = RunOptions(profilePath: "p.json5")
+        options.pkiDirectory = "/keys/test pki"
+        let profile = try Profile.decode(Data(MintPipelineTests.profile.utf8), file: "pipeline.json5")
+        let line = ReportBuilder.violations(Self.oneViolation(), profile: profile, options: options).first?.replay
+        #expect(line == "paystorm replay p.json5 --seed 3 --pki '/keys/test pki' --account A")
+    }
+
     @Test func theReplayLineNamesTheNamespace() throws {
         var profile = try Profile.decode(Data(MintPipelineTests.profile.utf8), file: "pipeline.json5")
         profile.namespace = 0x5A17
