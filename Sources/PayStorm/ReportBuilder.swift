@@ -111,9 +111,9 @@ enum ReportBuilder {
     }
 
     /// The witnessed violations, each with the command line that replays its account: the options that shape
-    /// the world (seed, rate scale, the admissions of a thinned run) and the target (flaws, variables, and the
-    /// test PKI an external target trusts: without it the replay is refused, or minted under a root the target
-    /// rejects).
+    /// the world (seed, a schedule and settle in place of the profile's, as a capacity step runs, rate scale, the
+    /// admissions of a thinned run) and the target (flaws, variables, and the test PKI an external target trusts:
+    /// without it the replay is refused, or minted under a root the target rejects).
     static func violations(
         _ verdict: Checking.Verdict,
         profile: Profile,
@@ -123,6 +123,8 @@ enum ReportBuilder {
         let replayBase =
             "paystorm replay \(shellQuoted(options.profilePath)) --seed \(profile.seed)"
             + (profile.namespace == 0 ? "" : " --namespace \(RunNamespace.text(profile.namespace))")
+            + (options.schedule.map(scheduleOptions) ?? "")
+            + (options.settleSeconds.map { " --settle \(plainNumber($0))" } ?? "")
             + (options.rateScale == 1 ? "" : " --rate-scale \(options.rateScale)")
             + (admissionsPath.map { " --admissions \(shellQuoted($0))" } ?? "")
             + (options.pkiDirectory.map { " --pki \(shellQuoted($0))" } ?? "")
@@ -140,6 +142,18 @@ enum ReportBuilder {
                 replay: replayBase + " --account \(witness.account)"
             )
         }
+    }
+
+    /// `--rate R --duration S` for a schedule of one constant segment, the one shape a command line gives
+    /// (``RunOptions/schedule``; `PayStormRun.load` refuses any other).
+    private static func scheduleOptions(_ schedule: [RateSegment]) -> String {
+        guard schedule.count == 1, case .constant(let rate) = schedule[0].shape else { return "" }
+        return " --rate \(plainNumber(rate)) --duration \(plainNumber(schedule[0].seconds))"
+    }
+
+    /// A number as a command line reads it back exactly: `20` rather than `20.0`.
+    private static func plainNumber(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
     }
 
     /// The per-second timeline the HTML report plots.

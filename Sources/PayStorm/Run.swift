@@ -54,7 +54,8 @@ public struct RunOptions: Sendable {
     /// The shard of a run split across processes (`--shard INDEX/COUNT`): only its accounts are sent and
     /// checked, and the report records it for `paystorm merge`.
     public var shard: Shard?
-    /// A schedule that replaces the profile's (a capacity step's constant rate), applied before ``RunOptions/rateScale``.
+    /// A schedule that replaces the profile's (`--rate R --duration D`, a capacity step's constant rate), applied
+    /// before ``RunOptions/rateScale``: one constant segment, the shape a replay line can name.
     public var schedule: [RateSegment]?
     /// A settle period that replaces the profile's, in seconds (a capacity step keeps it short).
     public var settleSeconds: Double?
@@ -128,7 +129,13 @@ public enum PayStormRun {
         profile.namespace =
             options.namespace
             ?? (profile.target.embeddedLedger ? options.accountNamespace ?? 0 : RunNamespace.fresh())
-        if let schedule = options.schedule { profile.schedule = schedule }
+        if let schedule = options.schedule {
+            // A replay line names only this shape (`--rate R --duration D`).
+            guard schedule.count == 1, case .constant = schedule[0].shape else {
+                throw .badInput("a schedule in place of the profile's is one constant segment (--rate R --duration D)")
+            }
+            profile.schedule = schedule
+        }
         if let settle = options.settleSeconds { profile.settleSeconds = settle }
         if options.rateScale != 1 {
             profile.schedule = profile.schedule.map { $0.scaled(by: options.rateScale) }

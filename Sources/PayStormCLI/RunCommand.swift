@@ -68,6 +68,9 @@ extension Command {
               --flaw NAME         switch on a flaw of the embedded ledger; repeatable (see 'paystorm ledger --help')
               --pki DIR           the test PKI an external target trusts (from 'paystorm pki init DIR')
               --reports DIR       where report folders go (default Reports)
+              --rate R --duration D
+                                  a constant R actions/s for D (90, 30s, 2m, 1h) in place of the profile's schedule
+              --settle D          the wait between the last action and the final probes (the profile's settleSeconds)
               --rate-scale X      multiply every rate of the schedule by X (0.01 to 1000)
               --admissions FILE   play back the admissions.csv of a run that dropped arrivals at the source
                                   (it could not keep up), so its world is generated again exactly
@@ -108,6 +111,9 @@ extension Command {
         let pki = try arguments.option("--pki")
         let reports = try arguments.option("--reports")
         let scale = try arguments.double("--rate-scale")
+        let rate = try arguments.double("--rate")
+        let duration = try arguments.option("--duration").map { try seconds($0, flag: "--duration") }
+        let settle = try arguments.option("--settle").map { try seconds($0, flag: "--settle") }
         let admissions = try arguments.option("--admissions")
         let variables = try profileVariables(&arguments)
         let profile = arguments.positional() ?? (replay ? nil : "Profiles/smoke.json5")
@@ -160,6 +166,16 @@ extension Command {
             }
             options.rateScale = scale
         }
+        options.schedule = try constantSchedule(rate: rate, duration: duration)
+        if let settle {
+            guard Profile.settleBounds.contains(settle) else {
+                throw CLIError(
+                    .usage,
+                    "--settle must be from 0 to \(Int(Profile.settleBounds.upperBound)) seconds (a day), got \(format(settle))"
+                )
+            }
+            options.settleSeconds = settle
+        }
         options.admissionsPath = admissions
         options.flaws = flaws
         options.variables = variables
@@ -180,6 +196,45 @@ extension Command {
             options.metricsListen = MetricsListen(host: host, port: port, loopback: ListenAddress.isLoopback(host))
         }
         return options
+    }
+
+    /// Seconds from a duration's text as `paystorm load` reads it (`90`, `30s`, `2m`, `1h`).
+    private static func seconds(_ text: String, flag: String) throws -> Double {
+        do {
+            let duration = try parseDuration(text)
+            return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        } catch {
+            throw CLIError(.usage, "\(flag): \(error)")
+        }
+    }
+
+    /// The schedule `--rate R --duration S` puts in place of the profile's: R actions/s for S seconds (nil when
+    /// neither is given).
+    /// - Throws: `CLIError` with `.usage` when only one is given or either is out of the bounds a profile has.
+    static func constantSchedule(rate: Double?, duration: Double?) throws -> [RateSegment]? {
+        switch (rate, duration) {
+        case (nil, nil):
+            return nil
+        case (let rate?, let duration?):
+            guard rate > 0 && RateSegment.rateBounds.contains(rate) else {
+                throw CLIError(
+                    .usage,
+                    "--rate must be above 0 and at most \(Int(RateSegment.rateBounds.upperBound)) actions/s, got \(format(rate))"
+                )
+            }
+            guard RateSegment.secondsBounds.contains(duration) else {
+                throw CLIError(
+                    .usage,
+                    "--duration must be from 1ms to \(Int(RateSegment.secondsBounds.upperBound)) seconds (a year), got \(format(duration))"
+                )
+            }
+            return [RateSegment(.constant(rate: rate), seconds: duration)]
+        default:
+            throw CLIError(
+                .usage,
+                "--rate and --duration go together: R actions/s for S seconds, in place of the profile's schedule"
+            )
+        }
     }
 
     /// Removes every `--set NAME=VALUE` (the values of the profile's `${NAME}` variables); a later one for the

@@ -35,6 +35,8 @@ public struct Profile: Sendable, Hashable {
     public var faults: Faults
     /// Seconds to wait after the last action before the final probes.
     public var settleSeconds: Double
+    /// The settle periods a profile may name, in seconds: none to a day.
+    public static let settleBounds = 0.0...86_400
     /// Pass/fail thresholds such as `"p99 < 250ms"` or `"errors < 1%"`, evaluated by Reporting.
     public var thresholds: [Threshold]
 
@@ -145,7 +147,7 @@ extension Profile: Decodable {
         timeCompression = try f.value("timeCompression", default: TimeCompression())
         schedule = try f.required("schedule")
         faults = try f.value("faults", default: Faults())
-        settleSeconds = try f.number("settleSeconds", in: 0...86_400, default: 10)
+        settleSeconds = try f.number("settleSeconds", in: Self.settleBounds, default: 10)
         thresholds = try f.value("thresholds", default: [])
         if schedule.isEmpty {
             throw ProfileIssue(path: f.at("schedule"), expected: "at least one rate segment")

@@ -21,6 +21,11 @@ public struct RateSegment: Sendable, Hashable, Decodable {
     /// How long the segment lasts, in seconds.
     public var seconds: Double
 
+    /// The rates (actions per second) a segment may name.
+    public static let rateBounds = 0.0...10_000_000
+    /// How long a segment may last, in seconds: a millisecond to a year.
+    public static let secondsBounds = 0.001...31_536_000.0
+
     /// Creates a segment.
     public init(_ shape: Shape, seconds: Double) {
         self.shape = shape
@@ -81,9 +86,8 @@ public struct RateSegment: Sendable, Hashable, Decodable {
             default: ["mean", "amplitude", "periodSeconds"]
             }
         let f = try Fields(decoder, allowed: ["kind", "seconds"] + keys)
-        seconds = try f.number("seconds", in: 0.001...31_536_000, default: nil)
-        let maxRate = 10_000_000.0
-        func rate(_ key: String) throws -> Double { try f.number(key, in: 0...maxRate, default: nil) }
+        seconds = try f.number("seconds", in: Self.secondsBounds, default: nil)
+        func rate(_ key: String) throws -> Double { try f.number(key, in: Self.rateBounds, default: nil) }
         switch kind {
         case "constant":
             shape = .constant(rate: try rate("rate"))
@@ -105,7 +109,7 @@ public struct RateSegment: Sendable, Hashable, Decodable {
             shape = .sine(
                 mean: mean,
                 amplitude: amplitude,
-                periodSeconds: try f.number("periodSeconds", in: 0.001...31_536_000, default: nil)
+                periodSeconds: try f.number("periodSeconds", in: Self.secondsBounds, default: nil)
             )
         }
     }

@@ -125,6 +125,26 @@ enum PayStormRunner {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// Runs a command line as a report prints it (`paystorm replay ...`, shell-quoted) through `/bin/sh` in the
+    /// package root, with the built binary for `paystorm` and `extra` arguments after it; returns its exit code
+    /// and combined output.
+    static func shell(_ line: String, _ extra: [String] = []) throws -> (Int32, String) {
+        let words = try #require(line.split(separator: " ", maxSplits: 1).last.map(String.init))
+        let quoted = extra.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [
+            "-c", "exec '\(try LedgerProcess.binary().path)' \(words) \(quoted.joined(separator: " "))",
+        ]
+        process.currentDirectoryURL = root
+        let pipe = Pipe()
+        (process.standardOutput, process.standardError) = (pipe, pipe)
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
     /// Runs the binary in the package root and returns its exit code and combined output.
     static func exec(_ arguments: [String]) throws -> (Int32, String) {
         let process = Process()

@@ -107,19 +107,8 @@ struct RepeatedRunTests {
         let violation = try #require(run.violations.first, "the flawed ledger passed")
         #expect(violation.replay.contains(" --pki \(pki)"), "\(violation.replay)")
 
-        let binary = try LedgerProcess.binary().path
         let replayed = work.appendingPathComponent("replayed")
-        let line = try #require(violation.replay.split(separator: " ", maxSplits: 1).last.map(String.init))
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", "exec '\(binary)' \(line) --reports '\(replayed.path)' --quiet"]
-        shell.currentDirectoryURL = PayStormRunner.root
-        let pipe = Pipe()
-        (shell.standardOutput, shell.standardError) = (pipe, pipe)
-        try shell.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        shell.waitUntilExit()
-        let code = shell.terminationStatus
+        let (code, output) = try PayStormRunner.shell(violation.replay, ["--reports", replayed.path, "--quiet"])
         let summary = try JSONDecoder().decode(
             Summary.self,
             from: try Data(contentsOf: replayed.appendingPathComponent("latest/summary.json"))

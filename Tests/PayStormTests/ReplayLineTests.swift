@@ -68,6 +68,17 @@ struct ReplayLineTests {
         #expect(plain == "paystorm replay Profiles/smoke.json5 --seed 3 --flaw double-grant --account A")
     }
 
+    /// A capacity step runs the profile at a constant rate with a short settle: its world is another than the
+    /// profile's schedule gives, so its lines name both, in numbers the command line reads back exactly.
+    @Test func theReplayLineNamesAScheduleAndSettleInPlaceOfTheProfiles() throws {
+        var options = RunOptions(profilePath: "p.json5")
+        options.schedule = [RateSegment(.constant(rate: 12.5), seconds: 20)]
+        options.settleSeconds = 1
+        let profile = try Profile.decode(Data(MintPipelineTests.profile.utf8), file: "pipeline.json5")
+        let line = ReportBuilder.violations(Self.oneViolation(), profile: profile, options: options).first?.replay
+        #expect(line == "paystorm replay p.json5 --seed 3 --rate 12.5 --duration 20 --settle 1 --account A")
+    }
+
     /// An external target trusts the PKI the run was given: a replay minted under another root is rejected
     /// (and `paystorm replay` refuses an external target without `--pki`).
     @Test func theReplayLineNamesThePKITheTargetTrusts() throws {
