@@ -222,6 +222,7 @@ public enum PayStormCapacity {
                 + step.slos.filter { !$0.held }.map { "\($0.expression) (\($0.observedText))" }
                 .joined(separator: ", ")
         }
+        if !step.failedInvariantsText.isEmpty { line += "; invariants failed: \(step.failedInvariantsText)" }
         return line
     }
 

@@ -117,7 +117,8 @@ public enum CapacityStepReader {
                     bound: slo.bound,
                     held: outcome.passed
                 )
-            }
+            },
+            failedInvariants: summary.failedInvariants
         )
         return (step, summary.profile, summary.seed)
     }
@@ -159,9 +160,25 @@ public enum CapacityStepReader {
 
     /// The part of `summary.json` a step needs.
     private struct StepSummary: Decodable {
+        struct Invariant: Decodable {
+            var name: String
+            var status: String
+            var violations: Int?
+        }
         var profile: String
         var seed: UInt64
         var harnessLimited: HarnessLimit?
+        var invariants: [Invariant]?
+
+        /// The failed invariants with their violations (nil when the summary lists no invariants).
+        var failedInvariants: [String: Int]? {
+            invariants.map { all in
+                Dictionary(
+                    all.filter { $0.status == "failed" }.map { ($0.name, $0.violations ?? 0) },
+                    uniquingKeysWith: +
+                )
+            }
+        }
     }
 
     private struct Row {

@@ -43,10 +43,11 @@ extension Command {
               --out DIR           with --from: where the capacity files go (default: the one capacity folder)
               --quiet             no progress lines, only the summary
 
-            Exit codes: 0 sustainable rate found (or no SLO broke up to --max-rate or --max-steps), 3 even
-            the lowest step broke an SLO, 4 PayStorm's own ceiling reached before the backend broke an SLO,
-            64 usage (a bad --slo), 65 bad profile or not a capacity folder, 66 missing input, 69 target
-            unreachable, 70 internal error, 73 cannot write, 130 interrupted.
+            Exit codes: 0 sustainable rate found (or no SLO broke up to --max-rate or --max-steps), 1 a step's
+            run failed an invariant (the rates are still found and written), 3 even the lowest step broke an
+            SLO, 4 PayStorm's own ceiling reached before the backend broke an SLO, 64 usage (a bad --slo),
+            65 bad profile or not a capacity folder, 66 missing input, 69 target unreachable, 70 internal
+            error, 73 cannot write, 130 interrupted.
 
             """
     ) { arguments in
@@ -151,6 +152,8 @@ extension Command {
     static func finish(_ outcome: CapacityOutcome) -> ExitCode {
         print(capacitySummary(outcome.report, folder: outcome.folder), terminator: "")
         if outcome.interrupted { return .interrupted }
+        // As a run ranks them: a violated invariant comes before what the objectives said.
+        if outcome.report.invariantsSentence != nil { return .violation }
         switch outcome.report.outcome {
         case .sustainable, .neverBroke: return .success
         case .noneSustainable: return .thresholdBreached
@@ -164,6 +167,7 @@ extension Command {
         let good = report.steps.filter(\.isGood).count
         var text = "\ncapacity: \(report.sentence)\n"
         text += "  steps: \(report.steps.count) (\(good) good)\n"
+        if let invariants = report.invariantsSentence { text += "  \(invariants)\n" }
         if let usl = report.usl {
             text += String(
                 format: "  USL fit: sigma %.4g, kappa %.4g, lambda %.4g/s, R² %.4f",

@@ -81,6 +81,10 @@ public struct CapacityStep: Codable, Sendable, Hashable {
     public var harnessLimited: String?
     /// Each objective on the step's figures.
     public var slos: [SLOObservation]
+    /// The invariants the step's own run failed, with their violations (empty when none failed; nil in a
+    /// `capacity.json` written before steps recorded them). The search judges rates by the objectives alone,
+    /// but a backend that breaks an invariant at some rate must not pass unseen.
+    public var failedInvariants: [String: Int]?
 
     /// Creates a step.
     public init(
@@ -100,7 +104,8 @@ public struct CapacityStep: Codable, Sendable, Hashable {
         inFlight: Int = 0,
         harnessCPU: Double? = nil,
         harnessLimited: String? = nil,
-        slos: [SLOObservation] = []
+        slos: [SLOObservation] = [],
+        failedInvariants: [String: Int]? = nil
     ) {
         self.index = index
         self.rate = rate
@@ -119,6 +124,13 @@ public struct CapacityStep: Codable, Sendable, Hashable {
         self.harnessCPU = harnessCPU
         self.harnessLimited = harnessLimited
         self.slos = slos
+        self.failedInvariants = failedInvariants
+    }
+
+    /// The failed invariants as `name (N violations)`, by name; empty when none failed.
+    public var failedInvariantsText: String {
+        (failedInvariants ?? [:]).sorted { $0.key < $1.key }
+            .map { "\($0.key) (\($0.value) violation\($0.value == 1 ? "" : "s"))" }.joined(separator: ", ")
     }
 
     /// Concurrency from Little's law, N = X × mean service time: requests inside the target on average.

@@ -49,6 +49,23 @@ public struct CapacityReport: Codable, Sendable, Hashable {
     /// The outcome in one sentence, as printed on the console.
     public var sentence: String
 
+    /// The steps whose own run failed an invariant.
+    public var stepsFailingInvariants: [CapacityStep] { steps.filter { !($0.failedInvariants ?? [:]).isEmpty } }
+
+    /// What the invariants said, when a step failed one: the search's rates are the objectives' verdict, not
+    /// a sign that the backend was right at them. Nil when no step failed one.
+    public var invariantsSentence: String? {
+        let failing = stepsFailingInvariants
+        guard !failing.isEmpty else { return nil }
+        var total: [String: Int] = [:]
+        for step in failing { total.merge(step.failedInvariants ?? [:], uniquingKeysWith: +) }
+        let names = total.sorted { $0.key < $1.key }
+            .map { "\($0.key) (\($0.value) violation\($0.value == 1 ? "" : "s"))" }.joined(separator: ", ")
+        let at = failing.sorted { $0.rate < $1.rate }.map { Self.rate($0.rate) }.joined(separator: ", ")
+        return "invariants failed at \(at) actions/s (\(failing.count) of \(steps.count) steps): \(names); each "
+            + "step's report has the witnesses and their replay lines"
+    }
+
     /// Analyses measured steps.
     /// - Parameters:
     ///   - steps: the steps in the order they ran.
@@ -146,7 +163,8 @@ public enum CapacityWriter {
             header += ["p50", "p90", "p99", "p99_9"].map { "\(measure)\($0)_us" }
         }
         header += ["mean_service_us", "concurrency"] + classes.map { "errors_\($0)" }
-        header += ["late", "missed", "in_flight", "harness_cpu", "harness_limited", "slos_broken", "folder"]
+        header += ["late", "missed", "in_flight", "harness_cpu", "harness_limited", "slos_broken"]
+        header += ["invariants_failed", "folder"]
         var text = header.joined(separator: ",") + "\n"
         for step in report.steps {
             var row = [String(step.index), number(step.rate), number(step.seconds), number(step.warmupSeconds)]
@@ -156,7 +174,8 @@ public enum CapacityWriter {
             row += classes.map { String(step.errors[$0] ?? 0) }
             row += [String(step.late), String(step.missed), String(step.inFlight)]
             row += [step.harnessCPU.map(number) ?? "", field(step.harnessLimited ?? "")]
-            row += [field(step.slos.filter { !$0.held }.map(\.expression).joined(separator: "; ")), field(step.folder)]
+            row += [field(step.slos.filter { !$0.held }.map(\.expression).joined(separator: "; "))]
+            row += [field(step.failedInvariantsText), field(step.folder)]
             text += row.joined(separator: ",") + "\n"
         }
         return text
@@ -198,6 +217,9 @@ public enum CapacityWriter {
             <p>SLOs: \(report.slos.map { "<code>\(e($0))</code>" }.joined(separator: ", ")); seed <code>\(report.seed)</code></p>
 
             """
+        if let invariants = report.invariantsSentence {
+            html += "<p><strong style=\"color:#cf222e\">\(e(invariants))</strong></p>\n"
+        }
         html += "<h2>Throughput against offered rate</h2>\n"
         html += SVGChart.render(
             [
@@ -275,7 +297,7 @@ public enum CapacityWriter {
         let e = Markup.escape
         var html = "<h2>Steps</h2>\n<table><tr><th>step</th><th>actions/s</th><th>offered/s</th><th>achieved/s</th>"
         html += "<th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>service p99 ms</th><th>N</th><th>errors</th>"
-        html += "<th>harness CPU</th><th>judged</th><th>report</th></tr>\n"
+        html += "<th>harness CPU</th><th>judged</th><th>invariants failed</th><th>report</th></tr>\n"
         for step in report.steps {
             let judged =
                 step.harnessLimited
@@ -288,7 +310,7 @@ public enum CapacityWriter {
             ]
             html += "<tr>" + cells.map { "<td class=\"num\">\(e($0))</td>" }.joined()
             html +=
-                "<td>\(e(judged))</td><td><a href=\"\(e(step.folder))/report.html\">\(e(step.folder))</a></td></tr>\n"
+                "<td>\(e(judged))</td><td>\(e(step.failedInvariantsText))</td><td><a href=\"\(e(step.folder))/report.html\">\(e(step.folder))</a></td></tr>\n"
         }
         return html + "</table>\n"
     }

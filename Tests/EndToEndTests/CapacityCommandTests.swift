@@ -63,6 +63,20 @@ struct CapacityCommandTests {
         #expect((second["steps"] as? [Any])?.count == steps)
     }
 
+    /// A backend that double-grants meets a loose objective at every rate: the search still finds its rates, and
+    /// says which invariants its steps failed and exits 1, as a run would, instead of passing it.
+    @Test func invariantsAStepFailedAreSaidAndExitOne() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("capacity-flawed-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let (code, output) = try PayStormRunner.exec([
+            "capacity", "Profiles/detect.json5", "--flaw", "double-grant", "--slo", "p99 < 5s", "--step-seconds", "3",
+            "--max-steps", "1", "--reports", work, "--quiet",
+        ])
+        #expect(code == 1, "\(output)")
+        #expect(output.contains("every step met every SLO"), "\(output)")
+        #expect(output.contains("invariants failed at 25 actions/s (1 of 1 steps): no-double-grant ("), "\(output)")
+    }
+
     @Test(arguments: [["--slo", "p99 <"], ["--slo", "p99 < 250"], ["--slo", "webhook.errorRate < 1%"]])
     func aBadSLOIsAUsageErrorNamingIt(_ slo: [String]) throws {
         let (code, output) = try PayStormRunner.exec(["capacity", "Profiles/capacity.json5"] + slo)

@@ -10,7 +10,7 @@ import Testing
 struct CapacityStepReaderTests {
     /// A step of 4 s with 2 s of warm-up: 10 requests a second; the warm-up seconds are slow and fail, the
     /// judged seconds 3 and 4 are fast, second 5 (the drain after the schedule) is slow again.
-    static func writeStep(harnessLimitedFrom: Double? = nil) throws -> URL {
+    static func writeStep(harnessLimitedFrom: Double? = nil, invariants: String? = nil) throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("step-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let plan = CapacityStepPlan(index: 2, rate: 10, seconds: 4, warmupSeconds: 2, harnessCPU: 0.5)
@@ -20,6 +20,7 @@ struct CapacityStepReaderTests {
             summary +=
                 #", "harnessLimited": {"fromSeconds": \#(from), "deliveriesPerSecond": 9, "reason": "engine thread late"}"#
         }
+        if let invariants { summary += #", "invariants": \#(invariants)"# }
         try Data((summary + "}").utf8).write(to: folder.appendingPathComponent("summary.json"))
         var csv = TimeseriesRow.csvHeader + "\n"
         for second in 1...5 {
@@ -78,6 +79,24 @@ struct CapacityStepReaderTests {
         let after = try Self.writeStep(harnessLimitedFrom: 4.5)
         defer { try? FileManager.default.removeItem(at: after) }
         #expect(try CapacityStepReader.read(after, name: "b", slos: []).step.harnessLimited == nil)
+    }
+
+    /// The search judges a step by its objectives, but what its run's invariants said goes with it: a backend
+    /// that double-grants at some rate must not pass a capacity search unseen.
+    @Test func theInvariantsTheStepsRunFailedAreReadWithTheirViolations() throws {
+        let failing = try Self.writeStep(
+            invariants: #"[{"name": "no-double-grant", "status": "failed", "violations": 34}, "#
+                + #"{"name": "no-lost-purchase", "status": "passed", "violations": 0}, "#
+                + #"{"name": "revocation-honored", "status": "failed", "violations": 1}]"#
+        )
+        defer { try? FileManager.default.removeItem(at: failing) }
+        let step = try CapacityStepReader.read(failing, name: "a", slos: []).step
+        #expect(step.failedInvariants == ["no-double-grant": 34, "revocation-honored": 1])
+        #expect(step.failedInvariantsText == "no-double-grant (34 violations), revocation-honored (1 violation)")
+        #expect(step.isGood, "the objectives alone judge the step")
+        let passing = try Self.writeStep(invariants: #"[{"name": "no-double-grant", "status": "passed"}]"#)
+        defer { try? FileManager.default.removeItem(at: passing) }
+        #expect(try CapacityStepReader.read(passing, name: "b", slos: []).step.failedInvariants == [:])
     }
 
     @Test func aFolderWithoutStepJSONIsMissingInput() throws {

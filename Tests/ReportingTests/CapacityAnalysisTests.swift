@@ -159,6 +159,26 @@ struct CapacityAnalysisTests {
         #expect(report.sentence.contains("before the backend broke an SLO"))
     }
 
+    /// The objectives decide the rates; the invariants any step failed are said beside them, never hidden by
+    /// a good step.
+    @Test func invariantsFailedAtSomeStepsAreSaidBesideTheRates() {
+        let report = Self.fixedReport
+        #expect(report.outcome == .sustainable && report.sustainableRate == 250)
+        #expect(report.stepsFailingInvariants.map(\.rate) == [200, 400, 300, 250])
+        #expect(
+            report.invariantsSentence
+                == "invariants failed at 200, 250, 300, 400 actions/s (4 of 6 steps): no-double-grant (23 violations); "
+                + "each step's report has the witnesses and their replay lines"
+        )
+        let clean = CapacityReport(
+            steps: [Self.step(1, rate: 10, p99Millis: 3)],
+            slos: ["p99 < 250ms"],
+            profile: "p",
+            seed: 1
+        )
+        #expect(clean.invariantsSentence == nil)
+    }
+
     @Test func outcomesWithoutAGoodOrABadStep() {
         let none = CapacityReport(
             steps: [Self.step(1, rate: 10, p99Millis: 300)],
@@ -176,23 +196,24 @@ struct CapacityAnalysisTests {
         #expect(never.outcome == .neverBroke && never.sustainableRate == 10)
     }
 
-    /// A fixed search: steps up to a harness-limited step at 400/s, a bisection below it that breaks p99 at 300/s.
+    /// A fixed search: steps up to a harness-limited step at 400/s, a bisection below it that breaks p99 at 300/s,
+    /// and double grants from 200/s up (a dedupe that races only under load).
     static var fixedReport: CapacityReport {
         var steps: [CapacityStep] = []
         for (index, rate) in [50.0, 100, 200, 400, 300, 250].enumerated() {
             let n = rate / 25
             let achieved = min(Self.usl(n, lambda: 50, sigma: 0.02, kappa: 0.004), rate * 2)
             let p99 = rate <= 250 ? 20 + rate / 10 : 400 + rate
-            steps.append(
-                Self.step(
-                    index + 1,
-                    rate: rate,
-                    p99Millis: p99,
-                    errorRate: rate >= 400 ? 0.01 : 0,
-                    limited: rate >= 400 ? "harness-limited from 6 s at 790 deliveries/s (engine thread late)" : nil,
-                    achieved: achieved
-                )
+            var step = Self.step(
+                index + 1,
+                rate: rate,
+                p99Millis: p99,
+                errorRate: rate >= 400 ? 0.01 : 0,
+                limited: rate >= 400 ? "harness-limited from 6 s at 790 deliveries/s (engine thread late)" : nil,
+                achieved: achieved
             )
+            step.failedInvariants = rate >= 200 ? ["no-double-grant": Int(rate) / 50] : [:]
+            steps.append(step)
         }
         return CapacityReport(steps: steps, slos: ["p99 < 250ms", "errorRate < 0.1%"], profile: "capacity", seed: 42)
     }
