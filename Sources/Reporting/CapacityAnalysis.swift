@@ -128,8 +128,11 @@ public struct CapacityStep: Codable, Sendable, Hashable {
     }
 
     /// The failed invariants as `name (N violations)`, by name; empty when none failed.
-    public var failedInvariantsText: String {
-        (failedInvariants ?? [:]).sorted { $0.key < $1.key }
+    public var failedInvariantsText: String { Self.invariantsText(failedInvariants ?? [:]) }
+
+    /// Invariants and their violations as `name (N violations)`, by name.
+    static func invariantsText(_ violations: [String: Int]) -> String {
+        violations.sorted { $0.key < $1.key }
             .map { "\($0.key) (\($0.value) violation\($0.value == 1 ? "" : "s"))" }.joined(separator: ", ")
     }
 

@@ -59,8 +59,7 @@ public struct CapacityReport: Codable, Sendable, Hashable {
         guard !failing.isEmpty else { return nil }
         var total: [String: Int] = [:]
         for step in failing { total.merge(step.failedInvariants ?? [:], uniquingKeysWith: +) }
-        let names = total.sorted { $0.key < $1.key }
-            .map { "\($0.key) (\($0.value) violation\($0.value == 1 ? "" : "s"))" }.joined(separator: ", ")
+        let names = CapacityStep.invariantsText(total)
         let at = failing.sorted { $0.rate < $1.rate }.map { Self.rate($0.rate) }.joined(separator: ", ")
         return "invariants failed at \(at) actions/s (\(failing.count) of \(steps.count) steps): \(names); each "
             + "step's report has the witnesses and their replay lines"
