@@ -122,7 +122,7 @@ public enum PayStormMerge {
             interrupted: interrupted,
             undecided: undecided
         )
-        return RunReport(
+        var report = RunReport(
             toolVersion: "paystorm \(PayStormVersion.current)",
             profile: first.profile,
             seed: first.seed,
@@ -144,6 +144,10 @@ public enum PayStormMerge {
             notes: mergedNotes(shards),
             harnessLimited: harnessLimited
         )
+        // Shards pinned to one namespace (--namespace) name it once; shards that each drew their own (the
+        // Kubernetes Job's pods, against a target that keeps its state) leave it to each witness's replay line.
+        if Set(shards.map(\.report.namespace)).count == 1 { report.namespace = first.namespace }
+        return report
     }
 
     /// Where the merged run fell behind its schedule: from the first shard that did, at the shards' sending

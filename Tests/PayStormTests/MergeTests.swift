@@ -111,6 +111,25 @@ struct MergeTests {
         #expect(report.requests.resent == 3 && report.requests.sent == 11)
     }
 
+    /// The merged report names the namespace the shards shared, and none when each drew its own (each
+    /// witness's replay line still names its shard's).
+    @Test func namesTheNamespaceTheShardsShared() throws {
+        func merged(_ namespaces: [String?]) throws -> String? {
+            let reports = namespaces.enumerated().map { index, namespace in
+                var report = Self.shard(index, of: namespaces.count, micros: [1_000])
+                report.namespace = namespace
+                return report
+            }
+            let (root, folders) = try Self.folders(reports)
+            defer { try? FileManager.default.removeItem(at: root) }
+            return try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("merged").path)
+                .report.namespace
+        }
+        #expect(try merged(["0000000000005a17", "0000000000005a17"]) == "0000000000005a17")
+        #expect(try merged(["0000000000005a17", "00000000000000b2"]) == nil)
+        #expect(try merged([nil, nil]) == nil)
+    }
+
     @Test func judgesThresholdsOnTheMergedFigures() throws {
         // Each shard's p99 (1 ms, and 1 ms) holds; together 2 of 100 requests took 500 ms, so the run's p99 does not.
         let fast = Array(repeating: Int64(1_000), count: 49)
