@@ -49,21 +49,15 @@ public struct CapacityReport: Codable, Sendable, Hashable {
     /// The outcome in one sentence, as printed on the console.
     public var sentence: String
 
-    /// The steps whose own run failed an invariant.
-    public var stepsFailingInvariants: [CapacityStep] { steps.filter { !($0.failedInvariants ?? [:]).isEmpty } }
-
+    /// The violations of each invariant, summed over the steps that failed one (nil when none did), so that a
+    /// script reading `capacity.json` sees them without walking the steps.
+    public var failedInvariants: [String: Int]?
     /// What the invariants said, when a step failed one: the search's rates are the objectives' verdict, not
     /// a sign that the backend was right at them. Nil when no step failed one.
-    public var invariantsSentence: String? {
-        let failing = stepsFailingInvariants
-        guard !failing.isEmpty else { return nil }
-        var total: [String: Int] = [:]
-        for step in failing { total.merge(step.failedInvariants ?? [:], uniquingKeysWith: +) }
-        let names = CapacityStep.invariantsText(total)
-        let at = failing.sorted { $0.rate < $1.rate }.map { Self.rate($0.rate) }.joined(separator: ", ")
-        return "invariants failed at \(at) actions/s (\(failing.count) of \(steps.count) steps): \(names); each "
-            + "step's report has the witnesses and their replay lines"
-    }
+    public var invariantsSentence: String?
+
+    /// The steps whose own run failed an invariant.
+    public var stepsFailingInvariants: [CapacityStep] { steps.filter { !($0.failedInvariants ?? [:]).isEmpty } }
 
     /// Analyses measured steps.
     /// - Parameters:
@@ -76,6 +70,7 @@ public struct CapacityReport: Codable, Sendable, Hashable {
         self.seed = seed
         self.slos = slos
         self.steps = steps
+        (failedInvariants, invariantsSentence) = Self.invariants(of: steps)
         let kept = steps.filter { $0.harnessLimited == nil }
         usl = USLFit.fit(kept.map { (n: $0.concurrency, x: $0.achieved) })
         peakConcurrency = usl?.peakConcurrency
@@ -112,6 +107,19 @@ public struct CapacityReport: Codable, Sendable, Hashable {
                 "every step met every SLO up to \(sustainable.map { rate($0.rate) } ?? "0") actions/s, "
                 + "the search's limit: the sustainable rate is at least that"
         }
+    }
+
+    /// The invariants the steps failed, summed, and the sentence that says so; nils when no step failed one.
+    private static func invariants(of steps: [CapacityStep]) -> ([String: Int]?, String?) {
+        let failing = steps.filter { !($0.failedInvariants ?? [:]).isEmpty }
+        guard !failing.isEmpty else { return (nil, nil) }
+        var total: [String: Int] = [:]
+        for step in failing { total.merge(step.failedInvariants ?? [:], uniquingKeysWith: +) }
+        let at = failing.sorted { $0.rate < $1.rate }.map { rate($0.rate) }.joined(separator: ", ")
+        let sentence =
+            "invariants failed at \(at) actions/s (\(failing.count) of \(steps.count) steps): "
+            + "\(CapacityStep.invariantsText(total)); each step's report has the witnesses and their replay lines"
+        return (total, sentence)
     }
 
     /// A rate for people: three significant digits below 1,000, whole numbers with grouped thousands above,

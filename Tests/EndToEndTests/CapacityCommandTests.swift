@@ -75,6 +75,16 @@ struct CapacityCommandTests {
         #expect(code == 1, "\(output)")
         #expect(output.contains("every step met every SLO"), "\(output)")
         #expect(output.contains("invariants failed at 25 actions/s (1 of 1 steps): no-double-grant ("), "\(output)")
+        // A script reading capacity.json sees them too, without walking the steps.
+        let folders = try FileManager.default.contentsOfDirectory(atPath: work)
+        let folder = work + "/" + (try #require(folders.first { $0.hasSuffix("-capacity") }, "\(folders)"))
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/capacity.json")))
+                as? [String: Any]
+        )
+        let failed = try #require(json["failedInvariants"] as? [String: Int], "\(json)")
+        #expect((failed["no-double-grant"] ?? 0) > 0, "\(failed)")
+        #expect((json["invariantsSentence"] as? String)?.hasPrefix("invariants failed at 25 actions/s") == true)
     }
 
     @Test(arguments: [["--slo", "p99 <"], ["--slo", "p99 < 250"], ["--slo", "webhook.errorRate < 1%"]])

@@ -165,6 +165,7 @@ struct CapacityAnalysisTests {
         let report = Self.fixedReport
         #expect(report.outcome == .sustainable && report.sustainableRate == 250)
         #expect(report.stepsFailingInvariants.map(\.rate) == [200, 400, 300, 250])
+        #expect(report.failedInvariants == ["no-double-grant": 23])
         #expect(
             report.invariantsSentence
                 == "invariants failed at 200, 250, 300, 400 actions/s (4 of 6 steps): no-double-grant (23 violations); "
@@ -176,7 +177,7 @@ struct CapacityAnalysisTests {
             profile: "p",
             seed: 1
         )
-        #expect(clean.invariantsSentence == nil)
+        #expect(clean.invariantsSentence == nil && clean.failedInvariants == nil)
     }
 
     @Test func outcomesWithoutAGoodOrABadStep() {
