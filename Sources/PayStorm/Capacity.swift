@@ -64,11 +64,21 @@ public enum PayStormCapacity {
         PayStormRun.interrupt()
     }
 
-    /// Parses objectives in the threshold grammar. Count metrics are judged on all traffic, so only latency
-    /// objectives may name a kind.
+    /// The objective that judges correctness beside speed: a step whose run failed an invariant is a bad step,
+    /// so the search finds the highest rate at which the target is both within its other objectives and right
+    /// (a dedupe that races only under load double-grants from some rate up).
+    public static let invariantsSLO = SLOObservation.invariantsExpression
+
+    /// Whether the objectives include ``invariantsSLO``.
+    public static func judgesInvariants(_ texts: [String]) -> Bool {
+        texts.contains { $0.trimmingCharacters(in: .whitespaces) == invariantsSLO }
+    }
+
+    /// Parses objectives in the threshold grammar (``invariantsSLO`` is not one, and is left out). Count
+    /// metrics are judged on all traffic, so only latency objectives may name a kind.
     /// - Throws: `LoadConfigurationError` (Load) naming the objective.
     public static func parseSLOs(_ texts: [String]) throws(LoadConfigurationError) -> [Load.Threshold] {
-        try texts.map { text throws(LoadConfigurationError) in
+        try texts.filter { !judgesInvariants([$0]) }.map { text throws(LoadConfigurationError) in
             let slo = try Load.Threshold.parse(text, kinds: PayStormRun.thresholdKinds)
             if slo.kind != nil && slo.kind != "all" && !slo.metric.isLatency {
                 throw LoadConfigurationError("SLO '\(text)': only latency SLOs may name a kind; drop '\(slo.kind!).'")
@@ -93,13 +103,16 @@ public enum PayStormCapacity {
         // The profile's thresholds go through the same rules as --slo: a count on one kind would be judged on
         // counts a step does not keep per kind, and always hold.
         let slos: [Load.Threshold]
+        let texts = options.slos.isEmpty ? thresholds.map(\.expression) : options.slos
+        let invariants = judgesInvariants(texts)
         do {
-            slos = try parseSLOs(options.slos.isEmpty ? thresholds.map(\.expression) : options.slos)
+            slos = try parseSLOs(texts)
         } catch {
             throw options.slos.isEmpty
                 ? .badProfile("\(options.run.profilePath): thresholds: \(error)") : .badInput("\(error)")
         }
-        guard !slos.isEmpty else {
+        let expressions = slos.map(\.expression) + (invariants ? [invariantsSLO] : [])
+        guard !expressions.isEmpty else {
             throw .badInput("\(options.run.profilePath): no SLO: pass --slo or give the profile thresholds")
         }
         let first = profile.schedule.first.map { $0.rate(at: 0) > 0 ? $0.rate(at: 0) : $0.peakRate } ?? 0
@@ -128,11 +141,18 @@ public enum PayStormCapacity {
         log(
             "capacity: \(profile.name), seed \(profile.seed), from \(CapacityReport.rate(start)) actions/s ×\(format(options.factor)), "
                 + "\(format(options.stepSeconds)) s steps (the first \(format(options.warmupSeconds)) s warm-up, not judged), "
-                + "SLOs: \(slos.map(\.expression).joined(separator: ", "))"
+                + "SLOs: \(expressions.joined(separator: ", "))"
         )
         var steps: [CapacityStep] = []
         _ = try search.run { (index, rate) throws(RunError) -> Bool? in
-            guard let step = try runStep(index: index, rate: rate, options: options, slos: slos, folder: folder.url)
+            guard
+                let step = try runStep(
+                    index: index,
+                    rate: rate,
+                    options: options,
+                    slos: (slos, invariants),
+                    folder: folder.url
+                )
             else { return nil }
             log(describe(step))
             steps.append(step)
@@ -140,7 +160,7 @@ public enum PayStormCapacity {
         }
         let report = CapacityReport(
             steps: steps,
-            slos: slos.map(\.expression),
+            slos: expressions,
             profile: profile.name,
             seed: profile.seed
         )
@@ -158,7 +178,7 @@ public enum PayStormCapacity {
         index: Int,
         rate: Double,
         options: CapacityOptions,
-        slos: [Load.Threshold],
+        slos: (thresholds: [Load.Threshold], invariants: Bool),
         folder: URL
     ) throws(RunError) -> CapacityStep? {
         var run = options.run
@@ -197,7 +217,8 @@ public enum PayStormCapacity {
             return try CapacityStepReader.read(
                 outcome.folder,
                 name: "steps/" + outcome.folder.lastPathComponent,
-                slos: slos
+                slos: slos.thresholds,
+                invariants: slos.invariants
             ).step
         } catch {
             throw .internalError("step \(index) wrote a report it cannot read: \(error)")

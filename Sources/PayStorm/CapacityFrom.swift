@@ -30,6 +30,7 @@ extension PayStormCapacity {
             }
         }
         guard !texts.isEmpty else { throw .badInput("no SLO to judge the steps by: pass --slo") }
+        let invariants = judgesInvariants(texts)
         let parsed: [Load.Threshold]
         do {
             parsed = try parseSLOs(texts)
@@ -43,7 +44,12 @@ extension PayStormCapacity {
         var identity: (profile: String, seed: UInt64)?
         for folder in stepFolders {
             do {
-                let read = try CapacityStepReader.read(folder, name: name(of: folder, under: outURL), slos: parsed)
+                let read = try CapacityStepReader.read(
+                    folder,
+                    name: name(of: folder, under: outURL),
+                    slos: parsed,
+                    invariants: invariants
+                )
                 steps.append(read.step)
                 identity = identity ?? (read.profile, read.seed)
             } catch {
@@ -69,7 +75,7 @@ extension PayStormCapacity {
         }
         let report = CapacityReport(
             steps: steps,
-            slos: parsed.map(\.expression),
+            slos: parsed.map(\.expression) + (invariants ? [PayStormCapacity.invariantsSLO] : []),
             profile: profile,
             seed: seed
         )

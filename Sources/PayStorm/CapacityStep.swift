@@ -47,12 +47,14 @@ public enum CapacityStepReader {
     ///   - folder: the step's report folder.
     ///   - name: how the capacity report refers to it.
     ///   - slos: the objectives, parsed.
+    ///   - invariants: whether a failed invariant breaks the step (`SLOObservation.invariantsExpression`).
     /// - Returns: the step, and the profile name and seed its run recorded.
     /// - Throws: ``CapacityStepError`` naming the file.
     public static func read(
         _ folder: URL,
         name: String,
-        slos: [Threshold]
+        slos: [Threshold],
+        invariants: Bool = false
     ) throws(CapacityStepError) -> (step: CapacityStep, profile: String, seed: UInt64) {
         let plan: CapacityStepPlan = try decode(folder.appendingPathComponent(CapacityStepPlan.fileName))
         let summary: StepSummary = try decode(folder.appendingPathComponent("summary.json"))
@@ -91,7 +93,7 @@ public enum CapacityStepReader {
             durationSeconds: length
         )
         let limited = summary.harnessLimited.flatMap { $0.fromSeconds < to ? $0.sentence : nil }
-        let step = CapacityStep(
+        var step = CapacityStep(
             index: plan.index,
             rate: plan.rate,
             seconds: plan.seconds,
@@ -120,6 +122,7 @@ public enum CapacityStepReader {
             },
             failedInvariants: summary.failedInvariants
         )
+        if invariants { step.slos.append(.invariants(failed: step.failedInvariants ?? [:])) }
         return (step, summary.profile, summary.seed)
     }
 

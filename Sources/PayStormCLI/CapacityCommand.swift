@@ -23,10 +23,13 @@ extension Command {
             where DIR is Reports/<UTC time>-<profile>-<seed>-capacity/. Concurrency comes from Little's law
             (N = throughput x mean service time), and the Universal Scalability Law is fitted to it.
             SLOs use the threshold grammar ([KIND.][service.]METRIC OP VALUE); without --slo, the profile's
-            thresholds. With --from, re-analyses capacity folders or step folders without sending anything.
+            thresholds. --slo invariants makes correctness an objective too: a step whose run failed an
+            invariant is a bad step, so the search finds the highest rate that is both fast enough and right.
+            With --from, re-analyses capacity folders or step folders without sending anything.
 
             Options:
-              --slo TEXT          an objective, such as "p99 < 250ms" or "errorRate < 0.1%"; repeatable
+              --slo TEXT          an objective, such as "p99 < 250ms", "errorRate < 0.1%" or invariants;
+                                  repeatable
               --start RATE        the first step's rate in actions/s (default: the profile's first rate)
               --factor X          the multiplier while stepping up, 1.1 to 10 (default 2)
               --resolution F      stop bisecting when the bad rate is within F of the good one (default 0.05)

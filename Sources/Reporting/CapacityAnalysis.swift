@@ -23,6 +23,24 @@ public struct SLOObservation: Codable, Sendable, Hashable {
     }
 }
 
+extension SLOObservation {
+    /// The objective that judges correctness beside speed (`--slo invariants`): it breaks on a step whose run
+    /// failed an invariant; an unknown verdict does not break it.
+    public static let invariantsExpression = "invariants"
+
+    /// The ``invariantsExpression`` objective on a step whose run failed these invariants (name: violations).
+    /// Its bound is "fewer than one violation", so where it breaks interpolates between steps as a count's does.
+    public static func invariants(failed: [String: Int]) -> SLOObservation {
+        SLOObservation(
+            expression: invariantsExpression,
+            observed: Double(failed.values.reduce(0, +)),
+            observedText: failed.isEmpty ? "none failed" : CapacityStep.invariantsText(failed),
+            bound: 1,
+            held: failed.isEmpty
+        )
+    }
+}
+
 /// Latency percentiles of one step, in microseconds.
 public struct StepPercentiles: Codable, Sendable, Hashable {
     /// The median.
@@ -82,8 +100,9 @@ public struct CapacityStep: Codable, Sendable, Hashable {
     /// Each objective on the step's figures.
     public var slos: [SLOObservation]
     /// The invariants the step's own run failed, with their violations (empty when none failed; nil in a
-    /// `capacity.json` written before steps recorded them). The search judges rates by the objectives alone,
-    /// but a backend that breaks an invariant at some rate must not pass unseen.
+    /// `capacity.json` written before steps recorded them). The search judges rates by the objectives (which
+    /// count these only with `--slo invariants`), but a backend that breaks an invariant at some rate must not
+    /// pass unseen.
     public var failedInvariants: [String: Int]?
 
     /// Creates a step.

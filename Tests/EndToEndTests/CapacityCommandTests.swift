@@ -87,6 +87,24 @@ struct CapacityCommandTests {
         #expect((json["invariantsSentence"] as? String)?.hasPrefix("invariants failed at 25 actions/s") == true)
     }
 
+    /// `--slo invariants`: a step that double-granted is a bad step, and a re-analysis keeps judging it so.
+    @Test func withTheInvariantsObjectiveAStepThatDoubleGrantsIsBad() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("capacity-judged-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let (code, output) = try PayStormRunner.exec([
+            "capacity", "Profiles/detect.json5", "--flaw", "double-grant", "--slo", "p99 < 5s", "--slo", "invariants",
+            "--step-seconds", "3", "--max-steps", "1", "--reports", work, "--quiet",
+        ])
+        #expect(code == 1, "\(output)")
+        #expect(output.contains("no step met every SLO: at the lowest, 25 actions/s, invariants (no-double-grant ("))
+        #expect(output.contains("SLO invariants: broke already at the lowest step"), "\(output)")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: work)
+        let folder = work + "/" + (try #require(folders.first { $0.hasSuffix("-capacity") }, "\(folders)"))
+        let (again, reanalysed) = try PayStormRunner.exec(["capacity", "--from", folder])
+        #expect(again == 1, "\(reanalysed)")
+        #expect(reanalysed.contains("invariants (no-double-grant ("), "\(reanalysed)")
+    }
+
     @Test(arguments: [["--slo", "p99 <"], ["--slo", "p99 < 250"], ["--slo", "webhook.errorRate < 1%"]])
     func aBadSLOIsAUsageErrorNamingIt(_ slo: [String]) throws {
         let (code, output) = try PayStormRunner.exec(["capacity", "Profiles/capacity.json5"] + slo)

@@ -99,6 +99,31 @@ struct CapacityStepReaderTests {
         #expect(try CapacityStepReader.read(passing, name: "b", slos: []).step.failedInvariants == [:])
     }
 
+    /// `--slo invariants`: a failed invariant breaks the step like a missed objective, and an unknown one does not.
+    @Test func withTheInvariantsObjectiveAFailedInvariantBreaksTheStep() throws {
+        let failing = try Self.writeStep(
+            invariants: #"[{"name": "no-double-grant", "status": "failed", "violations": 34}, "#
+                + #"{"name": "revocation-honored", "status": "unknown"}]"#
+        )
+        defer { try? FileManager.default.removeItem(at: failing) }
+        let broken = try CapacityStepReader.read(failing, name: "a", slos: [], invariants: true).step
+        #expect(!broken.isGood)
+        let observation = try #require(broken.slos.first { $0.expression == PayStormCapacity.invariantsSLO })
+        #expect(!observation.held && observation.observed == 34)
+        #expect(observation.observedText == "no-double-grant (34 violations)")
+        let unknown = try Self.writeStep(invariants: #"[{"name": "no-double-grant", "status": "unknown"}]"#)
+        defer { try? FileManager.default.removeItem(at: unknown) }
+        let held = try CapacityStepReader.read(unknown, name: "b", slos: [], invariants: true).step
+        #expect(held.isGood)
+        #expect(held.slos.map(\.observedText) == ["none failed"])
+    }
+
+    @Test func theInvariantsObjectiveIsNoThresholdAndIsToldApart() throws {
+        #expect(try PayStormCapacity.parseSLOs(["p99 < 250ms", " invariants "]).map(\.expression) == ["p99 < 250ms"])
+        #expect(PayStormCapacity.judgesInvariants(["p99 < 250ms", "invariants"]))
+        #expect(!PayStormCapacity.judgesInvariants(["p99 < 250ms"]))
+    }
+
     @Test func aFolderWithoutStepJSONIsMissingInput() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nostep-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

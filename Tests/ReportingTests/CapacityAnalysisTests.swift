@@ -180,6 +180,22 @@ struct CapacityAnalysisTests {
         #expect(clean.invariantsSentence == nil && clean.failedInvariants == nil)
     }
 
+    /// With the invariants objective, a step that double-granted is a bad step: the search's rate is the
+    /// highest that was both fast enough and right.
+    @Test func withTheInvariantsObjectiveTheSustainableRateIsBelowTheFirstViolation() throws {
+        var steps = Self.fixedReport.steps
+        for index in steps.indices {
+            steps[index].slos.append(.invariants(failed: steps[index].failedInvariants ?? [:]))
+        }
+        let slos = ["p99 < 250ms", "errorRate < 0.1%", SLOObservation.invariantsExpression]
+        let report = CapacityReport(steps: steps, slos: slos, profile: "capacity", seed: 42)
+        #expect(report.outcome == .sustainable && report.sustainableRate == 100)
+        #expect(report.sentence.hasSuffix("at 200 actions/s invariants (no-double-grant (4 violations)) broke"))
+        let broken = try #require(report.sloBreaks.first { $0.expression == "invariants" })
+        #expect(broken.lastHeld == 100 && broken.firstBroken == 200)
+        #expect(report.invariantsSentence != nil, "the violations are still said")
+    }
+
     @Test func outcomesWithoutAGoodOrABadStep() {
         let none = CapacityReport(
             steps: [Self.step(1, rate: 10, p99Millis: 300)],
