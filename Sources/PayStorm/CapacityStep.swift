@@ -122,7 +122,10 @@ public enum CapacityStepReader {
             },
             failedInvariants: summary.failedInvariants
         )
-        if invariants { step.slos.append(.invariants(failed: step.failedInvariants ?? [:])) }
+        if invariants {
+            let undecided = summary.invariants?.filter { $0.status != "passed" && $0.status != "failed" }.count ?? 0
+            step.slos.append(.invariants(failed: step.failedInvariants ?? [:], undecided: undecided))
+        }
         return (step, summary.profile, summary.seed)
     }
 

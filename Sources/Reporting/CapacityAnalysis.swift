@@ -30,11 +30,14 @@ extension SLOObservation {
 
     /// The ``invariantsExpression`` objective on a step whose run failed these invariants (name: violations).
     /// Its bound is "fewer than one violation", so where it breaks interpolates between steps as a count's does.
-    public static func invariants(failed: [String: Int]) -> SLOObservation {
-        SLOObservation(
+    /// `undecided` counts the invariants the run left unknown or unchecked, said beside a hold so that an
+    /// objective that held only because nothing was checked (a target without a probe) does not look proven.
+    public static func invariants(failed: [String: Int], undecided: Int = 0) -> SLOObservation {
+        let held = undecided == 0 ? "none failed" : "none failed (\(undecided) undecided)"
+        return SLOObservation(
             expression: invariantsExpression,
             observed: Double(failed.values.reduce(0, +)),
-            observedText: failed.isEmpty ? "none failed" : CapacityStep.invariantsText(failed),
+            observedText: failed.isEmpty ? held : CapacityStep.invariantsText(failed),
             bound: 1,
             held: failed.isEmpty
         )
