@@ -400,7 +400,7 @@ public final class ReferenceLedger: Sendable {
         }
         if let signed = transaction.signedDate, let problem = Self.implausibleDate(signed) { return problem }
         guard checksFieldFormats else { return nil }
-        if let token = transaction.appAccountToken, UUID(uuidString: token) == nil {
+        if let token = transaction.appAccountToken, !AppStoreJSON.isValidUUID(token) {
             return Rejection(reason: "INVALID_APP_ACCOUNT_TOKEN", detail: "appAccountToken is not a UUID")
         }
         return nil

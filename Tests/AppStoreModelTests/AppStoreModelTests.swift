@@ -342,6 +342,30 @@ struct AppStoreModelTests {
         #expect(AppStoreJSON.isValidUUID(text) == valid)
     }
 
+    /// The canonical form only: a character off by one around each range, or a dash moved, is refused; what it
+    /// accepts, Foundation accepts too. Foundation on Linux (`sscanf`) also takes a sign, a space or a `0x` for a
+    /// digit, which Darwin's `uuid_parse` and this check refuse.
+    @Test func validatesUUIDsInTheCanonicalFormOnly() {
+        let base = Array("7e3fb20b-4cdb-47cc-936d-99d65f608138".utf8)
+        let hex = Set("0123456789abcdefABCDEF".utf8)
+        for index in base.indices {
+            for byte in Array("-+ /0:9@AFG`afgxZ".utf8) {
+                var bytes = base
+                bytes[index] = byte
+                let text = String(decoding: bytes, as: UTF8.self)
+                let canonical = [8, 13, 18, 23].contains(index) ? byte == UInt8(ascii: "-") : hex.contains(byte)
+                #expect(AppStoreJSON.isValidUUID(text) == canonical, "\(text)")
+                if canonical { #expect(UUID(uuidString: text) != nil, "\(text)") }
+            }
+        }
+        for lax in [
+            "+e3fb20b-4cdb-47cc-936d-99d65f608138", " e3fb20b-4cdb-47cc-936d-99d65f608138",
+            "0x3fb20b-4cdb-47cc-936d-99d65f608138",
+        ] {
+            #expect(!AppStoreJSON.isValidUUID(lax), "\(lax)")
+        }
+    }
+
     @Test func listsEachMatrixCombinationOnce() {
         let names = NotificationMatrix.all.map(\.description)
         #expect(Set(names).count == names.count)
