@@ -15,8 +15,8 @@ extension Command {
             paystorm bench: throughput benchmarks (figures depend on the machine and its load)
 
             Usage:
-              paystorm bench mint [--seconds N] [--threads N] [--no-openssl-speed]
-              paystorm bench verify [--seconds N] [--threads N] [--no-openssl-speed]
+              paystorm bench mint [--seconds N] [--threads N] [--no-openssl-speed] [--only PHASE]
+              paystorm bench verify [--seconds N] [--threads N] [--no-openssl-speed] [--only PHASE]
               paystorm bench ceiling PROFILE [--seconds N] [--rate-scale X] [--seed N] [--set NAME=VALUE]
 
             mint    notifications/s, each an outer signedPayload with a nested signedTransactionInfo and
@@ -40,6 +40,8 @@ extension Command {
             --seconds N          length of each measured phase (default 5)
             --threads N          threads for the multi-thread phases (default: active cores)
             --no-openssl-speed   skip the 'openssl speed' subprocess
+            --only PHASE         run one phase alone, for a profiler such as 'perf record' (its rates
+                                 only, no ratios): mint raw, pipeline, minter or run; verify raw or verify
 
             """
     ) { arguments in
@@ -51,10 +53,14 @@ extension Command {
         let seconds = try arguments.double("--seconds") ?? 5
         let threads = try arguments.int("--threads") ?? ProcessInfo.processInfo.activeProcessorCount
         let skipSpeed = arguments.flag("--no-openssl-speed")
+        let only = try arguments.option("--only")
         try arguments.finish()
         guard seconds > 0, seconds <= 3600 else { throw CLIError(.usage, "--seconds must be in (0, 3600]") }
         guard threads > 0, threads <= 1024 else { throw CLIError(.usage, "--threads must be 1…1024") }
-        let bench = try Bench(seconds: seconds, threads: threads, opensslSpeed: !skipSpeed)
+        if let only, let names = Bench.phaseNames[what], !names.contains(only) {
+            throw CLIError(.usage, "--only: no phase '\(only)' in bench \(what) (\(names.joined(separator: ", ")))")
+        }
+        let bench = try Bench(seconds: seconds, threads: threads, opensslSpeed: !skipSpeed, only: only)
         switch what {
         case "mint": try bench.mint()
         case "verify": try bench.verify()
@@ -69,14 +75,19 @@ private struct Bench {
     let seconds: Double
     let threads: Int
     let opensslSpeed: Bool
+    /// The one phase to run, for a profiler; nil runs them all.
+    let only: String?
+    /// The phases `--only` can name, by benchmark, in the order they run.
+    static let phaseNames = ["mint": ["raw", "pipeline", "minter", "run"], "verify": ["raw", "verify"]]
     let pki: TestPKI
     let minter: Minter
     let kind = NotificationKind(.subscribed, .initialBuy, .subscription)
 
-    init(seconds: Double, threads: Int, opensslSpeed: Bool) throws {
+    init(seconds: Double, threads: Int, opensslSpeed: Bool, only: String?) throws {
         self.seconds = seconds
         self.threads = threads
         self.opensslSpeed = opensslSpeed
+        self.only = only
         do {
             pki = try TestPKI.generate()
         } catch {
@@ -114,6 +125,8 @@ private struct Bench {
             }
         }
         let runStep = runMintStep()
+        let phases = [("raw", rawStep), ("pipeline", pipelineStep), ("minter", minterStep), ("run", runStep)]
+        if try measureOnly(phases, benchmark: "mint") { return }
         let single = try interleaved(threads: 1, [rawStep, pipelineStep, minterStep, runStep])
         let multi = try interleaved(threads: threads, [rawStep, pipelineStep, minterStep, runStep])
         printMintRates(single: single, multi: multi)
@@ -272,6 +285,7 @@ private struct Bench {
                 return 1
             }
         }
+        if try measureOnly([("raw", rawStep), ("verify", step)], benchmark: "verify") { return }
         let single = try interleaved(threads: 1, [rawStep, step])
         let multi = try interleaved(threads: threads, [rawStep, step])
         let (raw1, verified1, rawN, verifiedN) = (single[0], single[1], multi[0], multi[1])
@@ -286,6 +300,23 @@ private struct Bench {
         printNotificationRate(1, verified1, raw1, unit: "verifies")
         printNotificationRate(threads, verifiedN, rawN, unit: "verifies")
         print("RSS at end: \(residentMegabytes())")
+    }
+
+    /// With `--only`, runs that one phase on 1 thread and on all, prints its rates, and returns true.
+    private func measureOnly(
+        _ phases: [(name: String, worker: @Sendable () throws -> () throws -> Int)],
+        benchmark: String
+    ) throws -> Bool {
+        guard let only else { return false }
+        // The command checked the name against `phaseNames`.
+        guard let phase = phases.first(where: { $0.name == only }) else {
+            throw CLIError(.internalError, "bench \(benchmark) has no phase '\(only)'")
+        }
+        print("phase '\(only)' alone (no ratios: the other phases did not run); operations/s and per CPU-second:")
+        printRawRate(1, try interleaved(threads: 1, [phase.worker])[0], unit: "ops")
+        printRawRate(threads, try interleaved(threads: threads, [phase.worker])[0], unit: "ops")
+        print("RSS at end: \(residentMegabytes())")
+        return true
     }
 
     private func label(_ threads: Int) -> String {
