@@ -217,7 +217,7 @@ private struct Bench {
     }
 
     /// The mint phases' rates: raw signs, the signing pipeline and the full Minter, on one thread and on all.
-    private func printMintRates(single: [Rate], multi: [Rate]) {
+    private func printMintRates(single: [BenchRate], multi: [BenchRate]) {
         let (raw1, pipeline1, minter1, run1) = (single[0], single[1], single[2], single[3])
         let (rawN, pipelineN, minterN, runN) = (multi[0], multi[1], multi[2], multi[3])
         print("rates: wall-clock ops/s, and ops per CPU-second of the measuring threads (as 'openssl speed' counts);")
@@ -323,11 +323,16 @@ private struct Bench {
         threads == 1 ? "1 thread  " : "\(pad(threads)) threads"
     }
 
-    private func printRawRate(_ threads: Int, _ raw: Rate, unit: String) {
+    private func printRawRate(_ threads: Int, _ raw: BenchRate, unit: String) {
         print("  \(label(threads))  \(rate(raw.wall)) \(unit)/s   \(rate(raw.perCPUSecond)) \(unit)/CPU-s")
     }
 
-    private func printNotificationRate(_ threads: Int, _ notifications: Rate, _ raw: Rate, unit: String = "signs") {
+    private func printNotificationRate(
+        _ threads: Int,
+        _ notifications: BenchRate,
+        _ raw: BenchRate,
+        unit: String = "signs"
+    ) {
         let share = String(format: "%.0f%%", notifications.perCPUSecond * 3 / raw.perCPUSecond * 100)
         print(
             "    \(label(threads))  \(rate(notifications.wall)) notifications/s   "
@@ -340,10 +345,10 @@ private struct Bench {
     private func interleaved(
         threads: Int,
         _ workers: [@Sendable () throws -> () throws -> Int]
-    ) throws -> [Rate] {
+    ) throws -> [BenchRate] {
         let rounds = max(1, Int((seconds / 0.25).rounded(.up)))
         let slice = seconds / Double(rounds)
-        var totals = [Sample](repeating: Sample(), count: workers.count)
+        var totals = [BenchSample](repeating: BenchSample(), count: workers.count)
         for _ in 0..<rounds {
             for (index, worker) in workers.enumerated() {
                 totals[index].add(try measure(threads: threads, seconds: slice, worker))
@@ -358,8 +363,8 @@ private struct Bench {
         threads: Int,
         seconds: Double,
         _ makeWorker: @escaping @Sendable () throws -> () throws -> Int
-    ) throws -> Sample {
-        let results = Mutex<(sample: Sample, error: String?)>((Sample(), nil))
+    ) throws -> BenchSample {
+        let results = Mutex<(sample: BenchSample, error: String?)>((BenchSample(), nil))
         let group = DispatchGroup()
         let duration = UInt64(seconds * 1e9)
         for _ in 0..<threads {
@@ -435,41 +440,6 @@ private struct Bench {
     }
 }
 
-/// Operations counted over a wall-clock span and the CPU time the measuring threads used.
-private struct Sample: Sendable {
-    var count: Double = 0
-    /// Mean elapsed wall-clock time of the threads.
-    var wallSeconds: Double = 0
-    /// CPU time of all the threads together.
-    var cpuSeconds: Double = 0
-
-    mutating func add(_ other: Sample) {
-        count += other.count
-        wallSeconds += other.wallSeconds
-        cpuSeconds += other.cpuSeconds
-    }
-
-    var rate: Rate {
-        Rate(
-            wall: wallSeconds > 0 ? count / wallSeconds : 0,
-            perCPUSecond: cpuSeconds > 0 ? count / cpuSeconds : 0
-        )
-    }
-}
-
-/// A measured rate: operations per wall-clock second (all threads together) and per CPU-second.
-private struct Rate: Sendable {
-    var wall: Double
-    var perCPUSecond: Double
-}
-
-/// CPU time used by the calling thread, in seconds.
-private func threadCPUSeconds() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-}
-
 private func rate(_ value: Double) -> String {
     let text = String(format: "%.0f", value)
     return String(repeating: " ", count: max(0, 8 - text.count)) + text
@@ -482,20 +452,4 @@ private func pad(_ threads: Int) -> String {
 
 private func format(_ seconds: Double) -> String {
     seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
-}
-
-/// Resident set size from /proc/self/statm, in MiB.
-private func residentMegabytes() -> String {
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return "unknown" }
-    let fields = text.split(separator: " ")
-    guard fields.count > 1, let pages = Double(fields[1]) else { return "unknown" }
-    return String(format: "%.1f MiB", pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576)
-}
-
-private func executablePath(_ name: String) -> String? {
-    for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-        let candidate = "\(directory)/\(name)"
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-    }
-    return nil
 }
