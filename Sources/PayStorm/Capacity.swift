@@ -71,14 +71,23 @@ public enum PayStormCapacity {
 
     /// Whether the objectives include ``invariantsSLO``.
     public static func judgesInvariants(_ texts: [String]) -> Bool {
-        texts.contains { $0.trimmingCharacters(in: .whitespaces) == invariantsSLO }
+        texts.contains(where: isInvariantsSLO)
+    }
+
+    /// The objectives as a capacity report lists them: the thresholds, then ``invariantsSLO`` when judged.
+    static func expressions(_ thresholds: [Load.Threshold], invariants: Bool) -> [String] {
+        thresholds.map(\.expression) + (invariants ? [invariantsSLO] : [])
+    }
+
+    private static func isInvariantsSLO(_ text: String) -> Bool {
+        text.trimmingCharacters(in: .whitespaces) == invariantsSLO
     }
 
     /// Parses objectives in the threshold grammar (``invariantsSLO`` is not one, and is left out). Count
     /// metrics are judged on all traffic, so only latency objectives may name a kind.
     /// - Throws: `LoadConfigurationError` (Load) naming the objective.
     public static func parseSLOs(_ texts: [String]) throws(LoadConfigurationError) -> [Load.Threshold] {
-        try texts.filter { !judgesInvariants([$0]) }.map { text throws(LoadConfigurationError) in
+        try texts.filter { !isInvariantsSLO($0) }.map { text throws(LoadConfigurationError) in
             let slo = try Load.Threshold.parse(text, kinds: PayStormRun.thresholdKinds)
             if slo.kind != nil && slo.kind != "all" && !slo.metric.isLatency {
                 throw LoadConfigurationError("SLO '\(text)': only latency SLOs may name a kind; drop '\(slo.kind!).'")
@@ -111,7 +120,7 @@ public enum PayStormCapacity {
             throw options.slos.isEmpty
                 ? .badProfile("\(options.run.profilePath): thresholds: \(error)") : .badInput("\(error)")
         }
-        let expressions = slos.map(\.expression) + (invariants ? [invariantsSLO] : [])
+        let expressions = expressions(slos, invariants: invariants)
         guard !expressions.isEmpty else {
             throw .badInput("\(options.run.profilePath): no SLO: pass --slo or give the profile thresholds")
         }

@@ -75,7 +75,7 @@ extension PayStormCapacity {
         }
         let report = CapacityReport(
             steps: steps,
-            slos: parsed.map(\.expression) + (invariants ? [PayStormCapacity.invariantsSLO] : []),
+            slos: expressions(parsed, invariants: invariants),
             profile: profile,
             seed: seed
         )

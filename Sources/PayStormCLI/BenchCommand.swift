@@ -127,8 +127,8 @@ private struct Bench {
         let runStep = runMintStep()
         let phases = [("raw", rawStep), ("pipeline", pipelineStep), ("minter", minterStep), ("run", runStep)]
         if try measureOnly(phases, benchmark: "mint") { return }
-        let single = try interleaved(threads: 1, [rawStep, pipelineStep, minterStep, runStep])
-        let multi = try interleaved(threads: threads, [rawStep, pipelineStep, minterStep, runStep])
+        let single = try interleaved(threads: 1, phases.map(\.1))
+        let multi = try interleaved(threads: threads, phases.map(\.1))
         printMintRates(single: single, multi: multi)
         print("RSS at end: \(residentMegabytes())")
     }
@@ -285,9 +285,10 @@ private struct Bench {
                 return 1
             }
         }
-        if try measureOnly([("raw", rawStep), ("verify", step)], benchmark: "verify") { return }
-        let single = try interleaved(threads: 1, [rawStep, step])
-        let multi = try interleaved(threads: threads, [rawStep, step])
+        let phases = [("raw", rawStep), ("verify", step)]
+        if try measureOnly(phases, benchmark: "verify") { return }
+        let single = try interleaved(threads: 1, phases.map(\.1))
+        let multi = try interleaved(threads: threads, phases.map(\.1))
         let (raw1, verified1, rawN, verifiedN) = (single[0], single[1], multi[0], multi[1])
         print("rates: wall-clock ops/s, and ops per CPU-second of the measuring threads (as 'openssl speed' counts);")
         print("each phase interleaves 0.25 s slices with the other so that outside load hits both alike")
