@@ -363,7 +363,7 @@ public final class ReferenceLedger: Sendable {
         guard let productId = object["productId"] as? String, !productId.isEmpty else {
             return badRequest("report has no productId")
         }
-        guard let token = object["appAccountToken"] as? String, UUID(uuidString: token) != nil else {
+        guard let token = object["appAccountToken"] as? String, AppStoreJSON.isValidUUID(token) else {
             return badRequest("report appAccountToken is not a UUID")
         }
         let report = DeviceReport(
@@ -413,11 +413,11 @@ public final class ReferenceLedger: Sendable {
     }
 
     private func getAccount(_ token: String) -> HTTPResponse {
-        guard let uuid = UUID(uuidString: token) else {
+        guard AppStoreJSON.isValidUUID(token) else {
             return .json(400, ErrorBody(error: "appAccountToken '\(token)' is not a UUID", reason: "BAD_REQUEST"))
         }
         do {
-            let state = try store.account(uuid.uuidString.lowercased(), now: Self.nowMilliseconds())
+            let state = try store.account(token.lowercased(), now: Self.nowMilliseconds())
             return .json(200, state)
         } catch {
             return .json(500, ErrorBody(error: "storage failed: \(error)", reason: "STORAGE"))
