@@ -50,7 +50,7 @@ extension AppStoreServerAPI {
 
     func testNotificationStatus(_ token: String) throws -> HTTPResponse {
         let parts = token.split(separator: "_")
-        guard parts.count == 2, UUID(uuidString: String(parts[0])) != nil, Int64(parts[1]) != nil else {
+        guard parts.count == 2, AppStoreJSON.isValidUUID(String(parts[0])), Int64(parts[1]) != nil else {
             throw APIErrorCode.invalidTestNotificationToken
         }
         let record = store.withState { state -> NotificationRecord? in

@@ -1,3 +1,4 @@
+import AppStoreModel
 import Dispatch
 import Foundation
 import Load
@@ -132,7 +133,7 @@ extension Command {
             throw CLIError(.usage, "replay needs --seed N (the seed printed in the report)")
         }
         if let account {
-            guard UUID(uuidString: account) != nil else {
+            guard AppStoreJSON.isValidUUID(account) else {
                 throw CLIError(.usage, "--account expects an appAccountToken UUID, got '\(account)'")
             }
             options.account = account.uppercased()
