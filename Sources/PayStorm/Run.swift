@@ -304,6 +304,16 @@ public enum PayStormRun {
         )
         restartThread.start()
         defer { restartThread.cancel() }
+        // Credentials stay fresh through settling and the final probe too, which render requests with them.
+        let refresher = AccountRefresher.forRun(
+            profile: parts.profile,
+            options: parts.options,
+            directory: parts.target.endpoints.accounts,
+            startMillis: parts.startMillis,
+            log: parts.log
+        )
+        refresher?.start()
+        defer { refresher?.finish() }
         let (stats, harnessLimit) = play(parts)
         if let failure = stats.failure { throw .internalError("the load engine could not start: \(failure)") }
 
@@ -311,6 +321,8 @@ public enum PayStormRun {
         let wasInterrupted = interrupted.load(ordering: .relaxed)
         restartThread.finish()
         notes += restartThread.notes
+        refresher?.finish()
+        notes += refresher?.notes ?? []
         return try report(
             parts,
             stats: stats,

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Each account's identity in the backend: its `id` and any other fields the provisioning command printed (a
 /// bearer token, say), keyed by `appAccountToken` compared case-insensitively.
@@ -10,19 +11,51 @@ import Foundation
 /// let url = try TemplateString("http://127.0.0.1:8000/api/v1/users/{account.id}/wallet")
 /// let text = directory.render(url, for: token, encoding: .url)
 /// ```
+///
+/// Copies share their entries: a refresh (``refresh(with:)``) reaches every part of a run that renders requests
+/// with a copy (minting, sending, probing), as a soak's credentials must.
 public struct AccountDirectory: Sendable, Hashable {
-    /// Fields by normalized token.
-    private var entries: [String: [String: String]]
+    /// Fields by normalized token, behind a lock that a refresh takes while requests are rendered.
+    private final class Entries: Sendable {
+        let fields: Mutex<[String: [String: String]]>
+        init(_ fields: [String: [String: String]]) { self.fields = Mutex(fields) }
+    }
+
+    private let entries: Entries
 
     /// An empty directory (no provisioning).
     public init() {
-        entries = [:]
+        entries = Entries([:])
     }
 
     /// A directory from provisioned fields keyed by `appAccountToken` in any case.
     public init(_ fields: [String: [String: String]]) {
-        entries = [:]
-        for (token, values) in fields { entries[Self.normalized(token), default: [:]].merge(values) { $1 } }
+        entries = Entries(Self.normalizing(fields))
+    }
+
+    private static func normalizing(_ fields: [String: [String: String]]) -> [String: [String: String]] {
+        var normalized: [String: [String: String]] = [:]
+        for (token, values) in fields { normalized[Self.normalized(token), default: [:]].merge(values) { $1 } }
+        return normalized
+    }
+
+    /// Takes a later provisioning's fields, for this directory and every copy of it: an account it prints gets
+    /// its fields, one it leaves out keeps what it had.
+    /// - Parameter fresh: the later provisioning's directory.
+    public func refresh(with fresh: AccountDirectory) {
+        let update = fresh.snapshot
+        entries.fields.withLock { $0.merge(update) { $1 } }
+    }
+
+    /// The fields by normalized token, as they are now.
+    private var snapshot: [String: [String: String]] { entries.fields.withLock { $0 } }
+
+    public static func == (lhs: AccountDirectory, rhs: AccountDirectory) -> Bool {
+        lhs.entries === rhs.entries || lhs.snapshot == rhs.snapshot
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(snapshot)
     }
 
     /// How tokens are compared: UUIDs in any case are the same account (PayStorm mints uppercase ones, many
@@ -37,13 +70,13 @@ public struct AccountDirectory: Sendable, Hashable {
     /// The provisioned fields of an account (empty when it was not provisioned); `id` is always present,
     /// defaulting to the token itself.
     public func fields(of token: String) -> [String: String] {
-        var fields = entries[Self.normalized(token)] ?? [:]
+        var fields = entries.fields.withLock { $0[Self.normalized(token)] } ?? [:]
         if fields["id"] == nil { fields["id"] = token }
         return fields
     }
 
     /// How many accounts have provisioned fields.
-    public var count: Int { entries.count }
+    public var count: Int { entries.fields.withLock { $0.count } }
 
     /// `template` with the account's placeholders substituted: `{appAccountToken}` (and `.lower`, `.upper`) and
     /// `{account.NAME}` (a field it lacks renders empty). Placeholders of a delivery (`{productId}`...) render
@@ -54,7 +87,8 @@ public struct AccountDirectory: Sendable, Hashable {
 
     /// The values an account contributes to every template.
     public func values(for token: String) -> TemplateValues {
-        TemplateValues(appAccountToken: token, account: entries[Self.normalized(token)] ?? [:])
+        let key = Self.normalized(token)
+        return TemplateValues(appAccountToken: token, account: entries.fields.withLock { $0[key] } ?? [:])
     }
 }
 

@@ -32,16 +32,7 @@ struct TemplatedTargetTests {
             do_POST = do_any
             do_PUT = do_any
             def log_message(self, *args): pass
-        server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        open(work + "/port.tmp", "w").write(str(server.server_address[1]))
-        import os; os.rename(work + "/port.tmp", work + "/port")
-        # Ends when the test closes its standard input (or after 120 s at most).
-        threading.Thread(target=lambda: (sys.stdin.read(), server.shutdown()), daemon=True).start()
-        backstop = threading.Timer(120, server.shutdown)
-        backstop.daemon = True
-        backstop.start()
-        server.serve_forever()
-        """#
+        """# + "\n" + PythonTestServer.serve
 
     /// Gives every account a lowercase user id and a token.
     static let provision = #"""
@@ -52,29 +43,12 @@ struct TemplatedTargetTests {
         """#
 
     @Test func templatedDeviceDeliveriesAreSentAndA409CountsAsAcknowledged() throws {
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("templated-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: work) }
-        try Self.server.write(toFile: work + "/server.py", atomically: true, encoding: .utf8)
-        try Self.provision.write(toFile: work + "/provision.py", atomically: true, encoding: .utf8)
-        #expect(try PayStormRunner.exec(["pki", "init", work + "/pki"]).0 == 0)
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        server.arguments = ["python3", work + "/server.py", work]
-        let control = Pipe()
-        server.standardInput = control
-        try server.run()
-        defer {
-            try? control.fileHandleForWriting.close()
-            server.terminate()
-            server.waitUntilExit()
+        try PythonTestServer.withBackend("templated", server: Self.server, provision: Self.provision) { work, server in
+            try check(work: work, port: server.port)
         }
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: work + "/port") && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        let port = try #require(Int(try String(contentsOfFile: work + "/port", encoding: .utf8)))
+    }
 
+    private func check(work: String, port: Int) throws {
         let profile = """
             { name: "templated", seed: 5,
               target: {

@@ -36,7 +36,7 @@ struct RequestTemplateTests {
             body: { userId: "{account.id}", sku: "{productId}", result: "{purchaseResult}" },
             purchaseResult: { pending: "pending", userCancelled: "cancelled" },
           },
-          accounts: { provision: ["python3", "provision.py"], timeoutSeconds: 5 },
+          accounts: { provision: ["python3", "provision.py"], timeoutSeconds: 5, refreshSeconds: 1800 },
         }
         """
 
@@ -67,6 +67,7 @@ struct RequestTemplateTests {
         #expect(target.deviceReport?.purchaseResult["userCancelled"] == "cancelled")
         #expect(target.accounts?.provision == ["python3", "provision.py"])
         #expect(target.accounts?.timeoutSeconds == 5)
+        #expect(target.accounts?.refreshSeconds == 1800)
     }
 
     struct Bad: Sendable, CustomStringConvertible {
@@ -158,6 +159,16 @@ struct RequestTemplateTests {
             target: "{ webhookURL: \"http://127.0.0.1:1/n\", accounts: { provision: [\"x\"], timeout: 3 } }",
             path: "target.accounts.timeout",
             expectation: "no key 'timeout'"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", accounts: { refreshSeconds: 600 } }",
+            path: "target.accounts.refreshSeconds",
+            expectation: "no refreshSeconds without target.accounts.provision"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", accounts: { provision: [\"x\"], refreshSeconds: 0.5 } }",
+            path: "target.accounts.refreshSeconds",
+            expectation: "a number from 1 to 86400, found 0.5"
         ),
         Bad(
             target: "{ embeddedLedger: true, deviceDelivery: { url: \"http://127.0.0.1:1/d\" } }",
@@ -309,6 +320,16 @@ struct RequestTemplateTests {
         #expect(
             AccountDirectory.sameAccount("0a1b2c3d-0000-4000-8000-00000000000f", "0A1B2C3D-0000-4000-8000-00000000000F")
         )
+    }
+
+    @Test func aRefreshReachesEveryCopyAndKeepsTheAccountsItLeavesOut() {
+        let (a, b) = ("0a1b2c3d-0000-4000-8000-00000000000f", "0a1b2c3d-0000-4000-8000-00000000000e")
+        let directory = AccountDirectory([a: ["id": "1", "token": "old"], b: ["id": "2", "token": "old"]])
+        let copy = directory
+        directory.refresh(with: AccountDirectory([a.uppercased(): ["id": "1", "token": "new"]]))
+        #expect(copy.fields(of: a) == ["id": "1", "token": "new"])
+        #expect(copy.fields(of: b) == ["id": "2", "token": "old"])
+        #expect(copy == directory && copy.count == 2)
     }
 
     @Test func probeURLMayUseAccountPlaceholders() throws {
