@@ -56,17 +56,33 @@ extension Endpoints {
         for delivery: PlannedDelivery,
         template: RequestTemplate
     ) -> (method: String, url: String, headers: [(name: String, value: String)]) {
-        var headers = [(name: "Content-Type", value: "application/json")] + self.headers
+        let headers = [(name: "Content-Type", value: "application/json")] + self.headers
         let needsValues = !template.url.placeholders.isEmpty || !template.headers.isEmpty
         let values = needsValues ? self.values(for: delivery) : nil
         let url = values.map { template.url.render($0, encoding: .url) } ?? template.url.text
-        if let values {
-            for header in template.headers {
-                headers.removeAll { $0.name.caseInsensitiveCompare(header.name) == .orderedSame }
-                headers.append((header.name, header.value.render(values, encoding: .header)))
-            }
+        guard let values else { return (template.method, url, headers) }
+        return (template.method, url, Self.merged(headers, template.headers, values: values))
+    }
+
+    /// The headers of an account's probe request: `target.headers`, then the probe's own rendered for the account.
+    func probeRequestHeaders(for account: String) -> [(name: String, value: String)] {
+        guard !probeHeaders.isEmpty else { return headers }
+        return Self.merged(headers, probeHeaders, values: accounts.values(for: account))
+    }
+
+    /// `base` with each of `templates` rendered with `values`, a later header replacing an earlier one of the same
+    /// name (in any case).
+    static func merged(
+        _ base: [(name: String, value: String)],
+        _ templates: [RequestTemplate.Header],
+        values: TemplateValues
+    ) -> [(name: String, value: String)] {
+        var headers = base
+        for header in templates {
+            headers.removeAll { $0.name.caseInsensitiveCompare(header.name) == .orderedSame }
+            headers.append((header.name, header.value.render(values, encoding: .header)))
         }
-        return (template.method, url, headers)
+        return headers
     }
 
     /// Jepsen's view of one result, through the role's classification: granted and already-had are

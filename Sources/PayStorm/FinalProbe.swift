@@ -117,7 +117,8 @@ final class FinalProbe {
             let clock = round
             _ = engine.run(.closed(users: 16, thinkTime: .zero, duration: .seconds(24 * 3600))) { index, _ in
                 guard index < accounts.count, let url = endpoints.probeURL(for: accounts[index]) else { return nil }
-                return LoadRequest(id: index, kind: "probe", method: "GET", url: url, headers: endpoints.headers)
+                let headers = endpoints.probeRequestHeaders(for: accounts[index])
+                return LoadRequest(id: index, kind: "probe", method: "GET", url: url, headers: headers)
             } sink: { result in
                 let account = accounts[result.id]
                 guard result.isSuccess else {

@@ -23,6 +23,8 @@ struct Endpoints: Sendable {
     var probeMapping: PointerMapping?
     /// Each account's identity in the backend (provisioned before traffic; empty otherwise).
     var accounts = AccountDirectory()
+    /// The HTTP probe's own headers (`target.probe.headers`), rendered for each account over ``headers``.
+    var probeHeaders: [RequestTemplate.Header] = []
     private let probeTemplate: TemplateString?
 
     init(
@@ -370,7 +372,13 @@ final class RunScheduler: TimedRequestSource {
         nextRequestID += 1
         sent[id] = Sent(probeAccount: account)
         history.writeProbe(event: "dispatch", at: now, account: account)
-        return LoadRequest(id: id, kind: "probe", method: "GET", url: url, headers: endpoints.headers)
+        return LoadRequest(
+            id: id,
+            kind: "probe",
+            method: "GET",
+            url: url,
+            headers: endpoints.probeRequestHeaders(for: account)
+        )
     }
 
     /// Schedules a safety probe of every account that just had an Ask to Buy, a forgery or a refund.

@@ -47,7 +47,7 @@ enum TargetSetup {
         guard let webhook = profile.target.webhook else {
             throw .badProfile("\(options.profilePath): target.webhookURL: expected an http(s) URL")
         }
-        let endpoints = Endpoints(
+        var endpoints = Endpoints(
             webhook: webhook,
             deviceDelivery: profile.target.deviceDelivery,
             deviceReport: profile.target.deviceReport,
@@ -55,6 +55,7 @@ enum TargetSetup {
             headers: headers,
             probeMapping: probe?.kind == .pointer ? probe?.pointers : nil
         )
+        endpoints.probeHeaders = probe?.headers ?? []
         return PreparedTarget(endpoints: endpoints, pki: pki, ledger: nil, description: profile.target.webhookURL ?? "")
     }
 

@@ -17,7 +17,7 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
     }
     /// Which kind of probe.
     public var kind: Kind
-    /// The URL for `http` and `pointer`, containing `{appAccountToken}`.
+    /// The URL for `http` and `pointer`, naming the account: `{appAccountToken}` or `{account.id}`.
     public var url: String?
     /// The argument vector for `command` and `bulk` (no shell).
     public var command: [String]?
@@ -34,6 +34,9 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
     /// How many accounts a round of a per-account `command` probe reads at most; the rest wait for the next
     /// round. (A `bulk` round reads every pending account with one run.)
     public var sampleAccounts: Int
+    /// For `http` and `pointer`: headers of each account's probe request, merged over `target.headers` (the
+    /// account's own bearer token, say: `{account.token}`), with the account's placeholders only.
+    public var headers: [RequestTemplate.Header]
 
     /// Strict decoding.
     public init(from decoder: any Decoder) throws {
@@ -41,7 +44,7 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
             decoder,
             allowed: [
                 "kind", "url", "command", "pointers", "transform", "timeoutSeconds", "intervalSeconds",
-                "sampleAccounts",
+                "sampleAccounts", "headers",
             ]
         )
         kind = Kind(rawValue: try f.choice("kind", Kind.allCases.map(\.rawValue), default: nil))!
@@ -52,6 +55,7 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
         timeoutSeconds = try f.number("timeoutSeconds", in: 0.1...3600, default: 30)
         intervalSeconds = try f.number("intervalSeconds", in: 0...3600, default: 2)
         sampleAccounts = Int(try f.integer("sampleAccounts", in: 1...1_000_000, default: 50))
+        headers = try Self.headers(f, kind: kind)
         if let transform {
             guard kind == .http else {
                 throw ProfileIssue(path: f.at("transform"), expected: "no transform: it applies to kind http only")
@@ -62,8 +66,12 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
         }
         switch kind {
         case .http, .pointer:
-            guard let url, Self.namesAccount(url) else {
-                throw ProfileIssue(path: f.at("url"), expected: "a URL containing {appAccountToken}")
+            // A backend keyed by its own user ids names the account by the id provisioning gave it.
+            guard let url, Self.namesAccount(url) || url.contains("{account.id}") else {
+                throw ProfileIssue(
+                    path: f.at("url"),
+                    expected: "a URL naming the account: {appAccountToken} (.lower, .upper) or {account.id}"
+                )
             }
             if kind == .pointer && pointers == nil {
                 throw ProfileIssue(path: f.at("pointers"), expected: "a JSON-pointer mapping for kind pointer")
@@ -80,6 +88,51 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
 }
 
 extension ProbeConfig {
+    /// The account fields (`{account.NAME}`, `id` aside) the probe's headers use, each with its path, so that the
+    /// target can ask for the provisioning that fills them.
+    public var accountFields: [String: String] {
+        var fields: [String: String] = [:]
+        for header in headers {
+            for case .account(let field) in header.value.placeholders where field != "id" && fields[field] == nil {
+                fields[field] = "target.probe.headers.\(header.name)"
+            }
+        }
+        return fields
+    }
+
+    /// The probe's headers: names without spaces or colons, values with the account's placeholders only.
+    private static func headers(_ f: Fields, kind: Kind) throws -> [RequestTemplate.Header] {
+        let values: [String: String] = try f.value("headers", default: [:])
+        guard !values.isEmpty else { return [] }
+        guard kind == .http || kind == .pointer else {
+            throw ProfileIssue(path: f.at("headers"), expected: "no headers: they apply to kinds http and pointer")
+        }
+        return try values.keys.sorted().map { name in
+            guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
+                throw ProfileIssue(path: f.at("headers"), expected: "header names without spaces or colons")
+            }
+            let path = f.at("headers.\(name)")
+            let value: TemplateString
+            do throws(TemplateError) {
+                value = try TemplateString(values[name]!)
+            } catch {
+                throw ProfileIssue(path: path, expected: error.message)
+            }
+            for placeholder in value.placeholders {
+                switch placeholder {
+                case .appAccountToken, .appAccountTokenLower, .appAccountTokenUpper, .account: continue
+                default:
+                    throw ProfileIssue(
+                        path: path,
+                        expected: "the account's placeholders only ({appAccountToken}, {account.NAME}): a probe "
+                            + "reads an account, not a delivery"
+                    )
+                }
+            }
+            return RequestTemplate.Header(name: name, value: value)
+        }
+    }
+
     private static let accountPlaceholders = [
         "{appAccountToken}", "{appAccountToken.lower}", "{appAccountToken.upper}",
     ]

@@ -119,8 +119,12 @@ public struct Target: Sendable, Hashable, Decodable {
         )
         webhookURL = webhook?.url.text
         deviceURL = deviceDelivery?.url.text
-        for template in [webhook, deviceDelivery, deviceReport].compactMap({ $0 }) where accounts?.provision == nil {
-            if let (field, path) = template.accountFields.min(by: { $0.value < $1.value }) {
+        let fieldsUsed =
+            [webhook, deviceDelivery, deviceReport].compactMap { $0?.accountFields } + [
+                probe?.accountFields ?? [:]
+            ]
+        for fields in fieldsUsed where accounts?.provision == nil {
+            if let (field, path) = fields.min(by: { $0.value < $1.value }) {
                 throw ProfileIssue(
                     path: path,
                     expected: "placeholders the run can fill: {account.\(field)} needs target.accounts.provision "

@@ -38,6 +38,12 @@ public struct RequestTemplate: Sendable, Hashable {
         public var name: String
         /// The value template.
         public var value: TemplateString
+
+        /// Creates a header.
+        public init(name: String, value: TemplateString) {
+            self.name = name
+            self.value = value
+        }
     }
 
     static let keys = ["method", "url", "headers", "body", "responses", "purchaseResult"]

@@ -2,33 +2,51 @@ import Foundation
 import Testing
 
 /// A soak against a backend whose bearer tokens expire: `target.accounts.refreshSeconds` re-runs the provisioning
-/// command while the run lasts, and every device delivery carries a live token; without it, deliveries after the
-/// first tokens expire are refused with 401.
+/// command while the run lasts, so every device delivery and every probe carries a live token
+/// (`target.probe.headers`); without it, requests after the first tokens expire are refused with 401.
 @Suite(.serialized)
 struct AccountRefreshTests {
-    /// Accepts a device delivery only with `Authorization: Bearer t-<ms>` issued at most 5 s earlier (else 401),
-    /// logs each one's status to `devices.jsonl`, and answers 200 to webhooks.
+    /// Accepts a user's request only with `Authorization: Bearer t-<ms>` issued at most 5 s earlier (else 401),
+    /// credits a device delivery's consumable once per transaction, answers `GET /api/users/ID/wallet` with the
+    /// contract's JSON, logs each user request's kind and status to `requests.jsonl`, and answers 200 to webhooks.
     static let server =
         #"""
-        import json, sys, threading, time
+        import base64, json, sys, threading, time
         from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
         work = sys.argv[1]
         lock = threading.Lock()
+        wallets = {}
         class H(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             def do_any(self):
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                status = 200
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                status, answer = 200, b""
+                parts = self.path.split("/")
                 if self.path.startswith("/api/users/"):
                     auth = self.headers.get("Authorization") or ""
                     issued = int(auth[len("Bearer t-"):]) if auth.startswith("Bearer t-") else 0
                     status = 200 if time.time() * 1000 - issued <= 5000 else 401
-                    with lock, open(work + "/devices.jsonl", "a") as f:
-                        f.write(json.dumps({"status": status, "auth": auth}) + "\n")
+                    kind = "probe" if self.command == "GET" else "device"
+                    with lock:
+                        wallet = wallets.setdefault(parts[3], {})
+                        if status == 200 and kind == "device":
+                            segment = json.loads(body)["jws"].split(".")[1]
+                            tx = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
+                            wallet[tx["transactionId"]] = (tx["productId"], tx.get("quantity", 1))
+                        if status == 200 and kind == "probe":
+                            balances = {}
+                            for product, quantity in wallet.values():
+                                balances[product] = balances.get(product, 0) + quantity
+                            answer = json.dumps({"entitlements": [], "balances": balances}).encode()
+                        with open(work + "/requests.jsonl", "a") as f:
+                            f.write(json.dumps({"kind": kind, "status": status, "auth": auth}) + "\n")
                 self.send_response(status)
-                self.send_header("Content-Length", "0")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
+                self.wfile.write(answer)
             do_POST = do_any
+            do_GET = do_any
             def log_message(self, *args): pass
         """# + "\n" + PythonTestServer.serve
 
@@ -51,27 +69,25 @@ struct AccountRefreshTests {
     private func check(work: String, server: PythonTestServer) throws {
         // Provisioned once, the tokens issued before the run expire 3.5 s into its 10 s.
         let once = try run(work: work, port: server.port, refresh: nil)
-        #expect(once.statuses.contains(401), "the server never refused an expired token: \(once.statuses)")
+        #expect(once.device.contains(401), "the server never refused an expired token: \(once.device)")
+        #expect(once.probe.contains(401), "the final probe's tokens did not expire: \(once.probe)")
 
         let refreshed = try run(work: work, port: server.port, refresh: 1)
-        #expect(!refreshed.statuses.isEmpty && refreshed.statuses.allSatisfy { $0 == 200 }, "\(refreshed.statuses)")
-        #expect(Set(refreshed.tokens).count > 3, "device deliveries carried \(Set(refreshed.tokens).count) tokens")
+        #expect(!refreshed.device.isEmpty && refreshed.device.allSatisfy { $0 == 200 }, "\(refreshed.device)")
+        #expect(refreshed.probe.count >= 10 && refreshed.probe.allSatisfy { $0 == 200 }, "\(refreshed.probe)")
+        #expect(Set(refreshed.tokens).count > 3, "requests carried \(Set(refreshed.tokens).count) tokens")
         let note = try #require(refreshed.notes.first { $0.hasPrefix("accounts re-provisioned every 1 s") })
         #expect(note.contains("all succeeded"), "\(note)")
         #expect(refreshed.provisioned >= 6, "the command ran \(refreshed.provisioned) times in a 10 s run")
+        // Every purchase credited once and probed: the run passes.
+        #expect(refreshed.code == 0, "\(refreshed.output)")
     }
 
     /// One 10 s run of device purchases through the server, with the tokens refreshed every `refresh` seconds
-    /// or provisioned once: the device deliveries' statuses and tokens, the report's notes, and how many times
-    /// the provisioning command ran.
-    private func run(
-        work: String,
-        port: Int,
-        refresh: Int?
-    ) throws -> (
-        statuses: [Int], tokens: [String], notes: [String], provisioned: Int
-    ) {
-        for file in ["devices.jsonl", "provisioned"] { try? FileManager.default.removeItem(atPath: work + "/" + file) }
+    /// or provisioned once: the statuses of its device deliveries and probes, the tokens they carried, the
+    /// report's notes, how many times the provisioning command ran, and the exit code and output.
+    private func run(work: String, port: Int, refresh: Int?) throws -> Outcome {
+        for file in ["requests.jsonl", "provisioned"] { try? FileManager.default.removeItem(atPath: work + "/" + file) }
         let profile = """
             { name: "refresh", seed: 5,
               target: {
@@ -81,6 +97,8 @@ struct AccountRefreshTests {
                   headers: { Authorization: "Bearer {account.token}" },
                   body: { jws: "{signedTransaction}" },
                 },
+                probe: { kind: "http", url: "http://127.0.0.1:\(port)/api/users/{account.id}/wallet",
+                         headers: { Authorization: "Bearer {account.token}" }, intervalSeconds: 0 },
                 accounts: { provision: ["python3", "\(work)/provision.py", "\(work)"], timeoutSeconds: 20
                             \(refresh.map { ", refreshSeconds: \($0)" } ?? "") },
                 requestTimeoutSeconds: 2,
@@ -94,16 +112,32 @@ struct AccountRefreshTests {
         let (code, output) = try PayStormRunner.exec([
             "run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports",
         ])
-        #expect([0, 1, 2, 3].contains(code), "\(output)")
-        let lines = try String(contentsOfFile: work + "/devices.jsonl", encoding: .utf8).split(separator: "\n")
-        let devices = try lines.map {
+        let lines = try String(contentsOfFile: work + "/requests.jsonl", encoding: .utf8).split(separator: "\n")
+        let requests = try lines.map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
-        let notes = (try RestartCommandTests.latestSummary(in: work + "/reports")["notes"] as? [String]) ?? []
-        let provisioned = (try? String(contentsOfFile: work + "/provisioned", encoding: .utf8))?.count ?? 0
-        return (
-            devices.compactMap { $0["status"] as? Int }, devices.compactMap { $0["auth"] as? String }, notes,
-            provisioned
+        let statuses = { (kind: String) in
+            requests.filter { $0["kind"] as? String == kind }.compactMap { $0["status"] as? Int }
+        }
+        return Outcome(
+            device: statuses("device"),
+            probe: statuses("probe"),
+            tokens: requests.compactMap { $0["auth"] as? String },
+            notes: (try RestartCommandTests.latestSummary(in: work + "/reports")["notes"] as? [String]) ?? [],
+            provisioned: (try? String(contentsOfFile: work + "/provisioned", encoding: .utf8))?.count ?? 0,
+            code: code,
+            output: output
         )
+    }
+
+    /// What one run showed.
+    private struct Outcome {
+        var device: [Int]
+        var probe: [Int]
+        var tokens: [String]
+        var notes: [String]
+        var provisioned: Int
+        var code: Int32
+        var output: String
     }
 }

@@ -73,6 +73,20 @@ struct DeliveryRequestsTests {
         #expect(endpoints.probeURL(for: token) == "http://127.0.0.1:1/wallet/u%201")
     }
 
+    @Test func aProbeCarriesTheAccountsOwnHeadersOverTheTargets() throws {
+        let profile = try Self.profile(target: Self.target)
+        var endpoints = try Self.endpoints(profile, accounts: AccountDirectory(["a": ["id": "7", "token": "s\r\n"]]))
+        #expect(endpoints.probeRequestHeaders(for: "A").map(\.name) == ["X-Key"])
+        endpoints.probeHeaders = [
+            .init(name: "Authorization", value: try TemplateString("Bearer {account.token}")),
+            .init(name: "x-key", value: try TemplateString("{appAccountToken.lower}")),
+        ]
+        let headers = endpoints.probeRequestHeaders(for: "A")
+        #expect(headers.map(\.name) == ["Authorization", "x-key"])
+        // A header value never carries a line break: a field cannot add a header of its own.
+        #expect(headers.map(\.value) == ["Bearer s", "a"])
+    }
+
     @Test func contractV1BodiesAndHeadersAreUnchanged() throws {
         let profile = try Self.profile(
             target: "{ webhookURL: \"http://127.0.0.1:1/n\", deviceURL: \"http://127.0.0.1:1/t\" }"

@@ -171,6 +171,30 @@ struct RequestTemplateTests {
             expectation: "a number from 1 to 86400, found 0.5"
         ),
         Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", probe: { kind: \"http\", "
+                + "url: \"http://127.0.0.1:1/u/{appAccountToken}\", headers: { A: \"Bearer {account.token}\" } } }",
+            path: "target.probe.headers.A",
+            expectation: "{account.token} needs target.accounts.provision"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", probe: { kind: \"http\", "
+                + "url: \"http://127.0.0.1:1/u/{appAccountToken}\", headers: { P: \"{productId}\" } } }",
+            path: "target.probe.headers.P",
+            expectation: "the account's placeholders only"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", probe: { kind: \"bulk\", command: [\"x\"], "
+                + "headers: { A: \"b\" } } }",
+            path: "target.probe.headers",
+            expectation: "they apply to kinds http and pointer"
+        ),
+        Bad(
+            target:
+                "{ webhookURL: \"http://127.0.0.1:1/n\", probe: { kind: \"http\", url: \"http://127.0.0.1:1/u/{account.token}\" } }",
+            path: "target.probe.url",
+            expectation: "a URL naming the account"
+        ),
+        Bad(
             target: "{ embeddedLedger: true, deviceDelivery: { url: \"http://127.0.0.1:1/d\" } }",
             path: "target.deviceDelivery",
             expectation: "no deviceDelivery section when embeddedLedger is true"
@@ -330,6 +354,18 @@ struct RequestTemplateTests {
         #expect(copy.fields(of: a) == ["id": "1", "token": "new"])
         #expect(copy.fields(of: b) == ["id": "2", "token": "old"])
         #expect(copy == directory && copy.count == 2)
+    }
+
+    @Test func anHTTPProbeMayCarryTheAccountsOwnHeadersAndNameItByItsBackendId() throws {
+        let target = try Self.profile(
+            target:
+                "{ webhookURL: \"http://127.0.0.1:1/n\", accounts: { provision: [\"p\"] }, probe: { kind: \"http\", "
+                + "url: \"http://127.0.0.1:1/u/{account.id}/wallet\", headers: { Authorization: \"Bearer {account.token}\" } } }"
+        ).target
+        let probe = try #require(target.probe)
+        #expect(probe.headers.map(\.name) == ["Authorization"])
+        #expect(probe.headers.first?.value.text == "Bearer {account.token}")
+        #expect(probe.accountFields == ["token": "target.probe.headers.Authorization"])
     }
 
     @Test func probeURLMayUseAccountPlaceholders() throws {
