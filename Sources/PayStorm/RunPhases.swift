@@ -298,6 +298,13 @@ extension PayStormRun {
             log(missed)
             notes.append(missed)
         }
+        let accounts = profile.target.accounts
+        if let refused = scheduler.unauthorized.note(
+            provisionedOnce: accounts?.provision != nil && accounts?.refreshSeconds == nil
+        ) {
+            log(refused)
+            notes.append(refused)
+        }
         let admissions = try admissionsFile(parts.pipeline.admission, folder: folder)
         if let admissions {
             notes.append(admissions.note)

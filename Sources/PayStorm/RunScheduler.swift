@@ -145,6 +145,8 @@ final class RunScheduler: TimedRequestSource {
     private(set) var acknowledgedOutside2xx: [String: Int] = [:]
     /// How long requests waited for a connection, for the report's note.
     private(set) var connectionWaits = ConnectionWaits()
+    /// Requests refused as unauthorized (401, 403), for the report's note.
+    private(set) var unauthorized = UnauthorizedTally()
 
     init(
         pipeline: MintPipeline,
@@ -405,6 +407,7 @@ final class RunScheduler: TimedRequestSource {
             classification: what.classification ?? ResponseClassification(role: .deviceDelivery)
         )
         let wasSent: Bool = if case .notSent = outcome { false } else { true }
+        unauthorized.record(result, kind: what.probeAccount != nil ? "probe" : result.kind, at: now)
         if let account = what.probeAccount {
             if wasSent { history.writeProbe(event: "send", at: result.wireStart.seconds, account: account) }
             history.writeProbe(event: "result", at: now, account: account, result: result, sent: wasSent)

@@ -71,6 +71,8 @@ struct AccountRefreshTests {
         let once = try run(work: work, port: server.port, refresh: nil)
         #expect(once.device.contains(401), "the server never refused an expired token: \(once.device)")
         #expect(once.probe.contains(401), "the final probe's tokens did not expire: \(once.probe)")
+        let refused = once.notes.first { $0.contains("refused as unauthorized (HTTP 401 or 403: ") }
+        #expect(refused?.hasSuffix("; tokens that expire during a run need target.accounts.refreshSeconds") == true)
 
         let refreshed = try run(work: work, port: server.port, refresh: 1)
         #expect(!refreshed.device.isEmpty && refreshed.device.allSatisfy { $0 == 200 }, "\(refreshed.device)")
@@ -78,6 +80,7 @@ struct AccountRefreshTests {
         #expect(Set(refreshed.tokens).count > 3, "requests carried \(Set(refreshed.tokens).count) tokens")
         let note = try #require(refreshed.notes.first { $0.hasPrefix("accounts re-provisioned every 1 s") })
         #expect(note.contains("all succeeded"), "\(note)")
+        #expect(!refreshed.notes.contains { $0.contains("refused as unauthorized") }, "\(refreshed.notes)")
         #expect(refreshed.provisioned >= 6, "the command ran \(refreshed.provisioned) times in a 10 s run")
         // Every purchase credited once and probed: the run passes.
         #expect(refreshed.code == 0, "\(refreshed.output)")
