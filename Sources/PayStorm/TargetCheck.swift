@@ -72,7 +72,9 @@ public struct TargetCheckOutcome: Sendable {
         out +=
             passed
             ? "\nresult: PASS, the mapping works\n"
-            : "\nresult: FAIL, \(problems) problem\(problems == 1 ? "" : "s") (see the hints)\n"
+            : problems == 0
+                ? "\nresult: FAIL (see the notes)\n"
+                : "\nresult: FAIL, \(problems) problem\(problems == 1 ? "" : "s") (see the hints)\n"
         return out
     }
 }
@@ -148,8 +150,36 @@ public enum TargetCheck {
         let sent = try send(plan, to: target, profile: profile, engine: engine, checker: checker)
         // A moment for a target that commits just after answering, then the run's own final probe.
         Thread.sleep(forTimeInterval: min(profile.settleSeconds, 1))
+        // A soak re-provisions every refreshSeconds: once now, so the probe below reads with the fresh fields.
+        let refreshed = refreshAccounts(profile: profile, directory: target.endpoints.accounts)
         let probed = probe(sent, plan: plan, target: target, profile: profile, engine: engine, checker: checker)
-        return judge(sent, probed, plan: plan, target: target)
+        var outcome = judge(sent, probed, plan: plan, target: target)
+        if let refreshed {
+            outcome.notes.append(refreshed.note)
+            if refreshed.failed { outcome.passed = false }
+        }
+        return outcome
+    }
+
+    /// Runs the provisioning command a second time when the profile asks a run to refresh the accounts
+    /// (`target.accounts.refreshSeconds`): a command that is not idempotent fails here, in seconds, instead of a
+    /// soak's first refresh an hour in. Nil when the profile asks for no refresh.
+    static func refreshAccounts(profile: Profile, directory: AccountDirectory) -> (note: String, failed: Bool)? {
+        guard let accounts = profile.target.accounts, let command = accounts.provision,
+            let interval = accounts.refreshSeconds
+        else { return nil }
+        let every = "as a run will every \(PayStormRun.format(interval)) s (target.accounts.refreshSeconds)"
+        let tokens = TargetSetup.accountsToProvision(profile: profile, only: nil, shard: nil)
+        let started = Date()
+        do throws(RunError) {
+            directory.refresh(
+                with: try AccountProvisioning.run(command, tokens: tokens, timeout: accounts.timeoutSeconds)
+            )
+        } catch {
+            return ("the provisioning command failed when run again, \(every): \(error)", true)
+        }
+        let seconds = String(format: "%.1f", Date().timeIntervalSince(started))
+        return ("the provisioning command ran again in \(seconds) s, \(every); the probe read with its fields", false)
     }
 
     /// The requests as sent: the table so far (one row per step), and the steps that went out, each with its
@@ -315,7 +345,9 @@ public enum TargetCheck {
             case .acknowledged: break
             case .rejected(let status):
                 switch status {
-                case 401, 403: return "\(role) got \(status): check the credentials in target.headers"
+                case 401, 403:
+                    return "\(role) got \(status): check the credentials (target.headers, the role's headers, the "
+                        + "accounts' fields from target.accounts.provision)"
                 case 404, 405: return "\(role) got \(status): check the URL and the method"
                 case 400..<500:
                     return "\(role) got \(status): does the body template match the API "

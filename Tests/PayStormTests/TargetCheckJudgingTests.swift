@@ -88,4 +88,48 @@ struct TargetCheckJudgingTests {
         #expect(outcome.notes == probed.notes)
         #expect(!outcome.passed)
     }
+
+    /// A profile whose accounts are provisioned by `script` (through `sh -c`) and refreshed every 600 s.
+    private static func refreshing(_ script: String) throws -> Profile {
+        try DeliveryRequestsTests.profile(
+            target: #"{ webhookURL: "http://127.0.0.1:1/n", accounts: { provision: ["/bin/sh", "-c", "\#(script)"], "#
+                + "refreshSeconds: 600 } }"
+        )
+    }
+
+    @Test func aProfileThatRefreshesItsAccountsHasTheCommandRunAgain() throws {
+        let directory = AccountDirectory()
+        let ran = try #require(
+            TargetCheck.refreshAccounts(profile: try Self.refreshing("cat >/dev/null"), directory: directory)
+        )
+        #expect(!ran.failed)
+        #expect(ran.note.hasPrefix("the provisioning command ran again in "))
+        #expect(
+            ran.note.hasSuffix(
+                " s, as a run will every 600 s (target.accounts.refreshSeconds); the probe read with its fields"
+            )
+        )
+        let refused = try #require(
+            TargetCheck.refreshAccounts(
+                profile: try Self.refreshing("cat >/dev/null; echo user exists >&2; exit 1"),
+                directory: directory
+            )
+        )
+        #expect(refused.failed)
+        #expect(refused.note.hasPrefix("the provisioning command failed when run again, as a run will every 600 s"))
+        #expect(refused.note.contains("exited 1 (stderr: \"user exists\")"), "\(refused.note)")
+        let noRefresh = try DeliveryRequestsTests.profile(target: #"{ webhookURL: "http://127.0.0.1:1/n" }"#)
+        #expect(TargetCheck.refreshAccounts(profile: noRefresh, directory: directory) == nil)
+    }
+
+    @Test func aCheckThatFailedOnANoteSaysToReadTheNotes() {
+        let outcome = TargetCheckOutcome(
+            rows: [],
+            target: "t",
+            setup: "s",
+            notes: ["the command failed"],
+            passed: false
+        )
+        #expect(outcome.text.hasSuffix("note: the command failed\n\nresult: FAIL (see the notes)\n"))
+    }
 }
