@@ -38,15 +38,15 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
     /// account's own bearer token, say: `{account.token}`), with the account's placeholders only.
     public var headers: [RequestTemplate.Header]
 
+    /// The keys of `target.probe`.
+    public static let keys = [
+        "kind", "url", "command", "pointers", "transform", "timeoutSeconds", "intervalSeconds", "sampleAccounts",
+        "headers",
+    ]
+
     /// Strict decoding.
     public init(from decoder: any Decoder) throws {
-        let f = try Fields(
-            decoder,
-            allowed: [
-                "kind", "url", "command", "pointers", "transform", "timeoutSeconds", "intervalSeconds",
-                "sampleAccounts", "headers",
-            ]
-        )
+        let f = try Fields(decoder, allowed: Self.keys)
         kind = Kind(rawValue: try f.choice("kind", Kind.allCases.map(\.rawValue), default: nil))!
         url = try f.optional("url")
         command = try f.optional("command")

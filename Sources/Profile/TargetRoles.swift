@@ -329,9 +329,12 @@ public struct AccountsConfig: Sendable, Hashable, Decodable {
     /// idempotent: the same accounts, fresh fields.
     public var refreshSeconds: Double?
 
+    /// The keys of `target.accounts`.
+    public static let keys = ["provision", "timeoutSeconds", "refreshSeconds"]
+
     /// Strict decoding.
     public init(from decoder: any Decoder) throws {
-        let f = try Fields(decoder, allowed: ["provision", "timeoutSeconds", "refreshSeconds"])
+        let f = try Fields(decoder, allowed: Self.keys)
         provision = try f.optional("provision")
         if let provision, provision.first?.isEmpty ?? true {
             throw ProfileIssue(path: f.at("provision"), expected: "a non-empty argument array")

@@ -347,13 +347,14 @@ struct ProfileTests {
 
     @Test(arguments: [
         ("", Profile.keys), ("target", Target.keys), ("actionMix", ActionMix.keys), ("faults", Faults.keys),
+        ("target.accounts", AccountsConfig.keys), ("target.probe", ProbeConfig.keys),
     ])
     func schemaListsTheKeysTheDecoderAccepts(section: String, keys: [String]) throws {
         let url = Self.repository.appendingPathComponent("Profiles/profile.schema.json")
         let schema = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
         var node = schema
-        if !section.isEmpty {
-            node = try #require((schema["properties"] as? [String: Any])?[section] as? [String: Any])
+        for key in section.split(separator: ".") {
+            node = try #require((node["properties"] as? [String: Any])?[String(key)] as? [String: Any], "\(key)")
         }
         let properties = try #require(node["properties"] as? [String: Any])
         #expect(Set(properties.keys) == Set(keys))
