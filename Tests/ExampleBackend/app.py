@@ -15,6 +15,11 @@ file's own code paths; without BUGS it behaves as a careful backend should:
 Configuration (environment): EXAMPLE_DB (SQLite file), EXAMPLE_TRUST (DER root certificate), EXAMPLE_BUNDLE_ID,
 EXAMPLE_APP_APPLE_ID, EXAMPLE_ENVIRONMENT (Sandbox), BUGS.
 
+With EXAMPLE_TOKEN_SECRET set, the app's endpoints (`/api/v1/...`) want the user's session token, as a staging
+backend's do: `Authorization: Bearer <user>.<expires ms>.<HMAC-SHA256 of "<user>.<expires ms>">`, for the user the
+request names, not expired; anything else is 401. `provision.py` issues such tokens (the secret shared through the
+environment), valid for EXAMPLE_TOKEN_SECONDS.
+
 The pull endpoint (`POST /api/v1/purchases/pull`, `{"transactionId", "userId", "sku"}`) asks the App Store Server
 API with Apple's AppStoreServerAPIClient: EXAMPLE_API_URL (the base URL, PayStorm's API in tests), EXAMPLE_API_KEY
 (the .p8 private key file), EXAMPLE_API_KEY_ID, EXAMPLE_API_ISSUER_ID; the HTTPS client trusts REQUESTS_CA_BUNDLE.
@@ -24,6 +29,8 @@ claimed it while Apple's API could not answer; a pull Apple's API cannot answer 
 """
 
 import contextlib
+import hashlib
+import hmac
 import logging
 import os
 import sqlite3
@@ -169,6 +176,24 @@ def init_db(path):
                     db.execute(statement)
     finally:
         db.close()
+
+
+def session_token(secret, user, expires_ms):
+    """A user's session token, valid until `expires_ms` (provision.py issues them with the same secret)."""
+    payload = f"{user}.{expires_ms}"
+    return payload + "." + hmac.new(secret.encode(), payload.encode(), hashlib.sha256).hexdigest()
+
+
+def session_user(secret, authorization, now):
+    """The user a live `Bearer` session token names, or None for a missing, forged or expired one."""
+    if not authorization.startswith("Bearer "):
+        return None
+    user, _, rest = authorization[len("Bearer "):].partition(".")
+    expires, _, _ = rest.partition(".")
+    if not expires.isdigit() or int(expires) <= now:
+        return None
+    expected = session_token(secret, user, int(expires))
+    return user if hmac.compare_digest(expected, authorization[len("Bearer "):]) else None
 
 
 def canonical_user(value):
@@ -459,7 +484,22 @@ def create_app():
     apple = api_client(os.environ.get("EXAMPLE_BUNDLE_ID", "com.example.paystorm"),
                        Environment(os.environ.get("EXAMPLE_ENVIRONMENT", "Sandbox")))
     purchases_by_pull = os.environ.get("EXAMPLE_PURCHASES_BY_PULL") == "1"
+    token_secret = os.environ.get("EXAMPLE_TOKEN_SECRET")
     app = Flask("example-backend")
+
+    if token_secret:
+        @app.before_request
+        def require_session():
+            if not request.path.startswith("/api/v1/"):
+                return None
+            user = session_user(token_secret, request.headers.get("Authorization", ""), now_ms())
+            body = request.get_json(silent=True) if request.method == "POST" else None
+            named = request.view_args.get("user_id") if request.view_args else None
+            if named is None and isinstance(body, dict):
+                named = body.get("userId")
+            if user is None or (named is not None and canonical_user(named) != user):
+                return jsonify({"ok": False, "error": "a live session token for this user is required"}), 401
+            return None
 
     def error(status, message):
         return jsonify({"ok": False, "error": message}), status

@@ -95,11 +95,15 @@ declare -A consequences=(
 # The rows named: bugs, and `correct` or `correct-pull` for the correct backend's rows; none names every row.
 bugs=() corrects=()
 for row in "$@"; do
-    if [[ "$row" == correct || "$row" == correct-pull ]]; then corrects+=("$row"); else bugs+=("$row"); fi
+    if [[ "$row" == correct || "$row" == correct-pull || "$row" == correct-tokens ]]; then
+        corrects+=("$row")
+    else
+        bugs+=("$row")
+    fi
 done
 if (( $# == 0 )); then
     bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case grant-unconfirmed ack-on-rate-limit)
-    corrects=(correct correct-pull)
+    corrects=(correct correct-pull correct-tokens)
 fi
 # The pull bugs live in the pull endpoint, so they run with the pulling profile.
 declare -A pulling=([grant-unconfirmed]=1 [ack-on-rate-limit]=1)
@@ -122,6 +126,21 @@ if (( matrix )); then
     for profile in "$root"/Profiles/examples/example-backend*.json5; do
         "$root/scripts/stretch-profile.py" "$profile" "$factor" >"$profiles/$(basename "$profile")"
     done
+    # The same mapping for the backend with session tokens (EXAMPLE_TOKEN_SECRET): each app request and probe
+    # carries the user's token, which provision.py issues for 8 s and the run refreshes every 2 s.
+    "$python" - "$profiles/example-backend.json5" >"$profiles/example-backend-tokens.json5" <<'EOF'
+import sys
+text = open(sys.argv[1]).read()
+auth = '      headers: { Authorization: "Bearer {account.token}" },\n'
+accounts = ('    accounts: { provision: ["${EXAMPLE_DIR}/.venv/bin/python", "${EXAMPLE_DIR}/provision.py"], '
+            'timeoutSeconds: 30, refreshSeconds: 2 },\n')
+for anchor, insert, before in [("    deviceDelivery: {\n", auth, False), ("    deviceReport: {\n", auth, False),
+                               ("    probe: {\n", auth, False), ("    probe: {\n", accounts, True)]:
+    assert text.count(anchor) == 1, anchor
+    at = text.index(anchor) + (0 if before else len(anchor))
+    text = text[:at] + insert + text[at:]
+sys.stdout.write(text.replace('name: "example-backend"', 'name: "example-backend-tokens"', 1))
+EOF
     # The backend's App Store Server API key (a .p8 and its public half, which the pulling profile gives PayStorm).
     "$python" - "$work" <<'EOF'
 import pathlib, sys
@@ -157,16 +176,23 @@ EOF
         [[ "$mode" == correct-again ]] && db="$work/correct-$seed.db"
         out="$reports/$mode-$seed"
         mkdir -p "$out"
+        local secret=""
+        if [[ "$mode" == correct-tokens ]]; then
+            profile=example-backend-tokens.json5
+            secret="$("$python" -c 'import secrets; print(secrets.token_hex(16))')"
+        fi
         if [[ "$mode" == correct-pull || -n "${pulling[$mode]:-}" ]]; then
             profile=example-backend-pull.json5
             start_pulling "$port" "$db" "$bugs_value" "$(free_port)"
             extra+=("${pull_sets[@]}")
         else
-            "$here/start.sh" "$port" "$db" "$work/pki/root.der" "$bugs_value"
+            EXAMPLE_TOKEN_SECRET="$secret" "$here/start.sh" "$port" "$db" "$work/pki/root.der" "$bugs_value"
         fi
         started_db="$db"
         local code=0
-        (cd "$root" && "$PAYSTORM" run "$profiles/$profile" --pki "$work/pki" --reports "$out" \
+        # The secret reaches the restarts' start.sh and the provisioning command through paystorm's environment.
+        (cd "$root" && EXAMPLE_TOKEN_SECRET="$secret" EXAMPLE_TOKEN_SECONDS=8 \
+            "$PAYSTORM" run "$profiles/$profile" --pki "$work/pki" --reports "$out" \
             --seed "$seed" --quiet --set "PORT=$port" --set "DB=$db" --set "TRUST=$work/pki/root.der" \
             --set "BUGS=$bugs_value" --set "EXAMPLE_DIR=$here" "${extra[@]}") >"$out/console.txt" 2>&1 || code=$?
         "$here/kill.sh" "$db"
@@ -294,6 +320,12 @@ EOF
             [[ "$got" == "exit 0,"* ]] && ok=yes
             record "correct, pulling (seed $seed)" "pass" "$got" "$ok"
         done
+    fi
+    if [[ " ${corrects[*]} " == *" correct-tokens "* ]]; then
+        got="$(run_mode correct-tokens 7)"
+        ok=no
+        [[ "$got" == "exit 0,"* ]] && ok=yes
+        record "correct, session tokens of 8 s refreshed every 2 s (seed 7)" "pass" "$got" "$ok"
     fi
 fi
 

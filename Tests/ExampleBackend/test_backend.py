@@ -11,6 +11,7 @@ import os
 import pathlib
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -260,6 +261,41 @@ def test_token_case_files_webhook_purchases_where_the_wallet_cannot_see_them(sta
     assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE", "--transaction-id", "8301"))[0] == 200
     assert backend.wallet()["coins"] == {}
     assert backend.verify(backend.mint("--transaction", "--transaction-id", "8301"))[0] == 409
+
+
+def test_session_tokens_guard_the_apps_endpoints_when_configured(start, monkeypatch):
+    monkeypatch.setenv("EXAMPLE_TOKEN_SECRET", "s3cret")
+    monkeypatch.setenv("EXAMPLE_TOKEN_SECONDS", "1.5")
+    backend = start()
+    # As PayStorm's target.accounts.provision runs it: a token line in, the user's id and session token out.
+    issued = subprocess.run([sys.executable, str(HERE / "provision.py")], capture_output=True, text=True,
+                            input=json.dumps({"appAccountToken": USER.upper()}) + "\n", timeout=60, check=True)
+    account = json.loads(issued.stdout)
+    assert (account["appAccountToken"], account["id"]) == (USER.upper(), USER)
+
+    def status(path, token=None, body=None):
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        if token is not None:
+            headers["Authorization"] = "Bearer " + token
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(backend.base + path, data=data, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    wallet = f"/api/v1/users/{USER}/wallet"
+    assert status(wallet) == 401
+    assert status(wallet, account["token"]) == 200
+    assert status(wallet, account["token"][:-1] + "0") == 401
+    assert status(f"/api/v1/users/{uuid.uuid4()}/wallet", account["token"]) == 401
+    report = {"userId": USER, "sku": "pro.unlock", "result": "cancelled"}
+    assert status("/api/v1/purchases/report", account["token"], report) == 200
+    # The App Store's webhook carries no session: it is verified by its signature alone.
+    assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE"))[0] == 200
+    time.sleep(1.6)
+    assert status(wallet, account["token"]) == 401
 
 
 def test_unknown_bug_stops_the_start(pki, tmp_path):
