@@ -381,9 +381,18 @@ extension Checker {
         for (product, lower) in owed.sorted(by: { $0.key < $1.key }) {
             let balance = c.observed.balances[product] ?? 0
             if balance < lower {
+                // A refund of another purchase of the product that stood when the probe asked is the usual
+                // cause (a backend that takes back by product): name it, and put it in the evidence.
+                let refund = c.book.txs.values.filter { $0.product == product && c.refundStood($0) }
+                    .max { $0.sequence < $1.sequence }
+                let after =
+                    refund.map {
+                        "; it had acknowledged the refund of another purchase of \(product), transaction \($0.id), "
+                            + "which takes back only that purchase's \($0.quantity)"
+                    } ?? ""
                 return .fail(
-                    "the target shows \(balance) \(product) but acknowledged purchases of \(lower)",
-                    c.evidence(owedTxs[product] ?? [], .acks),
+                    "the target shows \(balance) \(product) but acknowledged purchases of \(lower)" + after,
+                    c.evidence((owedTxs[product] ?? []).map { ($0, .acks) } + (refund.map { [($0, .refund)] } ?? [])),
                     "showed a balance of \(balance) \(product)"
                 )
             }

@@ -267,6 +267,26 @@ struct TrustworthyVerdictTests {
         #expect(failures(script.check(kept, at: 31)).isEmpty)
     }
 
+    /// The example backend with refund-by-sku (seed 7): the refund of one coins purchase zeroed the balance, and
+    /// the witness of the lost purchase named only its acknowledgments, not the refund that took it.
+    @Test func consumableLostAfterAnotherPurchasesRefundNamesThatRefund() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "coins", .consumable, at: 1)
+        script.play(.grant, "1002", "coins", .consumable, at: 2)
+        script.play(.revoke, "1001", "coins", .consumable, at: 3)
+        let results = script.check(AccountState(balances: ["coins": 0]), at: 10)
+        #expect(failures(results) == [.noLostPurchase])
+        let found = try #require(witness(results, .noLostPurchase))
+        #expect(found.summary.contains("refund of another purchase of coins, transaction 1001"))
+        #expect(found.entries.contains { $0.transactionId == "1001" && $0.sentence.contains("REFUND") })
+        #expect(found.entries.contains { $0.transactionId == "1002" })
+        // Without a refund the summary says only what is missing.
+        var plain = try Script(try scriptProfile())
+        plain.play(.grant, "1002", "coins", .consumable, at: 2)
+        let lost = try #require(witness(plain.check(AccountState(balances: ["coins": 0]), at: 10), .noLostPurchase))
+        #expect(lost.summary == "the target shows 0 coins but acknowledged purchases of 1")
+    }
+
     /// The pulling example backend at 10× its test's length (seed 9): pro.unlock bought and refunded, bought
     /// again 35 s later, and the second purchase never granted. The refund cannot have taken a purchase made
     /// after it: that is a lost purchase, not an over-revocation.
