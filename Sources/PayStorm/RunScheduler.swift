@@ -407,7 +407,7 @@ final class RunScheduler: TimedRequestSource {
             classification: what.classification ?? ResponseClassification(role: .deviceDelivery)
         )
         let wasSent: Bool = if case .notSent = outcome { false } else { true }
-        unauthorized.record(result, kind: what.probeAccount != nil ? "probe" : result.kind, at: now)
+        unauthorized.record(result, at: now)
         if let account = what.probeAccount {
             if wasSent { history.writeProbe(event: "send", at: result.wireStart.seconds, account: account) }
             history.writeProbe(event: "result", at: now, account: account, result: result, sent: wasSent)

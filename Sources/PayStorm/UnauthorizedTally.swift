@@ -13,10 +13,10 @@ struct UnauthorizedTally {
     /// When the first one came, in seconds since the run's start.
     private(set) var first: Double?
 
-    /// Counts `result` when it is a 401 or 403.
-    mutating func record(_ result: LoadResult, kind: String, at now: Double) {
+    /// Counts `result` when it is a 401 or 403, by its request's kind.
+    mutating func record(_ result: LoadResult, at now: Double) {
         guard result.status == 401 || result.status == 403 else { return }
-        counts[kind, default: 0] += 1
+        counts[result.kind, default: 0] += 1
         if first == nil { first = now }
     }
 

@@ -12,11 +12,11 @@ struct UnauthorizedTallyTests {
     @Test func refusedCredentialsAreCountedByKindAndSaidOnce() {
         var tally = UnauthorizedTally()
         #expect(tally.note(provisionedOnce: true) == nil)
-        tally.record(Self.result(200, kind: "device"), kind: "device", at: 1)
-        tally.record(Self.result(404, kind: "device"), kind: "device", at: 1.5)
-        tally.record(Self.result(401, kind: "device"), kind: "device", at: 3.62)
-        tally.record(Self.result(403, kind: "device"), kind: "device", at: 4)
-        tally.record(Self.result(401, kind: "probe"), kind: "probe", at: 5)
+        tally.record(Self.result(200, kind: "device"), at: 1)
+        tally.record(Self.result(404, kind: "device"), at: 1.5)
+        tally.record(Self.result(401, kind: "device"), at: 3.62)
+        tally.record(Self.result(403, kind: "device"), at: 4)
+        tally.record(Self.result(401, kind: "probe"), at: 5)
         #expect(tally.counts == ["device": 2, "probe": 1])
         #expect(
             tally.note(provisionedOnce: false)
