@@ -15,6 +15,8 @@ else
     swift build -c "$BUILD" --product paystorm >/dev/null
     BIN="$(swift build -c "$BUILD" --show-bin-path)/paystorm"
 fi
+command -v wrk >/dev/null || apt-get install -y -qq wrk >/dev/null 2>&1 ||
+    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq wrk >/dev/null; }
 WORK=$(mktemp -d); trap 'kill "${PID:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 echo "minting $COUNT DID_RENEW notifications (3 JWS each)…" >&2

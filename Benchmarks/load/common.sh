@@ -7,6 +7,18 @@ PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
 trap cleanup EXIT
 
+# The tools the benchmarks drive (command:package), installed with apt-get when missing.
+ensure_tools() {
+    local tool missing=()
+    for tool in "$@"; do
+        command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
+    done
+    (( ${#missing[@]} == 0 )) && return 0
+    apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 ||
+        { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq "${missing[@]}" >/dev/null; }
+}
+ensure_tools wrk:wrk nginx:nginx-light
+
 ensure_paystorm() {
     if [[ ! -x "$PAYSTORM" ]]; then
         (cd "$ROOT" && swift build -c release --product paystorm >/dev/null)
