@@ -9,46 +9,32 @@ struct AccountRefreshTests {
     /// Accepts a user's request only with `Authorization: Bearer t-<ms>` issued at most 5 s earlier (else 401),
     /// credits a device delivery's consumable once per transaction, answers `GET /api/users/ID/wallet` with the
     /// contract's JSON, logs each user request's kind and status to `requests.jsonl`, and answers 200 to webhooks.
-    static let server =
-        #"""
-        import base64, json, sys, threading, time
-        from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
-        work = sys.argv[1]
-        lock = threading.Lock()
-        wallets = {}
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            def do_any(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+    static let server = PythonTestServer.script(
+        respond: #"""
+            wallets = {}
+            def respond(request, body):
                 status, answer = 200, b""
-                parts = self.path.split("/")
-                if self.path.startswith("/api/users/"):
-                    auth = self.headers.get("Authorization") or ""
+                parts = request.path.split("/")
+                if request.path.startswith("/api/users/"):
+                    auth = request.headers.get("Authorization") or ""
                     issued = int(auth[len("Bearer t-"):]) if auth.startswith("Bearer t-") else 0
                     status = 200 if time.time() * 1000 - issued <= 5000 else 401
-                    kind = "probe" if self.command == "GET" else "device"
-                    with lock:
-                        wallet = wallets.setdefault(parts[3], {})
-                        if status == 200 and kind == "device":
-                            segment = json.loads(body)["jws"].split(".")[1]
-                            tx = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
-                            wallet[tx["transactionId"]] = (tx["productId"], tx.get("quantity", 1))
-                        if status == 200 and kind == "probe":
-                            balances = {}
-                            for product, quantity in wallet.values():
-                                balances[product] = balances.get(product, 0) + quantity
-                            answer = json.dumps({"entitlements": [], "balances": balances}).encode()
-                        with open(work + "/requests.jsonl", "a") as f:
-                            f.write(json.dumps({"kind": kind, "status": status, "auth": auth}) + "\n")
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(answer)))
-                self.end_headers()
-                self.wfile.write(answer)
-            do_POST = do_any
-            do_GET = do_any
-            def log_message(self, *args): pass
-        """# + "\n" + PythonTestServer.serve
+                    kind = "probe" if request.command == "GET" else "device"
+                    wallet = wallets.setdefault(parts[3], {})
+                    if status == 200 and kind == "device":
+                        segment = json.loads(body)["jws"].split(".")[1]
+                        tx = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
+                        wallet[tx["transactionId"]] = (tx["productId"], tx.get("quantity", 1))
+                    if status == 200 and kind == "probe":
+                        balances = {}
+                        for product, quantity in wallet.values():
+                            balances[product] = balances.get(product, 0) + quantity
+                        answer = json.dumps({"entitlements": [], "balances": balances}).encode()
+                    with open(work + "/requests.jsonl", "a") as f:
+                        f.write(json.dumps({"kind": kind, "status": status, "auth": auth}) + "\n")
+                return status, answer
+            """#
+    )
 
     /// Prints a token issued now for every account, and counts its runs in `provisioned`.
     static let provision = #"""

@@ -9,9 +9,38 @@ struct PythonTestServer {
     private let process: Process
     private let control: Pipe
 
+    /// A whole server script around `respond`, Python that defines `respond(request, body)`: the request handler
+    /// and the body's bytes in, `(status, answer bytes)` out, under `lock`. The script has `work` (the folder),
+    /// `lock`, and the modules `base64`, `json`, `sys`, `threading` and `time`.
+    static func script(respond: String) -> String {
+        """
+        import base64, json, sys, threading, time
+        from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+        work = sys.argv[1]
+        lock = threading.Lock()
+        \(respond)
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def do_any(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with lock:
+                    status, answer = respond(self, body)
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+            do_POST = do_any
+            do_PUT = do_any
+            do_GET = do_any
+            def log_message(self, *args): pass
+        \(serve)
+        """
+    }
+
     /// The end of every server script: binds `H` (a `BaseHTTPRequestHandler`) to 127.0.0.1:0, publishes the port
     /// and serves until standard input closes or 120 s pass.
-    static let serve = #"""
+    private static let serve = #"""
         server = ThreadingHTTPServer(("127.0.0.1", 0), H)
         open(work + "/port.tmp", "w").write(str(server.server_address[1]))
         import os; os.rename(work + "/port.tmp", work + "/port")

@@ -13,26 +13,15 @@ struct TemplatedTargetTests {
     /// A stdlib HTTP server on 127.0.0.1:0: it writes its port to `port`, every request (method, path,
     /// Authorization, body) as a JSON line to `requests.jsonl`, answers 200 to webhooks and 409 to device
     /// deliveries, and exits after 120 s at most.
-    static let server = #"""
-        import json, sys, threading
-        from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
-        work = sys.argv[1]
-        lock = threading.Lock()
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            def do_any(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
-                with lock, open(work + "/requests.jsonl", "a") as f:
-                    f.write(json.dumps({"method": self.command, "path": self.path,
-                                        "auth": self.headers.get("Authorization"), "body": body}) + "\n")
-                status = 409 if self.path.startswith("/api/users/") else 200
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-            do_POST = do_any
-            do_PUT = do_any
-            def log_message(self, *args): pass
-        """# + "\n" + PythonTestServer.serve
+    static let server = PythonTestServer.script(
+        respond: #"""
+            def respond(request, body):
+                with open(work + "/requests.jsonl", "a") as f:
+                    f.write(json.dumps({"method": request.command, "path": request.path,
+                                        "auth": request.headers.get("Authorization"), "body": body.decode()}) + "\n")
+                return (409 if request.path.startswith("/api/users/") else 200), b""
+            """#
+    )
 
     /// Gives every account a lowercase user id and a token.
     static let provision = #"""
