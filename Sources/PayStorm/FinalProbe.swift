@@ -15,6 +15,8 @@ final class FinalProbe {
     private let engine: LoadEngine
     /// What the reader should know about the probe phase.
     private(set) var notes: [String] = []
+    /// What backing off from "not now" answers did, for the notes.
+    private var backOff = BackOff()
     /// Sees each account's state as the probe read it, before it is checked (`paystorm target check` shows it).
     var onState: (String, AccountState) -> Void = { _, _ in }
 
@@ -54,6 +56,7 @@ final class FinalProbe {
             failed += round.failed
             firstFailure = firstFailure ?? round.firstFailure
         }
+        if let limited = backOff.note { notes.append(limited) }
         if failed > 0 {
             notes.append(
                 "\(failed) of \(accounts.count) final probes failed (their checks are unknown): \(firstFailure ?? "")"
@@ -115,12 +118,7 @@ final class FinalProbe {
             var bodies: [(account: String, body: [UInt8], at: Double)] = []
             var answers: [(account: String, answer: Result<AccountState, any Error>, at: Double)] = []
             let clock = round
-            _ = engine.run(.closed(users: 16, thinkTime: .zero, duration: .seconds(24 * 3600))) { index, _ in
-                guard index < accounts.count, let url = endpoints.probeURL(for: accounts[index]) else { return nil }
-                let headers = endpoints.probeRequestHeaders(for: accounts[index])
-                return LoadRequest(id: index, kind: "probe", method: "GET", url: url, headers: headers)
-            } sink: { result in
-                let account = accounts[result.id]
+            fetch(accounts) { account, result in
                 guard result.isSuccess else {
                     let reason = result.error.map { "\($0) \(result.detail)" } ?? "HTTP \(result.status)"
                     answers.append((account, .failure(ProbeFailure(reason)), clock.now()))
@@ -149,6 +147,67 @@ final class FinalProbe {
         }
         for answer in process.read(accounts) { round.check(answer.account, answer.state.mapError { $0 }) }
         return true
+    }
+
+    /// Gets every account's probe answer through the engine, 16 at a time. Accounts answered "not now" (429 or
+    /// 503: a backend that limits its API's rate, or a gateway shedding load) are asked again after backing off,
+    /// fewer at a time; an answer still so after ``BackOff/waits`` is handed on as it is (a failed probe).
+    private func fetch(_ accounts: [String], sink: (String, LoadResult) -> Void) {
+        var pending = accounts
+        var users = 16
+        for attempt in 0...BackOff.waits.count {
+            let last = attempt == BackOff.waits.count
+            var again: [String] = []
+            _ = engine.run(.closed(users: users, thinkTime: .zero, duration: .seconds(24 * 3600))) { index, _ in
+                guard index < pending.count, let url = endpoints.probeURL(for: pending[index]) else { return nil }
+                let headers = endpoints.probeRequestHeaders(for: pending[index])
+                return LoadRequest(id: index, kind: "probe", method: "GET", url: url, headers: headers)
+            } sink: { result in
+                guard BackOff.statuses.contains(result.status) else { return sink(pending[result.id], result) }
+                if last {
+                    backOff.stillLimited += 1
+                    sink(pending[result.id], result)
+                } else {
+                    again.append(pending[result.id])
+                }
+            }
+            if attempt == 0 { backOff.limited += again.count }
+            guard !again.isEmpty else { return }
+            Thread.sleep(forTimeInterval: BackOff.waits[attempt])
+            backOff.waited += BackOff.waits[attempt]
+            backOff.tries = max(backOff.tries, attempt + 2)
+            pending = again.sorted()
+            users = max(1, users / 2)
+        }
+    }
+
+    /// The final probe's retries of answers that said "not now".
+    struct BackOff {
+        /// Statuses that say nothing about the account, only that the target will not answer it yet.
+        static let statuses: Set<Int> = [429, 503]
+        /// Seconds waited before each new try of the accounts answered so: a minute in all, the length of the
+        /// window most rate limits count in.
+        static let waits: [Double] = [1, 2, 4, 8, 16, 30]
+        /// Accounts answered "not now" at their first try.
+        var limited = 0
+        /// The most tries an account took.
+        var tries = 1
+        /// Seconds waited in all.
+        var waited = 0.0
+        /// Accounts still answered so at their last try: their probes failed.
+        var stillLimited = 0
+
+        /// One line for the notes, or nil when no answer said "not now".
+        var note: String? {
+            guard limited > 0 else { return nil }
+            let end =
+                stillLimited > 0
+                ? "\(stillLimited) still were at the last of \(tries) tries, and their checks are unknown"
+                : "each was answered within \(tries) tries"
+            return "\(limited) final probe\(limited == 1 ? " was" : "s were") answered 429 or 503 (the target limits "
+                + "its rate, or was unavailable) and asked again, fewer at a time, after backing off "
+                + String(format: "%.0f", waited) + " s in all: " + end
+        }
     }
 
     /// Transforms bodies on a few threads at once (a transform is a process per account), keeping their order.

@@ -147,6 +147,8 @@ final class RunScheduler: TimedRequestSource {
     private(set) var connectionWaits = ConnectionWaits()
     /// Requests refused as unauthorized (401, 403), for the report's note.
     private(set) var unauthorized = UnauthorizedTally()
+    /// Safety probes the target answered 429: it limits its API's rate, and they read nothing.
+    private(set) var rateLimitedProbes = 0
 
     init(
         pipeline: MintPipeline,
@@ -439,6 +441,13 @@ final class RunScheduler: TimedRequestSource {
     private func handleProbe(_ account: String, result: LoadResult, at now: Double) {
         if !result.isSuccess, result.status == 0, retryAfterRestart(account, sentAt: result.wireStart.seconds, at: now)
         {
+            return
+        }
+        // A target that limits its rate said "not now": no state was read, so nothing is undecided (counted
+        // so, a rate limit alone made runs end unknown); the next round or the final probe, which backs off,
+        // reads the account.
+        if result.status == 429 {
+            rateLimitedProbes += 1
             return
         }
         guard result.isSuccess else {
