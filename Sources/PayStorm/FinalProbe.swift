@@ -150,34 +150,41 @@ final class FinalProbe {
     }
 
     /// Gets every account's probe answer through the engine, 16 at a time. Accounts answered "not now" (429 or
-    /// 503: a backend that limits its API's rate, or a gateway shedding load) are asked again after backing off,
-    /// fewer at a time; an answer still so after ``BackOff/waits`` is handed on as it is (a failed probe).
+    /// 503: a backend that limits its API's rate, or a gateway shedding load) are asked again a second later
+    /// while each try gets some answered, so the probe goes at the pace the target allows; after a try that got
+    /// none, it backs off longer (``BackOff/waits``) with half as many at a time, and after the last wait the
+    /// answers still so are handed on as they are (failed probes).
     private func fetch(_ accounts: [String], sink: (String, LoadResult) -> Void) {
         var pending = accounts
         var users = 16
-        for attempt in 0...BackOff.waits.count {
-            let last = attempt == BackOff.waits.count
-            var again: [String] = []
+        var stalled = 0
+        for tries in 1... {
+            var again: [(account: String, result: LoadResult)] = []
             _ = engine.run(.closed(users: users, thinkTime: .zero, duration: .seconds(24 * 3600))) { index, _ in
                 guard index < pending.count, let url = endpoints.probeURL(for: pending[index]) else { return nil }
                 let headers = endpoints.probeRequestHeaders(for: pending[index])
                 return LoadRequest(id: index, kind: "probe", method: "GET", url: url, headers: headers)
             } sink: { result in
-                guard BackOff.statuses.contains(result.status) else { return sink(pending[result.id], result) }
-                if last {
-                    backOff.stillLimited += 1
-                    sink(pending[result.id], result)
+                if BackOff.statuses.contains(result.status) {
+                    again.append((pending[result.id], result))
                 } else {
-                    again.append(pending[result.id])
+                    sink(pending[result.id], result)
                 }
             }
-            if attempt == 0 { backOff.limited += again.count }
+            if tries == 1 { backOff.limited += again.count }
             guard !again.isEmpty else { return }
-            Thread.sleep(forTimeInterval: BackOff.waits[attempt])
-            backOff.waited += BackOff.waits[attempt]
-            backOff.tries = max(backOff.tries, attempt + 2)
-            pending = again.sorted()
-            users = max(1, users / 2)
+            stalled = again.count < pending.count ? 0 : stalled + 1
+            guard stalled <= BackOff.waits.count else {
+                backOff.stillLimited += again.count
+                for (account, result) in again { sink(account, result) }
+                return
+            }
+            let wait = BackOff.waits[max(0, stalled - 1)]
+            Thread.sleep(forTimeInterval: wait)
+            backOff.waited += wait
+            backOff.tries = max(backOff.tries, tries + 1)
+            pending = again.map(\.account).sorted()
+            if stalled > 0 { users = max(1, users / 2) }
         }
     }
 
@@ -185,8 +192,8 @@ final class FinalProbe {
     struct BackOff {
         /// Statuses that say nothing about the account, only that the target will not answer it yet.
         static let statuses: Set<Int> = [429, 503]
-        /// Seconds waited before each new try of the accounts answered so: a minute in all, the length of the
-        /// window most rate limits count in.
+        /// Seconds waited before each new try after tries that got no answer, one more each: a minute in all,
+        /// the window most rate limits count in. After a try that got some answered, the next comes a second later.
         static let waits: [Double] = [1, 2, 4, 8, 16, 30]
         /// Accounts answered "not now" at their first try.
         var limited = 0
@@ -202,10 +209,11 @@ final class FinalProbe {
             guard limited > 0 else { return nil }
             let end =
                 stillLimited > 0
-                ? "\(stillLimited) still were at the last of \(tries) tries, and their checks are unknown"
+                ? "\(stillLimited) still \(stillLimited == 1 ? "was" : "were") after \(tries) tries, the last \(BackOff.waits.count + 1) with none "
+                    + "answered, and their checks are unknown"
                 : "each was answered within \(tries) tries"
             return "\(limited) final probe\(limited == 1 ? " was" : "s were") answered 429 or 503 (the target limits "
-                + "its rate, or was unavailable) and asked again, fewer at a time, after backing off "
+                + "its rate, or was unavailable) and asked again at the pace it allowed, after waiting "
                 + String(format: "%.0f", waited) + " s in all: " + end
         }
     }
