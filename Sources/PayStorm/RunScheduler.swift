@@ -444,8 +444,7 @@ final class RunScheduler: TimedRequestSource {
             return
         }
         // A target that limits its rate said "not now": no state was read, so nothing is undecided (counted
-        // so, a rate limit alone made runs end unknown); the next round or the final probe, which backs off,
-        // reads the account.
+        // so, a rate limit alone made runs end unknown); the final probe, which backs off, reads the account.
         if result.status == 429 {
             rateLimitedProbes += 1
             return
