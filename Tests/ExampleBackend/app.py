@@ -20,6 +20,9 @@ backend's do: `Authorization: Bearer <user>.<expires ms>.<HMAC-SHA256 of "<user>
 request names, not expired; anything else is 401. `provision.py` issues such tokens (the secret shared through the
 environment), valid for EXAMPLE_TOKEN_SECONDS.
 
+With EXAMPLE_WALLET_LIMIT=N, each worker answers at most N wallet reads in each second of the clock and 429 (with
+`Retry-After: 1`) past that, as a staging gateway that limits a client's rate does; purchases are never limited.
+
 The pull endpoint (`POST /api/v1/purchases/pull`, `{"transactionId", "userId", "sku"}`) asks the App Store Server
 API with Apple's AppStoreServerAPIClient: EXAMPLE_API_URL (the base URL, PayStorm's API in tests), EXAMPLE_API_KEY
 (the .p8 private key file), EXAMPLE_API_KEY_ID, EXAMPLE_API_ISSUER_ID; the HTTPS client trusts REQUESTS_CA_BUNDLE.
@@ -34,6 +37,7 @@ import hmac
 import logging
 import os
 import sqlite3
+import threading
 import time
 import uuid
 
@@ -485,7 +489,21 @@ def create_app():
                        Environment(os.environ.get("EXAMPLE_ENVIRONMENT", "Sandbox")))
     purchases_by_pull = os.environ.get("EXAMPLE_PURCHASES_BY_PULL") == "1"
     token_secret = os.environ.get("EXAMPLE_TOKEN_SECRET")
+    wallet_limit = int(os.environ.get("EXAMPLE_WALLET_LIMIT") or 0)
+    wallet_window = {"second": 0, "reads": 0}
+    wallet_lock = threading.Lock()
     app = Flask("example-backend")
+
+    def wallet_limited():
+        """Whether this worker already answered its EXAMPLE_WALLET_LIMIT wallet reads in this second."""
+        if wallet_limit <= 0:
+            return False
+        second = int(time.time())
+        with wallet_lock:
+            if wallet_window["second"] != second:
+                wallet_window.update(second=second, reads=0)
+            wallet_window["reads"] += 1
+            return wallet_window["reads"] > wallet_limit
 
     if token_secret:
         @app.before_request
@@ -721,6 +739,10 @@ def create_app():
 
     @app.get("/api/v1/users/<user_id>/wallet")
     def wallet(user_id):
+        if wallet_limited():
+            answer, status = error(429, f"rate limited: {wallet_limit} wallet reads a second")
+            answer.headers["Retry-After"] = "1"
+            return answer, status
         user = canonical_user(user_id)
         if user is None:
             return error(400, "user id must be a UUID")

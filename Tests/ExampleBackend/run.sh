@@ -9,7 +9,8 @@
 #
 # Usage: Tests/ExampleBackend/run.sh [--standalone | --matrix] [--factor N] [--strict] [BUG...]
 #   --standalone  only the pytest suite;  --matrix  only the PayStorm runs
-#   BUG...        only these matrix rows: bug names, `correct` (three seeds) or `correct-pull` (two)
+#   BUG...        only these matrix rows: bug names, `correct` (three seeds), `correct-pull` (two), `correct-tokens`
+#                 or `correct-limited` (the wallet limited to four reads a second a worker: probes meet 429s)
 #   --factor N    the matrix with every schedule N times as long (scripts/stretch-profile.py): the same verdicts
 #                 must hold at ten times the test's length (not in CI: --factor 10 takes about 35 minutes)
 #   --strict      a bug's row also fails when it fails an invariant that neither it breaks nor its known
@@ -95,7 +96,7 @@ declare -A consequences=(
 # The rows named: bugs, and `correct` or `correct-pull` for the correct backend's rows; none names every row.
 bugs=() corrects=()
 for row in "$@"; do
-    if [[ "$row" == correct || "$row" == correct-pull || "$row" == correct-tokens ]]; then
+    if [[ "$row" == correct || "$row" == correct-pull || "$row" == correct-tokens || "$row" == correct-limited ]]; then
         corrects+=("$row")
     else
         bugs+=("$row")
@@ -103,7 +104,7 @@ for row in "$@"; do
 done
 if (( $# == 0 )); then
     bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case grant-unconfirmed ack-on-rate-limit)
-    corrects=(correct correct-pull correct-tokens)
+    corrects=(correct correct-pull correct-tokens correct-limited)
 fi
 # The pull bugs live in the pull endpoint, so they run with the pulling profile.
 declare -A pulling=([grant-unconfirmed]=1 [ack-on-rate-limit]=1)
@@ -176,7 +177,9 @@ EOF
         [[ "$mode" == correct-again ]] && db="$work/correct-$seed.db"
         out="$reports/$mode-$seed"
         mkdir -p "$out"
-        local secret=""
+        local secret="" limit=""
+        # A gateway's rate limit on the wallet: its probes get 429 past four reads a second per worker.
+        [[ "$mode" == correct-limited ]] && limit=4
         if [[ "$mode" == correct-tokens ]]; then
             profile=example-backend-tokens.json5
             secret="$("$python" -c 'import secrets; print(secrets.token_hex(16))')"
@@ -186,12 +189,13 @@ EOF
             start_pulling "$port" "$db" "$bugs_value" "$(free_port)"
             extra+=("${pull_sets[@]}")
         else
-            EXAMPLE_TOKEN_SECRET="$secret" "$here/start.sh" "$port" "$db" "$work/pki/root.der" "$bugs_value"
+            EXAMPLE_TOKEN_SECRET="$secret" EXAMPLE_WALLET_LIMIT="$limit" \
+                "$here/start.sh" "$port" "$db" "$work/pki/root.der" "$bugs_value"
         fi
         started_db="$db"
         local code=0
         # The secret reaches the restarts' start.sh and the provisioning command through paystorm's environment.
-        (cd "$root" && EXAMPLE_TOKEN_SECRET="$secret" EXAMPLE_TOKEN_SECONDS=8 \
+        (cd "$root" && EXAMPLE_TOKEN_SECRET="$secret" EXAMPLE_TOKEN_SECONDS=8 EXAMPLE_WALLET_LIMIT="$limit" \
             "$PAYSTORM" run "$profiles/$profile" --pki "$work/pki" --reports "$out" \
             --seed "$seed" --quiet --set "PORT=$port" --set "DB=$db" --set "TRUST=$work/pki/root.der" \
             --set "BUGS=$bugs_value" --set "EXAMPLE_DIR=$here" "${extra[@]}") >"$out/console.txt" 2>&1 || code=$?
@@ -326,6 +330,21 @@ EOF
         ok=no
         [[ "$got" == "exit 0,"* ]] && ok=yes
         record "correct, session tokens of 8 s refreshed every 2 s (seed 7)" "pass" "$got" "$ok"
+    fi
+    if [[ " ${corrects[*]} " == *" correct-limited "* ]]; then
+        got="$(run_mode correct-limited 7)"
+        # The limit must have been met, or the row proves nothing: the report's notes count the 429s.
+        limited="$("$python" - "$reports"/correct-limited-7/*/summary.json <<'EOF'
+import json, sys
+notes = json.load(open(sys.argv[1])).get("notes", []) if len(sys.argv) > 1 else []
+said = [n.split(" (")[0] for n in notes if "answered 429" in n]
+print("; ".join(said) or "no probe was limited")
+EOF
+)"
+        ok=no
+        [[ "$got" == "exit 0,"* && "$limited" == *"answered 429"* ]] && ok=yes
+        record "correct, wallet limited to 4 reads a second a worker (seed 7)" "pass, probes limited" \
+            "$got; $limited" "$ok"
     fi
 fi
 

@@ -298,6 +298,30 @@ def test_session_tokens_guard_the_apps_endpoints_when_configured(start, monkeypa
     assert status(wallet, account["token"]) == 401
 
 
+def test_wallet_reads_past_the_limit_get_429_when_configured(start, monkeypatch):
+    monkeypatch.setenv("EXAMPLE_WALLET_LIMIT", "2")
+    backend = start()
+    assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE"))[0] == 200
+
+    def read():
+        try:
+            with urllib.request.urlopen(f"{backend.base}/api/v1/users/{USER}/wallet", timeout=10) as response:
+                return response.status, None
+        except urllib.error.HTTPError as error:
+            return error.code, error.headers.get("Retry-After")
+
+    # Three workers, two reads a second each: a burst of twelve in one second gets 429 for at least six.
+    second = int(time.time())
+    while int(time.time()) == second:
+        time.sleep(0.01)
+    answers = [read() for _ in range(12)]
+    assert (429, "1") in answers and answers.count((200, None)) <= 6
+    # Purchases are never limited, and the next second reads again.
+    assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE"))[0] == 200
+    time.sleep(1.1)
+    assert read() == (200, None)
+
+
 def test_unknown_bug_stops_the_start(pki, tmp_path):
     with pytest.raises(subprocess.CalledProcessError):
         subprocess.run(
