@@ -98,6 +98,11 @@ public enum DeliveryOutcome: Sendable, Hashable {
     case acknowledged(status: Int, alreadyHad: Bool = false)
     /// A definite non-2xx answer.
     case rejected(status: Int)
+    /// A non-2xx answer the role's `responses.retryLater` reads as "not now" (a 429 from a device endpoint, by
+    /// default): the target did not take it, and did not refuse the purchase either. The device keeps the
+    /// transaction unfinished and delivers it again; the App Store keeps its own schedule, so to it (and to the
+    /// oracle, for a webhook) it is a refusal like any other.
+    case deferred(status: Int)
     /// No answer (timeout, reset, lost response): the target may or may not have committed (`:info`).
     case indeterminate(reason: String)
     /// Never left the harness (missed slot, refused connection): the target did not see it.

@@ -223,6 +223,8 @@ extension Checker {
         case .notification, .marker: break
         }
         let neverAttempted = isDevice && !devicesReachable
+        // The App Store keeps its own schedule whatever a webhook's answer asks: "retry later" is a refusal to it.
+        let outcome = isDevice ? outcome : outcome.refusingDeferral
         if !delivery.isForged, truth.kind != .pending, truth.kind != .none, !neverAttempted {
             state.tallyGenuine(outcome)
         }
@@ -254,9 +256,16 @@ extension State {
         genuineDispatched += 1
         switch outcome {
         case .acknowledged: genuineAcknowledged += 1
-        case .rejected: genuineRejected += 1
+        case .rejected, .deferred: genuineRejected += 1
         case .indeterminate, .notSent: break
         }
+    }
+}
+
+extension DeliveryOutcome {
+    /// The answer as the App Store takes it: "retry later" is a refusal like any other.
+    var refusingDeferral: DeliveryOutcome {
+        if case .deferred(let status) = self { .rejected(status: status) } else { self }
     }
 }
 
@@ -268,7 +277,7 @@ extension Part {
         guard kind == .grant || kind == .reinstate || forged else { return .recent }
         switch outcome {
         case .acknowledged: return .acks
-        case .rejected: return .rejections
+        case .rejected, .deferred: return .rejections
         case .indeterminate, .notSent: return .recent
         }
     }
@@ -286,7 +295,7 @@ extension Tx {
             if !claim { forgeryAcknowledged = true }
         case .indeterminate: forgeryMayCount = true
         case .rejected(let status): if status >= 500 { forgeryMayCount = true }
-        case .notSent: break
+        case .deferred, .notSent: break
         }
     }
 
@@ -319,9 +328,12 @@ extension Tx {
                     rejected += 1
                     lastRejection = status
                 }
+            // "Not now" from the device's endpoint refuses nothing: the device delivers it again, after the run
+            // if need be.
+            case .deferred: if kind == .grant && !continues { held = true }
             case .indeterminate: indeterminate = true
             // A refused attempt that is retried tells nothing: the retries decide.
-            case .notSent: if !neverAttempted && kind == .grant && !continues { unsent = true }
+            case .notSent: if !neverAttempted && kind == .grant && !continues { held = true }
             }
             // Each chain ends once: at the answer of its last attempt.
             if !continues { chains = max(0, chains - 1) }

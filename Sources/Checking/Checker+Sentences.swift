@@ -51,6 +51,7 @@ extension Checker {
         case .acknowledged(let status, let alreadyHad):
             "was acknowledged with \(status)" + (alreadyHad ? " (already had it)" : "")
         case .rejected(let status): "was rejected with \(status)"
+        case .deferred(let status): "was deferred with \(status) (retry later)"
         case .indeterminate(let reason): "got no answer (\(reason)); the target may or may not have committed it"
         case .notSent(let reason, _): "was not sent (\(reason))"
         }

@@ -19,7 +19,7 @@ extension Checker {
     func summaryFate(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at t: Double) -> SummaryFate? {
         guard !delivery.isForged, delivery.action.lifecycle == .renewalExtensionSummary else { return nil }
         if outcome.isAcknowledged { return .acknowledged }
-        guard case .rejected = outcome else { return .undecided }
+        guard case .rejected = outcome.refusingDeferral else { return .undecided }
         return isTriedAgain(delivery, after: outcome, at: t) ? .undecided : .refused
     }
 

@@ -185,9 +185,10 @@ struct Tx: KeyedByID, Sendable {
         get { flag(1 << 5) }
         set { set(1 << 5, newValue) }
     }
-    /// An attempt chain of the purchase ended with an attempt that never left the harness (missed slot,
-    /// refused connection), so the target may never have seen it.
-    var unsent: Bool {
+    /// An attempt chain of the purchase ended without the target refusing it: its last attempt never left the
+    /// harness (missed slot, refused connection), or the device's endpoint answered "retry later". The purchase
+    /// is still held for delivery, not refused.
+    var held: Bool {
         get { flag(1 << 6) }
         set { set(1 << 6, newValue) }
     }
@@ -233,13 +234,13 @@ struct Tx: KeyedByID, Sendable {
     }
 
     /// Answered, and only with rejections, with no attempt left: the target said no to a genuine purchase.
-    /// Timeouts, resets and unsent attempts leave it unknown.
+    /// Timeouts, resets, unsent attempts and a device told to retry later leave it unknown.
     var neverAccepted: Bool {
-        genuine && !forged && rejected > 0 && !accepted && chains == 0 && !indeterminate && !unsent && !revoked
+        genuine && !forged && rejected > 0 && !accepted && chains == 0 && !indeterminate && !held && !revoked
     }
 
     /// Rejected so far, with a retry or redelivery still to come.
     var awaitingRetry: Bool {
-        genuine && !forged && rejected > 0 && !accepted && chains > 0 && !indeterminate && !unsent && !revoked
+        genuine && !forged && rejected > 0 && !accepted && chains > 0 && !indeterminate && !held && !revoked
     }
 }

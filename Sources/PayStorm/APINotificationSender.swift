@@ -75,7 +75,7 @@ final class APINotificationSender: Sendable {
         let attempt: String =
             switch outcome {
             case .acknowledged: "SUCCESS"
-            case .rejected(_): "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+            case .rejected(_), .deferred(_): "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
             case .indeterminate(_): result?.error == .timeout ? "TIMED_OUT" : "NO_RESPONSE"
             case .notSent(_, _): "SOCKET_ISSUE"
             }

@@ -104,7 +104,7 @@ extension Endpoints {
                         + "\(result.status)"
                 )
             }
-            return .rejected(status: result.status)
+            return meaning == .retryLater ? .deferred(status: result.status) : .rejected(status: result.status)
         }
         guard error.neverSent else { return .indeterminate(reason: "\(error): \(result.detail)") }
         return .notSent(reason: "\(error): \(result.detail)", harnessLimited: error == .missed)

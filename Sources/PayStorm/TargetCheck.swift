@@ -354,6 +354,9 @@ public enum TargetCheck {
                         + "(and does the target trust the test root given with --pki)?"
                 default: return "\(role) got \(status): the target failed on a genuine purchase; see its log"
                 }
+            case .deferred(let status):
+                return "\(role) got \(status), which its responses read as retry later: the target limits its "
+                    + "rate or is busy; run the check again"
             case .indeterminate(let reason), .notSent(let reason, _):
                 return "\(role) got no answer (\(reason)): check the URL and that the target is up"
             }
@@ -394,6 +397,7 @@ public enum TargetCheck {
         switch outcome {
         case .acknowledged: "acknowledged"
         case .rejected: "rejected"
+        case .deferred: "retry later"
         case .indeterminate: "no answer"
         case .notSent: "not sent"
         }

@@ -195,7 +195,8 @@ public struct ResponseClassification: Sendable, Hashable, Decodable {
     public var granted: [ClosedRange<Int>]
     /// Statuses meaning ``ResponseMeaning/alreadyHad``.
     public var alreadyHad: [ClosedRange<Int>]
-    /// Statuses meaning ``ResponseMeaning/retryLater``.
+    /// Statuses meaning ``ResponseMeaning/retryLater`` (default: 429 for the device roles, unless `granted` or
+    /// `alreadyHad` names it; none for the webhook, whose sender keeps its own schedule).
     public var retryLater: [ClosedRange<Int>]
     /// Overrides by a JSON pointer's value in the body; the first that matches wins.
     public var body: [BodyRule]
@@ -241,7 +242,7 @@ public struct ResponseClassification: Sendable, Hashable, Decodable {
     public init(role: RequestRole) {
         granted = role == .webhook ? [200...206] : [200...299]
         alreadyHad = []
-        retryLater = []
+        retryLater = role == .webhook ? [] : [429...429]
         body = []
     }
 
@@ -252,7 +253,10 @@ public struct ResponseClassification: Sendable, Hashable, Decodable {
         let fallback = ResponseClassification(role: role)
         granted = try f.has("granted") ? Self.statuses(f, "granted") : fallback.granted
         alreadyHad = try f.has("alreadyHad") ? Self.statuses(f, "alreadyHad") : []
-        retryLater = try f.has("retryLater") ? Self.statuses(f, "retryLater") : []
+        retryLater =
+            try f.has("retryLater")
+            ? Self.statuses(f, "retryLater")
+            : fallback.retryLater.filter { [taken = granted + alreadyHad] r in !taken.contains { $0.overlaps(r) } }
         body = try f.value("body", default: [])
         let sets: [(String, [ClosedRange<Int>])] = [
             ("granted", granted), ("alreadyHad", alreadyHad), ("retryLater", retryLater),

@@ -647,6 +647,39 @@ struct TrustworthyVerdictTests {
         #expect(script.checker.verdict(unchecked: []).outcome == .fail)
     }
 
+    /// A device endpoint that limits its rate answers 429, "retry later" by default: the device keeps the
+    /// transaction and delivers it again (after the run, if need be), so a purchase whose device chain ended
+    /// deferred is not lost, even beside a refused webhook. The same answers read as refusals are.
+    @Test(arguments: [true, false])
+    func purchaseWhoseDeviceWasToldToRetryLaterIsNotLost(deferred: Bool) throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: .rejected(status: 500))
+        for attempt in 0..<5 {
+            script.play(
+                .grant,
+                "1001",
+                "pro",
+                .nonConsumable,
+                at: 1 + Double(attempt),
+                outcome: deferred ? .deferred(status: 429) : .rejected(status: 429),
+                onDevice: true,
+                copy: attempt == 0 ? .original : .redelivery,
+                attempt: attempt
+            )
+        }
+        let results = script.check(AccountState(), at: 30)
+        #expect(failures(results).contains(.noLostPurchase) == !deferred)
+    }
+
+    /// The App Store keeps its own schedule: a webhook told "retry later" on its last attempt was refused.
+    @Test func webhookToldToRetryLaterOnItsLastAttemptIsRefused() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: .deferred(status: 429))
+        let found = try #require(witness(script.check(AccountState(), at: 30), .noLostPurchase))
+        #expect(found.summary.contains("genuine delivery never accepted"))
+        #expect(found.entries.contains { $0.sentence.contains("was deferred with 429 (retry later)") })
+    }
+
     /// Timeouts, unsent attempts (refused connections, restarts) and one accepted copy leave it not lost.
     @Test(arguments: [
         DeliveryOutcome.indeterminate(reason: "timeout"), .notSent(reason: "refused"), .acknowledged(status: 200),

@@ -124,6 +124,7 @@ struct DeliveryRequestsTests {
             (Self.result(409), .acknowledged(status: 409, alreadyHad: true)),
             (Self.result(200, #"{"granted": false}"#), .rejected(status: 200)),
             (Self.result(500), .rejected(status: 500)),
+            (Self.result(429), .deferred(status: 429)),
             (Self.result(0, error: .refused), .notSent(reason: "refused: ")),
             (Self.result(0, error: .timeout), .indeterminate(reason: "timeout: ")),
         ]

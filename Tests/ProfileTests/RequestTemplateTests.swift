@@ -305,6 +305,21 @@ struct RequestTemplateTests {
         let device = ResponseClassification(role: .deviceDelivery)
         #expect(device.meaning(status: 299, body: []) == .granted)
         #expect(device.meaning(status: 500, body: []) == .rejected)
+        // A device endpoint that limits its rate says "not now", which is no refusal; the App Store keeps its
+        // own schedule, so for the webhook a 429 is a failed attempt like any other.
+        #expect(device.meaning(status: 429, body: []) == .retryLater)
+        #expect(webhook.meaning(status: 429, body: []) == .rejected)
+    }
+
+    @Test func defaultRetryLaterGivesWayToAStatusTheRoleGrants() throws {
+        func device(_ responses: String) throws -> ResponseClassification {
+            let target =
+                "{ webhookURL: \"http://127.0.0.1:1/n\", deviceDelivery: { url: \"http://127.0.0.1:1/t\", responses: \(responses) } }"
+            return try #require(try Self.profile(target: target).target.deviceDelivery).responses
+        }
+        #expect(try device("{ alreadyHad: [409] }").meaning(status: 429, body: []) == .retryLater)
+        #expect(try device(#"{ granted: ["200-499"] }"#).meaning(status: 429, body: []) == .granted)
+        #expect(try device("{ retryLater: [503] }").meaning(status: 429, body: []) == .rejected)
     }
 
     @Test func classificationUsesStatusSetsRangesAndBodyOverrides() throws {
