@@ -122,6 +122,29 @@ struct Script {
         return delivery
     }
 
+    /// Plays attempt `attempt` of the device's delivery of a purchase: the first, or a redelivery of the
+    /// unfinished transaction (the device makes up to five).
+    mutating func playDeviceAttempt(
+        _ attempt: Int,
+        _ transaction: String,
+        _ product: String,
+        _ type: ProductKind,
+        at t: Double,
+        outcome: DeliveryOutcome
+    ) {
+        play(
+            .grant,
+            transaction,
+            product,
+            type,
+            at: t,
+            outcome: outcome,
+            onDevice: true,
+            copy: attempt == 0 ? .original : .redelivery,
+            attempt: attempt
+        )
+    }
+
     /// Buys `count` coins, each acknowledged, from `t` on: enough transactions to make the checker fold.
     mutating func buyCoins(_ count: Int, from t: Double, first id: Int) {
         for i in 0..<count { play(.grant, String(id + i), "coins", .consumable, at: t + Double(i) * 0.1) }
@@ -625,16 +648,13 @@ struct TrustworthyVerdictTests {
         script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: .rejected(status: 500))
         // The device redelivers an unfinished transaction up to five times.
         for attempt in 0..<5 {
-            script.play(
-                .grant,
+            script.playDeviceAttempt(
+                attempt,
                 "1001",
                 "pro",
                 .nonConsumable,
                 at: 1 + Double(attempt),
-                outcome: .rejected(status: 500),
-                onDevice: true,
-                copy: attempt == 0 ? .original : .redelivery,
-                attempt: attempt
+                outcome: .rejected(status: 500)
             )
             if attempt < 4 { #expect(failures(script.check(AccountState(), at: 1.5 + Double(attempt))).isEmpty) }
         }
@@ -654,18 +674,9 @@ struct TrustworthyVerdictTests {
     func purchaseWhoseDeviceWasToldToRetryLaterIsNotLost(deferred: Bool) throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: .rejected(status: 500))
+        let answer: DeliveryOutcome = deferred ? .deferred(status: 429) : .rejected(status: 429)
         for attempt in 0..<5 {
-            script.play(
-                .grant,
-                "1001",
-                "pro",
-                .nonConsumable,
-                at: 1 + Double(attempt),
-                outcome: deferred ? .deferred(status: 429) : .rejected(status: 429),
-                onDevice: true,
-                copy: attempt == 0 ? .original : .redelivery,
-                attempt: attempt
-            )
+            script.playDeviceAttempt(attempt, "1001", "pro", .nonConsumable, at: 1 + Double(attempt), outcome: answer)
         }
         let results = script.check(AccountState(), at: 30)
         #expect(failures(results).contains(.noLostPurchase) == !deferred)
