@@ -71,6 +71,13 @@ func osErrno(of easy: UnsafeMutableRawPointer) -> Int {
     return ps_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &value) == CURLE_OK ? value : 0
 }
 
+/// The seconds a response's `Retry-After` asked for (libcurl reads both forms), nil without one.
+func retryAfter(of easy: UnsafeMutableRawPointer) -> Int? {
+    var value: curl_off_t = 0
+    guard ps_curl_easy_getinfo_off_t(easy, CURLINFO_RETRY_AFTER, &value) == CURLE_OK, value > 0 else { return nil }
+    return Int(value)
+}
+
 /// The object a handle was made for (its `CURLOPT_PRIVATE`: a ``Transfer`` or an ``HTTP1Connection``).
 func owner(of easy: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
     var pointer: UnsafeMutableRawPointer?

@@ -141,6 +141,8 @@ struct HTTP1ResponseParser {
     private(set) var keepAlive = true
     /// Bytes received for this response (head and body), to tell an empty reply from a cut one.
     private(set) var receivedBytes = 0
+    /// Seconds the response's `Retry-After` asks the client to wait, nil without a readable one.
+    private(set) var retryAfter: Int?
     /// Whether the response is complete.
     var isComplete: Bool { state == .done }
 
@@ -152,6 +154,7 @@ struct HTTP1ResponseParser {
         status = 0
         keepAlive = true
         receivedBytes = 0
+        retryAfter = nil
     }
 
     /// Consumes received bytes, handing body bytes to `body`.
@@ -263,9 +266,9 @@ struct HTTP1ResponseParser {
         var contentLength: Int?
         var chunked = false
         while let line = lines.next() {
-            // Only three headers matter, all starting with c or t: skip the rest cheaply.
+            // Only four headers matter, all starting with c, t or r: skip the rest cheaply.
             let first = lowercased(line[0])
-            guard first == UInt8(ascii: "c") || first == UInt8(ascii: "t"),
+            guard first == UInt8(ascii: "c") || first == UInt8(ascii: "t") || first == UInt8(ascii: "r"),
                 let colon = line.firstIndex(of: UInt8(ascii: ":"))
             else { continue }
             let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
@@ -278,6 +281,8 @@ struct HTTP1ResponseParser {
             } else if nameEquals(name, "connection") {
                 if containsToken(value, "close") { keepAlive = false }
                 if containsToken(value, "keep-alive") { keepAlive = true }
+            } else if nameEquals(name, "retry-after") {
+                retryAfter = retryAfterSeconds(value, now: time(nil))
             }
         }
         if (100..<200).contains(code) {
@@ -381,6 +386,35 @@ private func containsToken(_ value: UnsafeRawBufferPointer, _ token: StaticStrin
         start = end + 1
     }
     return false
+}
+
+/// The seconds a `Retry-After` value asks for: delta-seconds, or an HTTP date (the IMF-fixdate form every
+/// sender must use, `Sun, 06 Nov 1994 08:49:37 GMT`) less `now` (Unix seconds), never below 0. Nil for
+/// anything else (the obsolete date forms included).
+func retryAfterSeconds(_ value: UnsafeRawBufferPointer, now: Int) -> Int? {
+    if let seconds = decimal(value) { return seconds }
+    guard value.count == 29, value[3] == UInt8(ascii: ","), value[25] == 32,
+        equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: value[26...]), "gmt")
+    else { return nil }
+    func number(_ start: Int, _ count: Int) -> Int? {
+        decimal(UnsafeRawBufferPointer(rebasing: value[start..<start + count]))
+    }
+    let names: [StaticString] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    let month = names.firstIndex { equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: value[8..<11]), $0) }.map {
+        $0 + 1
+    }
+    guard let month, let day = number(5, 2), let year = number(12, 4), let hour = number(17, 2),
+        let minute = number(20, 2), let second = number(23, 2), value[19] == 58, value[22] == 58
+    else { return nil }
+    // Days from 1970-01-01 to the civil date (Howard Hinnant's days_from_civil).
+    let y = month <= 2 ? year - 1 : year
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yearOfEra = y - era * 400
+    let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
+    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+    let days = era * 146_097 + dayOfEra - 719_468
+    let date = days * 86_400 + hour * 3600 + minute * 60 + second
+    return max(0, date - now)
 }
 
 private func decimal(_ bytes: UnsafeRawBufferPointer) -> Int? {

@@ -306,6 +306,7 @@ extension Transport {
     private func complete(_ connection: HTTP1Connection, keepAlive: Bool) {
         var result = self.result(of: connection.current!, wireStart: connection.wireStart)
         result.status = connection.machine.parser.status
+        result.retryAfter = connection.machine.parser.retryAfter
         result.body = connection.response
         result.bodyBytes = connection.responseBytes
         finished.append(result)

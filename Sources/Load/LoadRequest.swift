@@ -116,6 +116,9 @@ public struct LoadResult: Sendable, Equatable {
     /// connection it first went on closed without answering (libcurl does the same). The server may have read
     /// both copies: the answer, or the failure, is the second copy's.
     public var resent: Bool
+    /// Seconds the response's `Retry-After` header asked the client to wait (an HTTP date is counted from
+    /// when it arrived), nil without one: a backend that limits its rate says when to come back.
+    public var retryAfter: Int?
 
     /// Creates a result.
     public init(
@@ -130,7 +133,8 @@ public struct LoadResult: Sendable, Equatable {
         bodyBytes: Int = 0,
         error: LoadErrorClass? = nil,
         detail: String = "",
-        resent: Bool = false
+        resent: Bool = false,
+        retryAfter: Int? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -144,6 +148,7 @@ public struct LoadResult: Sendable, Equatable {
         self.error = error
         self.detail = detail
         self.resent = resent
+        self.retryAfter = retryAfter
     }
 
     /// Latency from the intended send time: what a user of the schedule waited (no coordinated

@@ -428,7 +428,8 @@ final class Transport {
             bodyBytes: transfer.responseBytes,
             error: error,
             detail: detail,
-            resent: transfer.wireAttempts > 1
+            resent: transfer.wireAttempts > 1,
+            retryAfter: status >= 300 ? retryAfter(of: easy) : nil
         )
         curl_multi_remove_handle(multi, easy)
         active[ObjectIdentifier(transfer)] = nil

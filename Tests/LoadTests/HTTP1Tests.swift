@@ -113,6 +113,32 @@ struct HTTP1ResponseParserTests {
         #expect(parse(text) == nil)
     }
 
+    @Test func readsRetryAfterAsSecondsAndForgetsItAtTheNextResponse() throws {
+        let limited = try #require(parse("HTTP/1.1 429 Too Many\r\nretry-after:  120 \r\nContent-Length: 0\r\n\r\n"))
+        #expect(limited.parser.status == 429 && limited.parser.retryAfter == 120)
+        var parser = limited.parser
+        parser.reset(expectsBody: true)
+        #expect(parser.retryAfter == nil)
+        #expect(parse("HTTP/1.1 503 X\r\nRetry-After: soon\r\nContent-Length: 0\r\n\r\n")?.parser.retryAfter == nil)
+    }
+
+    @Test(arguments: [
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 1_445_412_480 - 30, 30),
+        ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777, 0),
+        ("sun, 06 nov 1994 08:49:37 gmt", 784_111_777 - 1, 1),
+        ("Thu, 29 Feb 2024 23:59:59 GMT", 1_709_251_199 - 90, 90),
+        ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777 + 5, 0),
+    ])
+    func readsRetryAfterAsAnHTTPDate(date: String, now: Int, seconds: Int) {
+        let value = Array(date.utf8)
+        #expect(value.withUnsafeBytes { retryAfterSeconds($0, now: now) } == seconds)
+    }
+
+    @Test(arguments: ["Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Sun, 06 Nov 1994 08:49:37 UTC"])
+    func leavesRetryAfterItCannotReadUnread(value: String) {
+        #expect(Array(value.utf8).withUnsafeBytes { retryAfterSeconds($0, now: 0) } == nil)
+    }
+
     @Test func resetsBetweenResponses() throws {
         var parser = HTTP1ResponseParser()
         for status in [200, 503] {

@@ -128,6 +128,13 @@ final class FaultServer: Sendable {
                 }
                 continue
             }
+            if path.hasPrefix("/limited/") {
+                // A rate limit's answer: 429 with the Retry-After the path names, as delta-seconds.
+                let response =
+                    "HTTP/1.1 429 Too Many Requests\r\nRetry-After: \(path.dropFirst(9))\r\nContent-Length: 0\r\n\r\n"
+                _ = response.withCString { write(connection, $0, strlen($0)) }
+                continue
+            }
             if path == "/slow" { usleep(2_000_000) }
             var status = 200
             if path.hasPrefix("/status/"), let code = Int(path.dropFirst(8)) { status = code }
@@ -220,6 +227,18 @@ struct TransportTests {
             result.received >= result.wireStart && result.wireStart >= result.sent && result.sent >= result.intended
         )
         #expect(stats.sent == 1 && stats.completed == 1)
+    }
+
+    @Test(arguments: paths)
+    func readsTheRetryAfterOfARateLimitedAnswer(libcurlTransfers: Bool) throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let (results, _) = try run(
+            ["http://127.0.0.1:\(server.port)/limited/7", "http://127.0.0.1:\(server.port)/status/429"],
+            libcurlTransfers: libcurlTransfers
+        )
+        #expect(results[0]?.status == 429 && results[0]?.retryAfter == 7)
+        #expect(results[1]?.status == 429 && results[1]?.retryAfter == nil)
     }
 
     @Test(arguments: paths)
