@@ -153,7 +153,8 @@ final class FinalProbe {
     /// 503: a backend that limits its API's rate, or a gateway shedding load) are asked again a second later
     /// while each try gets some answered, so the probe goes at the pace the target allows; after a try that got
     /// none, it backs off longer (``BackOff/waits``) with half as many at a time, and after the last wait the
-    /// answers still so are handed on as they are (failed probes).
+    /// answers still so are handed on as they are (failed probes). A `Retry-After` makes a wait as long as it
+    /// asks (up to ``BackOff/longestWait``), so the probe does not spend its tries inside the target's window.
     private func fetch(_ accounts: [String], sink: (String, LoadResult) -> Void) {
         var pending = accounts
         var users = 16
@@ -179,7 +180,7 @@ final class FinalProbe {
                 for (account, result) in again { sink(account, result) }
                 return
             }
-            let wait = BackOff.waits[max(0, stalled - 1)]
+            let wait = backOff.wait(afterStalledTries: stalled, asked: again.compactMap(\.result.retryAfter).max())
             Thread.sleep(forTimeInterval: wait)
             backOff.waited += wait
             backOff.tries = max(backOff.tries, tries + 1)
@@ -195,6 +196,8 @@ final class FinalProbe {
         /// Seconds waited before each new try after tries that got no answer, one more each: a minute in all,
         /// the window most rate limits count in. After a try that got some answered, the next comes a second later.
         static let waits: [Double] = [1, 2, 4, 8, 16, 30]
+        /// The longest wait a `Retry-After` makes: a target asking for more still gets its tries, each a minute apart.
+        static let longestWait = 60.0
         /// Accounts answered "not now" at their first try.
         var limited = 0
         /// The most tries an account took.
@@ -203,6 +206,15 @@ final class FinalProbe {
         var waited = 0.0
         /// Accounts still answered so at their last try: their probes failed.
         var stillLimited = 0
+        /// The longest `Retry-After` the target sent, in seconds; nil when it sent none.
+        var asked: Int?
+
+        /// Seconds to wait before the next try, after `stalled` tries in a row that got nothing answered (0: the
+        /// last try got some): the back-off's own wait, or the `Retry-After` the answers `asked` for when longer.
+        mutating func wait(afterStalledTries stalled: Int, asked: Int?) -> Double {
+            if let asked { self.asked = max(self.asked ?? 0, asked) }
+            return max(Self.waits[max(0, stalled - 1)], min(Double(asked ?? 0), Self.longestWait))
+        }
 
         /// One line for the notes, or nil when no answer said "not now".
         var note: String? {
@@ -212,9 +224,10 @@ final class FinalProbe {
                 ? "\(stillLimited) still \(stillLimited == 1 ? "was" : "were") after \(tries) tries, the last \(BackOff.waits.count + 1) with none "
                     + "answered, and their checks are unknown"
                 : "each was answered within \(tries) tries"
+            let retryAfter = asked.map { " (each at least what its Retry-After asked: up to \($0) s)" } ?? ""
             return "\(limited) final probe\(limited == 1 ? " was" : "s were") answered 429 or 503 (the target limits "
                 + "its rate, or was unavailable) and asked again at the pace it allowed, after waiting "
-                + String(format: "%.0f", waited) + " s in all: " + end
+                + String(format: "%.0f", waited) + " s in all" + retryAfter + ": " + end
         }
     }
 

@@ -305,13 +305,7 @@ extension PayStormRun {
             log(refused)
             notes.append(refused)
         }
-        if scheduler.rateLimitedProbes > 0 {
-            notes.append(
-                "\(scheduler.rateLimitedProbes) safety probes during the run were answered 429 (the target limits its "
-                    + "rate): they read nothing, so they decided nothing and count as no check; a longer "
-                    + "target.probe.intervalSeconds probes within the limit (0: only the final probe, which backs off)"
-            )
-        }
+        if let limited = scheduler.rateLimitedProbes.note { notes.append(limited) }
         let admissions = try admissionsFile(parts.pipeline.admission, folder: folder)
         if let admissions {
             notes.append(admissions.note)

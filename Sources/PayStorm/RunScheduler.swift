@@ -102,9 +102,6 @@ final class RunScheduler: TimedRequestSource {
     private let recorder: LoadRecorder
     private let only: String?
     private let restartWindows: RestartWindows
-    /// The end of the profile's traffic, in seconds: safety probes due later are not sent (the final
-    /// probe reads every account anyway).
-    private let endOfSchedule: Double
     /// The end of the settle period (schedule + settle), in seconds: retries and redeliveries due by then
     /// are still sent, so those near the end are not lost; later ones are not, so the run still ends by
     /// schedule + settle + the request timeout + final probing.
@@ -117,10 +114,10 @@ final class RunScheduler: TimedRequestSource {
     /// Follow-ups waiting in `followUps`, per minted body they resend (`sameBytesAs ?? id`): a body is forgotten
     /// once no follow-up waits for it, so the cache holds what is still to be resent, not the whole run.
     private var waitingFor: [UInt64: Int] = [:]
-    private var probes = TimeHeap<String>()
+    /// Safety probes due, until the end of the profile's traffic (the final probe reads every account then).
+    private var probes: SafetyProbeSchedule
     private var sent: [Int: Sent] = [:]
     private var nextRequestID = 0
-    private var probing: Set<String> = []
     /// Shed deliveries booked since the engine last asked (``takeBookedMissed()``).
     private var bookedMissed = 0
     /// Shed deliveries by kind, and by role and kind in the current second, for one history line each.
@@ -147,8 +144,8 @@ final class RunScheduler: TimedRequestSource {
     private(set) var connectionWaits = ConnectionWaits()
     /// Requests refused as unauthorized (401, 403), for the report's note.
     private(set) var unauthorized = UnauthorizedTally()
-    /// Safety probes the target answered 429: it limits its API's rate, and they read nothing.
-    private(set) var rateLimitedProbes = 0
+    /// Safety probes the target answered 429, for the report's note.
+    var rateLimitedProbes: RateLimitedSafetyProbes { probes.rateLimited }
 
     init(
         pipeline: MintPipeline,
@@ -176,7 +173,7 @@ final class RunScheduler: TimedRequestSource {
         self.recorder = recorder
         self.only = only
         self.restartWindows = restartWindows
-        self.endOfSchedule = endOfSchedule
+        probes = SafetyProbeSchedule(endOfSchedule: endOfSchedule)
         self.endOfFollowUps = endOfFollowUps
         shedReason = "missed: \(pipeline.shedReason)"
     }
@@ -370,7 +367,6 @@ final class RunScheduler: TimedRequestSource {
     }
 
     private func probeRequest(_ account: String, at now: Double) -> LoadRequest? {
-        probing.remove(account)
         guard let url = endpoints.probeURL(for: account) else { return nil }
         let id = nextRequestID
         nextRequestID += 1
@@ -388,11 +384,9 @@ final class RunScheduler: TimedRequestSource {
     /// Schedules a safety probe of every account that just had an Ask to Buy, a forgery or a refund.
     func scheduleSafetyProbes(at now: Double, delay: Double) {
         // After the schedule the final probe reads every account anyway.
-        guard endpoints.probe != nil, now + delay <= endOfSchedule else { return }
+        guard endpoints.probe != nil, now + delay <= probes.endOfSchedule else { return }
         for account in checker.drainAccountsOfInterest() where only == nil || account == only {
-            guard !probing.contains(account) else { continue }
-            probing.insert(account)
-            probes.push(account, at: now + delay)
+            _ = probes.schedule(account, at: now + delay)
         }
     }
 
@@ -444,9 +438,10 @@ final class RunScheduler: TimedRequestSource {
             return
         }
         // A target that limits its rate said "not now": no state was read, so nothing is undecided (counted
-        // so, a rate limit alone made runs end unknown); the final probe, which backs off, reads the account.
+        // so, a rate limit alone made runs end unknown); the final probe, which backs off, reads the account, and a
+        // Retry-After holds the safety probes until then.
         if result.status == 429 {
-            rateLimitedProbes += 1
+            probes.rateLimited(account, retryAfter: result.retryAfter, at: now)
             return
         }
         guard result.isSuccess else {
@@ -476,10 +471,7 @@ final class RunScheduler: TimedRequestSource {
     /// - Returns: whether the probe was put off (nothing to record now).
     private func retryAfterRestart(_ account: String, sentAt: Double, at now: Double) -> Bool {
         guard restartWindows.contains(sentAt) || restartWindows.contains(now) else { return false }
-        if now + 1 <= endOfSchedule, !probing.contains(account) {
-            probing.insert(account)
-            probes.push(account, at: now + 1)
-        }
+        _ = probes.schedule(account, at: now + 1)
         return true
     }
 
@@ -491,10 +483,4 @@ final class RunScheduler: TimedRequestSource {
             }
         }
     }
-}
-
-/// A probe that did not answer usably.
-struct ProbeFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -10,7 +10,7 @@ struct PythonTestServer {
     private let control: Pipe
 
     /// A whole server script around `respond`, Python that defines `respond(request, body)`: the request handler
-    /// and the body's bytes in, `(status, answer bytes)` out, under `lock`. The script has `work` (the folder),
+    /// and the body's bytes in, `(status, answer bytes)` or `(status, answer bytes, {header: value})` out, under `lock`. The script has `work` (the folder),
     /// `lock`, and the modules `base64`, `json`, `sys`, `threading` and `time`.
     static func script(respond: String) -> String {
         """
@@ -24,8 +24,10 @@ struct PythonTestServer {
             def do_any(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with lock:
-                    status, answer = respond(self, body)
+                    status, answer, *extra = respond(self, body)
                 self.send_response(status)
+                for name, value in (extra[0] if extra else {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()

@@ -30,4 +30,20 @@ struct FinalProbeBackOffTests {
         // The waits add up to a minute, the window most rate limits count in.
         #expect(FinalProbe.BackOff.waits.reduce(0, +) == 61)
     }
+
+    @Test func aRetryAfterLengthensAWaitUpToAMinute() {
+        var backOff = FinalProbe.BackOff()
+        let waits = [
+            backOff.wait(afterStalledTries: 0, asked: nil), backOff.wait(afterStalledTries: 0, asked: 3),
+            backOff.wait(afterStalledTries: 4, asked: 3), backOff.wait(afterStalledTries: 1, asked: 3600),
+        ]
+        #expect(waits == [1, 3, 8, 60])
+        (backOff.limited, backOff.tries, backOff.waited) = (10, 3, 6)
+        #expect(
+            backOff.note
+                == "10 final probes were answered 429 or 503 (the target limits its rate, or was unavailable) and "
+                + "asked again at the pace it allowed, after waiting 6 s in all (each at least what its Retry-After "
+                + "asked: up to 3600 s): each was answered within 3 tries"
+        )
+    }
 }
