@@ -305,6 +305,10 @@ extension PayStormRun {
             log(refused)
             notes.append(refused)
         }
+        if let deferred = scheduler.deferred.note {
+            log(deferred)
+            notes.append(deferred)
+        }
         if let limited = scheduler.rateLimitedProbes.note { notes.append(limited) }
         let admissions = try admissionsFile(parts.pipeline.admission, folder: folder)
         if let admissions {

@@ -144,6 +144,8 @@ final class RunScheduler: TimedRequestSource {
     private(set) var connectionWaits = ConnectionWaits()
     /// Requests refused as unauthorized (401, 403), for the report's note.
     private(set) var unauthorized = UnauthorizedTally()
+    /// Deliveries answered "retry later", for the report's note.
+    private(set) var deferred = DeferredTally()
     /// Safety probes the target answered 429, for the report's note.
     var rateLimitedProbes: RateLimitedSafetyProbes { probes.rateLimited }
 
@@ -414,6 +416,7 @@ final class RunScheduler: TimedRequestSource {
         // Thresholds and error rates count what the role's classification says (a 409 "already had it" is
         // a success), not raw statuses.
         recorder.record(result, succeeded: outcome.isAcknowledged)
+        deferred.record(result, outcome: outcome)
         if outcome.isAcknowledged && !(200..<300).contains(result.status) {
             acknowledgedOutside2xx["\(result.status / 100)xx", default: 0] += 1
         }

@@ -3,20 +3,22 @@ import Testing
 
 @testable import PayStorm
 
+/// An answer of `status` to a request of `kind`, at time zero (the tallies read only those two).
+func answer(_ status: Int, kind: String) -> LoadResult {
+    LoadResult(id: 0, kind: kind, intended: .zero, sent: .zero, wireStart: .zero, received: .zero, status: status)
+}
+
 /// Requests the target refused as unauthorized: one note, with the fix when tokens were provisioned once.
 struct UnauthorizedTallyTests {
-    private static func result(_ status: Int, kind: String) -> LoadResult {
-        LoadResult(id: 0, kind: kind, intended: .zero, sent: .zero, wireStart: .zero, received: .zero, status: status)
-    }
 
     @Test func refusedCredentialsAreCountedByKindAndSaidOnce() {
         var tally = UnauthorizedTally()
         #expect(tally.note(provisionedOnce: true) == nil)
-        tally.record(Self.result(200, kind: "device"), at: 1)
-        tally.record(Self.result(404, kind: "device"), at: 1.5)
-        tally.record(Self.result(401, kind: "device"), at: 3.62)
-        tally.record(Self.result(403, kind: "device"), at: 4)
-        tally.record(Self.result(401, kind: "probe"), at: 5)
+        tally.record(answer(200, kind: "device"), at: 1)
+        tally.record(answer(404, kind: "device"), at: 1.5)
+        tally.record(answer(401, kind: "device"), at: 3.62)
+        tally.record(answer(403, kind: "device"), at: 4)
+        tally.record(answer(401, kind: "probe"), at: 5)
         #expect(tally.counts == ["device": 2, "probe": 1])
         #expect(
             tally.note(provisionedOnce: false)
