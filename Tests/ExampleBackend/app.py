@@ -21,7 +21,8 @@ request names, not expired; anything else is 401. `provision.py` issues such tok
 environment), valid for EXAMPLE_TOKEN_SECONDS.
 
 With EXAMPLE_WALLET_LIMIT=N, each worker answers at most N wallet reads in each second of the clock and 429 (with
-`Retry-After: 1`) past that, as a staging gateway that limits a client's rate does; purchases are never limited.
+`Retry-After: 1`) past that, as a staging gateway that limits a client's rate does. EXAMPLE_DEVICE_LIMIT=N does the
+same to the app's purchase verifications (`/api/v1/purchases/verify`); the webhook is never limited.
 
 The pull endpoint (`POST /api/v1/purchases/pull`, `{"transactionId", "userId", "sku"}`) asks the App Store Server
 API with Apple's AppStoreServerAPIClient: EXAMPLE_API_URL (the base URL, PayStorm's API in tests), EXAMPLE_API_KEY
@@ -206,6 +207,31 @@ def canonical_user(value):
         return str(uuid.UUID(str(value)))
     except ValueError:
         return None
+
+
+class RateLimit:
+    """At most `per_second` requests in each second of the clock, per worker (0: no limit), as a gateway limits a
+    client's rate; past it, `refusal()` is a 429 answer with `Retry-After: 1`."""
+
+    def __init__(self, per_second, what):
+        self.per_second, self.what = per_second, what
+        self.second, self.count = 0, 0
+        self.lock = threading.Lock()
+
+    def refusal(self):
+        """None while the request is within the limit, else the 429 answer to return."""
+        if self.per_second <= 0:
+            return None
+        second = int(time.time())
+        with self.lock:
+            if self.second != second:
+                self.second, self.count = second, 0
+            self.count += 1
+            if self.count <= self.per_second:
+                return None
+        answer = jsonify({"ok": False, "error": f"rate limited: {self.per_second} {self.what} a second"})
+        answer.headers["Retry-After"] = "1"
+        return answer, 429
 
 
 class Verifier:
@@ -489,21 +515,9 @@ def create_app():
                        Environment(os.environ.get("EXAMPLE_ENVIRONMENT", "Sandbox")))
     purchases_by_pull = os.environ.get("EXAMPLE_PURCHASES_BY_PULL") == "1"
     token_secret = os.environ.get("EXAMPLE_TOKEN_SECRET")
-    wallet_limit = int(os.environ.get("EXAMPLE_WALLET_LIMIT") or 0)
-    wallet_window = {"second": 0, "reads": 0}
-    wallet_lock = threading.Lock()
+    wallet_limit = RateLimit(int(os.environ.get("EXAMPLE_WALLET_LIMIT") or 0), "wallet reads")
+    device_limit = RateLimit(int(os.environ.get("EXAMPLE_DEVICE_LIMIT") or 0), "purchase verifications")
     app = Flask("example-backend")
-
-    def wallet_limited():
-        """Whether this worker already answered its EXAMPLE_WALLET_LIMIT wallet reads in this second."""
-        if wallet_limit <= 0:
-            return False
-        second = int(time.time())
-        with wallet_lock:
-            if wallet_window["second"] != second:
-                wallet_window.update(second=second, reads=0)
-            wallet_window["reads"] += 1
-            return wallet_window["reads"] > wallet_limit
 
     if token_secret:
         @app.before_request
@@ -602,6 +616,8 @@ def create_app():
 
     @app.post("/api/v1/purchases/verify")
     def verify_purchase():
+        if (limited := device_limit.refusal()) is not None:
+            return limited
         body = request.get_json(silent=True)
         if not isinstance(body, dict) or not isinstance(body.get("jws"), str):
             return error(400, "body must be {\"jws\": \"<signed transaction>\", \"userId\": \"<uuid>\"}")
@@ -739,10 +755,8 @@ def create_app():
 
     @app.get("/api/v1/users/<user_id>/wallet")
     def wallet(user_id):
-        if wallet_limited():
-            answer, status = error(429, f"rate limited: {wallet_limit} wallet reads a second")
-            answer.headers["Retry-After"] = "1"
-            return answer, status
+        if (limited := wallet_limit.refusal()) is not None:
+            return limited
         user = canonical_user(user_id)
         if user is None:
             return error(400, "user id must be a UUID")

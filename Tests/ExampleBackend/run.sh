@@ -10,7 +10,8 @@
 # Usage: Tests/ExampleBackend/run.sh [--standalone | --matrix] [--factor N] [--strict] [BUG...]
 #   --standalone  only the pytest suite;  --matrix  only the PayStorm runs
 #   BUG...        only these matrix rows: bug names, `correct` (three seeds), `correct-pull` (two), `correct-tokens`
-#                 or `correct-limited` (the wallet limited to four reads a second a worker: probes meet 429s)
+#                 `correct-limited` (the wallet limited to four reads a second a worker: probes meet 429s) or
+#                 `correct-device-limited` (purchase verifications limited to two a second a worker: devices meet 429s)
 #   --factor N    the matrix with every schedule N times as long (scripts/stretch-profile.py): the same verdicts
 #                 must hold at ten times the test's length (not in CI: --factor 10 takes about 35 minutes)
 #   --strict      a bug's row also fails when it fails an invariant that neither it breaks nor its known
@@ -96,7 +97,8 @@ declare -A consequences=(
 # The rows named: bugs, and `correct` or `correct-pull` for the correct backend's rows; none names every row.
 bugs=() corrects=()
 for row in "$@"; do
-    if [[ "$row" == correct || "$row" == correct-pull || "$row" == correct-tokens || "$row" == correct-limited ]]; then
+    if [[ "$row" == correct || "$row" == correct-pull || "$row" == correct-tokens || "$row" == correct-limited \
+        || "$row" == correct-device-limited ]]; then
         corrects+=("$row")
     else
         bugs+=("$row")
@@ -104,7 +106,7 @@ for row in "$@"; do
 done
 if (( $# == 0 )); then
     bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case grant-unconfirmed ack-on-rate-limit)
-    corrects=(correct correct-pull correct-tokens correct-limited)
+    corrects=(correct correct-pull correct-tokens correct-limited correct-device-limited)
 fi
 # The pull bugs live in the pull endpoint, so they run with the pulling profile.
 declare -A pulling=([grant-unconfirmed]=1 [ack-on-rate-limit]=1)
@@ -177,9 +179,11 @@ EOF
         [[ "$mode" == correct-again ]] && db="$work/correct-$seed.db"
         out="$reports/$mode-$seed"
         mkdir -p "$out"
-        local secret="" limit=""
-        # A gateway's rate limit on the wallet: its probes get 429 past four reads a second per worker.
+        local secret="" limit="" device_limit=""
+        # A gateway's rate limit on the wallet: its probes get 429 past four reads a second per worker; or on the
+        # app's purchase verifications: devices get 429 past two a second per worker.
         [[ "$mode" == correct-limited ]] && limit=4
+        [[ "$mode" == correct-device-limited ]] && device_limit=2
         if [[ "$mode" == correct-tokens ]]; then
             profile=example-backend-tokens.json5
             secret="$("$python" -c 'import secrets; print(secrets.token_hex(16))')"
@@ -189,13 +193,14 @@ EOF
             start_pulling "$port" "$db" "$bugs_value" "$(free_port)"
             extra+=("${pull_sets[@]}")
         else
-            EXAMPLE_TOKEN_SECRET="$secret" EXAMPLE_WALLET_LIMIT="$limit" \
+            EXAMPLE_TOKEN_SECRET="$secret" EXAMPLE_WALLET_LIMIT="$limit" EXAMPLE_DEVICE_LIMIT="$device_limit" \
                 "$here/start.sh" "$port" "$db" "$work/pki/root.der" "$bugs_value"
         fi
         started_db="$db"
         local code=0
         # The secret reaches the restarts' start.sh and the provisioning command through paystorm's environment.
         (cd "$root" && EXAMPLE_TOKEN_SECRET="$secret" EXAMPLE_TOKEN_SECONDS=8 EXAMPLE_WALLET_LIMIT="$limit" \
+            EXAMPLE_DEVICE_LIMIT="$device_limit" \
             "$PAYSTORM" run "$profiles/$profile" --pki "$work/pki" --reports "$out" \
             --seed "$seed" --quiet --set "PORT=$port" --set "DB=$db" --set "TRUST=$work/pki/root.der" \
             --set "BUGS=$bugs_value" --set "EXAMPLE_DIR=$here" "${extra[@]}") >"$out/console.txt" 2>&1 || code=$?
@@ -331,20 +336,33 @@ EOF
         [[ "$got" == "exit 0,"* ]] && ok=yes
         record "correct, session tokens of 8 s refreshed every 2 s (seed 7)" "pass" "$got" "$ok"
     fi
+    # The notes of a row's report (`$1`: its folder under $reports) that contain `$2`, each cut before its first
+    # `$3`, joined by "; ", or `$4` when none does.
+    notes_saying() {
+        "$python" - "$2" "$3" "$4" "$reports/$1"/*/summary.json <<'EOF'
+import json, os, sys
+needle, cut, none, summary = sys.argv[1:5]
+notes = json.load(open(summary)).get("notes", []) if os.path.exists(summary) else []
+print("; ".join(n.split(cut)[0] for n in notes if needle in n) or none)
+EOF
+    }
     if [[ " ${corrects[*]} " == *" correct-limited "* ]]; then
         got="$(run_mode correct-limited 7)"
         # The limit must have been met, or the row proves nothing: the report's notes count the 429s.
-        limited="$("$python" - "$reports"/correct-limited-7/*/summary.json <<'EOF'
-import json, sys
-notes = json.load(open(sys.argv[1])).get("notes", []) if len(sys.argv) > 1 else []
-said = [n.split(" (")[0] for n in notes if "answered 429" in n]
-print("; ".join(said) or "no probe was limited")
-EOF
-)"
+        limited="$(notes_saying correct-limited-7 "answered 429" " (" "no probe was limited")"
         ok=no
         [[ "$got" == "exit 0,"* && "$limited" == *"answered 429"* ]] && ok=yes
         record "correct, wallet limited to 4 reads a second a worker (seed 7)" "pass, probes limited" \
             "$got; $limited" "$ok"
+    fi
+    if [[ " ${corrects[*]} " == *" correct-device-limited "* ]]; then
+        got="$(run_mode correct-device-limited 7)"
+        # The limit must have been met, or the row proves nothing: the report's notes count the deferrals.
+        deferred="$(notes_saying correct-device-limited-7 'answered "retry later"' ": the" "no delivery was deferred")"
+        ok=no
+        [[ "$got" == "exit 0,"* && "$deferred" == *"retry later"* ]] && ok=yes
+        record "correct, purchase verifications limited to 2 a second a worker (seed 7)" "pass, devices deferred" \
+            "$got; $deferred" "$ok"
     fi
 fi
 

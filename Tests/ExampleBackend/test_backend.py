@@ -300,28 +300,55 @@ def test_session_tokens_guard_the_apps_endpoints_when_configured(start, monkeypa
     assert status(wallet, account["token"]) == 401
 
 
+def status_and_retry_after(request):
+    """The answer's status and its Retry-After header (None without one), error statuses included."""
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, None
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("Retry-After")
+
+
+def burst_in_one_second(call, count):
+    """`count` calls of `call` made from the start of a second of the clock, as a rate limit counts them."""
+    second = int(time.time())
+    while int(time.time()) == second:
+        time.sleep(0.01)
+    return [call() for _ in range(count)]
+
+
 def test_wallet_reads_past_the_limit_get_429_when_configured(start, monkeypatch):
     monkeypatch.setenv("EXAMPLE_WALLET_LIMIT", "2")
     backend = start()
     assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE"))[0] == 200
 
     def read():
-        try:
-            with urllib.request.urlopen(f"{backend.base}/api/v1/users/{USER}/wallet", timeout=10) as response:
-                return response.status, None
-        except urllib.error.HTTPError as error:
-            return error.code, error.headers.get("Retry-After")
+        return status_and_retry_after(f"{backend.base}/api/v1/users/{USER}/wallet")
 
     # Three workers, two reads a second each: a burst of twelve in one second gets 429 for at least six.
-    second = int(time.time())
-    while int(time.time()) == second:
-        time.sleep(0.01)
-    answers = [read() for _ in range(12)]
+    answers = burst_in_one_second(read, 12)
     assert (429, "1") in answers and answers.count((200, None)) <= 6
     # Purchases are never limited, and the next second reads again.
     assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE"))[0] == 200
     time.sleep(1.1)
     assert read() == (200, None)
+
+
+def test_purchase_verifications_past_the_limit_get_429_when_configured(start, monkeypatch):
+    monkeypatch.setenv("EXAMPLE_DEVICE_LIMIT", "1")
+    backend = start()
+    body = json.dumps({"jws": backend.mint("--transaction"), "userId": USER}).encode()
+
+    def verify():
+        return status_and_retry_after(urllib.request.Request(
+            f"{backend.base}/api/v1/purchases/verify", data=body, method="POST",
+            headers={"Content-Type": "application/json"}))
+
+    # Three workers, one verification a second each: a burst of nine in one second gets 429 for at least six.
+    answers = burst_in_one_second(verify, 9)
+    assert (429, "1") in answers and len([a for a in answers if a[0] != 429]) <= 3
+    # The webhook is never limited.
+    assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE"))[0] == 200
 
 
 def test_unknown_bug_stops_the_start(pki, tmp_path):
