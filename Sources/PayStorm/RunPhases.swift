@@ -142,8 +142,14 @@ extension PayStormRun {
             // Settle counts from the end of the schedule: the engine kept sending retries and redeliveries due
             // within it, so only what remains of it is left to wait.
             let settleLeft = max(0, profile.settleSeconds - max(0, stats.elapsed.seconds - profile.durationSeconds))
-            log(String(format: "settling for %.1f s more, then probing every account", settleLeft))
-            Thread.sleep(forTimeInterval: settleLeft)
+            // A Retry-After that held the safety probes holds the final probe too.
+            let held = max(0, scheduler.probesHeldUntil - stats.elapsed.seconds - settleLeft)
+            log(
+                String(format: "settling for %.1f s more", settleLeft)
+                    + (held > 0 ? String(format: " and %.1f s as the target's Retry-After asked", held) : "")
+                    + ", then probing every account"
+            )
+            Thread.sleep(forTimeInterval: settleLeft + held)
             let accounts = options.account.map { [$0] } ?? checker.knownAccounts()
             let final = FinalProbe(
                 endpoints: target.endpoints,

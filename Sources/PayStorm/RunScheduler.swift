@@ -148,6 +148,8 @@ final class RunScheduler: TimedRequestSource {
     private(set) var deferred = DeferredTally()
     /// Safety probes the target answered 429, for the report's note.
     var rateLimitedProbes: RateLimitedSafetyProbes { probes.rateLimited }
+    /// Until when the target's `Retry-After` asked not to be probed, in seconds since the start.
+    var probesHeldUntil: Double { probes.heldUntil }
 
     init(
         pipeline: MintPipeline,
