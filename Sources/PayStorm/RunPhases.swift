@@ -142,8 +142,11 @@ extension PayStormRun {
             // Settle counts from the end of the schedule: the engine kept sending retries and redeliveries due
             // within it, so only what remains of it is left to wait.
             let settleLeft = max(0, profile.settleSeconds - max(0, stats.elapsed.seconds - profile.durationSeconds))
-            // A Retry-After that held the safety probes holds the final probe too.
-            let held = max(0, scheduler.probesHeldUntil - stats.elapsed.seconds - settleLeft)
+            // A Retry-After that held the safety probes holds the final probe too, as long as one of its own would.
+            let held = min(
+                FinalProbe.BackOff.longestWait,
+                max(0, scheduler.probesHeldUntil - stats.elapsed.seconds - settleLeft)
+            )
             log(
                 String(format: "settling for %.1f s more", settleLeft)
                     + (held > 0 ? String(format: " and %.1f s as the target's Retry-After asked", held) : "")

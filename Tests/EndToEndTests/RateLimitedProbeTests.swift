@@ -46,17 +46,17 @@ struct RateLimitedProbeTests {
         )
     }
 
-    /// Counts the client's device and wallet requests in each second of the clock and, past eight, answers a
-    /// wallet read 429, as a gateway limiting a client's rate does.
+    /// Counts the client's requests (webhooks, device deliveries and wallet reads) over the last second and, past
+    /// eight, answers a wallet read 429, as a gateway limiting a client's rate does. A sliding second, not the
+    /// clock's: safety probes that came early in each second of the clock, before eight requests, were never
+    /// limited in some runs.
     static let perSecond = server(
         limiter: #"""
-            window = [0, 0]
+            recent = []
             def limited(request):
-                second = int(time.time())
-                if window[0] != second:
-                    window[:] = [second, 0]
-                window[1] += 1
-                return (429, b"") if request.path.startswith("/wallet/") and window[1] > 8 else None
+                now = time.time()
+                recent[:] = [t for t in recent if t > now - 1] + [now]
+                return (429, b"") if request.path.startswith("/wallet/") and len(recent) > 8 else None
             """#
     )
 
