@@ -267,7 +267,10 @@ public final class Checker: Sendable {
             // What the probe showed is kept (expiries seen), even when the verdict on it waits.
             state.books[account] = book
             if canWait, Self.waitingDecides(findings) { return nil }
-            if final { state.finalProbes += 1 }
+            if final {
+                state.finalProbes += 1
+                noteHeld(book, account: account, in: &state)
+            }
             return tally(findings, account: account, observed: observed, at: t, in: &state)
         }
     }

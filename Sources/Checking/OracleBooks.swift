@@ -460,6 +460,8 @@ struct State: Sendable {
     var finalProbes = 0
     var finalProbeFailures = 0
     var firstFinalProbeFailure: String?
+    /// Purchases held for delivery at each account's final check (``Checker/heldAtEnd``), where there are any.
+    var heldAtEnd: [String: Int] = [:]
     var phrases: [String] = []
     var phraseIndex: [String: UInt32] = [:]
 

@@ -318,6 +318,17 @@ extension PayStormRun {
             log(deferred)
             notes.append(deferred)
         }
+        let held = checker.heldAtEnd
+        if held > 0 {
+            let one = held == 1
+            notes.append(
+                "\(held) purchase\(one ? " was" : "s were") still held for delivery at the final probe: never "
+                    + "acknowledged, the last attempt of \(one ? "its" : "their") deliveries told to retry later by a "
+                    + "device endpoint or never sent (a missed slot, a refused connection). Each is delivered again "
+                    + "(by a device at its next launch, after the run here), so nothing was owed for "
+                    + "\(one ? "it" : "them") and no check covers \(one ? "it" : "them")"
+            )
+        }
         if let limited = scheduler.rateLimitedProbes.note { notes.append(limited) }
         let admissions = try admissionsFile(parts.pipeline.admission, folder: folder)
         if let admissions {

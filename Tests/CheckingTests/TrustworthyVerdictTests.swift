@@ -680,6 +680,8 @@ struct TrustworthyVerdictTests {
         }
         let results = script.check(AccountState(), at: 30)
         #expect(failures(results).contains(.noLostPurchase) == !deferred)
+        // Neither owed nor lost: the report counts it as held.
+        #expect(script.checker.heldAtEnd == (deferred ? 1 : 0))
     }
 
     /// The App Store keeps its own schedule: a webhook told "retry later" on its last attempt was refused.
