@@ -10,6 +10,18 @@ extension Checker {
     /// their last device delivery deferred or unsent.
     public var heldAtEnd: Int { state.withLock { $0.heldAtEnd.values.reduce(0, +) } }
 
+    /// One line for the report's notes, or nil when no purchase was held.
+    public var heldNote: String? {
+        let held = heldAtEnd
+        guard held > 0 else { return nil }
+        let one = held == 1
+        return "\(held) purchase\(one ? " was" : "s were") still held for delivery at the final probe: never "
+            + "acknowledged, the last attempt of \(one ? "its" : "their") deliveries told to retry later by a device "
+            + "endpoint or never sent (a missed slot, a refused connection). Each is delivered again (by a device at "
+            + "its next launch, after the run here), so nothing was owed for \(one ? "it" : "them") and no check "
+            + "covers \(one ? "it" : "them")"
+    }
+
     /// Notes how many of `book`'s purchases are held, at the account's final check (a later one replaces it).
     func noteHeld(_ book: Book, account: String, in state: inout State) {
         let held = book.txs.values.count { $0.genuine && !$0.forged && $0.held && !$0.accepted && !$0.revoked }

@@ -183,6 +183,20 @@ struct RunFacts {
 }
 
 extension PayStormRun {
+    /// Notes on what the target's answers meant beside the checks: refused credentials, "retry later", the
+    /// purchases that left no check to make, and rate-limited safety probes. The first two are also said on the
+    /// console.
+    private static func answerNotes(_ parts: RunParts) -> [String] {
+        let (scheduler, log) = (parts.scheduler, parts.log)
+        let accounts = parts.profile.target.accounts
+        let refused = scheduler.unauthorized.note(
+            provisionedOnce: accounts?.provision != nil && accounts?.refreshSeconds == nil
+        )
+        let told = [refused, scheduler.deferred.note].compactMap { $0 }
+        told.forEach(log)
+        return told + [parts.checker.heldNote, scheduler.rateLimitedProbes.note].compactMap { $0 }
+    }
+
     /// The run's report folder, created exclusively; a `--metrics-listen` address off loopback must be one of
     /// the profile's allowed hosts.
     static func reportFolder(options: RunOptions, profile: Profile, date: Date) throws(RunError) -> ReportFolder {
@@ -307,29 +321,7 @@ extension PayStormRun {
             log(missed)
             notes.append(missed)
         }
-        let accounts = profile.target.accounts
-        if let refused = scheduler.unauthorized.note(
-            provisionedOnce: accounts?.provision != nil && accounts?.refreshSeconds == nil
-        ) {
-            log(refused)
-            notes.append(refused)
-        }
-        if let deferred = scheduler.deferred.note {
-            log(deferred)
-            notes.append(deferred)
-        }
-        let held = checker.heldAtEnd
-        if held > 0 {
-            let one = held == 1
-            notes.append(
-                "\(held) purchase\(one ? " was" : "s were") still held for delivery at the final probe: never "
-                    + "acknowledged, the last attempt of \(one ? "its" : "their") deliveries told to retry later by a "
-                    + "device endpoint or never sent (a missed slot, a refused connection). Each is delivered again "
-                    + "(by a device at its next launch, after the run here), so nothing was owed for "
-                    + "\(one ? "it" : "them") and no check covers \(one ? "it" : "them")"
-            )
-        }
-        if let limited = scheduler.rateLimitedProbes.note { notes.append(limited) }
+        notes += answerNotes(parts)
         let admissions = try admissionsFile(parts.pipeline.admission, folder: folder)
         if let admissions {
             notes.append(admissions.note)
