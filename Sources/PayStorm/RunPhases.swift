@@ -303,12 +303,7 @@ extension PayStormRun {
         let unchecked = Checker.unchecked(target: profile.target, probeReturnsGrants: run.probeSawGrants)
         let verdict = checker.verdict(unchecked: unchecked)
         notes += scheduler.mintFailures.prefix(20).map { "minting error: \($0)" }
-        if scheduler.followUpsAfterSettle > 0 {
-            notes.append(
-                "\(scheduler.followUpsAfterSettle) retries or redeliveries fell after the settle period "
-                    + "and were not sent"
-            )
-        }
+        notes += scheduler.followUpNotes
         if run.interrupted { notes.append("the run was interrupted; figures cover what was sent until then") }
         if let harnessLimit = run.harnessLimit {
             let line =

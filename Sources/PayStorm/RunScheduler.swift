@@ -63,6 +63,12 @@ final class RunScheduler: TimedRequestSource {
     private(set) var lastSend = 0.0
     /// Follow-ups (retries, redeliveries, duplicates) not sent because they fell after the settle period.
     private(set) var followUpsAfterSettle = 0
+    /// App Store retries that waited for a planned restart to end (see ``holdsForRestart(_:at:)``).
+    private(set) var retriesHeldForRestart = 0
+    /// The retries waiting so now, so each is counted once however often it is asked about.
+    private var heldForRestart = Set<UInt64>()
+    /// How often a held retry asks whether the target is back, in seconds.
+    private static let restartPoll = 0.2
     /// Answers outside 2xx that their role classified as acknowledged, by status class (`4xx`...), so the
     /// report does not count them as errors.
     private(set) var acknowledgedOutside2xx: [String: Int] = [:]
@@ -135,6 +141,7 @@ final class RunScheduler: TimedRequestSource {
             return probeRequest(account, at: now)
         }
         if follow <= planned, let delivery = followUps.pop() {
+            if holdsForRestart(delivery, at: now) { return nil }
             let key = delivery.sameBytesAs ?? delivery.id
             if let waiting = waitingFor[key] {
                 waitingFor[key] = waiting > 1 ? waiting - 1 : nil
@@ -363,6 +370,34 @@ final class RunScheduler: TimedRequestSource {
         if key != delivery.id { cache.forget(delivery.id) }
     }
 
+    /// Puts off an App Store retry due while a planned restart has the target down, until it answers again.
+    /// A restart lasts real seconds, which time compression does not shorten, while Apple's retries come hours
+    /// apart: compressed, a whole schedule can fit inside one restart and a purchase made just before it would
+    /// go unchecked, which no real restart causes. The first attempt still goes out and is refused; devices
+    /// relaunch in real seconds and are not held.
+    /// - Returns: whether the retry was put off (nothing is sent in this slot).
+    private func holdsForRestart(_ delivery: PlannedDelivery, at now: Double) -> Bool {
+        guard delivery.copy == .retry, restartWindows.contains(now) else {
+            if !heldForRestart.isEmpty { heldForRestart.remove(delivery.id) }
+            return false
+        }
+        if heldForRestart.insert(delivery.id).inserted { retriesHeldForRestart += 1 }
+        let later = now + Self.restartPoll
+        if later <= endOfFollowUps {
+            var held = delivery
+            held.at = later
+            followUps.push(held, at: later)
+            return true
+        }
+        // The restart outlasted the settle period: the retry falls after it, as any late follow-up does.
+        heldForRestart.remove(delivery.id)
+        followUpsAfterSettle += 1
+        let key = delivery.sameBytesAs ?? delivery.id
+        if let waiting = waitingFor[key] { waitingFor[key] = waiting > 1 ? waiting - 1 : nil }
+        if waitingFor[key] == nil { cache.forget(key) }
+        return true
+    }
+
     private func handleProbe(_ account: String, result: LoadResult, at now: Double) {
         if !result.isSuccess, result.status == 0, retryAfterRestart(account, sentAt: result.wireStart.seconds, at: now)
         {
@@ -404,6 +439,26 @@ final class RunScheduler: TimedRequestSource {
         guard restartWindows.contains(sentAt) || restartWindows.contains(now) else { return false }
         _ = probes.schedule(account, at: now + 1)
         return true
+    }
+
+    /// The report's lines on follow-ups that did not go out when first due: those after the settle period, and
+    /// App Store retries that waited for a planned restart.
+    var followUpNotes: [String] {
+        var lines: [String] = []
+        if followUpsAfterSettle > 0 {
+            lines.append(
+                "\(followUpsAfterSettle) retries or redeliveries fell after the settle period and were not sent"
+            )
+        }
+        if retriesHeldForRestart > 0 {
+            let one = retriesHeldForRestart == 1
+            lines.append(
+                "\(retriesHeldForRestart) App Store retr\(one ? "y" : "ies") due while a planned restart had the "
+                    + "target down waited until it answered again: a restart lasts real seconds, which time "
+                    + "compression does not shorten, and Apple's retries come hours apart"
+            )
+        }
+        return lines
     }
 
     /// Remembers when each invariant first failed (the detection matrix reports it).

@@ -227,7 +227,8 @@ public struct Faults: Sendable, Hashable, Decodable {
 
     /// The App Store's retries of unacknowledged webhooks: the same bytes (same `notificationUUID`, same
     /// `signedDate`) again at these hours after the first attempt, compressed like every simulated period
-    /// (hours × `secondsPerMonth` / 720 seconds), until one attempt is acknowledged.
+    /// (hours × `secondsPerMonth` / 720 seconds), until one attempt is acknowledged. A retry due while a planned
+    /// `targetRestart` has the target down waits until it answers again, since a restart is not compressed.
     ///
     /// Apple retries only in Production (the sandbox attempts once); they are on by default in every
     /// environment because a target must survive them wherever it runs. `enabled: false` plays the sandbox.

@@ -105,6 +105,37 @@ enum PayStormRunner {
         return Run(exitCode: code, output: output, summary: try JSONDecoder().decode(Summary.self, from: data))
     }
 
+    /// What a run of a profile given as text left, read before its folder is removed.
+    struct InlineRun {
+        var exitCode: Int32
+        var output: String
+        /// summary.json.
+        var summary: [String: Any]
+        /// The history's events, in order.
+        var events: [[String: Any]]
+
+        var notes: [String] { summary["notes"] as? [String] ?? [] }
+    }
+
+    /// Runs `paystorm run` on `profile` (JSON5 text) with its history on, in a fresh folder.
+    static func run(inline profile: String, name: String) throws -> InlineRun {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-\(name)-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("\(name).json5")
+        try Data(profile.utf8).write(to: file)
+        let reports = directory.appendingPathComponent("reports")
+        let (code, output) = try exec(["run", file.path, "--quiet", "--reports", reports.path])
+        let latest = reports.appendingPathComponent("latest")
+        let summary = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: latest.appendingPathComponent("summary.json"))
+        )
+        let events = try history(in: latest).split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        return InlineRun(exitCode: code, output: output, summary: summary as? [String: Any] ?? [:], events: events)
+    }
+
     /// The text of a report folder's history: its `history-NNNNNN.jsonl.gz` chunks in order, through
     /// `gzip -dc` as a user reads them.
     static func history(in folder: URL) throws -> String {

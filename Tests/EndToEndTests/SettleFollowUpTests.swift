@@ -19,28 +19,12 @@ struct SettleFollowUpTests {
         """
 
     @Test func followUpsDueWithinSettleAreSentAndLaterOnesCounted() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-settle-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let file = directory.appendingPathComponent("settle.json5")
-        try Data(Self.profile.utf8).write(to: file)
-        let reports = directory.appendingPathComponent("reports")
-        let (_, output) = try PayStormRunner.exec(["run", file.path, "--quiet", "--reports", reports.path])
-        let latest = reports.appendingPathComponent("latest")
-        let history = try PayStormRunner.history(in: latest)
-            .split(separator: "\n").compactMap {
-                (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-            }
-        let retriesSent = history.filter {
+        let run = try PayStormRunner.run(inline: Self.profile, name: "settle")
+        let retriesSent = run.events.filter {
             $0["event"] as? String == "send" && $0["copy"] as? String == "retry"
                 && ($0["t"] as? Double ?? 0) > 2
         }
-        #expect(!retriesSent.isEmpty, "no retry was sent after the schedule: \(output)")
-        let summary = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: latest.appendingPathComponent("summary.json")))
-                as? [String: Any]
-        )
-        let notes = summary["notes"] as? [String] ?? []
-        #expect(notes.contains { $0.contains("fell after the settle period and were not sent") }, "\(notes)")
+        #expect(!retriesSent.isEmpty, "no retry was sent after the schedule: \(run.output)")
+        #expect(run.notes.contains { $0.contains("fell after the settle period and were not sent") }, "\(run.notes)")
     }
 }
