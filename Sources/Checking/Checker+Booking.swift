@@ -138,6 +138,7 @@ extension Checker {
             book.accepted(number)
             return
         }
+        if book.txs[id] == nil { book.genuineBooked += 1 }
         var tx =
             book.txs[id] ?? book.newTx(id, label: label(product, group: truth.groupId), type: truth.productType)
         tx.genuine = true

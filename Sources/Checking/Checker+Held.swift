@@ -26,5 +26,20 @@ extension Checker {
     func noteHeld(_ book: Book, account: String, in state: inout State) {
         let held = book.txs.values.count { $0.genuine && !$0.forged && $0.held && !$0.accepted && !$0.revoked }
         state.heldAtEnd[account] = held > 0 ? held : nil
+        state.bookedAtEnd[account] = book.genuineBooked
+    }
+}
+
+extension State {
+    /// Why the verdict cannot be a pass when more of the finally checked accounts' genuine transactions were held
+    /// than the unknown checks a verdict tolerates (`fraction`), else nil: each held one is a purchase whose loss
+    /// no check could have seen, so a PASS over them would claim what was never checked.
+    func heldReason(above fraction: Double) -> String? {
+        let held = heldAtEnd.values.reduce(0, +)
+        let booked = bookedAtEnd.values.reduce(0, +)
+        guard held > 0, Double(held) > fraction * Double(booked) else { return nil }
+        return "\(held) of \(booked) genuine purchases were still held for delivery at the final probe (more than "
+            + "\(Int(fraction * 100))%): never acknowledged, each attempt told to retry later or never sent (a "
+            + "missed slot, a refused connection), so no check covered them"
     }
 }

@@ -33,7 +33,8 @@ public final class Checker: Sendable {
         public var billingRetryEntitled: Bool? = nil
         /// Most witnesses kept (all violations are counted).
         public var maxWitnesses = 1000
-        /// The verdict is unknown when more than this fraction of decided-or-not checks is unknown.
+        /// The verdict is unknown when more than this fraction of decided-or-not checks is unknown, or of the
+        /// genuine purchases was still held for delivery at the final probe (``Checker/heldAtEnd``).
         public var maxUnknownFraction = 0.2
         /// Recent history entries kept per transaction for witnesses, besides the decisive ones (the purchase,
         /// the first two and the latest acknowledgments, the first and the latest rejection, the refund).
@@ -382,6 +383,9 @@ public final class Checker: Sendable {
                     ? "the target acknowledged none of the \(state.genuineDispatched) genuine deliveries "
                         + "(\(state.genuineRejected) rejected, the rest unanswered or not sent), so the invariants held only on an empty state"
                     : "none of the \(state.genuineDispatched) genuine deliveries got a 2xx answer, so nothing was checked"
+            } else if let held = state.heldReason(above: options.maxUnknownFraction) {
+                outcome = .unknown
+                reason = held
             } else if totals.passed == 0 || Double(totals.unknown) > options.maxUnknownFraction * Double(all) {
                 outcome = .unknown
                 reason =

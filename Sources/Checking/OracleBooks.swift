@@ -222,6 +222,8 @@ struct Book: Sendable {
     var neverAccepted: Set<UInt64> = []
     var neverAcceptedSample: Tx?
     var sequence: UInt64 = 0
+    /// Genuine transactions first booked in this book (kept or folded since): what held purchases are a share of.
+    var genuineBooked = 0
     var latest: Int64 = 0
     /// Mass-extension summaries (by event) the target refused on the App Store's last attempt, and those it
     /// acknowledged on some attempt (see `Checker+Summaries.swift`).
@@ -460,8 +462,10 @@ struct State: Sendable {
     var finalProbes = 0
     var finalProbeFailures = 0
     var firstFinalProbeFailure: String?
-    /// Purchases held for delivery at each account's final check (``Checker/heldAtEnd``), where there are any.
+    /// Purchases held for delivery at each account's final check (``Checker/heldAtEnd``), where there are any,
+    /// and the genuine transactions those accounts' books held then (kept or folded).
     var heldAtEnd: [String: Int] = [:]
+    var bookedAtEnd: [String: Int] = [:]
     var phrases: [String] = []
     var phraseIndex: [String: UInt32] = [:]
 

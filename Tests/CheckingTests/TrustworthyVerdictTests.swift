@@ -684,6 +684,43 @@ struct TrustworthyVerdictTests {
         #expect(script.checker.heldAtEnd == (deferred ? 1 : 0))
     }
 
+    /// A PASS must not rest on purchases no check covered: when more of the genuine purchases are still held
+    /// for delivery at the final probe than the share of unknown checks a verdict tolerates (20%), the verdict
+    /// is unknown and says why; one held beside nine checked leaves it a pass.
+    @Test(arguments: [(3, 2), (1, 9)])
+    func purchasesHeldBeyondTheUnknownShareMakeTheVerdictUnknown(held: Int, checked: Int) throws {
+        var script = try Script(try scriptProfile())
+        script.buyCoins(checked, from: 1, first: 2001)
+        for i in 0..<held {
+            let id = String(3001 + i)
+            let t = 2 + Double(i) * 6
+            script.play(.grant, id, "coins", .consumable, at: t, outcome: .rejected(status: 500))
+            for attempt in 0..<5 {
+                script.playDeviceAttempt(
+                    attempt,
+                    id,
+                    "coins",
+                    .consumable,
+                    at: t + Double(attempt),
+                    outcome: .deferred(status: 429)
+                )
+            }
+        }
+        let results = script.check(AccountState(balances: ["coins": checked]), at: 60)
+        #expect(failures(results).isEmpty, "\(results)")
+        #expect(script.checker.heldAtEnd == held)
+        let verdict = script.checker.verdict(unchecked: [])
+        if held * 5 > held + checked {
+            #expect(verdict.outcome == .unknown)
+            #expect(
+                verdict.reason?.contains("\(held) of \(held + checked) genuine purchases were still held") == true,
+                "\(verdict.reason ?? "")"
+            )
+        } else {
+            #expect(verdict.outcome == .pass, "\(verdict.reason ?? "")")
+        }
+    }
+
     /// The App Store keeps its own schedule: a webhook told "retry later" on its last attempt was refused.
     @Test func webhookToldToRetryLaterOnItsLastAttemptIsRefused() throws {
         var script = try Script(try scriptProfile())
