@@ -30,16 +30,22 @@ extension Checker {
     }
 }
 
-extension State {
-    /// Why the verdict cannot be a pass when more of the finally checked accounts' genuine transactions were held
-    /// than the unknown checks a verdict tolerates (`fraction`), else nil: each held one is a purchase whose loss
-    /// no check could have seen, so a PASS over them would claim what was never checked.
-    func heldReason(above fraction: Double) -> String? {
-        let held = heldAtEnd.values.reduce(0, +)
-        let booked = bookedAtEnd.values.reduce(0, +)
-        guard held > 0, Double(held) > fraction * Double(booked) else { return nil }
-        return "\(held) of \(booked) genuine purchases were still held for delivery at the final probe (more than "
+extension Checker {
+    /// Why a verdict cannot be a pass when more of `purchases` genuine purchases were `held` for delivery at the
+    /// final probe than the share of unknown checks a verdict tolerates (`fraction`), else nil: each held one is
+    /// a purchase whose loss no check could have seen, so a PASS over them would claim what was never checked.
+    /// A run and a merge of its shards judge by this one rule.
+    public static func heldReason(held: Int, purchases: Int, above fraction: Double) -> String? {
+        guard held > 0, Double(held) > fraction * Double(purchases) else { return nil }
+        return "\(held) of \(purchases) genuine purchases were still held for delivery at the final probe (more than "
             + "\(Int(fraction * 100))%): never acknowledged, each attempt told to retry later or never sent (a "
             + "missed slot, a refused connection), so no check covered them"
+    }
+}
+
+extension State {
+    /// Purchases held at the final probe, and the genuine purchases of the accounts it checked.
+    var heldAndBooked: (held: Int, purchases: Int) {
+        (heldAtEnd.values.reduce(0, +), bookedAtEnd.values.reduce(0, +))
     }
 }

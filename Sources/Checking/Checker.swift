@@ -383,7 +383,11 @@ public final class Checker: Sendable {
                     ? "the target acknowledged none of the \(state.genuineDispatched) genuine deliveries "
                         + "(\(state.genuineRejected) rejected, the rest unanswered or not sent), so the invariants held only on an empty state"
                     : "none of the \(state.genuineDispatched) genuine deliveries got a 2xx answer, so nothing was checked"
-            } else if let held = state.heldReason(above: options.maxUnknownFraction) {
+            } else if let held = Self.heldReason(
+                held: state.heldAndBooked.held,
+                purchases: state.heldAndBooked.purchases,
+                above: options.maxUnknownFraction
+            ) {
                 outcome = .unknown
                 reason = held
             } else if totals.passed == 0 || Double(totals.unknown) > options.maxUnknownFraction * Double(all) {
@@ -409,7 +413,9 @@ public final class Checker: Sendable {
                 tallies: state.tallies,
                 unknownSamples: (reason.map { [$0] } ?? []) + state.unknownSamples,
                 unchecked: unchecked,
-                seed: seed
+                seed: seed,
+                held: state.heldAndBooked.held,
+                purchases: state.heldAndBooked.purchases
             )
         }
     }

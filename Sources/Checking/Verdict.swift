@@ -143,4 +143,8 @@ public struct Verdict: Sendable, Hashable, Codable {
     public var unchecked: [Unchecked]
     /// The run's seed.
     public var seed: UInt64
+    /// Genuine purchases still held for delivery at the final probe (``Checker/heldAtEnd``), and the genuine
+    /// purchases of the accounts finally checked: a merge of shards judges the held share on their sums.
+    public var held = 0
+    public var purchases = 0
 }

@@ -112,9 +112,14 @@ public enum PayStormMerge {
         let harnessLimited = mergedHarnessLimit(shards)
         let thresholds = try judgeThresholds(of: shards, on: figures, harnessLimited: harnessLimited)
         let invariants = mergedInvariants(shards, tallies: figures.tallies)
-        let invariantVerdict = mergedInvariantVerdict(shards.map(\.report.invariantVerdict), tallies: figures.tallies)
+        let limit = Checker.Options().maxUnknownFraction
+        let heldReason = Checker.heldReason(held: figures.held, purchases: figures.purchases, above: limit)
+        var invariantVerdict = mergedInvariantVerdict(shards.map(\.report.invariantVerdict), tallies: figures.tallies)
+        if invariantVerdict == .pass && heldReason != nil { invariantVerdict = .unknown }
         let interrupted = shards.contains { $0.report.interrupted }
-        let undecided = shards.lazy.flatMap(\.report.reasons).first { $0.hasPrefix("undecided: ") }
+        let undecided =
+            heldReason
+            ?? shards.lazy.flatMap(\.report.reasons).first { $0.hasPrefix("undecided: ") }
             .map { String($0.dropFirst("undecided: ".count)) }
         let (verdict, reasons, exitCode) = ReportBuilder.judge(
             invariants: (invariantVerdict, invariants),
@@ -177,6 +182,9 @@ public enum PayStormMerge {
         var latency: [String: Histogram] = [:]
         var service: [String: Histogram] = [:]
         var tallies: [String: ShardTally] = [:]
+        /// Purchases held at the final probe and genuine purchases, summed over the shards that kept them.
+        var held = 0
+        var purchases = 0
         var late: Int
         /// The shards run side by side, so the merged run lasts as long as its longest shard.
         var durationSeconds: Double
@@ -188,6 +196,8 @@ public enum PayStormMerge {
             durationSeconds = shards.map(\.figures.durationSeconds).max() ?? 0
             for shard in shards {
                 counts.merge(shard.figures.counts, uniquingKeysWith: +)
+                held += shard.figures.heldPurchases ?? 0
+                purchases += shard.figures.genuinePurchases ?? 0
                 try addHistograms(of: shard)
                 for (name, tally) in shard.figures.tallies {
                     let sum = tallies[name] ?? ShardTally(passed: 0, failed: 0, unknown: 0)

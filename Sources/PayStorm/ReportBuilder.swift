@@ -255,7 +255,9 @@ enum ReportBuilder {
             late: summary.late,
             durationSeconds: summary.durationSeconds,
             tallies: tallies,
-            unchecked: Dictionary(verdict.unchecked.map { ($0.invariant.rawValue, $0.reason) }) { first, _ in first }
+            unchecked: Dictionary(verdict.unchecked.map { ($0.invariant.rawValue, $0.reason) }) { first, _ in first },
+            heldPurchases: verdict.held,
+            genuinePurchases: verdict.purchases
         )
     }
 

@@ -35,6 +35,10 @@ public struct ShardFigures: Codable, Sendable, Hashable {
     public var tallies: [String: ShardTally]
     /// Why an invariant could not be checked (a reason starting `partly` when the rest was), by invariant.
     public var unchecked: [String: String]
+    /// Genuine purchases held for delivery at the final probe, and the genuine purchases of the accounts it
+    /// checked, so that a merge judges the held share on the sums; nil in a shard written before they were kept.
+    public var heldPurchases: Int?
+    public var genuinePurchases: Int?
 
     /// Creates shard figures.
     public init(
@@ -43,7 +47,9 @@ public struct ShardFigures: Codable, Sendable, Hashable {
         late: Int,
         durationSeconds: Double,
         tallies: [String: ShardTally],
-        unchecked: [String: String]
+        unchecked: [String: String],
+        heldPurchases: Int? = nil,
+        genuinePurchases: Int? = nil
     ) {
         self.counts = counts
         self.histograms = histograms
@@ -51,6 +57,8 @@ public struct ShardFigures: Codable, Sendable, Hashable {
         self.durationSeconds = durationSeconds
         self.tallies = tallies
         self.unchecked = unchecked
+        self.heldPurchases = heldPurchases
+        self.genuinePurchases = genuinePurchases
     }
 }
 

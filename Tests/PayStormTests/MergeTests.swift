@@ -170,6 +170,25 @@ struct MergeTests {
         #expect(report.exitCode != ExitCode.thresholdBreached.rawValue)
     }
 
+    /// Held purchases are judged on the shards' sums, as a run judges them: one shard held none of its 10
+    /// purchases, the other 6 of its 10, so 6 of 20 (more than a fifth) were held and the merge is unknown.
+    @Test func purchasesHeldAcrossShardsAreJudgedOnTheirSum() throws {
+        func shard(_ index: Int, held: Int) -> RunReport {
+            var report = Self.shard(index, of: 2, micros: [1_000])
+            report.shard?.figures?.heldPurchases = held
+            report.shard?.figures?.genuinePurchases = 10
+            return report
+        }
+        let (root, folders) = try Self.folders([shard(0, held: 0), shard(1, held: 6)])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let report = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path).report
+        #expect(report.verdict == .unknown && report.exitCode == ExitCode.unknown.rawValue)
+        #expect(
+            report.reasons.contains { $0.contains("6 of 20 genuine purchases were still held") },
+            "\(report.reasons)"
+        )
+    }
+
     @Test func aViolationInOneShardFailsTheMerge() throws {
         let reports = [
             Self.shard(0, of: 2, micros: [1_000]),
