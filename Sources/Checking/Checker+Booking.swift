@@ -172,9 +172,14 @@ extension Checker {
         guard let id = truth.transactionId else { return false }
         // A copy of a refund already folded away with its purchase: nothing changes.
         if book.foldedRefund(id) != nil { return true }
+        // A copy of a refund that was reversed before its purchase folded (a delayed duplicate, a retry): the
+        // reversal, signed later, stands.
+        let number = UInt64(id)
+        let reversed = book.txs[id] == nil ? number.flatMap { book.foldedReversals[$0] } : nil
+        if let reversed, truth.effectiveDate < reversed { return true }
         let unfolded = book.txs[id] == nil && book.unfoldForRefund(truth)
         // A refunded purchase is not lost, whatever its deliveries got.
-        if let number = UInt64(id) { book.accepted(number) }
+        if let number { book.accepted(number) }
         var tx =
             book.txs[id] ?? book.newTx(id, label: label(truth.productId ?? "?", group: nil), type: truth.productType)
         if unfolded {
@@ -183,6 +188,10 @@ extension Checker {
             tx.sent = true
             tx.reached = true
             tx.quantity = truth.quantity
+            if let reversed, let number {
+                tx.reinstatedDate = reversed
+                book.foldedReversals[number] = nil
+            }
         }
         // A past period's refund names its series and period: it folds like the period would (see `Book.fold`).
         if truth.productType == .autoRenewable && tx.original == nil {

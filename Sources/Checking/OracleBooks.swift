@@ -218,6 +218,9 @@ struct Book: Sendable {
     var foldedIDs = CompactIDSet()
     /// Refunded purchases folded away, sorted by ID (their IDs are in `foldedIDs` too).
     var foldedRefunds: [FoldedRefund] = []
+    /// When the refund of each folded purchase that had one reversed was reversed (its `reinstatedDate`): a late
+    /// copy of the refund, signed before that, changes nothing (see `Checker.bookRefund`). Reversals are rare.
+    var foldedReversals: [UInt64: Int64] = [:]
     /// IDs of folded purchases whose every attempt was rejected, and the first of them, kept for its witness.
     var neverAccepted: Set<UInt64> = []
     var neverAcceptedSample: Tx?
@@ -285,6 +288,8 @@ struct Book: Sendable {
                 let gone = tx.revoked && self.gone.remove(tx.id) != nil
                 if tx.revoked && tx.type != .autoRenewable {
                     insert(FoldedRefund(id: number, revokedDate: tx.revokedDate, gone: gone))
+                } else if tx.reinstatedDate > 0 {
+                    foldedReversals[number] = tx.reinstatedDate
                 }
             }
             var folded = self.folded[tx.product] ?? Folded()

@@ -80,6 +80,26 @@ struct FoldedRefundTests {
         #expect(failures(script.check(AccountState(balances: ["coins": 11]), at: 221)) == [.revocationHonored])
     }
 
+    /// A refund reversed, its purchase folded away, then a late copy of the refund (signed before the reversal:
+    /// a delayed duplicate or an App Store retry) arrives. The reversal still stands, as the reference ledger has it;
+    /// the copy once unfolded the purchase as refunded anew, and a correct ledger failed revocation-honored (the
+    /// smoke profile at 40 times its rate, seed 42).
+    @Test func lateCopyOfARefundReversedBeforeItsPurchaseFoldedChangesNothing() throws {
+        var script = try Script(try scriptProfile(), foldAbove: 4)
+        script.play(.grant, "10000", "coins", .consumable, at: 1)
+        script.play(.revoke, "10000", "coins", .consumable, at: 1.5)
+        script.play(.reinstate, "10000", "coins", .consumable, at: 2, notification: "REFUND_REVERSED")
+        script.buyCoins(10, from: 200, first: 20_000)
+        #expect(script.checker.storage(of: script.token).kept < 11)
+        script.play(.revoke, "10000", "coins", .consumable, at: 1.5, copy: .delayedDuplicate)
+        #expect(failures(script.check(AccountState(balances: ["coins": 11]), at: 221)).isEmpty)
+        #expect(!failures(script.check(AccountState(balances: ["coins": 12]), at: 222)).isEmpty)
+        // A refund signed after the reversal is a refund again.
+        script.play(.revoke, "10000", "coins", .consumable, at: 230)
+        #expect(failures(script.check(AccountState(balances: ["coins": 10]), at: 231)).isEmpty)
+        #expect(failures(script.check(AccountState(balances: ["coins": 11]), at: 232)) == [.revocationHonored])
+    }
+
     /// Three purchases of `pro`, each refunded, the first long before the rest: it folds, the latest two stay.
     func threeRefundedUnlocks() throws -> Script {
         var script = try Script(try scriptProfile(), foldAbove: 4)
