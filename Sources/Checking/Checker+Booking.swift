@@ -87,7 +87,10 @@ extension Checker {
             if bookRefund(truth, entry: entry, limit: limit, in: &book) { state.mark(action.appAccountToken) }
         case .subscriptionStatus:
             book.apply(truth)
-            if let id = truth.transactionId { book.txs[id]?.trail.note(entry, as: .recent, limit: limit) }
+            if let id = truth.transactionId {
+                book.noteIssued(id)
+                book.txs[id]?.trail.note(entry, as: .recent, limit: limit)
+            }
         case .pending:
             if let product = truth.productId {
                 book.pending[product] = WitnessEntry(
@@ -99,7 +102,10 @@ extension Checker {
                 state.mark(action.appAccountToken)
             }
         case .none:
-            if let id = truth.transactionId { book.txs[id]?.trail.note(entry, as: .recent, limit: limit) }
+            if let id = truth.transactionId {
+                book.noteIssued(id)
+                book.txs[id]?.trail.note(entry, as: .recent, limit: limit)
+            }
         }
     }
 
@@ -138,7 +144,10 @@ extension Checker {
             book.accepted(number)
             return
         }
-        if book.txs[id] == nil { book.genuineBooked += 1 }
+        if book.txs[id] == nil {
+            book.genuineBooked += 1
+            if !book.issuedAhead.isEmpty { book.issuedAhead.remove(id) }
+        }
         var tx =
             book.txs[id] ?? book.newTx(id, label: label(product, group: truth.groupId), type: truth.productType)
         tx.genuine = true

@@ -218,6 +218,11 @@ struct Book: Sendable {
     var foldedIDs = CompactIDSet()
     /// Refunded purchases folded away, sorted by ID (their IDs are in `foldedIDs` too).
     var foldedRefunds: [FoldedRefund] = []
+    /// Transactions a genuine notification carried before the delivery that grants them was dispatched (a
+    /// `DID_CHANGE_RENEWAL_STATUS` signed after a renewal whose own deliveries were reordered or late): the App
+    /// Store issued them, so a target that grants one from that notification grants no fiction. Each leaves the
+    /// set when its grant is booked, so it holds only those still ahead.
+    var issuedAhead: Set<String> = []
     /// When the refund of each folded purchase that had one reversed was reversed (its `reinstatedDate`): a late
     /// copy of the refund, signed before that, changes nothing (see `Checker.bookRefund`). Reversals are rare.
     var foldedReversals: [UInt64: Int64] = [:]
@@ -238,6 +243,12 @@ struct Book: Sendable {
     mutating func accepted(_ number: UInt64) {
         guard neverAccepted.remove(number) != nil else { return }
         if neverAcceptedSample?.key.value == number { neverAcceptedSample = nil }
+    }
+
+    /// Notes that a genuine notification carried transaction `id`, if nothing booked knows it yet.
+    mutating func noteIssued(_ id: String) {
+        guard txs[id] == nil, !(UInt64(id).map(foldedIDs.contains) ?? false) else { return }
+        issuedAhead.insert(id)
     }
 
     mutating func newTx(_ id: String, label: Label, type: ProductKind?) -> Tx {

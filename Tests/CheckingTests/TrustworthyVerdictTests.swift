@@ -684,6 +684,19 @@ struct TrustworthyVerdictTests {
         #expect(script.checker.heldAtEnd == (deferred ? 1 : 0))
     }
 
+    /// A renewal's own deliveries came late (a late listener, a reordered webhook), and a
+    /// `DID_CHANGE_RENEWAL_STATUS` signed after it carried its transaction first: a target that grants it from
+    /// that notification grants what the App Store issued. The detect profile at 20 times its rate (seed 42) once
+    /// failed the correct ledger here ("which the App Store never issued"); an ID nothing carried still fails.
+    @Test func transactionCarriedByANotificationBeforeItsGrantWasIssued() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.none, "2639", "gold", .autoRenewable, at: 10, notification: "DID_CHANGE_RENEWAL_STATUS")
+        let carried = AccountState(grants: [.init(transactionId: "2639", count: 1)])
+        #expect(failures(script.check(carried, at: 10.5, final: false)).isEmpty)
+        let invented = AccountState(grants: [.init(transactionId: "2640", count: 1)])
+        #expect(failures(script.check(invented, at: 10.6, final: false)) == [.noUnlockWithoutVerifiedPurchase])
+    }
+
     /// A PASS must not rest on purchases no check covered: when more of the genuine purchases are still held
     /// for delivery at the final probe than the share of unknown checks a verdict tolerates (20%), the verdict
     /// is unknown and says why; one held beside nine checked leaves it a pass.
