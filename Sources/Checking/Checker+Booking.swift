@@ -87,10 +87,7 @@ extension Checker {
             if bookRefund(truth, entry: entry, limit: limit, in: &book) { state.mark(action.appAccountToken) }
         case .subscriptionStatus:
             book.apply(truth)
-            if let id = truth.transactionId {
-                book.noteIssued(id)
-                book.txs[id]?.trail.note(entry, as: .recent, limit: limit)
-            }
+            if let id = truth.transactionId { book.noteCarried(id, entry: entry, limit: limit) }
         case .pending:
             if let product = truth.productId {
                 book.pending[product] = WitnessEntry(
@@ -102,10 +99,7 @@ extension Checker {
                 state.mark(action.appAccountToken)
             }
         case .none:
-            if let id = truth.transactionId {
-                book.noteIssued(id)
-                book.txs[id]?.trail.note(entry, as: .recent, limit: limit)
-            }
+            if let id = truth.transactionId { book.noteCarried(id, entry: entry, limit: limit) }
         }
     }
 

@@ -371,6 +371,7 @@ public final class Checker: Sendable {
                 $0.unknown += $1.unknown
             }
             let all = totals.passed + totals.failed + totals.unknown
+            let (held, purchases) = state.heldAndBooked
             let outcome: Verdict.Outcome
             var reason: String?
             if state.violationCount > 0 {
@@ -383,13 +384,13 @@ public final class Checker: Sendable {
                     ? "the target acknowledged none of the \(state.genuineDispatched) genuine deliveries "
                         + "(\(state.genuineRejected) rejected, the rest unanswered or not sent), so the invariants held only on an empty state"
                     : "none of the \(state.genuineDispatched) genuine deliveries got a 2xx answer, so nothing was checked"
-            } else if let held = Self.heldReason(
-                held: state.heldAndBooked.held,
-                purchases: state.heldAndBooked.purchases,
+            } else if let heldReason = Self.heldReason(
+                held: held,
+                purchases: purchases,
                 above: options.maxUnknownFraction
             ) {
                 outcome = .unknown
-                reason = held
+                reason = heldReason
             } else if totals.passed == 0 || Double(totals.unknown) > options.maxUnknownFraction * Double(all) {
                 outcome = .unknown
                 reason =
@@ -414,8 +415,8 @@ public final class Checker: Sendable {
                 unknownSamples: (reason.map { [$0] } ?? []) + state.unknownSamples,
                 unchecked: unchecked,
                 seed: seed,
-                held: state.heldAndBooked.held,
-                purchases: state.heldAndBooked.purchases
+                held: held,
+                purchases: purchases
             )
         }
     }

@@ -245,10 +245,14 @@ struct Book: Sendable {
         if neverAcceptedSample?.key.value == number { neverAcceptedSample = nil }
     }
 
-    /// Notes that a genuine notification carried transaction `id`, if nothing booked knows it yet.
-    mutating func noteIssued(_ id: String) {
-        guard txs[id] == nil, !(UInt64(id).map(foldedIDs.contains) ?? false) else { return }
-        issuedAhead.insert(id)
+    /// A genuine notification that grants nothing carried transaction `id`: into its trail if it is kept, else
+    /// into `issuedAhead` if nothing booked knows it yet.
+    mutating func noteCarried(_ id: String, entry: LogEntry?, limit: Int) {
+        if txs[id] != nil {
+            txs[id]?.trail.note(entry, as: .recent, limit: limit)
+        } else if !(UInt64(id).map(foldedIDs.contains) ?? false) {
+            issuedAhead.insert(id)
+        }
     }
 
     mutating func newTx(_ id: String, label: Label, type: ProductKind?) -> Tx {
