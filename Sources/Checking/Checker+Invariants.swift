@@ -352,11 +352,12 @@ extension Checker {
                     )
                 }
             case .nonRenewing:
-                // Owed for its catalog period after purchase; after that the target decides when it ends.
-                guard let expires = tx.expires else { continue }
+                // Owed for its catalog period after purchase; after that the target decides when it ends. An
+                // entitled product loses nothing, however near the end: only its absence is in doubt there.
+                guard let expires = tx.expires, !entitledProducts.contains(tx.product) else { continue }
                 if abs(c.now - expires) < c.boundary {
                     undecided.note("\(tx.product) ends within the boundary", later: true)
-                } else if c.now < expires && !entitledProducts.contains(tx.product) {
+                } else if c.now < expires {
                     return .fail(
                         "the target acknowledged purchase \(id) of \(tx.product), owed until at least \(expires), but does not entitle it",
                         c.evidence([tx], [.purchase, .acks, .refund]),
