@@ -137,23 +137,32 @@ extension Checker {
             observedMax[group] = max(observedMax[group] ?? .min, expires)
         }
         for (group, seen) in observedMax {
-            if let previous = book.maxSeenExpiry[group], seen < previous,
-                let truth = book.subs.values.first(where: { $0.group == group }), truth.expires >= previous,
-                truth.status != .revoked
-            {
+            let truth = book.longestTruth(of: group)
+            guard let previous = book.seenExpiry[group] else {
+                book.seenExpiry[group] = SeenExpiry(longest: seen, shortestTruthSince: truth?.expires ?? seen)
+                continue
+            }
+            if seen >= previous.longest {
+                book.seenExpiry[group] = SeenExpiry(longest: seen, shortestTruthSince: truth?.expires ?? seen)
+            } else if previous.shortestTruthSince <= seen {
+                // Data since the longest expiry shown was as short: the target took it, and may not have the
+                // later data yet. What it shows now is the baseline.
+                book.seenExpiry[group] = SeenExpiry(longest: seen, shortestTruthSince: truth?.expires ?? seen)
+            } else if let truth, truth.expires >= previous.longest, truth.status != .revoked {
                 // The stale delivery that set the older expiry, and the newer one it overrode.
                 let stale = book.txs.values.filter { $0.group == group && $0.acked && $0.expires == seen }
-                let newer = book.txs.values.filter { $0.group == group && $0.acked && $0.expires == previous }
+                let newer = book.txs.values.filter {
+                    $0.group == group && $0.acked && $0.expires == previous.longest
+                }
                 let txs = stale.isEmpty ? book.txs.values.filter { $0.group == group && $0.acked } : stale + newer
                 failure =
                     failure
                     ?? .fail(
-                        "the target moved the expiry of group \(group) back from \(previous) to \(seen) ms although no newer data shortened it",
+                        "the target moved the expiry of group \(group) back from \(previous.longest) to \(seen) ms although no newer data shortened it",
                         c.evidence(Array(txs), .acks),
-                        "showed group \(group) expiring at \(seen) ms, after \(previous) ms earlier"
+                        "showed group \(group) expiring at \(seen) ms, after \(previous.longest) ms earlier"
                     )
             }
-            book.maxSeenExpiry[group] = max(book.maxSeenExpiry[group] ?? .min, seen)
         }
         let entitledIDs = Set(c.observed.entitlements.compactMap(\.transactionId))
         let entitledProducts = Set(c.observed.entitlements.map(\.productId))

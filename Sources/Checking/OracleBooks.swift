@@ -165,6 +165,20 @@ struct FoldedRefund: Sendable {
     var gone: Bool
 }
 
+/// What probes showed of a subscription group's expiry, and what the App Store said of it since.
+///
+/// A target shows the expiry of the data it last took, and deliveries reach it late: a probe can show an
+/// upgrade's shorter period while the books already hold a later extension of it, still queued. Moving the
+/// expiry back is stale only when no data since the longest expiry shown was as short as what it shows now.
+struct SeenExpiry: Sendable {
+    /// The longest expiry a probe showed (the baseline moves down when a probe shows a shortening data
+    /// explains).
+    var longest: Int64
+    /// The shortest expiry any truth of the group gave since `longest` was shown (the truth in force then
+    /// included).
+    var shortestTruthSince: Int64
+}
+
 /// A subscription series' latest truth, keyed by its original transaction.
 struct Sub: KeyedByID, Sendable {
     let key: RecordKey
@@ -206,8 +220,9 @@ struct Book: Sendable {
     var subs = SmallTable<Sub>()
     /// Per product.
     var pending = SmallMap<String, WitnessEntry>()
-    /// Per group.
-    var maxSeenExpiry = SmallMap<String, Int64>()
+    /// Per group: the longest expiry a probe showed, and the shortest any truth gave since (see
+    /// `Checker.regressionFinding`).
+    var seenExpiry = SmallMap<String, SeenExpiry>()
     var gone: Set<String> = []
     /// Products a probe showed entitled while an Ask to Buy reported pending was all that explained them: the
     /// target is seen to unlock on a pending report (see `Checker.noteUnlocksOnPending`).
@@ -443,6 +458,17 @@ struct Book: Sendable {
             grace: truth.gracePeriodExpiresDate,
             truthDate: truth.effectiveDate
         )
+        if var seen = seenExpiry[group], let longest = longestTruth(of: group),
+            longest.expires < seen.shortestTruthSince
+        {
+            seen.shortestTruthSince = longest.expires
+            seenExpiry[group] = seen
+        }
+    }
+
+    /// The group's series that expires last: what a probe of the group's expiry should show.
+    func longestTruth(of group: String) -> Sub? {
+        subs.values.filter { $0.group == group }.max { $0.expires < $1.expires }
     }
 }
 

@@ -89,7 +89,9 @@ struct Script {
         onDevice: Bool = false,
         copy: Copy = .original,
         attempt: Int = 0,
-        forgery: String? = nil
+        forgery: String? = nil,
+        expires: Double? = nil,
+        original: String? = nil
     ) -> PlannedDelivery {
         var delivery = onDevice ? device : webhook
         nextID += 1
@@ -103,13 +105,14 @@ struct Script {
         truth.productId = product
         truth.productType = type
         truth.transactionId = transaction
-        truth.originalTransactionId = transaction
+        truth.originalTransactionId = original ?? transaction
         if type == .nonRenewing && kind == .grant { truth.expiresDate = truth.effectiveDate + 100_000 }
         if type == .autoRenewable {
             truth.groupId = "g"
             truth.status = kind == .revoke ? .revoked : .active
             truth.expiresDate = start + 1_000 + 100_000
         }
+        if let expires { truth.expiresDate = start + Int64(expires * 1000) }
         delivery.action.truth = truth
         if case .notification(var note) = delivery.action.delivery {
             note.notificationType = NotificationTypeV2(

@@ -1,0 +1,40 @@
+import Checking
+import Profile
+import Simulation
+import TargetContract
+import Testing
+
+/// A subscription's expiry moving back is stale only when no data since the longest expiry shown was as short.
+struct ExpiryRegressionTests {
+    /// Found running the smoke profile at 30 times its rate (seed 11): a subscription extended, then upgraded (a
+    /// new period from now, shorter than the extended one), then the upgrade extended. The probe showed the
+    /// upgrade's expiry while the extension of it, dispatched, still waited in the queue, and the checker,
+    /// holding that extension as the truth, called the upgrade's expiry stale.
+    @Test func shorterExpiryThatNewerDataGaveIsNoRegression() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "gold", .autoRenewable, at: 1, expires: 200)
+        let extended = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 200_000)])
+        #expect(failures(script.check(extended, at: 5, final: false)).isEmpty)
+        // The upgrade, then its extension, still queued.
+        script.play(.grant, "1002", "gold", .autoRenewable, at: 10, expires: 150, original: "1001")
+        script.play(.grant, "1002", "gold", .autoRenewable, at: 20, outcome: nil, expires: 250, original: "1001")
+        let upgraded = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 150_000)])
+        #expect(failures(script.check(upgraded, at: 21, final: false)).isEmpty)
+        // What the target showed is the baseline now: going further back is stale.
+        let older = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 120_000)])
+        let found = try #require(witness(script.check(older, at: 30, final: false), .noStaleRegression))
+        #expect(found.summary.contains("back from \(start + 150_000) to \(start + 120_000)"))
+    }
+
+    /// Without shorter data since, the same move back stays a regression.
+    @Test func shorterExpiryNoDataGaveIsARegression() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "gold", .autoRenewable, at: 1, expires: 100)
+        script.play(.grant, "1002", "gold", .autoRenewable, at: 2, expires: 200, original: "1001")
+        let renewed = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 200_000)])
+        #expect(failures(script.check(renewed, at: 5, final: false)).isEmpty)
+        script.play(.grant, "1003", "gold", .autoRenewable, at: 10, outcome: nil, expires: 300, original: "1001")
+        let stale = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 100_000)])
+        #expect(failures(script.check(stale, at: 11, final: false)) == [.noStaleRegression])
+    }
+}
