@@ -258,7 +258,16 @@ extension Checker {
         if delivery.isForged {
             tx.noteForgedAnswer(outcome, claim: delivery.forgery == Faults.bareProductIDForgery)
         } else {
-            tx.noteAnswer(truth.kind, outcome, continues: continues, neverAttempted: neverAttempted, at: t)
+            // A purchase signed before a reversal the books hold carries the purchase, not the reversal: a target
+            // that took the refund first rightly keeps the purchase refunded until the reversal reaches it.
+            tx.noteAnswer(
+                truth.kind,
+                outcome,
+                continues: continues,
+                neverAttempted: neverAttempted,
+                predatesReversal: truth.kind == .grant && truth.effectiveDate < tx.reinstatedDate,
+                at: t
+            )
         }
     }
 }
@@ -313,19 +322,22 @@ extension Tx {
     }
 
     /// A genuine delivery's answer. `continues`: a retry or redelivery of the same attempt chain follows;
-    /// `neverAttempted`: the run sent no device traffic at all.
+    /// `neverAttempted`: the run sent no device traffic at all; `predatesReversal`: a purchase signed before
+    /// the transaction's refund was reversed, whose acknowledgment does not make it owed again (the
+    /// reversal's does).
     mutating func noteAnswer(
         _ kind: Truth.Kind,
         _ outcome: DeliveryOutcome,
         continues: Bool,
         neverAttempted: Bool,
+        predatesReversal: Bool = false,
         at t: Double
     ) {
         let acked = outcome.isAcknowledged
         switch kind {
         case .grant, .reinstate:
             if acked {
-                self.acked = true
+                if !predatesReversal { self.acked = true }
                 accepted = true
             }
             if case .notSent = outcome {} else { reached = true }

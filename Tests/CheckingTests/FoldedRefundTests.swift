@@ -158,6 +158,34 @@ struct FoldedRefundTests {
         #expect(failures(script.check(owed, at: 51)).isEmpty)
     }
 
+    /// Found running the smoke profile at 40 times its rate (seed 13), the harness over its in-flight cap: a
+    /// purchase's device delivery and its refund's reversal were both dropped by the harness, while the refund
+    /// and then the purchase's webhook reached the target. A target that took the refund first keeps the
+    /// purchase refunded; the webhook's acknowledgment made it owed again, and the correct ledger failed
+    /// no-lost-purchase. Only the reversal's acknowledgment makes it owed again.
+    @Test func purchaseAcknowledgedAfterItsRefundIsNotOwedUntilTheReversalIs() throws {
+        for reversalReached in [false, true] {
+            var script = try Script(try scriptProfile())
+            let missed = DeliveryOutcome.notSent(reason: "missed")
+            script.play(.grant, "1001", "coins", .consumable, at: 1, outcome: missed, onDevice: true)
+            script.play(.revoke, "1001", "coins", .consumable, at: 1.1)
+            let reversal = script.play(
+                .reinstate,
+                "1001",
+                "coins",
+                .consumable,
+                at: 2,
+                outcome: nil,
+                notification: "REFUND_REVERSED"
+            )
+            script.checker.record(reversal, outcome: reversalReached ? .acknowledged(status: 200) : missed, at: 2)
+            let webhook = script.play(.grant, "1001", "coins", .consumable, at: 1, outcome: nil)
+            script.checker.record(webhook, outcome: .acknowledged(status: 200), at: 3)
+            let lost = failures(script.check(AccountState(balances: ["coins": 0]), at: 10))
+            #expect(lost == (reversalReached ? [.noLostPurchase] : []), "reversal reached: \(reversalReached)")
+        }
+    }
+
     /// A refund of a purchase that folded unrefunded (a consumable folds as soon as it is sent): its units leave
     /// the folded counts for a kept, refunded transaction, so a refund not taken back shows, and the refund
     /// itself folds once settled. Its units used to stay counted as unrefunded, and the refund stayed kept.
