@@ -9,10 +9,12 @@
 #
 # Usage: Benchmarks/soak/rss.sh [SECONDS] [PROFILE] [RATE]
 #   SECONDS  the schedule's length (default 1800)
-#   PROFILE  default Benchmarks/soak/rss-soak.json5: deliveries plateau near 150/s against the embedded
-#            ledger (smoke-60x300.json5 overloads it within minutes: renewals every 10 s of 5,000 accounts)
+#   PROFILE  default Benchmarks/soak/rss-soak.json5: a 60 s warm-up brings deliveries to their plateau near
+#            100/s against the embedded ledger before minute 2 (smoke-60x300.json5 overloads it within
+#            minutes: renewals every 10 s of 5,000 accounts)
 #   RATE     actions/s (default: the profile's)
-# The profile's single constant schedule segment is rewritten; seed 42, release build. KEEP=DIR keeps the
+# The profile's single constant schedule segment is rewritten (other segments, such as a warm-up, are kept and
+# add to the schedule's length); seed 42, release build. KEEP=DIR keeps the
 # report, the RSS samples and the console output in DIR; PAYSTORM=BINARY measures that binary instead of
 # building this checkout's (to compare a previous build side by side); ARGS="..." adds `paystorm run` options
 # (such as `--history-max-mb 8`, to watch the history's cap drop chunks over a soak). To attribute a growth to
@@ -32,7 +34,7 @@ if [[ -n "${KEEP:-}" ]]; then
 else
     WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 fi
-python3 - "$PROFILE" "$SECONDS_TOTAL" "$RATE" > "$WORK/rss.json5" <<'PY'
+python3 - "$PROFILE" "$SECONDS_TOTAL" "$RATE" "$WORK/schedule-seconds" > "$WORK/rss.json5" <<'PY'
 import re, sys
 path, seconds, rate = sys.argv[1], sys.argv[2], sys.argv[3]
 text = open(path).read()
@@ -41,6 +43,10 @@ if len(segment.findall(text)) != 1:
     sys.exit(f"rss: {path}: schedule: expected one constant segment to rewrite")
 text = segment.sub(lambda m: '{ kind: "constant", rate: %s, seconds: %s }' % (rate or m.group(1), seconds), text)
 sys.stdout.write(text)
+# The whole schedule's length (every segment's seconds), for the figure at its end.
+schedule = re.search(r'schedule:\s*\[(.*?)\]', text, re.S).group(1)
+total = sum(float(s) for s in re.findall(r'seconds:\s*([0-9.]+)', schedule))
+print(int(total), file=open(sys.argv[4], "w"))
 PY
 # shellcheck disable=SC2086 # ARGS is a list of options, split on purpose
 "$BIN" run "$WORK/rss.json5" --seed 42 --reports "$WORK/reports" --quiet ${ARGS:-} > "$WORK/out.txt" 2>&1 &
@@ -60,7 +66,7 @@ while kill -0 "$pid" 2>/dev/null; do
 done
 code=0; wait "$pid" || code=$?
 tail -3 "$WORK/out.txt"
-python3 - "$WORK" "$code" "$SECONDS_TOTAL" <<'PY'
+python3 - "$WORK" "$code" "$(cat "$WORK/schedule-seconds")" <<'PY'
 import csv, glob, json, sys
 work, code, schedule = sys.argv[1], sys.argv[2], int(sys.argv[3])
 samples = list(csv.DictReader(open(f"{work}/rss.csv")))
