@@ -87,7 +87,9 @@ extension Checker {
             if bookRefund(truth, entry: entry, limit: limit, in: &book) { state.mark(action.appAccountToken) }
         case .subscriptionStatus:
             book.apply(truth)
-            if let id = truth.transactionId { book.noteCarried(id, entry: entry, limit: limit) }
+            if let id = truth.transactionId {
+                book.noteCarried(id, product: truth.productId, entry: entry, limit: limit)
+            }
         case .pending:
             if let product = truth.productId {
                 book.pending[product] = WitnessEntry(
@@ -99,7 +101,9 @@ extension Checker {
                 state.mark(action.appAccountToken)
             }
         case .none:
-            if let id = truth.transactionId { book.noteCarried(id, entry: entry, limit: limit) }
+            if let id = truth.transactionId {
+                book.noteCarried(id, product: truth.productId, entry: entry, limit: limit)
+            }
         }
     }
 
@@ -140,7 +144,7 @@ extension Checker {
         }
         if book.txs[id] == nil {
             book.genuineBooked += 1
-            if !book.issuedAhead.isEmpty { book.issuedAhead.remove(id) }
+            if !book.issuedAhead.isEmpty { book.issuedAhead[id] = nil }
         }
         var tx =
             book.txs[id] ?? book.newTx(id, label: label(product, group: truth.groupId), type: truth.productType)

@@ -93,6 +93,8 @@ extension Checker {
         /// Whether any verified purchase of the product was sent (kept or folded).
         func bought(_ product: String) -> Bool {
             book.folded[product] != nil || !genuine(product).isEmpty
+                // Issued by the App Store, carried by a genuine notification ahead of its own deliveries.
+                || book.issuedAhead.values.contains(product)
         }
 
         /// Whether a sent purchase of the product other than `id` was unrefunded when the probe asked, kept or

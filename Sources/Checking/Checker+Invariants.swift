@@ -63,7 +63,7 @@ extension Checker {
             guard let tx = c.book.txs[grant.transactionId] else {
                 if let number = UInt64(grant.transactionId), c.book.foldedIDs.contains(number) { continue }
                 // Carried by a genuine notification before its own deliveries came: issued, not yet booked.
-                if c.book.issuedAhead.contains(grant.transactionId) { continue }
+                if c.book.issuedAhead[grant.transactionId] != nil { continue }
                 return .fail(
                     "the target granted transaction \(grant.transactionId), which the App Store never issued",
                     [],

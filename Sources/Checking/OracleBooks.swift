@@ -233,11 +233,11 @@ struct Book: Sendable {
     var foldedIDs = CompactIDSet()
     /// Refunded purchases folded away, sorted by ID (their IDs are in `foldedIDs` too).
     var foldedRefunds: [FoldedRefund] = []
-    /// Transactions a genuine notification carried before the delivery that grants them was dispatched (a
+    /// Transactions (ID to product) a genuine notification carried before the delivery that grants them was dispatched (a
     /// `DID_CHANGE_RENEWAL_STATUS` signed after a renewal whose own deliveries were reordered or late): the App
     /// Store issued them, so a target that grants one from that notification grants no fiction. Each leaves the
     /// set when its grant is booked, so it holds only those still ahead.
-    var issuedAhead: Set<String> = []
+    var issuedAhead: [String: String] = [:]
     /// When the refund of each folded purchase that had one reversed was reversed (its `reinstatedDate`): a late
     /// copy of the refund, signed before that, changes nothing (see `Checker.bookRefund`). Reversals are rare.
     var foldedReversals: [UInt64: Int64] = [:]
@@ -260,13 +260,13 @@ struct Book: Sendable {
         if neverAcceptedSample?.key.value == number { neverAcceptedSample = nil }
     }
 
-    /// A genuine notification that grants nothing carried transaction `id`: into its trail if it is kept, else
-    /// into `issuedAhead` if nothing booked knows it yet.
-    mutating func noteCarried(_ id: String, entry: LogEntry?, limit: Int) {
+    /// A genuine notification that grants nothing carried transaction `id` of `product`: into its trail if it
+    /// is kept, else into `issuedAhead` if nothing booked knows it yet.
+    mutating func noteCarried(_ id: String, product: String?, entry: LogEntry?, limit: Int) {
         if txs[id] != nil {
             txs[id]?.trail.note(entry, as: .recent, limit: limit)
         } else if !(UInt64(id).map(foldedIDs.contains) ?? false) {
-            issuedAhead.insert(id)
+            issuedAhead[id] = product ?? ""
         }
     }
 

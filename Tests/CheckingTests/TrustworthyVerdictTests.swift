@@ -700,6 +700,31 @@ struct TrustworthyVerdictTests {
         #expect(failures(script.check(invented, at: 10.6, final: false)) == [.noUnlockWithoutVerifiedPurchase])
     }
 
+    /// Found running the detect profile at 40 times its rate (seed 23): an Ask to Buy of a product reported
+    /// pending, then declined; later a billing recovery into that product (a downgrade taking effect) was carried
+    /// by a `DID_CHANGE_RENEWAL_STATUS` before its own `DID_RENEW`. The ledger showed the entitlement, and the
+    /// checker said the product's only purchase was pending. A product the App Store issued a transaction of is
+    /// bought.
+    @Test func productFirstCarriedByANotificationAfterAPendingReportIsBought() throws {
+        for carried in [true, false] {
+            var script = try Script(try scriptProfile())
+            script.play(.pending, "2000", "gold", .autoRenewable, at: 3, onDevice: true)
+            if carried {
+                script.play(
+                    .subscriptionStatus,
+                    "2639",
+                    "gold",
+                    .autoRenewable,
+                    at: 10,
+                    notification: "DID_CHANGE_RENEWAL_STATUS"
+                )
+            }
+            let shown = AccountState(entitlements: [.init(productId: "gold", transactionId: "2639")])
+            let failed = failures(script.check(shown, at: 10.5, final: false))
+            #expect(failed == (carried ? [] : [.noUnlockWithoutVerifiedPurchase]), "carried: \(carried)")
+        }
+    }
+
     /// A PASS must not rest on purchases no check covered: when more of the genuine purchases are still held
     /// for delivery at the final probe than the share of unknown checks a verdict tolerates (20%), the verdict
     /// is unknown and says why; one held beside nine checked leaves it a pass.
