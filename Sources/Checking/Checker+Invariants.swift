@@ -138,17 +138,14 @@ extension Checker {
         }
         for (group, seen) in observedMax {
             let truth = book.longestTruth(of: group)
-            guard let previous = book.seenExpiry[group] else {
+            // A first expiry, a longer one, or a shorter one that data since the longest explains (the target
+            // took that data, and may not have the later data yet): what the target shows is the baseline.
+            guard let previous = book.seenExpiry[group], seen < previous.longest, previous.shortestTruthSince > seen
+            else {
                 book.seenExpiry[group] = SeenExpiry(longest: seen, shortestTruthSince: truth?.expires ?? seen)
                 continue
             }
-            if seen >= previous.longest {
-                book.seenExpiry[group] = SeenExpiry(longest: seen, shortestTruthSince: truth?.expires ?? seen)
-            } else if previous.shortestTruthSince <= seen {
-                // Data since the longest expiry shown was as short: the target took it, and may not have the
-                // later data yet. What it shows now is the baseline.
-                book.seenExpiry[group] = SeenExpiry(longest: seen, shortestTruthSince: truth?.expires ?? seen)
-            } else if let truth, truth.expires >= previous.longest, truth.status != .revoked {
+            if let truth, truth.expires >= previous.longest, truth.status != .revoked {
                 // The stale delivery that set the older expiry, and the newer one it overrode.
                 let stale = book.txs.values.filter { $0.group == group && $0.acked && $0.expires == seen }
                 let newer = book.txs.values.filter {

@@ -233,10 +233,10 @@ struct Book: Sendable {
     var foldedIDs = CompactIDSet()
     /// Refunded purchases folded away, sorted by ID (their IDs are in `foldedIDs` too).
     var foldedRefunds: [FoldedRefund] = []
-    /// Transactions (ID to product) a genuine notification carried before the delivery that grants them was dispatched (a
-    /// `DID_CHANGE_RENEWAL_STATUS` signed after a renewal whose own deliveries were reordered or late): the App
-    /// Store issued them, so a target that grants one from that notification grants no fiction. Each leaves the
-    /// set when its grant is booked, so it holds only those still ahead.
+    /// Transactions (ID to product) a genuine notification carried before the delivery that grants them was
+    /// dispatched (a `DID_CHANGE_RENEWAL_STATUS` signed after a renewal whose own deliveries were reordered or
+    /// late): the App Store issued them, so a target that grants one from that notification grants no fiction.
+    /// Each leaves when its grant is booked, so it holds only those still ahead.
     var issuedAhead: [String: String] = [:]
     /// When the refund of each folded purchase that had one reversed was reversed (its `reinstatedDate`): a late
     /// copy of the refund, signed before that, changes nothing (see `Checker.bookRefund`). Reversals are rare.
@@ -468,7 +468,8 @@ struct Book: Sendable {
 
     /// The group's series that expires last: what a probe of the group's expiry should show.
     func longestTruth(of group: String) -> Sub? {
-        subs.values.filter { $0.group == group }.max { $0.expires < $1.expires }
+        // Lazily: this runs as each subscription truth is booked.
+        subs.values.lazy.filter { $0.group == group }.max { $0.expires < $1.expires }
     }
 }
 
