@@ -49,3 +49,38 @@ extension State {
         (heldAtEnd.values.reduce(0, +), bookedAtEnd.values.reduce(0, +))
     }
 }
+
+extension Checker {
+    /// Undecided checks of one invariant below this count never make the verdict unknown on their own: one
+    /// undecided check of four is a quarter of them, and says nothing of the run.
+    public static let undecidedFloorPerInvariant = 5
+
+    /// Why a verdict cannot be a pass when one invariant's own checks are more than `fraction` undecided (and at
+    /// least ``undecidedFloorPerInvariant`` of them), else nil. The share over all invariants hides such an
+    /// invariant: no-lost-purchase undecided for 149 of 300 accounts left 149 of 8,925 checks undecided in all,
+    /// and the run said PASS for a claim it had checked on half its accounts. The most undecided invariant is
+    /// named. A run and a merge of its shards judge by this one rule.
+    /// - Parameters:
+    ///   - tallies: each invariant's name, with its checks that held and that could not decide.
+    ///   - fraction: the share of unknown checks a verdict tolerates.
+    public static func undecidedInvariantReason(
+        _ tallies: [(name: String, passed: Int, unknown: Int)],
+        above fraction: Double
+    ) -> String? {
+        let weak = tallies.filter { tally in
+            tally.unknown >= undecidedFloorPerInvariant
+                && Double(tally.unknown) > fraction * Double(tally.passed + tally.unknown)
+        }
+        // The largest share first; ties by name, so that the reason is the same from run to run.
+        let share = { (tally: (name: String, passed: Int, unknown: Int)) in
+            Double(tally.unknown) / Double(tally.passed + tally.unknown)
+        }
+        guard let worst = weak.min(by: { share($0) != share($1) ? share($0) > share($1) : $0.name < $1.name }) else {
+            return nil
+        }
+        let others = weak.count - 1
+        return "\(worst.name): \(worst.unknown) of \(worst.passed + worst.unknown) checks could not decide (more "
+            + "than \(Int(fraction * 100))% of that invariant's)"
+            + (others > 0 ? ", and \(others) other invariant\(others == 1 ? "" : "s") likewise" : "")
+    }
+}

@@ -370,7 +370,6 @@ public final class Checker: Sendable {
                 $0.failed += $1.failed
                 $0.unknown += $1.unknown
             }
-            let all = totals.passed + totals.failed + totals.unknown
             let (held, purchases) = state.heldAndBooked
             let outcome: Verdict.Outcome
             var reason: String?
@@ -391,18 +390,14 @@ public final class Checker: Sendable {
             ) {
                 outcome = .unknown
                 reason = heldReason
-            } else if totals.passed == 0 || Double(totals.unknown) > options.maxUnknownFraction * Double(all) {
+            } else if let undecided = undecidedReason(state.tallies, totals: totals) {
                 outcome = .unknown
-                reason =
-                    totals.passed == 0
-                    ? "no check could decide"
-                    : "\(totals.unknown) of \(all) checks could not decide (more than \(Int(options.maxUnknownFraction * 100))%)"
                 // Failed probes are the usual cause, and the one a user can fix: say so first.
-                if state.finalProbeFailures > 0, let undecided = reason {
-                    reason =
-                        "\(state.finalProbeFailures) of \(state.finalProbes) final probes failed: "
+                reason =
+                    state.finalProbeFailures > 0
+                    ? "\(state.finalProbeFailures) of \(state.finalProbes) final probes failed: "
                         + "\(state.firstFinalProbeFailure ?? "?"); \(undecided)"
-                }
+                    : undecided
             } else {
                 outcome = .pass
             }
@@ -419,5 +414,18 @@ public final class Checker: Sendable {
                 purchases: purchases
             )
         }
+    }
+
+    /// Why too much could not decide: no check decided, more than ``Options/maxUnknownFraction`` of all checks
+    /// are undecided, or of one invariant's (``undecidedInvariantReason(_:above:)``); nil when enough decided.
+    private func undecidedReason(_ tallies: [Invariant: Tally], totals: Tally) -> String? {
+        let all = totals.passed + totals.failed + totals.unknown
+        let limit = options.maxUnknownFraction
+        if totals.passed == 0 { return "no check could decide" }
+        if Double(totals.unknown) > limit * Double(all) {
+            return "\(totals.unknown) of \(all) checks could not decide (more than \(Int(limit * 100))%)"
+        }
+        let each = tallies.map { (name: $0.key.rawValue, passed: $0.value.passed, unknown: $0.value.unknown) }
+        return Self.undecidedInvariantReason(each, above: limit)
     }
 }

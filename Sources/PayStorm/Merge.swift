@@ -121,6 +121,7 @@ public enum PayStormMerge {
             heldReason
             ?? shards.lazy.flatMap(\.report.reasons).first { $0.hasPrefix("undecided: ") }
             .map { String($0.dropFirst("undecided: ".count)) }
+            ?? undecidedInvariant(figures.tallies)
         let (verdict, reasons, exitCode) = ReportBuilder.judge(
             invariants: (invariantVerdict, invariants),
             thresholds: thresholds,
@@ -327,7 +328,7 @@ public enum PayStormMerge {
     }
 
     /// The invariants' verdict over all shards, by the checker's rules on the summed checks: a violation
-    /// anywhere fails; too few decided checks leave it unknown, as does a merge of shards that were each
+    /// anywhere fails; too few decided checks (of all, or of one invariant) leave it unknown, as does a merge of shards that were each
     /// unknown (for example a target that acknowledged nothing).
     static func mergedInvariantVerdict(
         _ verdicts: [Reporting.Verdict],
@@ -341,7 +342,15 @@ public enum PayStormMerge {
         if passed == 0 || Double(unknown) > limit * Double(all) || verdicts.allSatisfy({ $0 == .unknown }) {
             return .unknown
         }
-        return .pass
+        return undecidedInvariant(tallies) == nil ? .pass : .unknown
+    }
+
+    /// Why the summed tallies leave one invariant too undecided for a pass (the rule of a run), or nil.
+    static func undecidedInvariant(_ tallies: [String: ShardTally]) -> String? {
+        Checker.undecidedInvariantReason(
+            tallies.map { (name: $0.key, passed: $0.value.passed, unknown: $0.value.unknown) },
+            above: Checker.Options().maxUnknownFraction
+        )
     }
 
     /// The shards' timelines second by second: counts summed, percentiles the highest of the shards'.

@@ -189,6 +189,29 @@ struct MergeTests {
         )
     }
 
+    /// Each shard passes with 4 of no-lost-purchase's 18 checks undecided (under the floor of 5), but the merge
+    /// holds 8 of 36 beside 2 of 400 others': judged like a run, one invariant too undecided leaves it unknown.
+    @Test func invariantTooUndecidedOnTheShardsSumLeavesTheMergeUnknown() throws {
+        func shard(_ index: Int) -> RunReport {
+            var report = Self.shard(
+                index,
+                of: 2,
+                micros: [1_000],
+                tally: ShardTally(passed: 199, failed: 0, unknown: 1)
+            )
+            report.shard?.figures?.tallies["no-lost-purchase"] = ShardTally(passed: 14, failed: 0, unknown: 4)
+            return report
+        }
+        let (root, folders) = try Self.folders([shard(0), shard(1)])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let report = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path).report
+        #expect(report.invariantVerdict == .unknown && report.exitCode == ExitCode.unknown.rawValue)
+        #expect(
+            report.reasons.contains { $0.contains("no-lost-purchase: 8 of 36 checks could not decide") },
+            "\(report.reasons)"
+        )
+    }
+
     @Test func aViolationInOneShardFailsTheMerge() throws {
         let reports = [
             Self.shard(0, of: 2, micros: [1_000]),
