@@ -124,6 +124,43 @@ extension Command {
             throw CLIError(.noInput, "cannot read profile \(profile)")
         }
         var options = RunOptions(profilePath: profile)
+        try applyIdentity(
+            to: &options,
+            seed: seedText,
+            account: account,
+            namespace: namespaceText,
+            shard: shardText,
+            replay: replay
+        )
+        options.admissionsPath = admissions
+        options.flaws = flaws
+        options.variables = variables
+        options.pkiDirectory = pki
+        if let reports { options.reportsDirectory = reports }
+        options.status = status
+        options.history = !noHistory
+        try applyBounded(
+            to: &options,
+            rateScale: scale,
+            rate: rate,
+            duration: duration,
+            settle: settle,
+            historyMax: historyMax,
+            metricsListen: metricsListen
+        )
+        return options
+    }
+
+    /// Sets which run, or which part of one, these options play: the seed, a replay's account and namespace,
+    /// the shard.
+    private static func applyIdentity(
+        to options: inout RunOptions,
+        seed seedText: String?,
+        account: String?,
+        namespace namespaceText: String?,
+        shard shardText: String?,
+        replay: Bool
+    ) throws {
         if let seedText {
             guard let seed = UInt64(seedText) else {
                 throw CLIError(.usage, "--seed expects an unsigned integer, got '\(seedText)'")
@@ -158,6 +195,19 @@ extension Command {
             }
             options.shard = shard
         }
+    }
+
+    /// Sets the options whose values have bounds (and `--rate` with `--duration`, a constant schedule), each
+    /// checked with a message naming its flag, in the order a usage error reports them.
+    private static func applyBounded(
+        to options: inout RunOptions,
+        rateScale scale: Double?,
+        rate: Double?,
+        duration: Double?,
+        settle: Double?,
+        historyMax: Int?,
+        metricsListen: String?
+    ) throws {
         if let scale {
             guard rateScaleBounds.contains(scale) else {
                 throw CLIError(
@@ -177,13 +227,6 @@ extension Command {
             }
             options.settleSeconds = settle
         }
-        options.admissionsPath = admissions
-        options.flaws = flaws
-        options.variables = variables
-        options.pkiDirectory = pki
-        if let reports { options.reportsDirectory = reports }
-        options.status = status
-        options.history = !noHistory
         if let historyMax {
             // 0 would keep nothing (that is --no-history); 1 TiB is past any disk a soak writes to.
             guard historyMax >= 1 && historyMax <= 1 << 20 else {
@@ -196,7 +239,6 @@ extension Command {
             // A host off loopback is checked against the profile's allowedHosts once the profile is read.
             options.metricsListen = MetricsListen(host: host, port: port, loopback: ListenAddress.isLoopback(host))
         }
-        return options
     }
 
     /// Seconds from a duration's text as `paystorm load` reads it (`90`, `30s`, `2m`, `1h`).
