@@ -55,6 +55,12 @@ extension Checker {
     /// undecided check of four is a quarter of them, and says nothing of the run.
     public static let undecidedFloorPerInvariant = 5
 
+    /// Whether one invariant's checks are too undecided for a pass: at least ``undecidedFloorPerInvariant`` of
+    /// them, and more than `fraction` of those that held or could not decide.
+    public static func isTooUndecided(passed: Int, unknown: Int, above fraction: Double) -> Bool {
+        unknown >= undecidedFloorPerInvariant && Double(unknown) > fraction * Double(passed + unknown)
+    }
+
     /// Why a verdict cannot be a pass when one invariant's own checks are more than `fraction` undecided (and at
     /// least ``undecidedFloorPerInvariant`` of them), else nil. The share over all invariants hides such an
     /// invariant: no-lost-purchase undecided for 149 of 300 accounts left 149 of 8,925 checks undecided in all,
@@ -67,10 +73,7 @@ extension Checker {
         _ tallies: [(name: String, passed: Int, unknown: Int)],
         above fraction: Double
     ) -> String? {
-        let weak = tallies.filter { tally in
-            tally.unknown >= undecidedFloorPerInvariant
-                && Double(tally.unknown) > fraction * Double(tally.passed + tally.unknown)
-        }
+        let weak = tallies.filter { isTooUndecided(passed: $0.passed, unknown: $0.unknown, above: fraction) }
         // The largest share first; ties by name, so that the reason is the same from run to run.
         let share = { (tally: (name: String, passed: Int, unknown: Int)) in
             Double(tally.unknown) / Double(tally.passed + tally.unknown)

@@ -310,7 +310,12 @@ public enum PayStormMerge {
                 passed: tally?.passed ?? 0,
                 failed: tally?.failed ?? 0,
                 unknown: tally?.unknown ?? 0,
-                unchecked: reason.map { (reason: $0, partly: $0.hasPrefix("partly")) }
+                unchecked: reason.map { (reason: $0, partly: $0.hasPrefix("partly")) },
+                tooUndecided: Checker.isTooUndecided(
+                    passed: tally?.passed ?? 0,
+                    unknown: tally?.unknown ?? 0,
+                    above: Checker.Options().maxUnknownFraction
+                )
             )
         }
     }

@@ -273,7 +273,12 @@ enum ReportBuilder {
             passed: tally?.passed ?? 0,
             failed: tally?.failed ?? 0,
             unknown: tally?.unknown ?? 0,
-            unchecked: unchecked
+            unchecked: unchecked,
+            tooUndecided: Checker.isTooUndecided(
+                passed: tally?.passed ?? 0,
+                unknown: tally?.unknown ?? 0,
+                above: Checker.Options().maxUnknownFraction
+            )
         )
     }
 }

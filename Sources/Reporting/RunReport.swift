@@ -368,7 +368,16 @@ extension InvariantResult {
     ///   - failed: checks that failed (violations).
     ///   - unknown: checks that could not decide.
     ///   - unchecked: why (part of) the invariant could not be checked; `partly` when the rest was.
-    public init(name: String, passed: Int, failed: Int, unknown: Int, unchecked: (reason: String, partly: Bool)?) {
+    ///   - tooUndecided: whether so many of its checks could not decide that it is unknown though some held
+    ///     (the checker's rule: more than a fifth of them, at least five).
+    public init(
+        name: String,
+        passed: Int,
+        failed: Int,
+        unknown: Int,
+        unchecked: (reason: String, partly: Bool)?,
+        tooUndecided: Bool = false
+    ) {
         if let unchecked, !unchecked.partly {
             self.init(name: name, status: .unchecked, reason: unchecked.reason)
             return
@@ -382,7 +391,7 @@ extension InvariantResult {
             self.init(name: name, status: .failed, violations: failed, reason: note(nil))
         } else if passed > 0 {
             let held = unknown > 0 ? "\(passed) checks held, \(unknown) undecided" : "\(passed) checks held"
-            self.init(name: name, status: .passed, reason: note(held))
+            self.init(name: name, status: tooUndecided ? .unknown : .passed, reason: note(held))
         } else if unknown > 0 {
             self.init(name: name, status: .unknown, reason: note("\(unknown) checks undecided"))
         } else {
