@@ -16,6 +16,8 @@
 #                 must hold at ten times the test's length (not in CI: --factor 10 takes about 35 minutes)
 #   --strict      a bug's row also fails when it fails an invariant that neither it breaks nor its known
 #                 consequences explain (an invented failure); without it such invariants are only named
+# EXAMPLE_RATE_SCALE=X runs every matrix row at X times the profile's rates (paystorm run --rate-scale): denser
+# rather than longer, not in CI.
 # Needs a built paystorm: $PAYSTORM, or .build/debug/paystorm. Creates Tests/ExampleBackend/.venv on first use
 # (Flask, gunicorn, app-store-server-library, pytest from PyPI, pinned) and installs jq (the profile's probe
 # transform) with apt-get when it is missing. Each mode gets a fresh database, a free loopback port and its own
@@ -173,6 +175,7 @@ EOF
         local mode="$1" seed="$2" bugs_value="" port db out profile=example-backend.json5 extra=()
         [[ "$mode" == correct* ]] || bugs_value="$mode"
         [[ -z "${extra_sets[$mode]:-}" ]] || extra=(--set "${extra_sets[$mode]}")
+        [[ -z "${EXAMPLE_RATE_SCALE:-}" ]] || extra+=(--rate-scale "$EXAMPLE_RATE_SCALE")
         port="$(free_port)"
         db="$work/$mode-$seed.db"
         # The same seed again on the database its correct run left (and on that run's state).
