@@ -333,8 +333,8 @@ public enum PayStormMerge {
     }
 
     /// The invariants' verdict over all shards, by the checker's rules on the summed checks: a violation
-    /// anywhere fails; too few decided checks (of all, or of one invariant) leave it unknown, as does a merge of shards that were each
-    /// unknown (for example a target that acknowledged nothing).
+    /// anywhere fails; too few decided checks (of all, or of one invariant) leave it unknown, as does a merge of
+    /// shards that were each unknown (for example a target that acknowledged nothing).
     static func mergedInvariantVerdict(
         _ verdicts: [Reporting.Verdict],
         tallies: [String: ShardTally]
