@@ -263,13 +263,15 @@ extension Checker {
             tx.noteForgedAnswer(outcome, claim: delivery.forgery == Faults.bareProductIDForgery)
         } else {
             // A purchase signed before a reversal the books hold carries the purchase, not the reversal: a target
-            // that took the refund first rightly keeps the purchase refunded until the reversal reaches it.
+            // that took the refund first rightly keeps the purchase refunded until the reversal reaches it. A
+            // refund signed before it is the one the reversal undid, not a later refund the books hold.
             tx.noteAnswer(
                 truth.kind,
                 outcome,
                 continues: continues,
                 neverAttempted: neverAttempted,
-                predatesReversal: truth.kind == .grant && truth.effectiveDate < tx.reinstatedDate,
+                predatesReversal: (truth.kind == .grant || truth.kind == .revoke)
+                    && truth.effectiveDate < tx.reinstatedDate,
                 at: t
             )
         }
@@ -326,9 +328,9 @@ extension Tx {
     }
 
     /// A genuine delivery's answer. `continues`: a retry or redelivery of the same attempt chain follows;
-    /// `neverAttempted`: the run sent no device traffic at all; `predatesReversal`: a purchase signed before
-    /// the transaction's refund was reversed, whose acknowledgment does not make it owed again (the
-    /// reversal's does).
+    /// `neverAttempted`: the run sent no device traffic at all; `predatesReversal`: a purchase or a refund
+    /// signed before the transaction's refund was reversed, whose acknowledgment neither makes it owed again
+    /// (the reversal's does) nor makes a later refund stand (that refund's does).
     mutating func noteAnswer(
         _ kind: Truth.Kind,
         _ outcome: DeliveryOutcome,
@@ -367,7 +369,7 @@ extension Tx {
             // Each chain ends once: at the answer of its last attempt.
             if !continues { chains = max(0, chains - 1) }
         case .revoke:
-            if acked && !revocationAcked {
+            if acked && !revocationAcked && !predatesReversal {
                 revocationAcked = true
                 // Rounded up: a probe that asked in the same millisecond may not have seen the refund yet.
                 revocationAckedMillis = Int64((t * 1000).rounded(.up))

@@ -186,6 +186,43 @@ struct FoldedRefundTests {
         }
     }
 
+    /// Found running the detect profile at 80 times its rate (seed 44): a season pass was refunded, the refund
+    /// reversed, and the pass refunded again; the harness, over its in-flight cap, dropped the second refund, and
+    /// the first refund and the reversal reached the target in that order. The correct ledger showed the pass
+    /// (its last word was the reversal), and the checker, taking the first refund's acknowledgment for the
+    /// second's, said revocation-honored failed. Only an acknowledgment of a refund signed after the reversal
+    /// makes the second refund one the target must show.
+    @Test func refundAcknowledgedBeforeItsReversalDoesNotStandForALaterRefund() throws {
+        for secondReached in [false, true] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+            let refund = script.play(.revoke, "1001", "pro", .nonConsumable, at: 1.1, outcome: nil)
+            let reversal = script.play(
+                .reinstate,
+                "1001",
+                "pro",
+                .nonConsumable,
+                at: 1.2,
+                outcome: nil,
+                notification: "REFUND_REVERSED"
+            )
+            let second = script.play(.revoke, "1001", "pro", .nonConsumable, at: 2, outcome: nil)
+            script.checker.record(
+                second,
+                outcome: secondReached ? .acknowledged(status: 200) : .notSent(reason: "missed"),
+                at: 2
+            )
+            script.checker.record(refund, outcome: .acknowledged(status: 200), at: 3)
+            script.checker.record(reversal, outcome: .acknowledged(status: 200), at: 3.1)
+            let shown = AccountState(
+                entitlements: [AccountState.Entitlement(productId: "pro", transactionId: "1001")],
+                balances: [:]
+            )
+            let failed = failures(script.check(shown, at: 10))
+            #expect(failed == (secondReached ? [.revocationHonored] : []), "second refund reached: \(secondReached)")
+        }
+    }
+
     /// A refund of a purchase that folded unrefunded (a consumable folds as soon as it is sent): its units leave
     /// the folded counts for a kept, refunded transaction, so a refund not taken back shows, and the refund
     /// itself folds once settled. Its units used to stay counted as unrefunded, and the refund stayed kept.
