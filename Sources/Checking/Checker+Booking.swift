@@ -157,7 +157,7 @@ extension Checker {
         if tx.group != truth.groupId { tx.relabel(label(tx.product, group: truth.groupId)) }
         tx.original = truth.originalTransactionId
         // A reversal may not sign the period again: the purchase's own stands.
-        if let expires = truth.expiresDate { tx.expires = expires }
+        if let expires = truth.expiresDate { tx.book(expires: expires) }
         if truth.kind == .reinstate { tx.reinstatedDate = max(tx.reinstatedDate, truth.effectiveDate) }
         // The latest signedDate decides between a refund and its reversal, whatever their arrival order.
         if truth.kind == .reinstate && tx.revoked && truth.effectiveDate > tx.revokedDate {
@@ -265,6 +265,11 @@ extension Checker {
             // A purchase signed before a reversal the books hold carries the purchase, not the reversal: a target
             // that took the refund first rightly keeps the purchase refunded until the reversal reaches it. A
             // refund signed before it is the one the reversal undid, not a later refund the books hold.
+            if outcome.isAcknowledged, truth.kind == .grant || truth.kind == .subscriptionStatus,
+                let expiry = truth.expiresDate
+            {
+                tx.noteAcknowledged(expiry: expiry)
+            }
             tx.noteAnswer(
                 truth.kind,
                 outcome,

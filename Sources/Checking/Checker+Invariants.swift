@@ -482,7 +482,9 @@ extension Checker {
             }
             if truthEntitled && !entitled {
                 let covering = series.filter { ($0.expires ?? 0) > c.now + c.boundary }
-                if covering.contains(where: \.acked) {
+                // Owed up to the expiry the target acknowledged: a later one may not have reached it yet.
+                let acknowledged = covering.filter(\.acked)
+                if acknowledged.contains(where: { ($0.acknowledgedExpires ?? 0) > c.now + c.boundary }) {
                     return .fail(
                         "subscription \(original) (\(sub.product)) is active until \(end) and the target acknowledged it, but does not entitle it",
                         c.evidence(covering, [.purchase, .acks]),
@@ -491,6 +493,8 @@ extension Checker {
                 }
                 if covering.contains(where: \.indeterminate) {
                     undecided.note("the current period of subscription \(original) got no answer")
+                } else if !acknowledged.isEmpty {
+                    undecided.note("the latest expiry of subscription \(original) has not reached the target")
                 }
             } else if !truthEntitled, let entitlement, unverifiedSource(ofSubscription: entitlement, c) == nil {
                 return .fail(

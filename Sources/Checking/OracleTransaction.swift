@@ -14,6 +14,7 @@ final class RareFields: Sendable {
         var revocationAckedMillis: Int64 = 0
         var forgeryAcknowledged = false
         var regrantedMillis: Int64 = 0
+        var ackedExpires: Int64 = 0
     }
 
     let values: Values
@@ -103,6 +104,34 @@ struct Tx: KeyedByID, Sendable {
         get { storedExpires == .min ? nil : storedExpires }
         set { storedExpires = newValue ?? .min }
     }
+    /// The longest expiry the target acknowledged, while shorter than `expires` (0: it acknowledged `expires`, or
+    /// nothing yet). The books hold a subscription's data once it is dispatched; an extension may never reach
+    /// the target (a harness over its in-flight cap drops it, the App Store retries it hours later).
+    var ackedExpires: Int64 {
+        get { rare?.values.ackedExpires ?? 0 }
+        set { rareValues.ackedExpires = newValue }
+    }
+    /// The expiry the target acknowledged (meaningful once `acked`).
+    var acknowledgedExpires: Int64? { ackedExpires != 0 ? ackedExpires : expires }
+
+    /// Books a newer expiry: what the target acknowledged stays the older one until it acknowledges more.
+    mutating func book(expires newer: Int64) {
+        if acked, ackedExpires == 0, let old = expires, newer > old { ackedExpires = old }
+        if ackedExpires >= newer { ackedExpires = 0 }
+        expires = newer
+    }
+
+    /// Notes that the target acknowledged data of the transaction that gave it `expiry`.
+    mutating func noteAcknowledged(expiry: Int64) {
+        guard let booked = expires else { return }
+        if expiry >= booked {
+            ackedExpires = 0
+        } else if !(acked && ackedExpires == 0) {
+            // Unless it already had the books' expiry: an older copy changes nothing there.
+            ackedExpires = max(ackedExpires, expiry)
+        }
+    }
+
     /// A decimal ID is kept as its number; anything else (never minted by the world) as text.
     var original: String? {
         get { originalKey?.id }

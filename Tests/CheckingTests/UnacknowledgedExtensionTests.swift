@@ -1,0 +1,55 @@
+import Chaos
+import Checking
+import Profile
+import Simulation
+import TargetContract
+import Testing
+
+/// A subscription is owed until the expiry the target acknowledged, not one it was never sent.
+struct UnacknowledgedExtensionTests {
+    /// A `RENEWAL_EXTENDED` of subscription 2001 at 5 s, to an expiry at 40 s.
+    private func extend(_ script: inout Script, outcome: DeliveryOutcome?) {
+        script.play(
+            .grant,
+            "2001",
+            "gold",
+            .autoRenewable,
+            at: 5,
+            outcome: outcome,
+            notification: "RENEWAL_EXTENDED",
+            expires: 40
+        )
+    }
+
+    /// Found running the detect profile at 80 times its rate (seed 44): a resubscription was acknowledged, then
+    /// two `RENEWAL_EXTENDED`; the harness, over its in-flight cap, dropped the second. The correct ledger's
+    /// subscription ended at the first extension's expiry, and the probe, past it, showed no entitlement; the
+    /// checker, holding the second extension's expiry, said subscription-state failed.
+    @Test func expiryOnlyAnUnsentExtensionGaveIsNotOwed() throws {
+        for extensionReached in [false, true] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 1, expires: 20)
+            extend(&script, outcome: extensionReached ? .acknowledged(status: 200) : .notSent(reason: "missed"))
+            let results = script.check(AccountState(), at: 30)
+            #expect(
+                failures(results) == (extensionReached ? [.subscriptionState] : []),
+                "extension reached: \(extensionReached)"
+            )
+        }
+    }
+
+    /// The first acknowledgment may come after the extension is booked: the target then has what it acknowledged.
+    @Test func acknowledgmentOfTheOlderPeriodAfterTheExtensionIsBookedOwesTheOlderExpiry() throws {
+        var script = try Script(try scriptProfile())
+        let purchase = script.play(.grant, "2001", "gold", .autoRenewable, at: 1, outcome: nil, expires: 20)
+        extend(&script, outcome: .notSent(reason: "missed"))
+        script.checker.record(purchase, outcome: .acknowledged(status: 200), at: 6)
+        #expect(failures(script.check(AccountState(), at: 30)).isEmpty)
+        // Before its acknowledged expiry, the subscription is owed.
+        var early = try Script(try scriptProfile())
+        let first = early.play(.grant, "2001", "gold", .autoRenewable, at: 1, outcome: nil, expires: 20)
+        early.play(.grant, "2001", "gold", .autoRenewable, at: 5, outcome: nil, expires: 40)
+        early.checker.record(first, outcome: .acknowledged(status: 200), at: 6)
+        #expect(failures(early.check(AccountState(), at: 10)) == [.subscriptionState])
+    }
+}
