@@ -360,6 +360,13 @@ struct Book: Sendable {
         }
     }
 
+    /// The longest expiry the target acknowledged of the group's transactions still standing (not refunded, not
+    /// superseded by an upgrade), or nil when none is kept.
+    func longestAcknowledged(of group: String) -> Int64? {
+        txs.values.lazy.filter { $0.group == group && $0.acked && !$0.revoked && !$0.superseded }
+            .compactMap(\.acknowledgedExpires).max()
+    }
+
     /// The group's series that expires last: what a probe of the group's expiry should show.
     func longestTruth(of group: String) -> Sub? {
         // Lazily: this runs as each subscription truth is booked.

@@ -1,3 +1,4 @@
+import Chaos
 import Checking
 import Profile
 import Simulation
@@ -36,5 +37,34 @@ struct ExpiryRegressionTests {
         script.play(.grant, "1003", "gold", .autoRenewable, at: 10, outcome: nil, expires: 300, original: "1001")
         let stale = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 100_000)])
         #expect(failures(script.check(stale, at: 11, final: false)) == [.noStaleRegression])
+    }
+
+    /// Found running the smoke profile at 80 times its rate (seed 44): two subscriptions of one group, the first
+    /// extended (the probe showed its expiry), the second upgraded (its new period still queued), then the first
+    /// refunded. The correct ledger showed the second's acknowledged period, shorter than the first's, and the
+    /// checker, holding the queued upgrade as the group's truth, called it stale. An expiry at least as long as
+    /// every one the target acknowledged of the group's standing transactions is no regression.
+    @Test func expiryOfAnotherSeriesAfterARefundIsNoRegression() throws {
+        for upgradeReached in [false, true] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "1001", "gold", .autoRenewable, at: 1, expires: 100)
+            let first = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 100_000)])
+            #expect(failures(script.check(first, at: 2, final: false)).isEmpty)
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 3, expires: 80)
+            script.play(
+                .grant,
+                "2002",
+                "gold",
+                .autoRenewable,
+                at: 4,
+                outcome: upgradeReached ? .acknowledged(status: 200) : nil,
+                expires: 120,
+                original: "2001"
+            )
+            script.play(.revoke, "1001", "gold", .autoRenewable, at: 5, expires: 100)
+            let second = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 80_000)])
+            let failed = failures(script.check(second, at: 6, final: false))
+            #expect(failed == (upgradeReached ? [.noStaleRegression] : []), "upgrade reached: \(upgradeReached)")
+        }
     }
 }
