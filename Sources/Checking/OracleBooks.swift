@@ -341,7 +341,16 @@ struct Book: Sendable {
             let product = truth.productId, let transaction = truth.transactionId
         else { return }
         let key = RecordKey(original)
-        if let current = subs[key], current.truthDate > truth.effectiveDate { return }
+        if let current = subs[key] {
+            if current.truthDate > truth.effectiveDate { return }
+            // At the same signed date, a refund of another transaction (a copy of it delivered late) does not
+            // end the state of the current one: a resubscription in the refund's millisecond stands.
+            if current.truthDate == truth.effectiveDate, truth.kind == .revoke,
+                current.transaction != RecordKey(transaction)
+            {
+                return
+            }
+        }
         subs[key] = Sub(
             key: key,
             group: group,

@@ -154,4 +154,27 @@ struct LifecycleCheckingTests {
         #expect(subscriptionState(m, correct).isEmpty)
         #expect(subscriptionState(m, AccountState()).contains(.subscriptionState))
     }
+
+    /// Found running the detect profile at 80 times its rate (seed 50): a subscription's transaction was refunded
+    /// and the series resubscribed in the same millisecond; the device's delivery of the refunded transaction,
+    /// dispatched after the resubscription, took the series back to revoked in the books, while the correct
+    /// ledger (which keeps the stored state at equal signed dates) entitled the new transaction. At equal signed
+    /// dates, a refund of another transaction does not end the current one's state.
+    @Test func refundOfAnotherTransactionAtTheSameMillisecondLeavesTheNewPeriod() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1500", "gold", .autoRenewable, at: 1, expires: 100, original: "1000")
+        script.play(.revoke, "1500", "gold", .autoRenewable, at: 5, expires: 100, original: "1000")
+        script.play(.grant, "2000", "gold", .autoRenewable, at: 5, expires: 105, original: "1000")
+        // The device's delivery of the refunded transaction, dispatched last, signed with the refund.
+        script.play(.revoke, "1500", "gold", .autoRenewable, at: 5, onDevice: true, expires: 100, original: "1000")
+        let entitled = AccountState(
+            entitlements: [.init(productId: "gold", transactionId: "2000", expiresDate: start + 105_000)]
+        )
+        #expect(failures(script.check(entitled, at: 10)).isEmpty)
+        // The refunded transaction itself is still no entitlement.
+        let refunded = AccountState(
+            entitlements: [.init(productId: "gold", transactionId: "1500", expiresDate: start + 100_000)]
+        )
+        #expect(failures(script.check(refunded, at: 11)).contains(.revocationHonored))
+    }
 }
