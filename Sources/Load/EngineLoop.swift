@@ -231,7 +231,8 @@ struct EngineLoop {
     /// behind its own schedule, which is not the target's failure); nil when it can be sent.
     private func missedResult(_ request: LoadRequest, due: Int64, now: Int64) -> LoadResult? {
         let behind = now - due
-        let overCap = transport.inFlight >= configuration.maxInFlight
+        let cap = configuration.maxInFlight + (request.isPriority ? configuration.priorityReserve : 0)
+        let overCap = transport.inFlight >= cap
         guard overCap || behind >= transport.timeoutNanos || request.missedReason != nil else { return nil }
         let intended = Duration.nanoseconds(due)
         return LoadResult(
@@ -245,7 +246,7 @@ struct EngineLoop {
             error: .missed,
             detail: request.missedReason
                 ?? (overCap
-                    ? "in-flight cap \(configuration.maxInFlight) reached"
+                    ? "in-flight cap \(cap) reached"
                     : String(
                         format: "the harness released it %.1f s late, past the request timeout",
                         Double(behind) / 1e9

@@ -90,7 +90,10 @@ final class HTTP1Pool {
     /// The next request to start (the one waiting longest).
     var firstWaiting: HTTP1Pending? { waiting.first }
 
-    func enqueue(_ pending: HTTP1Pending) { waiting.append(pending) }
+    /// Queues a request: last, or first when it is a priority request (a probe the verdict rests on).
+    func enqueue(_ pending: HTTP1Pending) {
+        if pending.request.isPriority { waiting.prepend(pending) } else { waiting.append(pending) }
+    }
 
     /// Puts a request back at the head (a retry goes first).
     func requeue(_ pending: HTTP1Pending) { waiting.prepend(pending) }

@@ -58,6 +58,9 @@ public struct LoadEngineConfiguration: Sendable, Equatable {
     public var connectionsPerHost: Int
     /// Requests in flight at most; a send due while at the cap is recorded as missed.
     public var maxInFlight: Int
+    /// How far past ``maxInFlight`` priority requests (``LoadRequest/isPriority``, the probes a verdict
+    /// rests on) may go: an eighth of the cap, at least 1.
+    public var priorityReserve: Int { max(1, maxInFlight / 8) }
     /// Time allowed to connect (including TLS).
     public var connectTimeout: Duration
     /// Time allowed for a whole request, counted from its intended send time: a request still

@@ -27,6 +27,10 @@ public struct LoadRequest: Sendable, Equatable {
     /// Set when the source already knows the request cannot go out in time (it shed it rather than fall
     /// further behind): the engine records it as missed with this detail and sends nothing.
     public var missedReason: String?
+    /// A read the caller's verdict rests on (a probe of the target's state), not load: it may go past the
+    /// in-flight cap by ``LoadEngineConfiguration/priorityReserve`` and waits for a connection ahead of the
+    /// other requests, so an overloaded harness sheds its own sends before its measurements.
+    public var isPriority = false
 
     /// Creates a request.
     public init(
@@ -50,6 +54,7 @@ public struct LoadRequest: Sendable, Equatable {
             && lhs.body == rhs.body && lhs.headers.elementsEqual(rhs.headers, by: { $0 == $1 })
             && lhs.timeout == rhs.timeout && lhs.hangUpOnResponse == rhs.hangUpOnResponse
             && lhs.resetAfterBytes == rhs.resetAfterBytes && lhs.missedReason == rhs.missedReason
+            && lhs.isPriority == rhs.isPriority
     }
 }
 

@@ -233,6 +233,8 @@ final class Transport {
         }
         if active.count < activeCap && waiting.isEmpty {
             begin(request, intended: intended, sent: sent)
+        } else if request.isPriority {
+            waiting.prepend((request, intended, sent))
         } else {
             waiting.append((request, intended, sent))
         }
@@ -327,7 +329,8 @@ final class Transport {
     }
 
     /// Fails the waiting requests whose deadline has come. The queue is in intended order, so
-    /// deadlines only grow along it and the expired ones are at its head.
+    /// deadlines only grow along it and the expired ones are at its head (a priority request put ahead
+    /// holds the rest until it starts, at the next free connection).
     private func expireWaiting(now: Int64) {
         while let head = waiting.first, deadline(intended: head.intended) <= now {
             _ = waiting.popFirst()

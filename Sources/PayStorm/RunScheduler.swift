@@ -309,13 +309,16 @@ final class RunScheduler: TimedRequestSource {
         nextRequestID += 1
         sent[id] = Sent(probeAccount: account)
         history.writeProbe(event: "dispatch", at: now, account: account)
-        return LoadRequest(
+        var request = LoadRequest(
             id: id,
             kind: "probe",
             method: "GET",
             url: url,
             headers: endpoints.probeRequestHeaders(for: account)
         )
+        // The verdict rests on it: an overloaded harness sheds deliveries at its in-flight cap, not this.
+        request.isPriority = true
+        return request
     }
 
     /// Schedules a safety probe of every account that just had an Ask to Buy, a forgery or a refund.

@@ -519,6 +519,64 @@ struct TransportTests {
         #expect(stats.scheduled == 3 && stats.sent == 1)
     }
 
+    /// One connection and a cap of 2: the first request holds the connection 300 ms, the second would hold it
+    /// a second more; a probe sent third is over the cap, so only as a priority request does it go out, and
+    /// only ahead of the queue is it answered before the second request's second.
+    @Test(arguments: paths)
+    func priorityRequestGoesPastTheInFlightCapAndAheadOfTheQueue(libcurlTransfers: Bool) throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(server.port)"
+        var first = LoadRequest(id: 0, url: base + "/never")
+        first.timeout = .milliseconds(300)
+        var second = LoadRequest(id: 1, url: base + "/never")
+        second.timeout = .seconds(1)
+        var probe = LoadRequest(id: 2, kind: "probe", url: base + "/status/200")
+        probe.isPriority = true
+        let requests = [first, second, probe]
+        let engine = try LoadEngine(
+            LoadEngineConfiguration(
+                connectionsPerHost: 1,
+                maxInFlight: 2,
+                totalTimeout: .seconds(3),
+                libcurlTransfers: libcurlTransfers
+            )
+        )
+        var results: [Int: LoadResult] = [:]
+        let stats = engine.run(.open(.constant(100, for: .milliseconds(30)))) { index, _ in
+            index < requests.count ? requests[index] : nil
+        } sink: {
+            results[$0.id] = $0
+        }
+        #expect(stats.missed == 0)
+        #expect(results[2]?.status == 200)
+        #expect((results[2]?.latency ?? .seconds(9)) < .milliseconds(900))
+        #expect(results[1]?.error == .timeout)
+    }
+
+    @Test func aSendOverTheCapIsMissedUnlessItIsAPriorityRequest() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let never = "http://127.0.0.1:\(server.port)/never"
+        var results: [Int: LoadResult] = [:]
+        let engine = try LoadEngine(
+            LoadEngineConfiguration(connectionsPerHost: 1, maxInFlight: 8, totalTimeout: .milliseconds(200))
+        )
+        // A cap of 8 reserves 1 more for priority requests: of 12 sends, 8 go, then 1 priority, none after.
+        let stats = engine.run(.open(.constant(1000, for: .milliseconds(12)))) { index, _ in
+            guard index < 12 else { return nil }
+            var request = LoadRequest(id: index, url: never)
+            request.isPriority = index >= 8
+            return request
+        } sink: {
+            results[$0.id] = $0
+        }
+        #expect(stats.sent == 9 && stats.missed == 3)
+        #expect(results[8]?.error == .timeout)
+        #expect(results[9]?.detail == "in-flight cap 9 reached")
+        #expect(results.values.filter { $0.id < 8 }.allSatisfy { $0.error == .timeout })
+    }
+
     @Test func closedLoopUsersWaitForTheirAnswers() throws {
         let server = try FaultServer.start()
         defer { server.stop() }
