@@ -370,10 +370,17 @@ struct Book: Sendable {
     }
 
     /// The longest expiry the target acknowledged of the group's transactions still standing (not refunded, not
-    /// superseded by an upgrade), or nil when none is kept.
+    /// superseded by an upgrade the target acknowledged), or nil when none is kept.
     func longestAcknowledged(of group: String) -> Int64? {
-        txs.values.lazy.filter { $0.group == group && $0.acked && !$0.revoked && !$0.superseded }
-            .compactMap(\.acknowledgedExpires).max()
+        let members = txs.values.filter { $0.group == group && $0.acked }
+        // An upgrade supersedes a period only for a target that took it (or a later transaction of the series):
+        // one missed at the harness's cap leaves the period the target's latest word.
+        return members.lazy.filter { tx in
+            !tx.revoked
+                && !(tx.superseded
+                    && members.contains { $0.original == tx.original && $0.sequence > tx.sequence })
+        }
+        .compactMap(\.acknowledgedExpires).max()
     }
 
     /// The group's series that expires last: what a probe of the group's expiry should show.

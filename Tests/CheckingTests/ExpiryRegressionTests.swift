@@ -67,4 +67,37 @@ struct ExpiryRegressionTests {
             #expect(failed == (upgradeReached ? [.noStaleRegression] : []), "upgrade reached: \(upgradeReached)")
         }
     }
+
+    /// Found running the smoke profile at 80 times its rate (seed 44) once the in-flight cap no longer shed the
+    /// safety probes: a family subscription extended (the probe showed it), then revoked; another series of the
+    /// group upgraded, its upgrade missed at the harness's cap. The correct ledger showed the other series'
+    /// period; the checker, taking that period as superseded by an upgrade the target never got, found nothing of
+    /// the group standing and called the expiry stale. A period stands until the target acknowledged a later
+    /// transaction of its series.
+    @Test func periodSupersededByAnUpgradeTheTargetNeverGotStillStands() throws {
+        for upgradeReached in [false, true] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "1001", "gold", .autoRenewable, at: 1, expires: 100)
+            let first = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 100_000)])
+            #expect(failures(script.check(first, at: 2, final: false)).isEmpty)
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 3, expires: 80)
+            script.play(.revoke, "1001", "gold", .autoRenewable, at: 4, expires: 100)
+            script.play(
+                .grant,
+                "2002",
+                "gold",
+                .autoRenewable,
+                at: 5,
+                outcome: upgradeReached
+                    ? .acknowledged(status: 200)
+                    : .notSent(reason: "in-flight cap 4096 reached", harnessLimited: true),
+                expires: 120,
+                original: "2001",
+                supersedes: "2001"
+            )
+            let second = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 80_000)])
+            let failed = failures(script.check(second, at: 6, final: false))
+            #expect(failed == (upgradeReached ? [.noStaleRegression] : []), "upgrade reached: \(upgradeReached)")
+        }
+    }
 }

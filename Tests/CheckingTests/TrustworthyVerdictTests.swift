@@ -91,7 +91,8 @@ struct Script {
         attempt: Int = 0,
         forgery: String? = nil,
         expires: Double? = nil,
-        original: String? = nil
+        original: String? = nil,
+        supersedes: String? = nil
     ) -> PlannedDelivery {
         var delivery = onDevice ? device : webhook
         nextID += 1
@@ -106,6 +107,7 @@ struct Script {
         truth.productType = type
         truth.transactionId = transaction
         truth.originalTransactionId = original ?? transaction
+        truth.supersedes = supersedes
         if type == .nonRenewing && kind == .grant { truth.expiresDate = truth.effectiveDate + 100_000 }
         if type == .autoRenewable {
             truth.groupId = "g"
