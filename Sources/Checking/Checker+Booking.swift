@@ -140,6 +140,11 @@ extension Checker {
         // earlier attempt was rejected, this copy may still be accepted: it is no longer known as lost.
         if book.txs[id] == nil, let number = UInt64(id), book.foldedIDs.contains(number) {
             book.accepted(number)
+            // A reversal of a purchase folded unrefunded (its refund delayed past it): the refund, signed before
+            // it, is the one it undid, and must not take the purchase out of the counts when it comes.
+            if truth.kind == .reinstate {
+                book.foldedReversals[number] = max(book.foldedReversals[number] ?? 0, truth.effectiveDate)
+            }
             return
         }
         if book.txs[id] == nil {

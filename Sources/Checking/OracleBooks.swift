@@ -132,8 +132,9 @@ struct Book: Sendable {
     /// late): the App Store issued them, so a target that grants one from that notification grants no fiction.
     /// Each leaves when its grant is booked, so it holds only those still ahead.
     var issuedAhead: [String: String] = [:]
-    /// When the refund of each folded purchase that had one reversed was reversed (its `reinstatedDate`): a late
-    /// copy of the refund, signed before that, changes nothing (see `Checker.bookRefund`). Reversals are rare.
+    /// When the refund of each folded purchase that had one reversed was reversed (its `reinstatedDate`, or the
+    /// signing date of a reversal that came after the purchase folded, ahead of its delayed refund): a late copy
+    /// of the refund, signed before that, changes nothing (see `Checker.bookRefund`). Reversals are rare.
     var foldedReversals: [UInt64: Int64] = [:]
     /// IDs of folded purchases whose every attempt was rejected, and the first of them, kept for its witness.
     var neverAccepted: Set<UInt64> = []

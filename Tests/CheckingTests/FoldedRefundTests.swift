@@ -70,6 +70,26 @@ struct FoldedRefundTests {
         #expect(failures(script.check(AccountState(balances: ["coins": 12]), at: 223)) == [.revocationHonored])
     }
 
+    /// Found running detect at 80 times its rate (seed 52): a refund of coins delayed (a reorder fault) past its
+    /// own reversal, which came after the purchase had folded into the counts. The books dropped the reversal as
+    /// a late copy of a folded transaction, and the refund, signed before it, then took the purchase out of the
+    /// counts: the correct ledger, which keeps the later-signed reversal, showed two coins more than the checker
+    /// allowed (revocation-honored). A reversal of a folded purchase is remembered.
+    @Test func refundDelayedPastTheReversalOfAFoldedPurchaseChangesNothing() throws {
+        var script = try Script(try scriptProfile(), foldAbove: 4)
+        script.buyCoins(10, from: 1, first: 20_000)
+        #expect(script.checker.storage(of: script.token).kept < 10)
+        // The refund signed at 30 s reaches the books after its reversal, signed at 30.5 s.
+        script.play(.reinstate, "20000", "coins", .consumable, at: 30.5, notification: "REFUND_REVERSED")
+        script.play(.revoke, "20000", "coins", .consumable, at: 31, signedAt: 30)
+        #expect(failures(script.check(AccountState(balances: ["coins": 10]), at: 40)).isEmpty)
+        #expect(failures(script.check(AccountState(balances: ["coins": 9]), at: 41)) == [.noLostPurchase])
+        // A refund signed after the reversal takes the purchase back.
+        script.play(.revoke, "20000", "coins", .consumable, at: 50)
+        #expect(failures(script.check(AccountState(balances: ["coins": 10]), at: 60)) == [.revocationHonored])
+        #expect(failures(script.check(AccountState(balances: ["coins": 9]), at: 61)).isEmpty)
+    }
+
     @Test func reversalSignedBeforeAFoldedRefundChangesNothing() throws {
         var script = try Script(try scriptProfile(), foldAbove: 4)
         buyAndRefundCoins(5, from: 1, first: 10_000, in: &script)

@@ -92,7 +92,8 @@ struct Script {
         forgery: String? = nil,
         expires: Double? = nil,
         original: String? = nil,
-        supersedes: String? = nil
+        supersedes: String? = nil,
+        signedAt: Double? = nil
     ) -> PlannedDelivery {
         var delivery = onDevice ? device : webhook
         nextID += 1
@@ -102,7 +103,7 @@ struct Script {
         delivery.copy = copy
         delivery.attempt = attempt
         delivery.action.appAccountToken = token
-        var truth = Truth(kind: kind, effectiveDate: start + Int64(t * 1000))
+        var truth = Truth(kind: kind, effectiveDate: start + Int64((signedAt ?? t) * 1000))
         truth.productId = product
         truth.productType = type
         truth.transactionId = transaction
