@@ -145,10 +145,11 @@ extension Checker {
                 book.seenExpiry[group] = SeenExpiry(longest: seen, shortestTruthSince: truth?.expires ?? seen)
                 continue
             }
-            // Stale only below what the target acknowledged of the group: the data that would lengthen the group
-            // again (an upgrade, an extension, another series' renewal) may still be on its way.
+            // Stale only below what the target acknowledged of the group when the probe asked: the data that
+            // would lengthen the group again (an upgrade, an extension, another series' renewal) may still be on
+            // its way. With nothing of the group standing acknowledged, nothing it shows is stale.
             if let truth, truth.expires >= previous.longest, truth.status != .revoked,
-                book.longestAcknowledged(of: group) ?? .max > seen
+                let acknowledged = book.longestAcknowledged(of: group, by: c.asked), acknowledged > seen
             {
                 // The stale delivery that set the older expiry, and the newer one it overrode.
                 let stale = book.txs.values.filter { $0.group == group && $0.acked && $0.expires == seen }

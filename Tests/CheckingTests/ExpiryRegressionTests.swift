@@ -100,4 +100,64 @@ struct ExpiryRegressionTests {
             #expect(failed == (upgradeReached ? [.noStaleRegression] : []), "upgrade reached: \(upgradeReached)")
         }
     }
+
+    /// Found running detect at 80 times its rate (seed 55): a family subscription revoked, a new series bought,
+    /// then upgraded; the probe asked before the target acknowledged the upgrade, but its answer was judged after.
+    /// The new series' period was what the target rightly showed; the checker, counting it superseded by the
+    /// acknowledged upgrade, called it stale. Only what the target acknowledged by the time the probe asked counts.
+    @Test func upgradeAcknowledgedAfterTheProbeAskedLeavesThePeriodStanding() throws {
+        for askedAfterTheUpgrade in [false, true] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "1001", "gold", .autoRenewable, at: 1, expires: 100)
+            let first = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 100_000)])
+            #expect(failures(script.check(first, at: 2, final: false)).isEmpty)
+            script.play(.revoke, "1001", "gold", .autoRenewable, at: 3, expires: 100)
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 4, expires: 80)
+            script.play(
+                .grant,
+                "2002",
+                "gold",
+                .autoRenewable,
+                at: 5,
+                expires: 120,
+                original: "2001",
+                supersedes: "2001"
+            )
+            let second = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 80_000)])
+            let results = script.checker.check(
+                account: script.token,
+                state: second,
+                at: 6,
+                final: false,
+                asked: askedAfterTheUpgrade ? 5.5 : 4.5
+            )
+            #expect(failures(results) == (askedAfterTheUpgrade ? [.noStaleRegression] : []))
+        }
+    }
+
+    /// Found running detect at 80 times its rate (seed 55): one series refunded after the probe showed its
+    /// expiry, another's revocation dispatched but not yet answered when the probe showed that series' period,
+    /// and the first series' resubscription still queued. Nothing of the group stood acknowledged in the books, and
+    /// the checker took that as "stale below anything"; nothing the target shows is stale then.
+    @Test func nothingStandingAcknowledgedIsNoRegression() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "gold", .autoRenewable, at: 1, expires: 100)
+        let first = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 100_000)])
+        #expect(failures(script.check(first, at: 2, final: false)).isEmpty)
+        script.play(.grant, "3001", "gold", .autoRenewable, at: 3, expires: 90)
+        script.play(.revoke, "1001", "gold", .autoRenewable, at: 4, expires: 100)
+        script.play(.revoke, "3001", "gold", .autoRenewable, at: 5, outcome: nil, expires: 90)
+        script.play(
+            .grant,
+            "1002",
+            "gold",
+            .autoRenewable,
+            at: 5.5,
+            outcome: .notSent(reason: "in-flight cap 4096 reached", harnessLimited: true),
+            expires: 130,
+            original: "1001"
+        )
+        let second = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 90_000)])
+        #expect(failures(script.check(second, at: 6, final: false)).isEmpty)
+    }
 }
