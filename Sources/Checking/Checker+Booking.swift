@@ -163,7 +163,11 @@ extension Checker {
         tx.original = truth.originalTransactionId
         // A reversal may not sign the period again: the purchase's own stands.
         if let expires = truth.expiresDate { tx.book(expires: expires) }
-        if truth.kind == .reinstate { tx.reinstatedDate = max(tx.reinstatedDate, truth.effectiveDate) }
+        if truth.kind == .reinstate && truth.effectiveDate > tx.reinstatedDate {
+            // A later reversal: the target has it only once it acknowledges it.
+            tx.reinstatedDate = truth.effectiveDate
+            tx.reversalAcked = false
+        }
         // The latest signedDate decides between a refund and its reversal, whatever their arrival order.
         if truth.kind == .reinstate && tx.revoked && truth.effectiveDate > tx.revokedDate {
             // The target owes it again only once it acknowledges the reversal.
@@ -282,8 +286,15 @@ extension Checker {
                 neverAttempted: neverAttempted,
                 predatesReversal: (truth.kind == .grant || truth.kind == .revoke)
                     && truth.effectiveDate < tx.reinstatedDate,
+                // Data of the transaction signed after a reversal the target has not acknowledged (a
+                // `RENEWAL_EXTENDED` after a dropped `REFUND_REVERSED`): a target may rightly keep the refund.
+                awaitsReversal: truth.kind == .grant && tx.reinstatedDate > 0 && tx.revokedDate > 0
+                    && !tx.reversalAcked,
                 at: t
             )
+            if truth.kind == .reinstate, outcome.isAcknowledged, truth.effectiveDate >= tx.reinstatedDate {
+                tx.reversalAcked = true
+            }
         }
     }
 }
@@ -347,13 +358,14 @@ extension Tx {
         continues: Bool,
         neverAttempted: Bool,
         predatesReversal: Bool = false,
+        awaitsReversal: Bool = false,
         at t: Double
     ) {
         let acked = outcome.isAcknowledged
         switch kind {
         case .grant, .reinstate:
             if acked {
-                if !predatesReversal { self.acked = true }
+                if !predatesReversal && !awaitsReversal { self.acked = true }
                 accepted = true
             }
             if case .notSent = outcome {} else { reached = true }

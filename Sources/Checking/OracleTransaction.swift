@@ -15,6 +15,7 @@ final class RareFields: Sendable {
         var forgeryAcknowledged = false
         var regrantedMillis: Int64 = 0
         var ackedExpires: Int64 = 0
+        var reversalAcked = false
     }
 
     let values: Values
@@ -174,6 +175,11 @@ struct Tx: KeyedByID, Sendable {
     /// A forged delivery of it that a correct target must refuse was acknowledged: the target trusts forgeries.
     /// A bare claim (`bare-product-id`) goes as a device report, which a correct target may acknowledge, so its
     /// answer tells nothing.
+    /// The target acknowledged the latest reversal of the transaction's refund (see `reinstatedDate`).
+    var reversalAcked: Bool {
+        get { rare?.values.reversalAcked ?? false }
+        set { if newValue != reversalAcked { rareValues.reversalAcked = newValue } }
+    }
     var forgeryAcknowledged: Bool {
         get { rare?.values.forgeryAcknowledged ?? false }
         set { if newValue != forgeryAcknowledged { rareValues.forgeryAcknowledged = newValue } }

@@ -947,11 +947,13 @@ struct TrustworthyVerdictTests {
         )
         let token = first.action.appAccountToken
         let product = try #require(first.action.truth.productId)
+        // Probed after every answer: only what the target acknowledged by the time a probe asked counts.
+        let end = (planned.map(\.at).max() ?? 0) + 60
         let newer = AccountState(entitlements: [.init(productId: product, expiresDate: last.action.truth.expiresDate)])
-        checker.check(account: token, state: newer, at: 1, final: false)
+        checker.check(account: token, state: newer, at: end, final: false)
         let older = AccountState(entitlements: [.init(productId: product, expiresDate: first.action.truth.expiresDate)])
         let found = try #require(
-            witness(checker.check(account: token, state: older, at: 2, final: false), .noStaleRegression)
+            witness(checker.check(account: token, state: older, at: end + 1, final: false), .noStaleRegression)
         )
         #expect(found.entries.contains { $0.transactionId == first.action.truth.transactionId })
         #expect(found.entries.contains { $0.transactionId == last.action.truth.transactionId })

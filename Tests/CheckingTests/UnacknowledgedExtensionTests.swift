@@ -52,4 +52,34 @@ struct UnacknowledgedExtensionTests {
         early.checker.record(first, outcome: .acknowledged(status: 200), at: 6)
         #expect(failures(early.check(AccountState(), at: 10)) == [.subscriptionState])
     }
+
+    /// Found running detect at 80 times its rate with history (seed 57): a resubscription refunded, the refund's
+    /// reversal dropped at the harness's in-flight cap, then a `RENEWAL_EXTENDED` of the same transaction
+    /// acknowledged. The correct ledger, which never got the reversal, kept the refund; the checker took the
+    /// extension's acknowledgment for the reinstatement's and said subscription-state failed. Data signed after a
+    /// reversal makes the transaction owed again only once the target acknowledged the reversal.
+    @Test func extensionAfterAReversalTheTargetNeverGotOwesNothing() throws {
+        for reversalReached in [false, true] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 1, expires: 20)
+            script.play(.revoke, "2001", "gold", .autoRenewable, at: 2, expires: 20)
+            script.play(
+                .reinstate,
+                "2001",
+                "gold",
+                .autoRenewable,
+                at: 3,
+                outcome: reversalReached
+                    ? .acknowledged(status: 200) : .notSent(reason: "missed", harnessLimited: true),
+                notification: "REFUND_REVERSED",
+                expires: 20
+            )
+            extend(&script, outcome: .acknowledged(status: 200))
+            let results = script.check(AccountState(), at: 10)
+            #expect(
+                failures(results) == (reversalReached ? [.subscriptionState] : []),
+                "reversal reached: \(reversalReached)"
+            )
+        }
+    }
 }
