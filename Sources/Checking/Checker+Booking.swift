@@ -398,7 +398,9 @@ extension Tx {
             }
             if case .indeterminate = outcome { revocationIndeterminate = true }
         case .subscriptionStatus, .pending, .none:
-            break
+            // A notification that carries the transaction (a `CONSUMPTION_REQUEST`, a status change) reached the
+            // target with its signed transaction info, which a target may credit.
+            if case .notSent = outcome {} else { reached = true }
         }
     }
 }

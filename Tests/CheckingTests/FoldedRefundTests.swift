@@ -90,6 +90,34 @@ struct FoldedRefundTests {
         #expect(failures(script.check(AccountState(balances: ["coins": 9]), at: 61)).isEmpty)
     }
 
+    /// Found running detect at 80 times its rate with history (seed 63): a purchase of coins whose deliveries all
+    /// failed (refused during a restart, then missed at the harness's in-flight cap), and its refund too; a
+    /// `CONSUMPTION_REQUEST` carrying it was acknowledged, and the correct ledger credited the coins from its
+    /// signed transaction. The checker held the purchase as never reached and allowed none of its coins
+    /// (revocation-honored, "the target shows 234 coins.100 but only 232 remain once refunds are taken back").
+    @Test func purchaseReachedOnlyByANotificationCarryingItMayBeCredited() throws {
+        for requestReached in [true, false] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "1001", "coins", .consumable, at: 1)
+            script.play(.revoke, "1001", "coins", .consumable, at: 2)
+            let missed = DeliveryOutcome.notSent(reason: "in-flight cap 4096 reached", harnessLimited: true)
+            script.play(.grant, "2001", "coins", .consumable, at: 3, outcome: missed)
+            script.play(.grant, "2001", "coins", .consumable, at: 3, outcome: missed, onDevice: true)
+            script.play(
+                .none,
+                "2001",
+                "coins",
+                .consumable,
+                at: 4,
+                outcome: requestReached ? .acknowledged(status: 200) : missed,
+                notification: "CONSUMPTION_REQUEST"
+            )
+            script.play(.revoke, "2001", "coins", .consumable, at: 5, outcome: missed)
+            let failed = failures(script.check(AccountState(balances: ["coins": 1]), at: 10))
+            #expect(failed == (requestReached ? [] : [.revocationHonored]), "request reached: \(requestReached)")
+        }
+    }
+
     @Test func reversalSignedBeforeAFoldedRefundChangesNothing() throws {
         var script = try Script(try scriptProfile(), foldAbove: 4)
         buyAndRefundCoins(5, from: 1, first: 10_000, in: &script)
