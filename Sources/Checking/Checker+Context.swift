@@ -24,6 +24,21 @@ extension Checker {
             tx.revoked && tx.revocationAcked && tx.revocationAckedMillis <= asked
         }
 
+        /// Whether a transaction of the series that the target had acknowledged when the probe asked still runs
+        /// by what it acknowledged: not refunded as far as it knew, not superseded by a later transaction it had
+        /// acknowledged, and its acknowledged expiry still ahead. Then a target that entitles the series after
+        /// the App Store ended it was never told, or not yet.
+        func stillRunsAsAcknowledged(series original: String) -> Bool {
+            let members = book.txs.values.filter { tx in
+                tx.original == original && tx.genuine && tx.acked
+                    && (tx.trail.earliest(.acks).map { Int64(($0 * 1000).rounded(.up)) <= asked } ?? true)
+            }
+            return members.contains { tx in
+                !refundStood(tx) && (tx.acknowledgedExpires ?? 0) > now
+                    && !(tx.superseded && members.contains { $0.sequence > tx.sequence })
+            }
+        }
+
         func genuine(_ product: String) -> [(String, Tx)] {
             book.txs.filter { $0.value.product == product && $0.value.genuine && $0.value.sent }.map {
                 ($0.key, $0.value)

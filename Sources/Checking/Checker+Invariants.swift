@@ -502,6 +502,11 @@ extension Checker {
                     undecided.note("the latest expiry of subscription \(original) has not reached the target")
                 }
             } else if !truthEntitled, let entitlement, unverifiedSource(ofSubscription: entitlement, c) == nil {
+                if c.stillRunsAsAcknowledged(series: original) {
+                    // The data that ended it (a refund, a resubscription ending sooner) has not reached the target.
+                    undecided.note("the end of subscription \(original) has not reached the target")
+                    continue
+                }
                 return .fail(
                     "subscription \(original) (\(sub.product)) ended at \(end) (status \(sub.status)) but the target still entitles group \(sub.group)",
                     c.evidence(Array(series), [.acks, .refund, .recent]),
