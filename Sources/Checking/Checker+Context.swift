@@ -29,13 +29,9 @@ extension Checker {
         /// acknowledged, and its acknowledged expiry still ahead. Then a target that entitles the series after
         /// the App Store ended it was never told, or not yet.
         func stillRunsAsAcknowledged(series original: String) -> Bool {
-            let members = book.txs.values.filter { tx in
-                tx.original == original && tx.genuine && tx.acked
-                    && (tx.trail.earliest(.acks).map { Int64(($0 * 1000).rounded(.up)) <= asked } ?? true)
-            }
+            let members = book.txs.values.filter { $0.original == original && $0.genuine && $0.acknowledged(by: asked) }
             return members.contains { tx in
-                !refundStood(tx) && (tx.acknowledgedExpires ?? 0) > now
-                    && !(tx.superseded && members.contains { $0.sequence > tx.sequence })
+                !refundStood(tx) && (tx.acknowledgedExpires ?? 0) > now && !tx.isSuperseded(among: members)
             }
         }
 

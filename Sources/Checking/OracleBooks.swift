@@ -374,20 +374,9 @@ struct Book: Sendable {
     /// group's transactions still standing (not refunded, not superseded by an upgrade it had acknowledged by
     /// then), or nil when none is kept.
     func longestAcknowledged(of group: String, by asked: Int64) -> Int64? {
-        // An acknowledgment the trail does not date (booked in bulk) counts as made in time.
-        let members = txs.values.filter { tx in
-            tx.group == group && tx.acked
-                && (tx.trail.earliest(.acks).map { Int64(($0 * 1000).rounded(.up)) <= asked } ?? true)
-        }
-        // An upgrade supersedes a period only for a target that took it (or a later transaction of the series)
-        // before the probe asked: one missed at the harness's cap, or answered later, leaves the period the
-        // target's latest word.
-        return members.lazy.filter { tx in
-            !tx.revoked
-                && !(tx.superseded
-                    && members.contains { $0.original == tx.original && $0.sequence > tx.sequence })
-        }
-        .compactMap(\.acknowledgedExpires).max()
+        let members = txs.values.filter { $0.group == group && $0.acknowledged(by: asked) }
+        return members.lazy.filter { !$0.revoked && !$0.isSuperseded(among: members) }
+            .compactMap(\.acknowledgedExpires).max()
     }
 
     /// The group's series that expires last: what a probe of the group's expiry should show.

@@ -115,6 +115,20 @@ struct Tx: KeyedByID, Sendable {
     /// The expiry the target acknowledged (meaningful once `acked`).
     var acknowledgedExpires: Int64? { ackedExpires != 0 ? ackedExpires : expires }
 
+    /// Whether the target had acknowledged the transaction by `asked` (milliseconds since the start of the run):
+    /// a probe's answer may be judged after later answers. An acknowledgment the trail does not date (booked in
+    /// bulk) counts as made in time.
+    func acknowledged(by asked: Int64) -> Bool {
+        acked && (trail.earliest(.acks).map { Int64(($0 * 1000).rounded(.up)) <= asked } ?? true)
+    }
+
+    /// Whether an upgrade superseded the period for a target that acknowledged `acknowledged`: a later transaction
+    /// of its series is among them. One missed at the harness's cap, or answered after the probe asked, leaves
+    /// the period the target's latest word.
+    func isSuperseded(among acknowledged: [Tx]) -> Bool {
+        superseded && acknowledged.contains { $0.original == original && $0.sequence > sequence }
+    }
+
     /// Books a newer expiry: what the target acknowledged stays the older one until it acknowledges more.
     mutating func book(expires newer: Int64) {
         if acked, ackedExpires == 0, let old = expires, newer > old { ackedExpires = old }
