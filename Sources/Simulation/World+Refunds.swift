@@ -54,7 +54,7 @@ extension World {
     mutating func refundPurchase(account: Int, ref: PurchaseRef, at t: Double, cause: String?) {
         let now = millis(t)
         accounts[account].forget(ref.transaction)
-        accounts[account].rememberRefund(ref)
+        accounts[account].rememberRefund(ref, signedMs: now)
         let index = Int(ref.product)
         if products[index].type == .nonConsumable { accounts[account].setOwned(index, false) }
         var facts = purchaseTransaction(account: account, ref: ref, signedMs: now)
@@ -265,9 +265,15 @@ extension World {
     }
 
     /// Reverses an earlier refund: of a one-time purchase, or of a subscription's current period.
+    /// A refund signed in this very millisecond is not reversed yet: Apple decides a reversal days after its
+    /// refund, and at equal signed dates a backend could not tell which of the two is the later.
     mutating func reverseRefund(account: Int, at t: Double) -> Bool {
-        let revokedGroups = accounts[account].subs.indices.filter { accounts[account].subs[$0]?.status == .revoked }
-        var purchase = accounts[account].refunded.last
+        let now = millis(t)
+        let revokedGroups = accounts[account].subs.indices.filter {
+            guard let sub = accounts[account].subs[$0] else { return false }
+            return sub.status == .revoked && sub.revocationMs < now
+        }
+        var purchase = accounts[account].refunded.last.flatMap { $0.refundedMs < now ? $0.ref : nil }
         if let ref = purchase, products[Int(ref.product)].type == .nonConsumable,
             accounts[account].owns(Int(ref.product))
         {
@@ -284,7 +290,6 @@ extension World {
         accounts[account].refunded.removeLast()
         accounts[account].remember(ref)
         if products[index].type == .nonConsumable { accounts[account].setOwned(index, true) }
-        let now = millis(t)
         let facts = purchaseTransaction(account: account, ref: ref, signedMs: now)
         var truth = Truth(kind: .reinstate, effectiveDate: now)
         truth.productId = facts.productId

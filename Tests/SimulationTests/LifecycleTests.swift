@@ -102,6 +102,42 @@ struct LifecycleTests {
         #expect(declines.allSatisfy { $0.transaction?.type == Self.autoRenewable && $0.truth.kind == .none })
     }
 
+    /// A refund and its reversal signed in one millisecond would leave a backend nothing to order them by; at a
+    /// rate where two actions of an account often share a millisecond, the reversal still comes later.
+    @Test func aReversalIsSignedAfterTheRefundItUndoes() throws {
+        let text = """
+            {
+              name: "crowded", seed: 5,
+              target: { embeddedLedger: true, bundleId: "com.example.test" },
+              catalog: {
+                groups: [{ id: "premium" }],
+                products: [
+                  { id: "gold", type: "autoRenewable", group: "premium", priceMilli: 9990, periodSeconds: 60 },
+                  { id: "pass", type: "nonRenewing", priceMilli: 2990, periodSeconds: 60 },
+                ],
+              },
+              population: { accounts: 2, devicesPerAccount: 1 },
+              actionMix: { subscribe: 1, nonRenewing: 1, refund: 3, refundReversal: 3 },
+              schedule: [{ kind: "constant", rate: 4000, seconds: 2 }],
+            }
+            """
+        let actions = run(try Profile.decode(Data(text.utf8), file: "crowded.json5"))
+        var refunded: [String: Int64] = [:]
+        var reversals = 0
+        for action in actions {
+            guard let id = action.truth.transactionId else { continue }
+            switch action.truth.kind {
+            case .revoke: refunded[id] = action.truth.effectiveDate
+            case .reinstate:
+                reversals += 1
+                let refund = try #require(refunded[id])
+                #expect(action.truth.effectiveDate > refund, "transaction \(id)")
+            default: break
+            }
+        }
+        #expect(reversals > 100)
+    }
+
     @Test func anOlderRenewalCanBeRefundedWithoutEndingTheCurrentPeriod() throws {
         let actions = try subscriptionsOnly()
         var olderRefunds = 0
