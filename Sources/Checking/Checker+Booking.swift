@@ -88,7 +88,7 @@ extension Checker {
         case .subscriptionStatus:
             book.apply(truth)
             if let id = truth.transactionId {
-                book.noteCarried(id, product: truth.productId, entry: entry, limit: limit)
+                book.noteCarried(id, product: truth.productId, quantity: truth.quantity, entry: entry, limit: limit)
             }
         case .pending:
             if let product = truth.productId {
@@ -102,7 +102,7 @@ extension Checker {
             }
         case .none:
             if let id = truth.transactionId {
-                book.noteCarried(id, product: truth.productId, entry: entry, limit: limit)
+                book.noteCarried(id, product: truth.productId, quantity: truth.quantity, entry: entry, limit: limit)
             }
         }
     }

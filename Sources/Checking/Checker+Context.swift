@@ -50,7 +50,16 @@ extension Checker {
         /// Units of the product's distinct verified purchases the target may have credited (kept or folded: a
         /// late copy of a folded one is not booked, so folded units all count).
         func genuineUnits(_ product: String) -> Int {
-            creditable(product).reduce(book.folded[product]?.sent ?? 0) { $0 + $1.1.quantity }
+            creditable(product).reduce((book.folded[product]?.sent ?? 0) + unitsCarriedAhead(product)) {
+                $0 + $1.1.quantity
+            }
+        }
+
+        /// Units of the product's purchases that a genuine notification carried ahead of their own deliveries
+        /// (a `CONSUMPTION_REQUEST` before a delayed `ONE_TIME_CHARGE`): a target may have credited them from it.
+        func unitsCarriedAhead(_ product: String) -> Int {
+            guard !book.issuedAhead.isEmpty else { return 0 }
+            return book.issuedAhead.values.reduce(0) { $0 + ($1.product == product ? $1.quantity : 0) }
         }
 
         /// Units of the product's verified purchases sent that no attempt can have brought to the target.
@@ -67,9 +76,9 @@ extension Checker {
         /// Units of the product's verified purchases the target may have credited whose refund had not stood
         /// when the probe asked (kept or folded).
         func unitsNotRefunded(_ product: String) -> Int {
-            creditable(product).filter { !refundStood($0.1) }.reduce(book.folded[product]?.sentNotRefunded ?? 0) {
-                $0 + $1.1.quantity
-            }
+            creditable(product).filter { !refundStood($0.1) }.reduce(
+                (book.folded[product]?.sentNotRefunded ?? 0) + unitsCarriedAhead(product)
+            ) { $0 + $1.1.quantity }
         }
 
         /// Units of the product beyond the first grant of each transaction the probe lists more than once: what
@@ -105,7 +114,7 @@ extension Checker {
         func bought(_ product: String) -> Bool {
             book.folded[product] != nil || !genuine(product).isEmpty
                 // Issued by the App Store, carried by a genuine notification ahead of its own deliveries.
-                || book.issuedAhead.values.contains(product)
+                || book.issuedAhead.values.contains { $0.product == product }
         }
 
         /// Whether a sent purchase of the product other than `id` was unrefunded when the probe asked, kept or

@@ -131,7 +131,7 @@ struct Book: Sendable {
     /// dispatched (a `DID_CHANGE_RENEWAL_STATUS` signed after a renewal whose own deliveries were reordered or
     /// late): the App Store issued them, so a target that grants one from that notification grants no fiction.
     /// Each leaves when its grant is booked, so it holds only those still ahead.
-    var issuedAhead: [String: String] = [:]
+    var issuedAhead: [String: CarriedAhead] = [:]
     /// When the refund of each folded purchase that had one reversed was reversed (its `reinstatedDate`, or the
     /// signing date of a reversal that came after the purchase folded, ahead of its delayed refund): a late copy
     /// of the refund, signed before that, changes nothing (see `Checker.bookRefund`). Reversals are rare.
@@ -155,13 +155,13 @@ struct Book: Sendable {
         if neverAcceptedSample?.key.value == number { neverAcceptedSample = nil }
     }
 
-    /// A genuine notification that grants nothing carried transaction `id` of `product`: into its trail if it
-    /// is kept, else into `issuedAhead` if nothing booked knows it yet.
-    mutating func noteCarried(_ id: String, product: String?, entry: LogEntry?, limit: Int) {
+    /// A genuine notification that grants nothing carried transaction `id` of `product` (`quantity` units):
+    /// into its trail if it is kept, else into `issuedAhead` if nothing booked knows it yet.
+    mutating func noteCarried(_ id: String, product: String?, quantity: Int, entry: LogEntry?, limit: Int) {
         if txs[id] != nil {
             txs[id]?.trail.note(entry, as: .recent, limit: limit)
         } else if !(UInt64(id).map(foldedIDs.contains) ?? false) {
-            issuedAhead[id] = product ?? ""
+            issuedAhead[id] = CarriedAhead(product: product ?? "", quantity: quantity)
         }
     }
 
@@ -446,4 +446,11 @@ struct State: Sendable {
     mutating func sampleUnknown(_ text: String) {
         if unknownSamples.count < 100 { unknownSamples.append(text) }
     }
+}
+
+/// A transaction a genuine notification carried ahead of the delivery that grants it (see `Book.issuedAhead`).
+struct CarriedAhead: Sendable {
+    var product: String
+    /// Its units (consumables): a target may credit them from the notification that carried it.
+    var quantity: Int
 }

@@ -59,8 +59,10 @@ struct AccountState: Sendable {
     /// The subscription of each group the account ever subscribed to, by group index.
     var subs: [SubscriptionLifecycle?] = []
     var purchases: [PurchaseRef] = []
-    /// The last two refunded one-time purchases, each with when its refund was signed.
-    var refunded: [RefundedPurchase] = []
+    var refunded: [PurchaseRef] = []
+    /// When the account's last refund or refund reversal was signed: the next one is signed later (see
+    /// `World.refundsSettled(account:at:)`).
+    var refundChangedMs: Int64 = 0
     /// This account's subscriptions shared with its Family Sharing partner, one per group ever shared.
     var familyShares: [FamilyShare] = []
     /// The groups in which the account has its partner's subscription through Family Sharing.
@@ -94,17 +96,10 @@ struct AccountState: Sendable {
 
     mutating func forget(_ transaction: UInt64) { purchases.removeAll { $0.transaction == transaction } }
 
-    mutating func rememberRefund(_ ref: PurchaseRef, signedMs: Int64) {
+    mutating func rememberRefund(_ ref: PurchaseRef) {
         if refunded.count >= 2 { refunded.removeFirst() }
-        refunded.append(RefundedPurchase(ref: ref, refundedMs: signedMs))
+        refunded.append(ref)
     }
-}
-
-/// A refunded one-time purchase whose refund may be reversed.
-struct RefundedPurchase: Sendable {
-    var ref: PurchaseRef
-    /// When the refund was signed: its reversal is signed later (Apple decides a reversal days after).
-    var refundedMs: Int64
 }
 
 /// Something due at a time: an action to hand out, or a timer of the world.

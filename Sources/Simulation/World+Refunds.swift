@@ -10,6 +10,7 @@ extension World {
     /// (`latestOnly`) follow their purchase. A third of the refunds are requested from inside the app first
     /// (see `requestRefund`).
     mutating func refund(account: Int, at t: Double, cause: String?, latestOnly: Bool = false) -> Bool {
+        guard refundsSettled(account: account, at: t) else { return false }
         let purchases = accounts[account].purchases
         let subs = entitledGroups(account)
         let total = purchases.count + subs.count
@@ -53,8 +54,9 @@ extension World {
     /// Refunds a one-time purchase (and revokes the partner's shared copy).
     mutating func refundPurchase(account: Int, ref: PurchaseRef, at t: Double, cause: String?) {
         let now = millis(t)
+        accounts[account].refundChangedMs = now
         accounts[account].forget(ref.transaction)
-        accounts[account].rememberRefund(ref, signedMs: now)
+        accounts[account].rememberRefund(ref)
         let index = Int(ref.product)
         if products[index].type == .nonConsumable { accounts[account].setOwned(index, false) }
         var facts = purchaseTransaction(account: account, ref: ref, signedMs: now)
@@ -76,6 +78,7 @@ extension World {
     /// Refunds the current period: the subscription is revoked and stops renewing.
     mutating func refundSubscription(account: Int, group: Int, at t: Double, cause: String?) {
         let now = millis(t)
+        accounts[account].refundChangedMs = now
         var sub = accounts[account].sub(group)!
         sub.revoke(nowMs: now, reason: rng.chance(0.5) ? 1 : 0)
         accounts[account].setSub(group, sub)
@@ -94,6 +97,7 @@ extension World {
             var sub = accounts[account].sub(group), let period = sub.refundPrevious()
         else { return }
         accounts[account].setSub(group, sub)
+        accounts[account].refundChangedMs = now
         revoked(&facts, at: now)
         var truth = Truth(kind: .revoke, effectiveDate: now)
         truth.productId = facts.productId
@@ -160,8 +164,7 @@ extension World {
                 subject.renewal
             )
             note.payload.data?.consumptionRequestReason = .unintendedPurchase
-            var truth = Truth(kind: .none, effectiveDate: now)
-            truth.transactionId = subject.facts.transactionId
+            let truth = Self.carried(subject.facts, signedMs: now)
             emit(.consumptionRequest, account: account, event: newEvent(), at: t, .notification(note), truth)
         }
         let approve = rng.chance(0.5)
@@ -175,6 +178,14 @@ extension World {
     /// Apple's decision on a refund request, if the transaction is still refundable (not refunded meanwhile, and
     /// for a subscription still its current or previous period).
     mutating func decideRefund(account: Int, group: Int?, transaction: UInt64, approve: Bool, at t: Double) {
+        guard refundsSettled(account: account, at: t) else {
+            // Decided a millisecond later, after the refund or reversal signed in this one.
+            schedule(
+                .refundDecision(account: account, group: group, transaction: transaction, approve: approve),
+                at: t + 0.001
+            )
+            return
+        }
         let now = millis(t)
         guard let subject = refundSubject(account: account, group: group, transaction: transaction, signedMs: now)
         else { return }
@@ -198,8 +209,7 @@ extension World {
             subject.facts,
             subject.renewal
         )
-        var truth = Truth(kind: .none, effectiveDate: now)
-        truth.transactionId = subject.facts.transactionId
+        let truth = Self.carried(subject.facts, signedMs: now)
         emit(.refundDeclined, account: account, event: newEvent(), at: t, .notification(declined), truth)
     }
 
@@ -265,15 +275,10 @@ extension World {
     }
 
     /// Reverses an earlier refund: of a one-time purchase, or of a subscription's current period.
-    /// A refund signed in this very millisecond is not reversed yet: Apple decides a reversal days after its
-    /// refund, and at equal signed dates a backend could not tell which of the two is the later.
     mutating func reverseRefund(account: Int, at t: Double) -> Bool {
-        let now = millis(t)
-        let revokedGroups = accounts[account].subs.indices.filter {
-            guard let sub = accounts[account].subs[$0] else { return false }
-            return sub.status == .revoked && sub.revocationMs < now
-        }
-        var purchase = accounts[account].refunded.last.flatMap { $0.refundedMs < now ? $0.ref : nil }
+        guard refundsSettled(account: account, at: t) else { return false }
+        let revokedGroups = accounts[account].subs.indices.filter { accounts[account].subs[$0]?.status == .revoked }
+        var purchase = accounts[account].refunded.last
         if let ref = purchase, products[Int(ref.product)].type == .nonConsumable,
             accounts[account].owns(Int(ref.product))
         {
@@ -290,6 +295,8 @@ extension World {
         accounts[account].refunded.removeLast()
         accounts[account].remember(ref)
         if products[index].type == .nonConsumable { accounts[account].setOwned(index, true) }
+        let now = millis(t)
+        accounts[account].refundChangedMs = now
         let facts = purchaseTransaction(account: account, ref: ref, signedMs: now)
         var truth = Truth(kind: .reinstate, effectiveDate: now)
         truth.productId = facts.productId
@@ -311,6 +318,7 @@ extension World {
     mutating func reverseSubscriptionRefund(account: Int, group: Int, at t: Double) {
         guard var sub = accounts[account].sub(group) else { return }
         let now = millis(t)
+        accounts[account].refundChangedMs = now
         let alarm = sub.reinstate(nowMs: now)
         accounts[account].setSub(group, sub)
         if let alarm { setAlarm(alarm, account: account, group: group) }
@@ -325,5 +333,24 @@ extension World {
             renewal(account: account, group: group, signedMs: now)
         )
         emit(.refundReversal, account: account, event: newEvent(), at: t, .notification(note), truth)
+    }
+
+    /// Whether a refund or reversal may be signed on the account at `t`: not in the millisecond of its last
+    /// one. Apple decides them hours or days apart, and two signed at the same instant leave a backend nothing
+    /// to order them by (a refund and its reversal, or a reversal and the refund after it).
+    func refundsSettled(account: Int, at t: Double) -> Bool {
+        millis(t) > accounts[account].refundChangedMs
+    }
+
+    /// The truth of a notification that changes nothing but carries a signed transaction (a refund request,
+    /// its decline): which purchase, of what and how many units, since a target may credit from it a purchase
+    /// whose own deliveries have not come yet.
+    static func carried(_ facts: TransactionFacts, signedMs: Int64) -> Truth {
+        var truth = Truth(kind: .none, effectiveDate: signedMs)
+        truth.transactionId = facts.transactionId
+        truth.productId = facts.productId
+        truth.productType = ProductKind(facts.type)
+        truth.quantity = Int(facts.quantity)
+        return truth
     }
 }

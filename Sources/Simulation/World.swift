@@ -238,6 +238,11 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             }
             _ = complete(product: product, account: account, device: device, at: t, approval: true)
         case .refund(let account):
+            guard refundsSettled(account: account, at: t) else {
+                // A millisecond later: the account's last refund or reversal was signed in this one.
+                schedule(.refund(account: account), at: t + 0.001)
+                return
+            }
             _ = refund(account: account, at: t, cause: "refundMidStream", latestOnly: true)
         case .refundDecision(let account, let group, let transaction, let approve):
             decideRefund(account: account, group: group, transaction: transaction, approve: approve, at: t)

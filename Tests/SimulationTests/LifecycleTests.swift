@@ -103,8 +103,9 @@ struct LifecycleTests {
     }
 
     /// A refund and its reversal signed in one millisecond would leave a backend nothing to order them by; at a
-    /// rate where two actions of an account often share a millisecond, the reversal still comes later.
-    @Test func aReversalIsSignedAfterTheRefundItUndoes() throws {
+    /// rate where an account's actions and its mid-stream refunds often share a millisecond, a reversal comes
+    /// after the refund it undoes, and a refund after the reversal before it.
+    @Test func refundsAndReversalsOfATransactionAreSignedApart() throws {
         let text = """
             {
               name: "crowded", seed: 5,
@@ -118,24 +119,27 @@ struct LifecycleTests {
               },
               population: { accounts: 2, devicesPerAccount: 1 },
               actionMix: { subscribe: 1, nonRenewing: 1, refund: 3, refundReversal: 3 },
+              faults: { refundMidStream: { probability: 0.5 } },
               schedule: [{ kind: "constant", rate: 4000, seconds: 2 }],
             }
             """
         let actions = run(try Profile.decode(Data(text.utf8), file: "crowded.json5"))
-        var refunded: [String: Int64] = [:]
-        var reversals = 0
+        // The event signed at each instant, by transaction (an event's device and webhook copies share it).
+        var signed: [String: [Int64: UInt64]] = [:]
+        var (refunds, reversals) = (0, 0)
         for action in actions {
             guard let id = action.truth.transactionId else { continue }
             switch action.truth.kind {
-            case .revoke: refunded[id] = action.truth.effectiveDate
-            case .reinstate:
-                reversals += 1
-                let refund = try #require(refunded[id])
-                #expect(action.truth.effectiveDate > refund, "transaction \(id)")
-            default: break
+            case .revoke: refunds += 1
+            case .reinstate: reversals += 1
+            default: continue
             }
+            let date = action.truth.effectiveDate
+            if let other = signed[id]?[date] { #expect(other == action.event, "transaction \(id) at \(date)") }
+            signed[id, default: [:]][date] = action.event
         }
-        #expect(reversals > 100)
+        #expect(refunds > 100 && reversals > 100)
+        #expect(actions.contains { $0.causedBy == "refundMidStream" })
     }
 
     @Test func anOlderRenewalCanBeRefundedWithoutEndingTheCurrentPeriod() throws {
@@ -192,6 +196,19 @@ struct LifecycleTests {
             #expect(decision.1.signedDate > request.signedDate)
         }
         #expect(decided > 0)
+    }
+
+    /// A refund request and its decline change nothing, but carry a signed purchase a target may credit: the
+    /// truth names it, its product and its units.
+    @Test func aRefundRequestNamesThePurchaseItCarries() throws {
+        let actions = run(try richProfile(accounts: 30, seconds: 200))
+        let carriers = actions.filter { $0.lifecycle == .consumptionRequest || $0.lifecycle == .refundDeclined }
+        #expect(carriers.contains { $0.transaction?.type == .consumable })
+        for action in carriers {
+            let tx = try #require(action.transaction)
+            #expect(action.truth.kind == .none && action.truth.transactionId == tx.transactionId)
+            #expect(action.truth.productId == tx.productId && action.truth.quantity == Int(tx.quantity))
+        }
     }
 
     @Test func aWinBackOfferBringsALapsedSubscriberBack() throws {
