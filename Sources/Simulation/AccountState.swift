@@ -60,9 +60,9 @@ struct AccountState: Sendable {
     var subs: [SubscriptionLifecycle?] = []
     var purchases: [PurchaseRef] = []
     var refunded: [PurchaseRef] = []
-    /// When the account's last refund or refund reversal was signed: the next one is signed later (see
-    /// `World.refundsSettled(account:at:)`).
-    var refundChangedMs: Int64 = 0
+    /// When the account's last refund, refund reversal or renewal extension was signed: the next one is signed
+    /// later (see `World.changesSettled(account:at:)`).
+    var changedMs: Int64 = 0
     /// This account's subscriptions shared with its Family Sharing partner, one per group ever shared.
     var familyShares: [FamilyShare] = []
     /// The groups in which the account has its partner's subscription through Family Sharing.

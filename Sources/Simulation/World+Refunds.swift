@@ -10,7 +10,7 @@ extension World {
     /// (`latestOnly`) follow their purchase. A third of the refunds are requested from inside the app first
     /// (see `requestRefund`).
     mutating func refund(account: Int, at t: Double, cause: String?, latestOnly: Bool = false) -> Bool {
-        guard refundsSettled(account: account, at: t) else { return false }
+        guard changesSettled(account: account, at: t) else { return false }
         let purchases = accounts[account].purchases
         let subs = entitledGroups(account)
         let total = purchases.count + subs.count
@@ -54,7 +54,7 @@ extension World {
     /// Refunds a one-time purchase (and revokes the partner's shared copy).
     mutating func refundPurchase(account: Int, ref: PurchaseRef, at t: Double, cause: String?) {
         let now = millis(t)
-        accounts[account].refundChangedMs = now
+        accounts[account].changedMs = now
         accounts[account].forget(ref.transaction)
         accounts[account].rememberRefund(ref)
         let index = Int(ref.product)
@@ -78,7 +78,7 @@ extension World {
     /// Refunds the current period: the subscription is revoked and stops renewing.
     mutating func refundSubscription(account: Int, group: Int, at t: Double, cause: String?) {
         let now = millis(t)
-        accounts[account].refundChangedMs = now
+        accounts[account].changedMs = now
         var sub = accounts[account].sub(group)!
         sub.revoke(nowMs: now, reason: rng.chance(0.5) ? 1 : 0)
         accounts[account].setSub(group, sub)
@@ -97,7 +97,7 @@ extension World {
             var sub = accounts[account].sub(group), let period = sub.refundPrevious()
         else { return }
         accounts[account].setSub(group, sub)
-        accounts[account].refundChangedMs = now
+        accounts[account].changedMs = now
         revoked(&facts, at: now)
         var truth = Truth(kind: .revoke, effectiveDate: now)
         truth.productId = facts.productId
@@ -178,7 +178,7 @@ extension World {
     /// Apple's decision on a refund request, if the transaction is still refundable (not refunded meanwhile, and
     /// for a subscription still its current or previous period).
     mutating func decideRefund(account: Int, group: Int?, transaction: UInt64, approve: Bool, at t: Double) {
-        guard refundsSettled(account: account, at: t) else {
+        guard changesSettled(account: account, at: t) else {
             // Decided a millisecond later, after the refund or reversal signed in this one.
             schedule(
                 .refundDecision(account: account, group: group, transaction: transaction, approve: approve),
@@ -276,7 +276,7 @@ extension World {
 
     /// Reverses an earlier refund: of a one-time purchase, or of a subscription's current period.
     mutating func reverseRefund(account: Int, at t: Double) -> Bool {
-        guard refundsSettled(account: account, at: t) else { return false }
+        guard changesSettled(account: account, at: t) else { return false }
         let revokedGroups = accounts[account].subs.indices.filter { accounts[account].subs[$0]?.status == .revoked }
         var purchase = accounts[account].refunded.last
         if let ref = purchase, products[Int(ref.product)].type == .nonConsumable,
@@ -296,7 +296,7 @@ extension World {
         accounts[account].remember(ref)
         if products[index].type == .nonConsumable { accounts[account].setOwned(index, true) }
         let now = millis(t)
-        accounts[account].refundChangedMs = now
+        accounts[account].changedMs = now
         let facts = purchaseTransaction(account: account, ref: ref, signedMs: now)
         var truth = Truth(kind: .reinstate, effectiveDate: now)
         truth.productId = facts.productId
@@ -318,7 +318,7 @@ extension World {
     mutating func reverseSubscriptionRefund(account: Int, group: Int, at t: Double) {
         guard var sub = accounts[account].sub(group) else { return }
         let now = millis(t)
-        accounts[account].refundChangedMs = now
+        accounts[account].changedMs = now
         let alarm = sub.reinstate(nowMs: now)
         accounts[account].setSub(group, sub)
         if let alarm { setAlarm(alarm, account: account, group: group) }
@@ -335,11 +335,12 @@ extension World {
         emit(.refundReversal, account: account, event: newEvent(), at: t, .notification(note), truth)
     }
 
-    /// Whether a refund or reversal may be signed on the account at `t`: not in the millisecond of its last
-    /// one. Apple decides them hours or days apart, and two signed at the same instant leave a backend nothing
-    /// to order them by (a refund and its reversal, or a reversal and the refund after it).
-    func refundsSettled(account: Int, at t: Double) -> Bool {
-        millis(t) > accounts[account].refundChangedMs
+    /// Whether a refund, reversal or renewal extension may be signed on the account at `t`: not in the
+    /// millisecond of its last one. Apple decides them hours or days apart, and two signed at the same instant
+    /// leave a backend nothing to order them by (a refund and its reversal, a reversal and the refund after it,
+    /// two extensions of one period).
+    func changesSettled(account: Int, at t: Double) -> Bool {
+        millis(t) > accounts[account].changedMs
     }
 
     /// The truth of a notification that changes nothing but carries a signed transaction (a refund request,

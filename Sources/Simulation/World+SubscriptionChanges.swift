@@ -148,7 +148,9 @@ extension World {
     /// which grants nothing. Besides the drawn account, two accounts drawn at random join when they are active
     /// subscribers of the same product, so the population is never scanned.
     mutating func extendRenewal(account: Int, at t: Double) -> Bool {
-        guard let group = pickEntitled(account, where: { sub, _ in Self.extendable(sub) }),
+        let now = millis(t)
+        guard changesSettled(account: account, at: t),
+            let group = pickEntitled(account, where: { sub, _ in Self.extendable(sub, at: now) }),
             let position = accounts[account].sub(group)?.position
         else { return false }
         let days = Double(1 + rng.below(30))
@@ -156,8 +158,9 @@ extension World {
         var subscribers = [account]
         for _ in 0..<2 {
             let other = rng.below(accounts.count)
-            if !subscribers.contains(other), let sub = accounts[other].sub(group), sub.position == position,
-                Self.extendable(sub)
+            if !subscribers.contains(other), changesSettled(account: other, at: t),
+                let sub = accounts[other].sub(group),
+                sub.position == position, Self.extendable(sub, at: now)
             {
                 subscribers.append(other)
             }
@@ -193,14 +196,16 @@ extension World {
         return true
     }
 
-    /// Whether a subscription can be extended: active, with no pending price consent or armed billing failure,
-    /// which would be lost with the timers a new version drops.
-    static func extendable(_ sub: SubscriptionLifecycle) -> Bool {
-        sub.status == .active && sub.priceIncrease != .pending && !sub.failNext
+    /// Whether a subscription can be extended at `nowMs`: active, with no pending price consent or armed billing
+    /// failure, which would be lost with the timers a new version drops, and its transaction signed before
+    /// (an extension in the millisecond of the purchase or renewal it extends could not be ordered after it).
+    static func extendable(_ sub: SubscriptionLifecycle, at nowMs: Int64) -> Bool {
+        sub.status == .active && sub.priceIncrease != .pending && !sub.failNext && sub.purchaseMs < nowMs
     }
 
     /// One subscriber's part of a mass extension: true when it was extended, false for a `FAILURE`.
     private mutating func extend(account: Int, group: Int, byMillis extra: Int64, at t: Double) -> Bool {
+        accounts[account].changedMs = millis(t)
         guard rng.chance(0.9), var sub = accounts[account].sub(group) else {
             let failure = SubscriptionLifecycle.Notice(
                 type: .renewalExtension,

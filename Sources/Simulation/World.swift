@@ -238,7 +238,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             }
             _ = complete(product: product, account: account, device: device, at: t, approval: true)
         case .refund(let account):
-            guard refundsSettled(account: account, at: t) else {
+            guard changesSettled(account: account, at: t) else {
                 // A millisecond later: the account's last refund or reversal was signed in this one.
                 schedule(.refund(account: account), at: t + 0.001)
                 return

@@ -104,8 +104,9 @@ struct LifecycleTests {
 
     /// A refund and its reversal signed in one millisecond would leave a backend nothing to order them by; at a
     /// rate where an account's actions and its mid-stream refunds often share a millisecond, a reversal comes
-    /// after the refund it undoes, and a refund after the reversal before it.
-    @Test func refundsAndReversalsOfATransactionAreSignedApart() throws {
+    /// after the refund it undoes, a refund after the reversal before it, and a renewal extension after the
+    /// purchase it extends and after the extension before it.
+    @Test func refundsReversalsAndExtensionsOfATransactionAreSignedApart() throws {
         let text = """
             {
               name: "crowded", seed: 5,
@@ -118,27 +119,37 @@ struct LifecycleTests {
                 ],
               },
               population: { accounts: 2, devicesPerAccount: 1 },
-              actionMix: { subscribe: 1, nonRenewing: 1, refund: 3, refundReversal: 3 },
+              actionMix: { subscribe: 1, nonRenewing: 1, refund: 3, refundReversal: 3, renewalExtension: 3 },
               faults: { refundMidStream: { probability: 0.5 } },
               schedule: [{ kind: "constant", rate: 4000, seconds: 2 }],
             }
             """
         let actions = run(try Profile.decode(Data(text.utf8), file: "crowded.json5"))
-        // The event signed at each instant, by transaction (an event's device and webhook copies share it).
-        var signed: [String: [Int64: UInt64]] = [:]
-        var (refunds, reversals) = (0, 0)
+        // The event signed at each instant, by transaction (an event's device and webhook copies share it):
+        // refunds and reversals apart from each other, extensions apart from every grant of their transaction
+        // (a purchase and its own mid-stream refund may share one: a refund always wins over its purchase).
+        var changes: [String: [Int64: UInt64]] = [:]
+        var grants: [String: [Int64: (UInt64, Bool)]] = [:]
+        var (refunds, reversals, extensions) = (0, 0, 0)
         for action in actions {
             guard let id = action.truth.transactionId else { continue }
+            let date = action.truth.effectiveDate
             switch action.truth.kind {
-            case .revoke: refunds += 1
-            case .reinstate: reversals += 1
+            case .revoke, .reinstate:
+                if action.truth.kind == .revoke { refunds += 1 } else { reversals += 1 }
+                if let other = changes[id]?[date] { #expect(other == action.event, "transaction \(id) at \(date)") }
+                changes[id, default: [:]][date] = action.event
+            case .grant:
+                let extending = action.lifecycle == .renewalExtended
+                if extending { extensions += 1 }
+                if let (other, otherExtends) = grants[id]?[date], extending || otherExtends {
+                    #expect(other == action.event, "transaction \(id) extended at \(date)")
+                }
+                grants[id, default: [:]][date] = (action.event, extending)
             default: continue
             }
-            let date = action.truth.effectiveDate
-            if let other = signed[id]?[date] { #expect(other == action.event, "transaction \(id) at \(date)") }
-            signed[id, default: [:]][date] = action.event
         }
-        #expect(refunds > 100 && reversals > 100)
+        #expect(refunds > 100 && reversals > 100 && extensions > 100)
         #expect(actions.contains { $0.causedBy == "refundMidStream" })
     }
 
