@@ -277,9 +277,11 @@ extension Checker {
                 )
             }
         case .autoRenewable:
+            // Not while another transaction of the series runs by what the target acknowledged (its own refund
+            // never reached the target): that one may be what it entitles.
             if let group = tx.group, let original = tx.original, let sub = c.book.subs[original],
                 sub.status == .revoked, let entitlement = entitlement(ofGroup: group, series: original, c),
-                unverifiedSource(ofSubscription: entitlement, c) == nil
+                unverifiedSource(ofSubscription: entitlement, c) == nil, !c.stillRunsAsAcknowledged(series: original)
             {
                 return .fail(
                     "the target still entitles subscription group \(group) although transaction \(id) was refunded",

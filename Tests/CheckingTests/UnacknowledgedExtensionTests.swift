@@ -108,4 +108,34 @@ struct UnacknowledgedExtensionTests {
             #expect(failed.isEmpty != refundReached, "refund reached: \(refundReached), \(failed)")
         }
     }
+
+    /// Found running smoke at 160 times its rate with history (seed 83): a resubscription refunded, the refund
+    /// acknowledged; the series resubscribed again, acknowledged, and that refund missed at the harness's cap. The
+    /// correct ledger, never told of the second refund, entitled the group through the second resubscription; the
+    /// checker blamed the first refund. A refund of the series is honored while another transaction of it runs by
+    /// what the target acknowledged; once the second refund reaches the target, the entitlement fails.
+    @Test func refundedSeriesStillRunningOnATransactionTheTargetKnowsUnrefundedIsNoFailure() throws {
+        for secondRefundReached in [false, true] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "3001", "gold", .autoRenewable, at: 1, expires: 40)
+            script.play(.revoke, "3001", "gold", .autoRenewable, at: 4, expires: 40)
+            script.play(.grant, "3002", "gold", .autoRenewable, at: 5, expires: 45, original: "3001")
+            let missed = DeliveryOutcome.notSent(reason: "in-flight cap 4096 reached", harnessLimited: true)
+            script.play(
+                .revoke,
+                "3002",
+                "gold",
+                .autoRenewable,
+                at: 6,
+                outcome: secondRefundReached ? .acknowledged(status: 200) : missed,
+                expires: 45,
+                original: "3001"
+            )
+            let shown = AccountState(
+                entitlements: [.init(productId: "gold", transactionId: "3002", expiresDate: start + 45_000)]
+            )
+            let failed = failures(script.check(shown, at: 30))
+            #expect(failed.isEmpty != secondRefundReached, "second refund reached: \(secondRefundReached), \(failed)")
+        }
+    }
 }
