@@ -162,7 +162,7 @@ extension Checker {
         if tx.group != truth.groupId { tx.relabel(label(tx.product, group: truth.groupId)) }
         tx.original = truth.originalTransactionId
         // A reversal may not sign the period again: the purchase's own stands.
-        if let expires = truth.expiresDate { tx.book(expires: expires) }
+        if let expires = truth.expiresDate { tx.book(expires: expires, signed: truth.effectiveDate) }
         if truth.kind == .reinstate && truth.effectiveDate > tx.reinstatedDate {
             // A later reversal: the target has it only once it acknowledges it.
             tx.reinstatedDate = truth.effectiveDate

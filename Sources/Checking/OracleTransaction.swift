@@ -16,6 +16,7 @@ final class RareFields: Sendable {
         var regrantedMillis: Int64 = 0
         var ackedExpires: Int64 = 0
         var reversalAcked = false
+        var expirySignedDate: Int64 = 0
     }
 
     let values: Values
@@ -129,11 +130,26 @@ struct Tx: KeyedByID, Sendable {
         superseded && acknowledged.contains { $0.original == original && $0.sequence > sequence }
     }
 
-    /// Books a newer expiry: what the target acknowledged stays the older one until it acknowledges more.
-    mutating func book(expires newer: Int64) {
-        if acked, ackedExpires == 0, let old = expires, newer > old { ackedExpires = old }
+    /// The signedDate of the data that changed the expiry last (0 while it is the first one booked, the
+    /// purchase's): out of line, since only an extended transaction has one.
+    var expirySignedDate: Int64 {
+        get { rare?.values.expirySignedDate ?? 0 }
+        set { rareValues.expirySignedDate = newValue }
+    }
+
+    /// Books the expiry of data signed at `signed`: what the target acknowledged stays the older one until it
+    /// acknowledges more. Data signed before the expiry's last change (a retry of an earlier extension, a late
+    /// copy of the purchase) changes nothing: a backend keeps the latest signed, whatever the arrival order.
+    mutating func book(expires newer: Int64, signed: Int64) {
+        guard let old = expires else {
+            expires = newer
+            return
+        }
+        guard newer != old, signed >= expirySignedDate else { return }
+        if acked, ackedExpires == 0, newer > old { ackedExpires = old }
         if ackedExpires >= newer { ackedExpires = 0 }
         expires = newer
+        expirySignedDate = signed
     }
 
     /// Notes that the target acknowledged data of the transaction that gave it `expiry`.

@@ -21,6 +21,22 @@ struct UnacknowledgedExtensionTests {
         )
     }
 
+    /// The end of series 2001 (gold until 40 s): its refund at 4 s, reached or missed at the harness's in-flight
+    /// cap, and its next resubscription at 5 s, ending at 25 s, missed.
+    private func endSeries(_ script: inout Script, refundReached: Bool) {
+        let missed = DeliveryOutcome.notSent(reason: "in-flight cap 4096 reached", harnessLimited: true)
+        script.play(
+            .revoke,
+            "2001",
+            "gold",
+            .autoRenewable,
+            at: 4,
+            outcome: refundReached ? .acknowledged(status: 200) : missed,
+            expires: 40
+        )
+        script.play(.grant, "2002", "gold", .autoRenewable, at: 5, outcome: missed, expires: 25, original: "2001")
+    }
+
     /// Found running the detect profile at 80 times its rate (seed 44): a resubscription was acknowledged, then
     /// two `RENEWAL_EXTENDED`; the harness, over its in-flight cap, dropped the second. The correct ledger's
     /// subscription ended at the first extension's expiry, and the probe, past it, showed no entitlement; the
@@ -92,17 +108,7 @@ struct UnacknowledgedExtensionTests {
         for refundReached in [false, true] {
             var script = try Script(try scriptProfile())
             script.play(.grant, "2001", "gold", .autoRenewable, at: 1, expires: 40)
-            let missed = DeliveryOutcome.notSent(reason: "in-flight cap 4096 reached", harnessLimited: true)
-            script.play(
-                .revoke,
-                "2001",
-                "gold",
-                .autoRenewable,
-                at: 4,
-                outcome: refundReached ? .acknowledged(status: 200) : missed,
-                expires: 40
-            )
-            script.play(.grant, "2002", "gold", .autoRenewable, at: 5, outcome: missed, expires: 25, original: "2001")
+            endSeries(&script, refundReached: refundReached)
             let shown = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 40_000)])
             let failed = failures(script.check(shown, at: 30))
             #expect(failed.isEmpty != refundReached, "refund reached: \(refundReached), \(failed)")
@@ -136,6 +142,45 @@ struct UnacknowledgedExtensionTests {
             )
             let failed = failures(script.check(shown, at: 30))
             #expect(failed.isEmpty != secondRefundReached, "second refund reached: \(secondRefundReached), \(failed)")
+        }
+    }
+}
+
+extension UnacknowledgedExtensionTests {
+    /// Found running smoke at 160 times its rate with history (seed 92): a resubscription extended twice, the
+    /// first `RENEWAL_EXTENDED`'s response lost, the second acknowledged; the refund and the series' next
+    /// resubscription (ending sooner) missed at the harness's in-flight cap; then the App Store's retry of the
+    /// first extension acknowledged. The correct ledger kept the later-signed expiry; the books took the retry's
+    /// earlier one, found the transaction run out by what the target acknowledged, and said subscription-state
+    /// failed. An expiry signed before the one the books hold changes nothing, whatever the arrival order.
+    @Test func retryOfAnEarlierExtensionDoesNotShortenTheLaterOne() throws {
+        for refundReached in [false, true] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 1, expires: 20)
+            let first = script.play(
+                .grant,
+                "2001",
+                "gold",
+                .autoRenewable,
+                at: 2,
+                outcome: .indeterminate(reason: "hung-up"),
+                notification: "RENEWAL_EXTENDED",
+                expires: 30
+            )
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 3, notification: "RENEWAL_EXTENDED", expires: 40)
+            endSeries(&script, refundReached: refundReached)
+            var retry = first
+            retry.id += 1_000
+            retry.copy = .retry
+            retry.attempt = 1
+            retry.at = 6
+            script.checker.sent(retry, at: 6)
+            script.checker.record(retry, outcome: .acknowledged(status: 200), at: 6.01)
+            let shown = AccountState(
+                entitlements: [.init(productId: "gold", transactionId: "2001", expiresDate: start + 40_000)]
+            )
+            let failed = failures(script.check(shown, at: 32))
+            #expect(failed.isEmpty != refundReached, "refund reached: \(refundReached), \(failed)")
         }
     }
 }
