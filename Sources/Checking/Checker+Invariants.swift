@@ -489,9 +489,15 @@ extension Checker {
             }
             if truthEntitled && !entitled {
                 let covering = series.filter { ($0.expires ?? 0) > c.now + c.boundary }
-                // Owed up to the expiry the target acknowledged: a later one may not have reached it yet.
+                // Owed up to the expiry the target acknowledged: a later one may not have reached it yet. A period
+                // an upgrade the target acknowledged superseded obliges it to nothing, however long it ran.
                 let acknowledged = covering.filter(\.acked)
-                if acknowledged.contains(where: { ($0.acknowledgedExpires ?? 0) > c.now + c.boundary }) {
+                let known = c.book.txs.values.filter {
+                    $0.original == original && $0.genuine && $0.acknowledged(by: c.asked)
+                }
+                if acknowledged.contains(where: {
+                    ($0.acknowledgedExpires ?? 0) > c.now + c.boundary && !$0.isSuperseded(among: known)
+                }) {
                     return .fail(
                         "subscription \(original) (\(sub.product)) is active until \(end) and the target acknowledged it, but does not entitle it",
                         c.evidence(covering, [.purchase, .acks]),

@@ -184,3 +184,45 @@ extension UnacknowledgedExtensionTests {
         }
     }
 }
+
+extension UnacknowledgedExtensionTests {
+    /// Found running smoke at 160 times its rate with history (seed 104): a renewal extended, then upgraded; the
+    /// upgrade's transaction acknowledged, its own `RENEWAL_EXTENDED` missed at the harness's in-flight cap. The
+    /// correct ledger ended the series at the upgrade's acknowledged expiry; the checker, still counting the
+    /// superseded period's longer extension, said subscription-state failed. A period superseded by an upgrade the
+    /// target acknowledged obliges it to nothing.
+    @Test func extendedPeriodAnAcknowledgedUpgradeSupersededIsNotOwed() throws {
+        for reached in [false, true] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 1, expires: 20)
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 2, notification: "RENEWAL_EXTENDED", expires: 50)
+            // The upgrade, acknowledged on the device; then its own extension, reached or missed at the cap.
+            script.play(
+                .grant,
+                "2002",
+                "gold",
+                .autoRenewable,
+                at: 3,
+                onDevice: true,
+                expires: 30,
+                original: "2001",
+                supersedes: "2001"
+            )
+            let outcome: DeliveryOutcome =
+                reached ? .acknowledged(status: 200) : .notSent(reason: "in-flight cap", harnessLimited: true)
+            script.play(
+                .grant,
+                "2002",
+                "gold",
+                .autoRenewable,
+                at: 4,
+                outcome: outcome,
+                notification: "RENEWAL_EXTENDED",
+                expires: 45,
+                original: "2001"
+            )
+            let failed = failures(script.check(AccountState(), at: 35))
+            #expect(failed == (reached ? [.subscriptionState] : []), "upgrade's extension reached: \(reached)")
+        }
+    }
+}
