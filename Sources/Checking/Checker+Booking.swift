@@ -271,14 +271,14 @@ extension Checker {
         if delivery.isForged {
             tx.noteForgedAnswer(outcome, claim: delivery.forgery == Faults.bareProductIDForgery)
         } else {
+            // Whatever carries the transaction (a purchase, a status or renewal preference change, an offer, a
+            // refund or its reversal) tells the target the expiry signed in it, and no later one.
+            if outcome.isAcknowledged, truth.kind != .pending, let expiry = truth.expiresDate {
+                tx.noteAcknowledged(expiry: expiry)
+            }
             // A purchase signed before a reversal the books hold carries the purchase, not the reversal: a target
             // that took the refund first rightly keeps the purchase refunded until the reversal reaches it. A
             // refund signed before it is the one the reversal undid, not a later refund the books hold.
-            if outcome.isAcknowledged, truth.kind == .grant || truth.kind == .subscriptionStatus,
-                let expiry = truth.expiresDate
-            {
-                tx.noteAcknowledged(expiry: expiry)
-            }
             tx.noteAnswer(
                 truth.kind,
                 outcome,
@@ -365,7 +365,11 @@ extension Tx {
         switch kind {
         case .grant, .reinstate:
             if acked {
-                if !predatesReversal && !awaitsReversal { self.acked = true }
+                if !predatesReversal && !awaitsReversal {
+                    self.acked = true
+                    // All of the booked expiry, kept as itself while unacknowledged: 0 says so now.
+                    if let expires, ackedExpires >= expires { ackedExpires = 0 }
+                }
                 accepted = true
             }
             if case .notSent = outcome {} else { reached = true }

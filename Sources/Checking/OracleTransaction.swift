@@ -156,7 +156,9 @@ struct Tx: KeyedByID, Sendable {
     mutating func noteAcknowledged(expiry: Int64) {
         guard let booked = expires else { return }
         if expiry >= booked {
-            ackedExpires = 0
+            // 0 says "all of it" only once the transaction is acknowledged; before (data of a refunded transaction,
+            // awaiting its reversal) the expiry itself is kept, or a later older copy would lower it.
+            ackedExpires = acked ? 0 : booked
         } else if !(acked && ackedExpires == 0) {
             // Unless it already had the books' expiry: an older copy changes nothing there.
             ackedExpires = max(ackedExpires, expiry)

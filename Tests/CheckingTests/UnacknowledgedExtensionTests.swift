@@ -226,3 +226,84 @@ extension UnacknowledgedExtensionTests {
         }
     }
 }
+
+extension UnacknowledgedExtensionTests {
+    /// Found running smoke at 160 times its rate with history (seed 107): a resubscription extended, the
+    /// `RENEWAL_EXTENDED` missed at the harness's in-flight cap, then a `DID_CHANGE_RENEWAL_PREF` carrying the
+    /// extended transaction acknowledged; its refund and the series' next resubscription missed too. The correct
+    /// ledger took the expiry from the renewal preference's transaction info and rightly entitled the series to it;
+    /// the checker, counting only purchases and status changes as telling the target an expiry, said the series
+    /// ended and was still entitled. Any acknowledged notification tells the target the transaction it carries.
+    @Test func expiryCarriedByARenewalPreferenceChangeIsKnownToTheTarget() throws {
+        for refundReached in [false, true] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 1, expires: 20)
+            let missed = DeliveryOutcome.notSent(reason: "in-flight cap 4096 reached", harnessLimited: true)
+            script.play(
+                .grant,
+                "2001",
+                "gold",
+                .autoRenewable,
+                at: 2,
+                outcome: missed,
+                notification: "RENEWAL_EXTENDED",
+                expires: 40
+            )
+            script.play(
+                .none,
+                "2001",
+                "gold",
+                .autoRenewable,
+                at: 3,
+                notification: "DID_CHANGE_RENEWAL_PREF",
+                expires: 40
+            )
+            endSeries(&script, refundReached: refundReached)
+            let shown = AccountState(
+                entitlements: [.init(productId: "gold", transactionId: "2001", expiresDate: start + 40_000)]
+            )
+            let failed = failures(script.check(shown, at: 32))
+            #expect(failed.isEmpty != refundReached, "refund reached: \(refundReached), \(failed)")
+        }
+    }
+}
+
+extension UnacknowledgedExtensionTests {
+    /// Found running smoke at 160 times its rate with history (seed 113): a resubscription whose purchase and
+    /// refund were missed at the harness's in-flight cap, its `REFUND_REVERSED` dispatched, then its
+    /// `RENEWAL_EXTENDED` missed, then the reversal acknowledged. The correct ledger knew the transaction from the
+    /// reversal alone, with the expiry the reversal carried; the checker took the acknowledgment as one of the
+    /// extended expiry and said subscription-state failed. An acknowledged reversal tells the target the expiry
+    /// it carries, no later one.
+    @Test func reversalAcknowledgedAfterAMissedExtensionOwesItsOwnExpiry() throws {
+        for extensionReached in [false, true] {
+            var script = try Script(try scriptProfile())
+            let missed = DeliveryOutcome.notSent(reason: "in-flight cap 4096 reached", harnessLimited: true)
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 1, outcome: missed, expires: 20)
+            script.play(.revoke, "2001", "gold", .autoRenewable, at: 2, outcome: missed, expires: 20)
+            let reversal = script.play(
+                .reinstate,
+                "2001",
+                "gold",
+                .autoRenewable,
+                at: 3,
+                outcome: nil,
+                notification: "REFUND_REVERSED",
+                expires: 20
+            )
+            script.play(
+                .grant,
+                "2001",
+                "gold",
+                .autoRenewable,
+                at: 4,
+                outcome: extensionReached ? .acknowledged(status: 200) : missed,
+                notification: "RENEWAL_EXTENDED",
+                expires: 40
+            )
+            script.checker.record(reversal, outcome: .acknowledged(status: 200), at: 5)
+            let failed = failures(script.check(AccountState(), at: 25))
+            #expect(failed == (extensionReached ? [.subscriptionState] : []), "extension reached: \(extensionReached)")
+        }
+    }
+}
