@@ -27,9 +27,12 @@ extension Checker {
         /// Whether a transaction of the series that the target had acknowledged when the probe asked still runs
         /// by what it acknowledged: not refunded as far as it knew, not superseded by a later transaction it had
         /// acknowledged, and its acknowledged expiry still ahead. Then a target that entitles the series after
-        /// the App Store ended it was never told, or not yet.
+        /// the App Store ended it was never told, or not yet. A transaction whose purchase never reached the
+        /// target counts by the notifications that carried it (status or renewal preference changes).
         func stillRunsAsAcknowledged(series original: String) -> Bool {
-            let members = book.txs.values.filter { $0.original == original && $0.genuine && $0.acknowledged(by: asked) }
+            let members = book.txs.values.filter {
+                $0.original == original && $0.genuine && ($0.acknowledged(by: asked) || $0.ackedExpires > 0)
+            }
             return members.contains { tx in
                 !refundStood(tx) && (tx.acknowledgedExpires ?? 0) > now && !tx.isSuperseded(among: members)
             }

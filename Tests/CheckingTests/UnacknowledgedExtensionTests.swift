@@ -307,3 +307,28 @@ extension UnacknowledgedExtensionTests {
         }
     }
 }
+
+extension UnacknowledgedExtensionTests {
+    /// Found running smoke at 160 times its rate with history (seed 116): a resubscription whose purchase and both
+    /// `RENEWAL_EXTENDED` were missed at the harness's in-flight cap; the target learned it from two acknowledged
+    /// `DID_CHANGE_RENEWAL_STATUS`, the second carrying the extended expiry. Its refund and the series' next
+    /// resubscription were missed too. The correct ledger rightly entitled the series to that expiry; the checker,
+    /// which knew the transaction only from purchases acknowledged, said the series ended and was still entitled.
+    @Test func transactionKnownOnlyFromStatusNotificationsStillRunsAsTheyTold() throws {
+        for refundReached in [false, true] {
+            var script = try Script(try scriptProfile())
+            let missed = DeliveryOutcome.notSent(reason: "in-flight cap 4096 reached", harnessLimited: true)
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 1, outcome: missed, expires: 20)
+            let status = "DID_CHANGE_RENEWAL_STATUS"
+            script.play(.none, "2001", "gold", .autoRenewable, at: 2, notification: status, expires: 20)
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 3, outcome: missed, expires: 40)
+            script.play(.none, "2001", "gold", .autoRenewable, at: 3.5, notification: status, expires: 40)
+            endSeries(&script, refundReached: refundReached)
+            let shown = AccountState(
+                entitlements: [.init(productId: "gold", transactionId: "2001", expiresDate: start + 40_000)]
+            )
+            let failed = failures(script.check(shown, at: 32))
+            #expect(failed.isEmpty != refundReached, "refund reached: \(refundReached), \(failed)")
+        }
+    }
+}
