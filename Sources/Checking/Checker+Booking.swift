@@ -271,25 +271,29 @@ extension Checker {
         if delivery.isForged {
             tx.noteForgedAnswer(outcome, claim: delivery.forgery == Faults.bareProductIDForgery)
         } else {
-            // Whatever carries the transaction (a purchase, a status or renewal preference change, an offer, a
-            // refund or its reversal) tells the target the expiry signed in it, and no later one.
-            if outcome.isAcknowledged, truth.kind != .pending, let expiry = truth.expiresDate {
-                tx.noteAcknowledged(expiry: expiry)
-            }
             // A purchase signed before a reversal the books hold carries the purchase, not the reversal: a target
             // that took the refund first rightly keeps the purchase refunded until the reversal reaches it. A
             // refund signed before it is the one the reversal undid, not a later refund the books hold.
+            let predatesReversal =
+                (truth.kind == .grant || truth.kind == .revoke) && truth.effectiveDate < tx.reinstatedDate
+            // Data of the transaction signed after a reversal the target has not acknowledged (a
+            // `RENEWAL_EXTENDED` after a dropped `REFUND_REVERSED`): a target may rightly keep the refund.
+            let awaitsReversal =
+                truth.kind == .grant && tx.reinstatedDate > 0 && tx.revokedDate > 0 && !tx.reversalAcked
+            // Whatever carries the transaction (a purchase, a status or renewal preference change, an offer, a
+            // refund or its reversal) tells the target the expiry signed in it, and no later one.
+            if outcome.isAcknowledged, truth.kind != .pending, let expiry = truth.expiresDate {
+                let acknowledges =
+                    (truth.kind == .grant || truth.kind == .reinstate) && !predatesReversal && !awaitsReversal
+                tx.noteAcknowledged(expiry: expiry, acknowledgingTransaction: acknowledges)
+            }
             tx.noteAnswer(
                 truth.kind,
                 outcome,
                 continues: continues,
                 neverAttempted: neverAttempted,
-                predatesReversal: (truth.kind == .grant || truth.kind == .revoke)
-                    && truth.effectiveDate < tx.reinstatedDate,
-                // Data of the transaction signed after a reversal the target has not acknowledged (a
-                // `RENEWAL_EXTENDED` after a dropped `REFUND_REVERSED`): a target may rightly keep the refund.
-                awaitsReversal: truth.kind == .grant && tx.reinstatedDate > 0 && tx.revokedDate > 0
-                    && !tx.reversalAcked,
+                predatesReversal: predatesReversal,
+                awaitsReversal: awaitsReversal,
                 at: t
             )
             if truth.kind == .reinstate, outcome.isAcknowledged, truth.effectiveDate >= tx.reinstatedDate {
@@ -365,11 +369,7 @@ extension Tx {
         switch kind {
         case .grant, .reinstate:
             if acked {
-                if !predatesReversal && !awaitsReversal {
-                    self.acked = true
-                    // All of the booked expiry, kept as itself while unacknowledged: 0 says so now.
-                    if let expires, ackedExpires >= expires { ackedExpires = 0 }
-                }
+                if !predatesReversal && !awaitsReversal { self.acked = true }
                 accepted = true
             }
             if case .notSent = outcome {} else { reached = true }

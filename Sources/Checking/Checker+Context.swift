@@ -31,7 +31,7 @@ extension Checker {
         /// target counts by the notifications that carried it (status or renewal preference changes).
         func stillRunsAsAcknowledged(series original: String) -> Bool {
             let members = book.txs.values.filter {
-                $0.original == original && $0.genuine && ($0.acknowledged(by: asked) || $0.ackedExpires > 0)
+                $0.original == original && $0.genuine && ($0.acknowledged(by: asked) || $0.hasAcknowledgedData)
             }
             return members.contains { tx in
                 !refundStood(tx) && (tx.acknowledgedExpires ?? 0) > now && !tx.isSuperseded(among: members)

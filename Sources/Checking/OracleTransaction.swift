@@ -113,6 +113,9 @@ struct Tx: KeyedByID, Sendable {
         get { rare?.values.ackedExpires ?? 0 }
         set { rareValues.ackedExpires = newValue }
     }
+    /// Whether the target acknowledged data carrying the transaction (a status or renewal preference change) while
+    /// it has not acknowledged the transaction itself, or less than its booked expiry.
+    var hasAcknowledgedData: Bool { ackedExpires > 0 }
     /// The expiry the target acknowledged (meaningful once `acked`).
     var acknowledgedExpires: Int64? { ackedExpires != 0 ? ackedExpires : expires }
 
@@ -152,13 +155,14 @@ struct Tx: KeyedByID, Sendable {
         expirySignedDate = signed
     }
 
-    /// Notes that the target acknowledged data of the transaction that gave it `expiry`.
-    mutating func noteAcknowledged(expiry: Int64) {
+    /// Notes that the target acknowledged data of the transaction that gave it `expiry`; `acknowledgingTransaction`
+    /// when that answer also acknowledges the transaction itself (see `acked`).
+    mutating func noteAcknowledged(expiry: Int64, acknowledgingTransaction: Bool) {
         guard let booked = expires else { return }
         if expiry >= booked {
-            // 0 says "all of it" only once the transaction is acknowledged; before (data of a refunded transaction,
-            // awaiting its reversal) the expiry itself is kept, or a later older copy would lower it.
-            ackedExpires = acked ? 0 : booked
+            // 0 says "all of it" only for an acknowledged transaction; for one known only from other data (a
+            // status change, a reversal it awaits) the expiry itself is kept, or a later older copy would lower it.
+            ackedExpires = acked || acknowledgingTransaction ? 0 : booked
         } else if !(acked && ackedExpires == 0) {
             // Unless it already had the books' expiry: an older copy changes nothing there.
             ackedExpires = max(ackedExpires, expiry)
