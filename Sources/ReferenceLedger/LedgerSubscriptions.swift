@@ -50,6 +50,20 @@ extension LedgerStore {
             return
         }
         guard policy.replaces(incoming: event.signedDate, stored: existing[0].int ?? 0) else {
+            if (transaction.purchaseDate ?? 0) > (existing[3].int ?? 0) {
+                // A notification about the older period, signed with or after this later purchase (an upgrade),
+                // came first: its status stands, but this purchase is still the current period.
+                try database.query(
+                    """
+                    UPDATE subscriptions SET product_id = ?, transaction_id = ?, expires_date = NULLIF(?, 0)
+                    WHERE original_transaction_id = ?
+                    """,
+                    [
+                        .text(state.productId), .text(state.transactionId), .integer(transaction.expiresDate ?? 0),
+                        .text(state.originalId),
+                    ]
+                )
+            }
             if status == .revoked && revoked {
                 // A refund that ties with (or trails) a newer view of the same subscription still revokes it.
                 try database.query(

@@ -123,4 +123,53 @@ struct LifecycleLedgerTests {
         #expect(state.entitlements.first?.expiresDate == shop.now + goldEnd)
         #expect(state.count("g2") == 1)
     }
+    /// A notification about the older period signed with (or after) the upgrade may reach the ledger first, as
+    /// a CONSUMPTION_REQUEST for the silver period did in `detect` seed 134. Its status is as new as the
+    /// upgrade's, but the upgrade is still the later purchase: it becomes the current period when it arrives.
+    @Test(arguments: [0, 500])
+    func anUpgradeArrivingAfterANewerNotificationOfTheOlderPeriodStillTakesEffect(newerBy: Int64) throws {
+        let fixture = try LedgerFixture()
+        let shop = Shop()
+        let upgradeSigned = shop.now - 1000
+        func silver(signed: Int64) -> String {
+            shop.transaction(
+                "s1",
+                product: "silver",
+                type: autoRenewable,
+                original: "s1",
+                signedDate: signed,
+                expires: shop.now + hour,
+                purchased: shop.now - hour
+            )
+        }
+        let subscribed = shop.notification(
+            "SUBSCRIBED",
+            signedDate: shop.now - 3000,
+            transaction: silver(signed: shop.now - 3000),
+            status: 1
+        )
+        let consumption = shop.notification(
+            "CONSUMPTION_REQUEST",
+            signedDate: upgradeSigned + newerBy,
+            transaction: silver(signed: upgradeSigned + newerBy),
+            status: 1
+        )
+        let gold = shop.transaction(
+            "g2",
+            product: "gold",
+            type: autoRenewable,
+            original: "s1",
+            signedDate: upgradeSigned,
+            expires: shop.now + 2 * hour,
+            purchased: upgradeSigned
+        )
+        for (path, body) in [
+            ("/notifications", subscribed), ("/notifications", consumption), ("/transactions", shop.device(gold)),
+        ] {
+            #expect(try fixture.post(path, body).status == 200)
+        }
+        let state = try fixture.account(shop.token)
+        #expect(state.entitlements.map(\.productId) == ["gold"])
+        #expect(state.entitlements.first?.expiresDate == shop.now + 2 * hour)
+    }
 }
