@@ -52,13 +52,16 @@ extension LedgerStore {
             let status = Status(rawValue: Int(row[2].int ?? 0))
             let expires = row[3].int
             let grace = row[4].int
+            // A revocation is the transaction's own, ordered apart from the status (a refund and its reversal
+            // may both trail a newer view): a revoked current transaction ends the subscription's entitlement.
+            let revoked = policy.revocationOverridesStatus && row[5].int != nil
             let entitled: Bool
             switch status {
             case .active: entitled = expires.map { $0 > now } ?? true
             case .billingGracePeriod: entitled = grace.map { $0 > now } ?? true
             default: entitled = false
             }
-            if entitled {
+            if entitled && !revoked {
                 state.entitlements.append(
                     AccountState.Entitlement(
                         productId: row[0].string ?? "",

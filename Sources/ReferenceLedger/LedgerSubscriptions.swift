@@ -64,16 +64,7 @@ extension LedgerStore {
                     ]
                 )
             }
-            if status == .revoked && revoked {
-                // A refund that ties with (or trails) a newer view of the same subscription still revokes it.
-                try database.query(
-                    "UPDATE subscriptions SET status = ? WHERE original_transaction_id = ? AND transaction_id = ?",
-                    [
-                        .integer(Int64(Status.revoked.rawValue)), .text(view.originalId),
-                        .text(transaction.transactionId ?? ""),
-                    ]
-                )
-            }
+            // A refund or reversal that trails still counts: on its transaction's row, read by the probe.
             return
         }
         try update(

@@ -132,10 +132,12 @@ enum AccountQuery {
         ORDER BY t.product_id, t.transaction_id
         """
 
-    /// The account's subscriptions, newest signed state each.
+    /// The account's subscriptions, newest signed state each, and the revocation date of its current
+    /// transaction: `(product_id, transaction_id, status, expires_date, grace_expires_date, revocation_date)`.
     static let subscriptions = """
-        SELECT product_id, transaction_id, status, expires_date, grace_expires_date FROM subscriptions
-        WHERE app_account_token = ? ORDER BY product_id
+        SELECT s.product_id, s.transaction_id, s.status, s.expires_date, s.grace_expires_date, t.revocation_date
+        FROM subscriptions s LEFT JOIN transactions t ON t.transaction_id = s.transaction_id
+        WHERE s.app_account_token = ? ORDER BY s.product_id
         """
 
     /// Every query of a probe.

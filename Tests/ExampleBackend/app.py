@@ -387,15 +387,14 @@ class Store:
             )
         if state == REVOKED and not current:
             return
+        # A refund (or its reversal) that trails a newer view still counts: it is on the purchase's row, which
+        # the wallet reads.
         if signed > row["state_signed_date"]:
             self.db.execute(
                 "UPDATE subscriptions SET state = ?, grace_expires_at_ms = ?, state_signed_date = ? "
                 "WHERE original_transaction_id = ?",
                 (state, grace_expires, signed, original),
             )
-        elif state == REVOKED:
-            # A refund of the current period revokes it even when a newer view of it was filed first.
-            self.db.execute("UPDATE subscriptions SET state = ? WHERE original_transaction_id = ?", (REVOKED, original))
 
     def claimed(self, transaction_id, user):
         return self.db.execute(
@@ -444,9 +443,15 @@ class Store:
         }
         subscriptions = []
         for row in self.db.execute(
-            "SELECT * FROM subscriptions WHERE user_id = ? ORDER BY sku, original_transaction_id", (user,)
+            "SELECT s.*, p.revoked_at AS current_revoked_at FROM subscriptions s "
+            "LEFT JOIN purchases p ON p.transaction_id = s.transaction_id "
+            "WHERE s.user_id = ? ORDER BY s.sku, s.original_transaction_id",
+            (user,),
         ):
             state, expires = row["state"], row["expires_at_ms"]
+            # A refunded current period is revoked, whichever view of the subscription was filed last.
+            if row["current_revoked_at"] is not None and "blind-upsert" not in BUGS:
+                state = REVOKED
             if state == GRACE_PERIOD:
                 expires = row["grace_expires_at_ms"] or expires
             # A period that ended without news is over; the EXPIRED notification may still be on its way.

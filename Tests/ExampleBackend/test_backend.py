@@ -188,6 +188,23 @@ def test_subscription_follows_the_newest_signed_date(start):
     assert state["state"] == "EXPIRED"
 
 
+def test_a_refund_and_its_reversal_that_trail_a_newer_view_leave_the_subscription_active(start):
+    backend = start()
+    sub = dict(product="premium.gold", kind="auto-renewable")
+    now = now_ms()
+    steps = [
+        ("SUBSCRIBED/INITIAL_BUY", now - 4_000, "ACTIVE"),
+        ("RENEWAL_EXTENDED", now - 1_000, "ACTIVE"),
+        ("REFUND", now - 3_000, "REVOKED"),  # the App Store's retry of a refund, after the newer extension
+        ("REFUND_REVERSED", now - 2_000, "ACTIVE"),  # and of its reversal
+    ]
+    for kind, signed, state in steps:
+        note = backend.mint("--type", kind, "--transaction-id", "9201", "--original-transaction-id", "9201",
+                            signed=signed, **sub)
+        assert backend.notify(note)[0] == 200
+        assert [s["state"] for s in backend.wallet()["subscriptions"]] == [state], kind
+
+
 def test_grace_period_is_listed_until_its_end(start):
     backend = start()
     sub = dict(product="premium.gold", kind="auto-renewable")

@@ -172,4 +172,37 @@ struct LifecycleLedgerTests {
         #expect(state.entitlements.map(\.productId) == ["gold"])
         #expect(state.entitlements.first?.expiresDate == shop.now + 2 * hour)
     }
+    /// A refund and its reversal that both trail a newer view of the subscription (an extension), as the App
+    /// Store's retries of both did in `detect` seed 151: the refund ends the entitlement, the reversal
+    /// restores it with the newer view's period.
+    @Test func aReversalTrailingANewerViewLiftsTheRefundThatTrailedIt() throws {
+        let fixture = try LedgerFixture()
+        let shop = Shop()
+        func current(signed: Int64, expires: Int64, revoked: Int64? = nil) -> String {
+            shop.transaction(
+                "s1",
+                product: "monthly",
+                type: autoRenewable,
+                original: "s1",
+                signedDate: signed,
+                expires: expires,
+                revoked: revoked
+            )
+        }
+        let steps: [(String, Int64, Int64, Int64?, Int)] = [
+            ("SUBSCRIBED", shop.now - 4000, shop.now + hour, nil, 1),
+            ("RENEWAL_EXTENDED", shop.now - 1000, shop.now + 2 * hour, nil, 1),
+            ("REFUND", shop.now - 3000, shop.now + hour, shop.now - 3000, 5),
+            ("REFUND_REVERSED", shop.now - 2000, shop.now + hour, nil, 1),
+        ]
+        var entitled: [Bool] = []
+        for (type, signed, expires, revoked, status) in steps {
+            let transaction = current(signed: signed, expires: expires, revoked: revoked)
+            let note = shop.notification(type, signedDate: signed, transaction: transaction, status: status)
+            #expect(try fixture.post("/notifications", note).status == 200)
+            entitled.append(try fixture.account(shop.token).entitled("monthly"))
+        }
+        #expect(entitled == [true, true, false, true])
+        #expect(try fixture.account(shop.token).entitlements.first?.expiresDate == shop.now + 2 * hour)
+    }
 }
