@@ -216,7 +216,10 @@ extension Checker {
         }
         tx.genuine = true
         if truth.effectiveDate < tx.reinstatedDate {
-            // A refund older than a reversal already seen (a reordered delivery): the reversal stands.
+            // A refund older than a reversal already seen (a reordered delivery): the reversal stands. As when
+            // booked in signing order, the target may keep the refund until it acknowledges the reversal.
+            if tx.revokedDate == 0 { tx.revokedDate = truth.effectiveDate }
+            if !tx.reversalAcked { tx.acked = false }
             tx.trail.note(entry, as: .refund, limit: limit)
             book.txs[id] = tx
             return true

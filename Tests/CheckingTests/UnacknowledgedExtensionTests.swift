@@ -21,6 +21,20 @@ struct UnacknowledgedExtensionTests {
         )
     }
 
+    /// The `REFUND_REVERSED` of transaction 2001 at 3 s, reached or missed at the harness's in-flight cap.
+    private func reverse(_ script: inout Script, reached: Bool) {
+        script.play(
+            .reinstate,
+            "2001",
+            "gold",
+            .autoRenewable,
+            at: 3,
+            outcome: reached ? .acknowledged(status: 200) : .notSent(reason: "missed", harnessLimited: true),
+            notification: "REFUND_REVERSED",
+            expires: 20
+        )
+    }
+
     /// The end of series 2001 (gold until 40 s): its refund at 4 s, reached or missed at the harness's in-flight
     /// cap, and its next resubscription at 5 s, ending at 25 s, missed.
     private func endSeries(_ script: inout Script, refundReached: Bool) {
@@ -79,18 +93,36 @@ struct UnacknowledgedExtensionTests {
             var script = try Script(try scriptProfile())
             script.play(.grant, "2001", "gold", .autoRenewable, at: 1, expires: 20)
             script.play(.revoke, "2001", "gold", .autoRenewable, at: 2, expires: 20)
-            script.play(
-                .reinstate,
+            reverse(&script, reached: reversalReached)
+            extend(&script, outcome: .acknowledged(status: 200))
+            let results = script.check(AccountState(), at: 10)
+            #expect(
+                failures(results) == (reversalReached ? [.subscriptionState] : []),
+                "reversal reached: \(reversalReached)"
+            )
+        }
+    }
+
+    /// Found running detect at 160 times its rate with history (seed 151): the same, but the refund, signed
+    /// before its reversal, was dispatched after it (delayed), and acknowledged after the extension. The books,
+    /// which dropped a refund older than the reversal they held, did not see that the target may keep it.
+    @Test func extensionAfterAReversalBookedBeforeItsRefundOwesNothingUntilTheReversalReaches() throws {
+        for reversalReached in [false, true] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 1, expires: 20)
+            reverse(&script, reached: reversalReached)
+            let refund = script.play(
+                .revoke,
                 "2001",
                 "gold",
                 .autoRenewable,
-                at: 3,
-                outcome: reversalReached
-                    ? .acknowledged(status: 200) : .notSent(reason: "missed", harnessLimited: true),
-                notification: "REFUND_REVERSED",
-                expires: 20
+                at: 3.5,
+                outcome: nil,
+                expires: 20,
+                signedAt: 2
             )
             extend(&script, outcome: .acknowledged(status: 200))
+            script.checker.record(refund, outcome: .acknowledged(status: 200), at: 6)
             let results = script.check(AccountState(), at: 10)
             #expect(
                 failures(results) == (reversalReached ? [.subscriptionState] : []),
