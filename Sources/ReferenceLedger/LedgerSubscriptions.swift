@@ -49,27 +49,11 @@ extension LedgerStore {
             )
             return
         }
-        guard policy.replaces(incoming: event.signedDate, stored: existing[0].int ?? 0) else {
-            if (transaction.purchaseDate ?? 0) > (existing[3].int ?? 0) {
-                // A notification about the older period, signed with or after this later purchase (an upgrade),
-                // came first: its status stands, but this purchase is still the current period.
-                try database.query(
-                    """
-                    UPDATE subscriptions SET product_id = ?, transaction_id = ?, expires_date = NULLIF(?, 0)
-                    WHERE original_transaction_id = ?
-                    """,
-                    [
-                        .text(state.productId), .text(state.transactionId), .integer(transaction.expiresDate ?? 0),
-                        .text(state.originalId),
-                    ]
-                )
-            }
-            // A refund or reversal that trails still counts: on its transaction's row, read by the probe.
-            return
-        }
+        // A refund or reversal that trails a newer view still counts: on its transaction's row, read by the probe.
         try update(
             state,
             transaction,
+            newer: policy.replaces(incoming: event.signedDate, stored: existing[0].int ?? 0),
             storedPurchase: existing[3].int ?? 0,
             storedExpires: existing[2].int ?? 0,
             in: database
@@ -85,14 +69,16 @@ extension LedgerStore {
         return .active
     }
 
-    /// Updates a stored subscription with a newer event. A newer notification may carry an older transaction
-    /// (CONSUMPTION_REQUEST, REFUND_DECLINED, the refund of an older period): its status is current, but the
-    /// period and product stay those of the current transaction, the one bought last. An upgrade replaces it at
-    /// once, even if it ends sooner than the period it cuts short; a renewal extension re-signs it with a later
-    /// end.
+    /// Updates a stored subscription with an event. Its status, grace period and renewal preference move by
+    /// signing order (only a newer event's count), its period and product by purchase order: a newer
+    /// notification may carry an older transaction (CONSUMPTION_REQUEST, REFUND_DECLINED, the refund of an older
+    /// period), and a notification about the older period may arrive first though signed with or after a later
+    /// purchase. The current transaction is the one bought last. An upgrade replaces it at once, even if it ends
+    /// sooner than the period it cuts short; a renewal extension re-signs it with a later end.
     private func update(
         _ state: SubscriptionState,
         _ transaction: JWSTransactionDecodedPayload,
+        newer: Bool,
         storedPurchase: Int64,
         storedExpires: Int64,
         in database: Database
@@ -104,7 +90,9 @@ extension LedgerStore {
             storedPurchase: storedPurchase,
             storedExpires: storedExpires
         )
+        guard moves || newer else { return }
         let switches: SQLValue = .integer(moves ? 1 : 0)
+        let restates: SQLValue = .integer(newer ? 1 : 0)
         let token: SQLValue = .text(state.token)
         try database.query(
             """
@@ -112,13 +100,17 @@ extension LedgerStore {
                 product_id = CASE WHEN ? THEN ? ELSE product_id END,
                 transaction_id = CASE WHEN ? THEN ? ELSE transaction_id END,
                 expires_date = CASE WHEN ? THEN NULLIF(?, 0) ELSE expires_date END,
-                status = ?, grace_expires_date = ?, auto_renew_status = ?, signed_date = ?
+                status = CASE WHEN ? THEN ? ELSE status END,
+                grace_expires_date = CASE WHEN ? THEN ? ELSE grace_expires_date END,
+                auto_renew_status = CASE WHEN ? THEN ? ELSE auto_renew_status END,
+                signed_date = CASE WHEN ? THEN ? ELSE signed_date END
             WHERE original_transaction_id = ?
             """,
             [
                 token, token, switches, .text(state.productId), switches, .text(state.transactionId), switches,
-                .integer(expires), .integer(Int64(state.status.rawValue)), SQLValue(state.graceExpiresDate),
-                SQLValue(state.autoRenewStatus), .integer(state.signedDate), .text(state.originalId),
+                .integer(expires), restates, .integer(Int64(state.status.rawValue)), restates,
+                SQLValue(state.graceExpiresDate), restates, SQLValue(state.autoRenewStatus), restates,
+                .integer(state.signedDate), .text(state.originalId),
             ]
         )
     }
