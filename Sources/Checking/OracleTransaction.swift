@@ -128,9 +128,10 @@ struct Tx: KeyedByID, Sendable {
 
     /// Whether an upgrade superseded the period for a target that acknowledged `acknowledged`: a later transaction
     /// of its series is among them. One missed at the harness's cap, or answered after the probe asked, leaves
-    /// the period the target's latest word.
+    /// the period the target's latest word. Later is by purchase, the order in which the App Store numbers
+    /// transactions, not by booking: an older period may be booked after this one (its refund, late).
     func isSuperseded(among acknowledged: [Tx]) -> Bool {
-        superseded && acknowledged.contains { $0.original == original && $0.sequence > sequence }
+        superseded && acknowledged.contains { $0.original == original && $0.number > number }
     }
 
     /// The signedDate of the data that changed the expiry last (0 while it is the first one booked, the

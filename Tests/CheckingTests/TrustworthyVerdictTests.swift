@@ -93,7 +93,8 @@ struct Script {
         expires: Double? = nil,
         original: String? = nil,
         supersedes: String? = nil,
-        signedAt: Double? = nil
+        signedAt: Double? = nil,
+        status: SubscriptionStatus? = nil
     ) -> PlannedDelivery {
         var delivery = onDevice ? device : webhook
         nextID += 1
@@ -112,7 +113,7 @@ struct Script {
         if type == .nonRenewing && kind == .grant { truth.expiresDate = truth.effectiveDate + 100_000 }
         if type == .autoRenewable {
             truth.groupId = "g"
-            truth.status = kind == .revoke ? .revoked : .active
+            truth.status = status ?? (kind == .revoke ? .revoked : .active)
             truth.expiresDate = start + 1_000 + 100_000
         }
         if let expires { truth.expiresDate = start + Int64(expires * 1000) }

@@ -363,4 +363,51 @@ extension UnacknowledgedExtensionTests {
             #expect(failed.isEmpty != refundReached, "refund reached: \(refundReached), \(failed)")
         }
     }
+    /// Found running detect at 160 times its rate with history (seed 190): a resubscription acknowledged only
+    /// through its extension, then an upgrade ending sooner, missed at the harness's cap. An older period of the
+    /// series, booked late through its acknowledged refund, counted as a later purchase that superseded the
+    /// resubscription, so the checker said the series had ended while the ledger, never told of the upgrade,
+    /// rightly entitled it. Later is by purchase, not by booking.
+    @Test func olderPeriodBookedLateDoesNotSupersedeTheCurrentOne() throws {
+        for upgradeReached in [false, true] {
+            let missed = DeliveryOutcome.notSent(reason: "in-flight cap 4096 reached", harnessLimited: true)
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "2001", "gold", .autoRenewable, at: 1, outcome: missed, expires: 10)
+            script.play(
+                .grant,
+                "2001",
+                "gold",
+                .autoRenewable,
+                at: 2,
+                notification: "RENEWAL_EXTENDED",
+                expires: 40
+            )
+            script.play(
+                .grant,
+                "2002",
+                "gold",
+                .autoRenewable,
+                at: 3,
+                outcome: upgradeReached ? .acknowledged(status: 200) : missed,
+                expires: 20,
+                original: "2001",
+                supersedes: "2001"
+            )
+            // The refund of an older period: the series stays active.
+            script.play(
+                .revoke,
+                "1999",
+                "gold",
+                .autoRenewable,
+                at: 4,
+                expires: 1,
+                original: "2001",
+                signedAt: 0.5,
+                status: .active
+            )
+            let shown = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 40_000)])
+            let failed = failures(script.check(shown, at: 30))
+            #expect(failed == (upgradeReached ? [.subscriptionState] : []), "upgrade reached: \(upgradeReached)")
+        }
+    }
 }
