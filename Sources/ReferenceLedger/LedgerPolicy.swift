@@ -196,7 +196,8 @@ struct LedgerPolicy: Sendable, Equatable {
         return revokingWithoutStatus ? .revoked : derived
     }
 
-    /// Whether a revoked current transaction revokes its subscription whatever the event's status says.
+    /// Whether a subscription is entitled only while its current transaction is unrevoked, whatever its status
+    /// says (read when probed, so that a refund and its reversal are ordered by themselves).
     var revocationOverridesStatus: Bool { honorsRefunds && ordering == .newestSigned }
 }
 

@@ -149,7 +149,7 @@ final class LedgerStore: Sendable {
             if granted { outcome.granted += 1 }
         }
         if view.productType == .autoRenewableSubscription && transaction.isUpgraded != true {
-            try applySubscription(event, transaction, view, revoked: stored.revoked, now: now, in: database)
+            try applySubscription(event, transaction, view, now: now, in: database)
         }
         return outcome
     }

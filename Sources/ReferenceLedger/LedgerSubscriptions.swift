@@ -8,13 +8,12 @@ extension LedgerStore {
         _ event: LedgerEvent,
         _ transaction: JWSTransactionDecodedPayload,
         _ view: TransactionView,
-        revoked: Bool,
         now: Int64,
         in database: Database
     ) throws {
         let derived = Self.status(of: event, transaction, now: now)
         guard
-            var status = policy.subscriptionStatus(
+            let status = policy.subscriptionStatus(
                 derived: derived,
                 revokingWithoutStatus: event.isRevoking && event.status == nil
             )
@@ -27,16 +26,9 @@ extension LedgerStore {
             """,
             [.text(view.originalId)]
         ).first
-        // This event's transaction is revoked (sticky, see `LedgerPolicy.revocation`): if it is the
-        // subscription's current transaction, the subscription is revoked whatever a replayed or re-signed copy
-        // says.
-        if revoked && policy.revocationOverridesStatus {
-            let current =
-                existing.map { row in
-                    row[1].string == transaction.transactionId || (transaction.expiresDate ?? 0) >= (row[2].int ?? 0)
-                } ?? true
-            if current { status = .revoked }
-        }
+        // The status is the event's own, never its transaction's revocation as stored now: that revocation is
+        // ordered apart (a reversal may still come, signed before this event) and the probe reads it from the
+        // current transaction's row. Stamping it here with this event's signed date would outrank that reversal.
         let state = SubscriptionState(event, transaction, view, status: status)
         guard let existing else {
             try database.query(
@@ -49,15 +41,21 @@ extension LedgerStore {
             )
             return
         }
-        // A refund or reversal that trails a newer view still counts: on its transaction's row, read by the probe.
-        try update(
-            state,
-            transaction,
-            newer: policy.replaces(incoming: event.signedDate, stored: existing[0].int ?? 0),
+        let moves = policy.movesCurrentPeriod(
+            purchase: transaction.purchaseDate ?? 0,
+            expires: transaction.expiresDate ?? 0,
             storedPurchase: existing[3].int ?? 0,
-            storedExpires: existing[2].int ?? 0,
-            in: database
+            storedExpires: existing[2].int ?? 0
         )
+        // An event without `data.status` (the device path) reports only its transaction's state: that is the
+        // subscription's only while the transaction is, or becomes, the current one. A refunded or lapsed older
+        // period says nothing of the current one.
+        let current = moves || existing[1].string == transaction.transactionId
+        let newer =
+            policy.replaces(incoming: event.signedDate, stored: existing[0].int ?? 0)
+            && (event.status != nil || current)
+        // A refund or reversal that trails a newer view still counts: on its transaction's row, read by the probe.
+        try update(state, transaction, moves: moves, newer: newer, in: database)
     }
 
     /// The status an event reports: its `data.status`, else what the transaction itself shows.
@@ -74,22 +72,16 @@ extension LedgerStore {
     /// notification may carry an older transaction (CONSUMPTION_REQUEST, REFUND_DECLINED, the refund of an older
     /// period), and a notification about the older period may arrive first though signed with or after a later
     /// purchase. The current transaction is the one bought last. An upgrade replaces it at once, even if it ends
-    /// sooner than the period it cuts short; a renewal extension re-signs it with a later end.
+    /// sooner than the period it cuts short; a renewal extension re-signs it with a later end. `moves` says the
+    /// event's transaction becomes the current one, `newer` that its status counts.
     private func update(
         _ state: SubscriptionState,
         _ transaction: JWSTransactionDecodedPayload,
+        moves: Bool,
         newer: Bool,
-        storedPurchase: Int64,
-        storedExpires: Int64,
         in database: Database
     ) throws {
         let expires = transaction.expiresDate ?? 0
-        let moves = policy.movesCurrentPeriod(
-            purchase: transaction.purchaseDate ?? 0,
-            expires: expires,
-            storedPurchase: storedPurchase,
-            storedExpires: storedExpires
-        )
         guard moves || newer else { return }
         let switches: SQLValue = .integer(moves ? 1 : 0)
         let restates: SQLValue = .integer(newer ? 1 : 0)

@@ -30,6 +30,24 @@ struct LifecycleLedgerTests {
         #expect(state.entitlements.map(\.transactionId) == ["t2"])
     }
 
+    /// The device path's view of the refunded older period (no `data.status`), signed after every other view.
+    @Test func aDeviceRefundOfAnOlderPeriodKeepsTheCurrentOne() throws {
+        let fixture = try LedgerFixture()
+        let shop = Shop()
+        try fixture.subscribeAndRenew(shop, bought: shop.now - 2 * hour, renewed: shop.now - hour)
+        let refunded = shop.transaction(
+            "o1",
+            product: "monthly",
+            type: autoRenewable,
+            original: "o1",
+            signedDate: shop.now,
+            expires: shop.now - hour,
+            revoked: shop.now - 1000
+        )
+        #expect(try fixture.post("/transactions", shop.device(refunded)).status == 200)
+        #expect(try fixture.account(shop.token).entitlements.map(\.transactionId) == ["t2"])
+    }
+
     @Test func refundByProductFlawEndsTheCurrentPeriod() throws {
         let fixture = try LedgerFixture(flaws: [.refundByProduct])
         let shop = Shop()
@@ -172,14 +190,18 @@ struct LifecycleLedgerTests {
         #expect(state.entitlements.map(\.productId) == ["gold"])
         #expect(state.entitlements.first?.expiresDate == shop.now + 2 * hour)
     }
-    /// A refund and its reversal that both trail a newer view of the subscription (an extension), as the App
-    /// Store's retries of both did in `detect` seed 151: the refund ends the entitlement, the reversal
-    /// restores it with the newer view's period.
-    @Test func aReversalTrailingANewerViewLiftsTheRefundThatTrailedIt() throws {
-        let fixture = try LedgerFixture()
-        let shop = Shop()
-        func current(signed: Int64, expires: Int64, revoked: Int64? = nil) -> String {
-            shop.transaction(
+    /// Posts notifications about one subscription's only transaction, `s1`: each step is its type, signed date,
+    /// expiry, revocation date and `data.status`. Returns whether the account is entitled after each step.
+    func entitlement(
+        after steps: [(String, Int64, Int64, Int64?, Int)],
+        _ fixture: LedgerFixture,
+        _ shop: Shop
+    ) throws
+        -> [Bool]
+    {
+        var entitled: [Bool] = []
+        for (type, signed, expires, revoked, status) in steps {
+            let transaction = shop.transaction(
                 "s1",
                 product: "monthly",
                 type: autoRenewable,
@@ -188,21 +210,49 @@ struct LifecycleLedgerTests {
                 expires: expires,
                 revoked: revoked
             )
-        }
-        let steps: [(String, Int64, Int64, Int64?, Int)] = [
-            ("SUBSCRIBED", shop.now - 4000, shop.now + hour, nil, 1),
-            ("RENEWAL_EXTENDED", shop.now - 1000, shop.now + 2 * hour, nil, 1),
-            ("REFUND", shop.now - 3000, shop.now + hour, shop.now - 3000, 5),
-            ("REFUND_REVERSED", shop.now - 2000, shop.now + hour, nil, 1),
-        ]
-        var entitled: [Bool] = []
-        for (type, signed, expires, revoked, status) in steps {
-            let transaction = current(signed: signed, expires: expires, revoked: revoked)
             let note = shop.notification(type, signedDate: signed, transaction: transaction, status: status)
             #expect(try fixture.post("/notifications", note).status == 200)
             entitled.append(try fixture.account(shop.token).entitled("monthly"))
         }
+        return entitled
+    }
+
+    /// A refund and its reversal that both trail a newer view of the subscription (an extension), as the App
+    /// Store's retries of both did in `detect` seed 151: the refund ends the entitlement, the reversal
+    /// restores it with the newer view's period.
+    @Test func aReversalTrailingANewerViewLiftsTheRefundThatTrailedIt() throws {
+        let fixture = try LedgerFixture()
+        let shop = Shop()
+        let entitled = try entitlement(
+            after: [
+                ("SUBSCRIBED", shop.now - 4000, shop.now + hour, nil, 1),
+                ("RENEWAL_EXTENDED", shop.now - 1000, shop.now + 2 * hour, nil, 1),
+                ("REFUND", shop.now - 3000, shop.now + hour, shop.now - 3000, 5),
+                ("REFUND_REVERSED", shop.now - 2000, shop.now + hour, nil, 1),
+            ],
+            fixture,
+            shop
+        )
         #expect(entitled == [true, true, false, true])
         #expect(try fixture.account(shop.token).entitlements.first?.expiresDate == shop.now + 2 * hour)
+    }
+
+    /// A newer view, signed after the reversal, that reaches the ledger between the refund and the reversal, as
+    /// in `detect` seed 204: the transaction is still revoked there when it arrives, but the view does not make
+    /// the subscription's status revoked; the trailing reversal lifts the refund.
+    @Test func aNewerViewArrivingBetweenARefundAndItsReversalDoesNotKeepTheRefund() throws {
+        let fixture = try LedgerFixture()
+        let shop = Shop()
+        let entitled = try entitlement(
+            after: [
+                ("SUBSCRIBED", shop.now - 4000, shop.now + hour, nil, 1),
+                ("REFUND", shop.now - 3000, shop.now + hour, shop.now - 3000, 5),
+                ("DID_CHANGE_RENEWAL_STATUS", shop.now - 1000, shop.now + hour, nil, 1),
+                ("REFUND_REVERSED", shop.now - 2000, shop.now + hour, nil, 1),
+            ],
+            fixture,
+            shop
+        )
+        #expect(entitled == [true, false, false, true])
     }
 }
