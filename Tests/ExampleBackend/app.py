@@ -358,8 +358,10 @@ class Store:
         cursor = self.db.execute(sql, (tx.transactionId, user, tx.productId, tx.quantity or 1, source, now_ms()))
         return cursor.rowcount == 1
 
-    def update_subscription(self, tx, user, state, signed, grace_expires=None):
-        """Moves a subscription to `state` if `signed` is newer; its period only ever moves forward."""
+    def update_subscription(self, tx, user, state, signed, grace_expires=None, reported=True):
+        """Moves a subscription to `state` if `signed` is newer; its period only ever moves forward. A state not
+        `reported` by the App Store (the device path's, read off the transaction) counts only for the current
+        period."""
         original = tx.originalTransactionId or tx.transactionId
         row = self.db.execute("SELECT * FROM subscriptions WHERE original_transaction_id = ?", (original,)).fetchone()
         # Is this transaction the subscription's current period? A refund of an older period leaves it be.
@@ -368,7 +370,10 @@ class Store:
             or row["transaction_id"] == tx.transactionId
             or (tx.expiresDate or 0) >= (row["expires_at_ms"] or 0)
         )
-        if self.is_revoked(tx.transactionId) and current:
+        # The wallet reads a refund off the current purchase's row, ordered against its reversal there; written
+        # into the state here, with this view's signed date, it would outrank a reversal signed before this view
+        # that is still on its way. blind-upsert's wallet does not look, so its state carries the refund.
+        if "blind-upsert" in BUGS and self.is_revoked(tx.transactionId) and current:
             state = REVOKED
         if row is None or "blind-upsert" in BUGS:
             # blind-upsert: the newest arrival wins, whatever its signedDate and period.
@@ -385,7 +390,7 @@ class Store:
                 "WHERE original_transaction_id = ?",
                 (tx.productId, tx.transactionId, tx.expiresDate, original),
             )
-        if state == REVOKED and not current:
+        if not current and (state == REVOKED or not reported):
             return
         # A refund (or its reversal) that trails a newer view still counts: it is on the purchase's row, which
         # the wallet reads.
@@ -555,10 +560,11 @@ def create_app():
         if owed and not store.is_revoked(tx.transactionId) and not tx.isUpgraded:
             credited = store.credit(tx, user, source)
         if tx.rawType == AUTO_RENEWABLE and not tx.isUpgraded:
+            reported = state is not None
             if state is None:
                 ended = tx.expiresDate is not None and tx.expiresDate <= now_ms()
                 state = REVOKED if tx.revocationDate else (EXPIRED if ended else ACTIVE)
-            store.update_subscription(tx, user, state, signed, grace_expires)
+            store.update_subscription(tx, user, state, signed, grace_expires, reported=reported)
         return credited
 
     @app.post("/apple/notifications")

@@ -188,21 +188,39 @@ def test_subscription_follows_the_newest_signed_date(start):
     assert state["state"] == "EXPIRED"
 
 
-def test_a_refund_and_its_reversal_that_trail_a_newer_view_leave_the_subscription_active(start):
+@pytest.mark.parametrize("steps", [
+    # The App Store's retries of a refund and of its reversal, both after a newer extension.
+    [("SUBSCRIBED/INITIAL_BUY", 4_000, "ACTIVE"), ("RENEWAL_EXTENDED", 1_000, "ACTIVE"),
+     ("REFUND", 3_000, "REVOKED"), ("REFUND_REVERSED", 2_000, "ACTIVE")],
+    # A view signed after the reversal that arrives before it, while the refund stands (detect seed 204's shape).
+    [("SUBSCRIBED/INITIAL_BUY", 4_000, "ACTIVE"), ("REFUND", 3_000, "REVOKED"),
+     ("DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_ENABLED", 1_000, "REVOKED"), ("REFUND_REVERSED", 2_000, "ACTIVE")],
+], ids=["trailing-refund-and-reversal", "newer-view-between"])
+def test_a_refund_and_its_reversal_that_trail_a_newer_view_leave_the_subscription_active(start, steps):
     backend = start()
     sub = dict(product="premium.gold", kind="auto-renewable")
     now = now_ms()
-    steps = [
-        ("SUBSCRIBED/INITIAL_BUY", now - 4_000, "ACTIVE"),
-        ("RENEWAL_EXTENDED", now - 1_000, "ACTIVE"),
-        ("REFUND", now - 3_000, "REVOKED"),  # the App Store's retry of a refund, after the newer extension
-        ("REFUND_REVERSED", now - 2_000, "ACTIVE"),  # and of its reversal
-    ]
-    for kind, signed, state in steps:
+    for kind, ago, state in steps:
+        signed = now - ago
         note = backend.mint("--type", kind, "--transaction-id", "9201", "--original-transaction-id", "9201",
                             signed=signed, **sub)
         assert backend.notify(note)[0] == 200
         assert [s["state"] for s in backend.wallet()["subscriptions"]] == [state], kind
+
+
+def test_a_device_view_of_a_lapsed_older_period_leaves_the_current_one_active(start):
+    backend = start()
+    sub = dict(product="premium.gold", kind="auto-renewable")
+    now = now_ms()
+    older = backend.mint("--transaction", "--type", "EXPIRED/VOLUNTARY", "--transaction-id", "9301",
+                         "--original-transaction-id", "9301", signed=now, **sub)
+    renewed = backend.mint("--type", "DID_RENEW", "--transaction-id", "9302", "--original-transaction-id", "9301",
+                           signed=now - 2_000, **sub)
+    assert backend.notify(renewed)[0] == 200
+    # The app brings the lapsed first period, signed after every other view: it says nothing of the current one.
+    backend.verify(older)
+    [state] = backend.wallet()["subscriptions"]
+    assert state["state"] == "ACTIVE" and state["expires_at_ms"] > now
 
 
 def test_grace_period_is_listed_until_its_end(start):
