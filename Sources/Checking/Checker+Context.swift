@@ -10,6 +10,9 @@ extension Checker {
         /// When the probe asked, in milliseconds since the start of the run: the target read its state no
         /// earlier, so only a refund it had acknowledged by then must show.
         var asked: Int64
+        /// When the answer came, in milliseconds since the start of the run: the target read its state no later,
+        /// so what it acknowledged by then may show.
+        var answered: Int64
         var boundary: Int64
         var phrases: [String]
         /// Whether the target can learn of a purchase only from a delivery (no App Store Server API to ask):

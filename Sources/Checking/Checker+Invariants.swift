@@ -149,7 +149,8 @@ extension Checker {
             // would lengthen the group again (an upgrade, an extension, another series' renewal) may still be on
             // its way. With nothing of the group standing acknowledged, nothing it shows is stale.
             if let truth, truth.expires >= previous.longest, truth.status != .revoked,
-                let acknowledged = book.longestAcknowledged(of: group, by: c.asked), acknowledged > seen
+                let acknowledged = book.longestAcknowledged(of: group, by: c.asked, answered: c.answered),
+                acknowledged > seen
             {
                 // The stale delivery that set the older expiry, and the newer one it overrode.
                 let stale = book.txs.values.filter { $0.group == group && $0.acked && $0.expires == seen }

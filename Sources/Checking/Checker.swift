@@ -252,6 +252,7 @@ public final class Checker: Sendable {
                 observed: observed,
                 now: now,
                 asked: Int64((min(asked ?? t, t) * 1000).rounded(.down)),
+                answered: Int64((t * 1000).rounded(.up)),
                 boundary: Int64(options.boundarySeconds * 1000),
                 phrases: state.phrases,
                 learnsOnlyFromDeliveries: learnsOnlyFromDeliveries

@@ -372,10 +372,11 @@ struct Book: Sendable {
 
     /// The longest expiry the target had acknowledged by `asked` (milliseconds since the start of the run) of the
     /// group's transactions still standing (not refunded, not superseded by an upgrade it had acknowledged by
-    /// then), or nil when none is kept.
-    func longestAcknowledged(of group: String, by asked: Int64) -> Int64? {
-        let members = txs.values.filter { $0.group == group && $0.acknowledged(by: asked) }
-        return members.lazy.filter { !$0.revoked && !$0.isSuperseded(among: members) }
+    /// `answered`), or nil when none is kept. The target read its state between the two: an upgrade acknowledged
+    /// in between need not show, but may, and then the period it cut short rightly does not.
+    func longestAcknowledged(of group: String, by asked: Int64, answered: Int64) -> Int64? {
+        let latest = txs.values.filter { $0.group == group && $0.acknowledged(by: answered) }
+        return latest.lazy.filter { $0.acknowledged(by: asked) && !$0.revoked && !$0.isSuperseded(among: latest) }
             .compactMap(\.acknowledgedExpires).max()
     }
 

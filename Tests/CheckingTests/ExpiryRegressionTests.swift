@@ -135,6 +135,51 @@ struct ExpiryRegressionTests {
         }
     }
 
+    /// Found running detect at 160 times its rate (seed 255): a subscription extended (a probe showed it), then
+    /// upgraded to a period that ends sooner. The probe asked before the target acknowledged the upgrade, but the
+    /// target read its state after applying it and showed the upgrade's expiry; the checker, counting the
+    /// extended period standing because the upgrade was acknowledged only after the probe asked, called it stale.
+    /// A later transaction acknowledged before the answer may explain a shorter expiry; one never sent does not.
+    @Test func upgradeAcknowledgedWhileTheProbeWasInFlightExplainsAShorterExpiry() throws {
+        for upgradeAcknowledged in [true, false] {
+            var script = try Script(try scriptProfile())
+            script.play(.grant, "1001", "gold", .autoRenewable, at: 1, expires: 200)
+            // The upgrade, and a second one after it, both on their way when a probe shows the extended period.
+            let upgrade = script.play(
+                .grant,
+                "1002",
+                "gold",
+                .autoRenewable,
+                at: 3,
+                outcome: nil,
+                expires: 150,
+                original: "1001",
+                supersedes: "1001"
+            )
+            script.play(
+                .grant,
+                "1003",
+                "gold",
+                .autoRenewable,
+                at: 4,
+                outcome: nil,
+                expires: 210,
+                original: "1001",
+                supersedes: "1002"
+            )
+            let extended = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 200_000)])
+            #expect(failures(script.check(extended, at: 5, final: false)).isEmpty)
+            // The first upgrade is acknowledged while a probe that asked before is in flight, or not yet.
+            if upgradeAcknowledged { script.checker.record(upgrade, outcome: .acknowledged(status: 200), at: 10) }
+            let upgraded = AccountState(entitlements: [.init(productId: "gold", expiresDate: start + 150_000)])
+            let results = script.checker.check(account: script.token, state: upgraded, at: 11, final: false, asked: 9.5)
+            #expect(
+                failures(results) == (upgradeAcknowledged ? [] : [.noStaleRegression]),
+                "upgrade acknowledged: \(upgradeAcknowledged)"
+            )
+        }
+    }
+
     /// Found running detect at 80 times its rate (seed 55): one series refunded after the probe showed its
     /// expiry, another's revocation dispatched but not yet answered when the probe showed that series' period,
     /// and the first series' resubscription still queued. Nothing of the group stood acknowledged in the books, and
