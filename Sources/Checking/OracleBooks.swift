@@ -173,12 +173,15 @@ struct Book: Sendable {
     /// Folds the oldest settled transactions into per-product counts until at most `keep` remain (or none is
     /// settled). Settled: a verified consumable whose refund, if any, was answered; a subscription period that
     /// is no longer current; an unrefunded non-renewing subscription a minute past its catalog period; a purchase
-    /// whose every attempt was rejected; a refunded purchase whose refund settled (see `refundSettled`).
+    /// whose every attempt was rejected; a refunded purchase whose refund settled (see `refundSettled`). A past
+    /// subscription period settles once the target acknowledged a later transaction of its series, or a minute
+    /// after it ended.
     /// - Parameters:
     ///   - now: milliseconds since the start of the run.
     ///   - refundsSettle: how long after its acknowledgment a refund stands for every probe (see `refundSettled`).
     mutating func fold(keep: Int, now: Int64, refundsSettle: Int64) {
         var latestRefunds: Set<RecordKey>?
+        var acknowledgedNumbers: [RecordKey: UInt64]?
         let settled = txs.values.filter { tx in
             guard tx.genuine, !tx.forged, tx.chains == 0 else { return false }
             if tx.neverAccepted { return true }
@@ -192,8 +195,14 @@ struct Book: Sendable {
             switch tx.type {
             case .consumable: return tx.sent
             case .autoRenewable:
-                guard let original = tx.originalKey, let sub = subs[original] else { return false }
-                return !tx.has(sub.transaction) && (tx.expires ?? .max) <= sub.expires
+                guard let original = tx.originalKey, let sub = subs[original], !tx.has(sub.transaction),
+                    let expires = tx.expires, expires <= sub.expires
+                else { return false }
+                // Past for the target too: it acknowledged a later transaction of the series, or the period ended
+                // a minute ago. Until then it may rightly still entitle it (the later ones never reached it).
+                if max(expires, tx.acknowledgedExpires ?? expires) + 60_000 < latest { return true }
+                if acknowledgedNumbers == nil { acknowledgedNumbers = self.latestAcknowledgedNumbers() }
+                return (acknowledgedNumbers?[original] ?? 0) > (tx.key.value ?? .max)
             case .nonRenewing: return tx.expires.map { $0 + 60_000 < latest } ?? false
             case .nonConsumable, nil: return false
             }
@@ -233,6 +242,16 @@ struct Book: Sendable {
     private func refundSettled(_ tx: Tx, now: Int64, after settle: Int64) -> Bool {
         tx.revocationAcked && tx.revocationAckedMillis + settle <= now && tx.sent && !tx.indeterminate
             && tx.key.text == nil && tx.type != nil
+    }
+
+    /// The highest transaction number the target acknowledged of each subscription series.
+    private func latestAcknowledgedNumbers() -> [RecordKey: UInt64] {
+        var numbers: [RecordKey: UInt64] = [:]
+        for tx in txs.values where tx.acked && tx.type == .autoRenewable {
+            guard let original = tx.originalKey, let number = tx.key.value else { continue }
+            numbers[original] = max(numbers[original] ?? 0, number)
+        }
+        return numbers
     }
 
     /// The latest `count` refunded transactions of each product.

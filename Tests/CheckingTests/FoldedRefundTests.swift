@@ -359,4 +359,50 @@ struct FoldedRefundTests {
             #expect(failures(results).contains(.revocationHonored), "\(results)")
         }
     }
+    /// Found running detect at 160 times its rate (seed 258): a resubscription the target acknowledged, then an
+    /// upgrade of it and the upgrade's refund, both missed at the harness's cap. The books folded the
+    /// resubscription as a past period, since the upgrade had replaced it in the App Store's truth, and then
+    /// called the target's entitlement through it a refund not honoured. A period folds only once the target
+    /// acknowledged a later transaction of its series (or a minute after it ended).
+    @Test func periodTheTargetStillHoldsAsCurrentDoesNotFold() throws {
+        for upgradeReached in [false, true] {
+            var script = try Script(try scriptProfile(), foldAbove: 3)
+            let reached: DeliveryOutcome =
+                upgradeReached
+                ? .acknowledged(status: 200) : .notSent(reason: "in-flight cap 4096 reached", harnessLimited: true)
+            // An earlier period, refunded (kept: its extended end is past the upgrade's).
+            script.play(.grant, "1000", "gold", .autoRenewable, at: 0.5, expires: 300)
+            script.play(.revoke, "1000", "gold", .autoRenewable, at: 0.8, expires: 300)
+            script.play(.grant, "1001", "gold", .autoRenewable, at: 1, expires: 200, original: "1000")
+            script.play(
+                .grant,
+                "1002",
+                "gold",
+                .autoRenewable,
+                at: 3,
+                outcome: reached,
+                expires: 205,
+                original: "1000",
+                supersedes: "1001"
+            )
+            script.play(
+                .revoke,
+                "1002",
+                "gold",
+                .autoRenewable,
+                at: 4,
+                outcome: reached,
+                expires: 205,
+                original: "1000"
+            )
+            // A fourth transaction makes the books fold.
+            script.play(.grant, "3001", "coins", .consumable, at: 5)
+            let shown = AccountState(
+                entitlements: [.init(productId: "gold", transactionId: "1001", expiresDate: start + 200_000)],
+                balances: ["coins": 1]
+            )
+            let failed = failures(script.check(shown, at: 10, final: true))
+            #expect(failed == (upgradeReached ? [.revocationHonored] : []), "upgrade reached: \(upgradeReached)")
+        }
+    }
 }
