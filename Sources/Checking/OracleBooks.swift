@@ -394,8 +394,8 @@ struct Book: Sendable {
     /// `answered`), or nil when none is kept. The target read its state between the two: an upgrade acknowledged
     /// in between need not show, but may, and then the period it cut short rightly does not.
     func longestAcknowledged(of group: String, by asked: Int64, answered: Int64) -> Int64? {
-        let latest = txs.values.filter { $0.group == group && $0.acknowledged(by: answered) }
-        return latest.lazy.filter { $0.acknowledged(by: asked) && !$0.revoked && !$0.isSuperseded(among: latest) }
+        let byAnswer = txs.values.filter { $0.group == group && $0.acknowledged(by: answered) }
+        return byAnswer.lazy.filter { $0.acknowledged(by: asked) && !$0.revoked && !$0.isSuperseded(among: byAnswer) }
             .compactMap(\.acknowledgedExpires).max()
     }
 
