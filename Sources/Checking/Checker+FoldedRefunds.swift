@@ -13,7 +13,8 @@ extension Checker {
             return .fail(
                 "the target's books still show refunded transaction \(listed.transactionId) of \(listed.productId) as granted",
                 [entry(refund)],
-                showing(listed)
+                showing(listed),
+                about: .transaction(listed.transactionId)
             )
         }
         for entitlement in c.observed.entitlements {
@@ -21,7 +22,8 @@ extension Checker {
             return .fail(
                 "the target still entitles \(entitlement.productId) through refunded transaction \(id)",
                 [entry(refund)],
-                showing(entitlement)
+                showing(entitlement),
+                about: .transaction(id)
             )
         }
         return nil
@@ -39,7 +41,8 @@ extension Checker {
         return .fail(
             "transaction \(refund.id) of \(entitlement.productId) was revoked, disappeared, then came back without a refund reversal",
             [entry(refund)],
-            showing(entitlement)
+            showing(entitlement),
+            about: .transaction(String(refund.id))
         )
     }
 

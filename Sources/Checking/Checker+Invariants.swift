@@ -9,7 +9,8 @@ extension Checker {
                 return .fail(
                     "the target entitles \(entitlement.productId) through transaction \(id), which exists only in a forged delivery",
                     c.evidence([tx], .all),
-                    showing(entitlement)
+                    showing(entitlement),
+                    about: .transaction(id)
                 )
             }
             if !c.bought(entitlement.productId) {
@@ -18,7 +19,8 @@ extension Checker {
                     return .fail(
                         "the target entitles \(entitlement.productId), whose only purchase was pending (Ask to Buy) or declined",
                         c.evidence(forged, .all, pending: pending),
-                        showing(entitlement)
+                        showing(entitlement),
+                        about: .product(entitlement.productId)
                     )
                 }
                 let how =
@@ -26,7 +28,8 @@ extension Checker {
                 return .fail(
                     "the target entitles \(entitlement.productId) but \(how)",
                     c.evidence(forged, .all),
-                    showing(entitlement)
+                    showing(entitlement),
+                    about: .product(entitlement.productId)
                 )
             }
             // An entitlement through a genuine transaction is that purchase's, whatever else was sent.
@@ -35,7 +38,8 @@ extension Checker {
                     "the target entitles \(entitlement.productId), whose every verified purchase was refunded, and "
                         + source.reading + " (or a refund was not honored)",
                     source.evidence,
-                    showing(entitlement)
+                    showing(entitlement),
+                    about: .product(entitlement.productId)
                 )
             }
             if let source = unverifiedSource(ofSubscription: entitlement, c) {
@@ -43,7 +47,8 @@ extension Checker {
                     "the target entitles \(entitlement.productId), though no subscription of its group is owed one, and "
                         + source.reading + " (or a refund or an expiry was not honored)",
                     source.evidence,
-                    showing(entitlement)
+                    showing(entitlement),
+                    about: .product(entitlement.productId)
                 )
             }
         }
@@ -53,7 +58,8 @@ extension Checker {
             return .fail(
                 "the target shows a balance of \(balance) \(product) but no verified purchase of it was sent",
                 c.evidence(forged, .all, pending: pending),
-                "showed a balance of \(balance) \(product)"
+                "showed a balance of \(balance) \(product)",
+                about: .product(product)
             )
         }
         for (product, balance) in c.observed.balances where balance > 0 && c.bought(product) {
@@ -67,14 +73,16 @@ extension Checker {
                 return .fail(
                     "the target granted transaction \(grant.transactionId), which the App Store never issued",
                     [],
-                    showing(grant)
+                    showing(grant),
+                    about: .transaction(grant.transactionId)
                 )
             }
             if tx.forged && !tx.genuine {
                 return .fail(
                     "the target granted transaction \(grant.transactionId), which exists only in a forged delivery",
                     c.evidence([tx], .all),
-                    showing(grant)
+                    showing(grant),
+                    about: .transaction(grant.transactionId)
                 )
             }
         }
@@ -88,7 +96,8 @@ extension Checker {
             return .fail(
                 "the target granted transaction \(grant.transactionId) \(grant.count) times",
                 c.evidence(tx.map { [$0] } ?? [], [.purchase, .acks, .recent]),
-                showing(grant)
+                showing(grant),
+                about: .transaction(grant.transactionId)
             )
         }
         for (product, balance) in c.observed.balances where balance > 0 {
@@ -106,7 +115,8 @@ extension Checker {
                     "the target shows \(balance) \(product) but the distinct purchases sent add up to \(upper)"
                         + besides,
                     c.evidence(sent.map(\.1), .acks),
-                    "showed a balance of \(balance) \(product)"
+                    "showed a balance of \(balance) \(product)",
+                    about: .product(product)
                 )
             }
         }
@@ -163,7 +173,8 @@ extension Checker {
                     ?? .fail(
                         "the target moved the expiry of group \(group) back from \(previous.longest) to \(seen) ms although no newer data shortened it",
                         c.evidence(Array(txs), .acks),
-                        "showed group \(group) expiring at \(seen) ms, after \(previous.longest) ms earlier"
+                        "showed group \(group) expiring at \(seen) ms, after \(previous.longest) ms earlier",
+                        about: .groupExpiry(group, seen)
                     )
             }
         }
@@ -178,7 +189,8 @@ extension Checker {
                         ?? .fail(
                             "transaction \(id) of \(tx.product) was revoked, disappeared, then came back without a refund reversal",
                             c.evidence([tx], [.refund, .acks]),
-                            "showed entitlement \(tx.product) (transaction \(id)) again"
+                            "showed entitlement \(tx.product) (transaction \(id)) again",
+                            about: .transaction(id)
                         )
                 }
             } else {
@@ -194,7 +206,8 @@ extension Checker {
                         ?? .fail(
                             "\(tx.product) was revoked, disappeared, then came back without a refund reversal",
                             c.evidence([tx], [.refund, .acks]),
-                            "showed entitlement \(tx.product) again"
+                            "showed entitlement \(tx.product) again",
+                            about: .product(tx.product)
                         )
                 }
             } else {
@@ -215,7 +228,8 @@ extension Checker {
             return .fail(
                 "the target's books still show refunded transaction \(listed.transactionId) of \(tx.product) as granted",
                 c.evidence([tx], [.purchase, .refund, .acks]),
-                showing(listed)
+                showing(listed),
+                about: .transaction(listed.transactionId)
             )
         }
         if let failure = foldedRefundRevocationFinding(c) { return failure }
@@ -249,7 +263,8 @@ extension Checker {
             return .fail(
                 "the target still entitles \(tx.product) through refunded transaction \(id)",
                 c.evidence([tx], [.purchase, .refund, .acks]),
-                showing(entitlement)
+                showing(entitlement),
+                about: .transaction(id)
             )
         }
         switch tx.type {
@@ -266,7 +281,8 @@ extension Checker {
                     "the target still entitles \(tx.product) although its only purchase \(id) was refunded"
                         + (pending == nil ? "" : " (or the Ask to Buy of it reported pending unlocked it)"),
                     c.evidence([tx], [.purchase, .refund, .acks], pending: pending),
-                    entitlement.map(showing) ?? "showed entitlement \(tx.product)"
+                    entitlement.map(showing) ?? "showed entitlement \(tx.product)",
+                    about: .transaction(id)
                 )
             }
             // Revoked too much: the refund of this transaction also took away another, unrefunded one.
@@ -274,7 +290,8 @@ extension Checker {
                 return .fail(
                     "the target revoked too much: the refund of transaction \(id) also removed unrefunded transaction \(victim.id) of \(tx.product)",
                     c.evidence([(tx, .refund), (victim, [.purchase, .acks])]),
-                    "showed no entitlement to \(tx.product)"
+                    "showed no entitlement to \(tx.product)",
+                    about: .transaction(victim.id)
                 )
             }
         case .autoRenewable:
@@ -287,7 +304,8 @@ extension Checker {
                 return .fail(
                     "the target still entitles subscription group \(group) although transaction \(id) was refunded",
                     c.evidence([tx], [.purchase, .refund]),
-                    showing(entitlement)
+                    showing(entitlement),
+                    about: .transaction(id)
                 )
             }
         case .consumable, nil:
@@ -319,7 +337,8 @@ extension Checker {
                     "the target shows \(balance) \(product) but only \(allowed) remain once refunds are taken back"
                         + twice,
                     c.evidence(refunded.map(\.1), .refund),
-                    "showed a balance of \(balance) \(product)"
+                    "showed a balance of \(balance) \(product)",
+                    about: .product(product)
                 )
             }
         }
@@ -362,7 +381,8 @@ extension Checker {
                     return .fail(
                         "the target acknowledged purchase \(id) of \(tx.product) but does not entitle it",
                         c.evidence([tx], [.purchase, .acks, .refund]),
-                        "showed no entitlement to \(tx.product)"
+                        "showed no entitlement to \(tx.product)",
+                        about: .transaction(id)
                     )
                 }
             case .nonRenewing:
@@ -375,7 +395,8 @@ extension Checker {
                     return .fail(
                         "the target acknowledged purchase \(id) of \(tx.product), owed until at least \(expires), but does not entitle it",
                         c.evidence([tx], [.purchase, .acks, .refund]),
-                        "showed no entitlement to \(tx.product)"
+                        "showed no entitlement to \(tx.product)",
+                        about: .transaction(id)
                     )
                 }
             case .consumable:
@@ -391,7 +412,8 @@ extension Checker {
             return .fail(
                 "genuine delivery never accepted: the target answered every attempt to deliver purchase \(number) with a rejection (\(c.book.neverAccepted.count) such purchases)",
                 [],
-                "was not needed: the target's own rejections prove it (the run's history lists them)"
+                "was not needed: the target's own rejections prove it (the run's history lists them)",
+                about: .transaction(String(number))
             )
         }
         for (product, folded) in c.book.folded where folded.acked > 0 { owed[product, default: 0] += folded.acked }
@@ -410,7 +432,8 @@ extension Checker {
                 return .fail(
                     "the target shows \(balance) \(product) but acknowledged purchases of \(lower)" + after,
                     c.evidence((owedTxs[product] ?? []).map { ($0, .acks) } + (refund.map { [($0, .refund)] } ?? [])),
-                    "showed a balance of \(balance) \(product)"
+                    "showed a balance of \(balance) \(product)",
+                    about: .product(product)
                 )
             }
         }
@@ -428,7 +451,8 @@ extension Checker {
         return .fail(
             "genuine delivery never accepted: the target answered all \(tx.rejected) attempts to deliver purchase \(tx.id) of \(tx.product) with a rejection (last \(tx.lastRejection))\(others)",
             c.evidence([tx], [.purchase, .rejections]),
-            owned
+            owned,
+            about: .transaction(tx.id)
         )
     }
 
@@ -448,7 +472,8 @@ extension Checker {
                 return .fail(
                     "the target's books give transaction \(listed.transactionId) of \(tx.product) a period ending at \(end), but the App Store signed \(truthEnd)",
                     c.evidence([tx], [.purchase, .acks, .refund, .recent]),
-                    showing(listed)
+                    showing(listed),
+                    about: .transaction(listed.transactionId)
                 )
             }
         }
@@ -473,7 +498,8 @@ extension Checker {
                 return .fail(
                     "subscription \(original) is in billing retry, where the profile wants entitled = \(rule)",
                     c.evidence(Array(series), [.purchase, .acks]),
-                    shows
+                    shows,
+                    about: .transaction(sub.transactionId)
                 )
             }
             let truthEntitled = sub.owed(at: c.now)
@@ -485,7 +511,8 @@ extension Checker {
                 return .fail(
                     "subscription \(original) is owed \(sub.product) since transaction \(sub.transactionId), which the target acknowledged, but the target entitles \(entitlement.productId)",
                     c.evidence([current], [.purchase, .acks, .recent]),
-                    showing(entitlement)
+                    showing(entitlement),
+                    about: .transaction(sub.transactionId)
                 )
             }
             if truthEntitled && !entitled {
@@ -502,7 +529,8 @@ extension Checker {
                     return .fail(
                         "subscription \(original) (\(sub.product)) is active until \(end) and the target acknowledged it, but does not entitle it",
                         c.evidence(covering, [.purchase, .acks]),
-                        shows
+                        shows,
+                        about: .transaction(sub.transactionId)
                     )
                 }
                 if covering.contains(where: \.indeterminate) {
@@ -519,7 +547,8 @@ extension Checker {
                 return .fail(
                     "subscription \(original) (\(sub.product)) ended at \(end) (status \(sub.status)) but the target still entitles group \(sub.group)",
                     c.evidence(Array(series), [.acks, .refund, .recent]),
-                    shows
+                    shows,
+                    about: .transaction(sub.transactionId)
                 )
             }
         }

@@ -26,12 +26,13 @@ extension Checker {
     /// A summary the target refused on the App Store's last attempt and never acknowledged on another.
     func refusedSummaryFinding(_ c: Context) -> Finding? {
         let refused = c.book.refusedSummaries.filter { !c.book.acknowledgedSummaries.contains($0.key) }
-        guard let entry = refused.values.min(by: { $0.at < $1.at }) else { return nil }
+        guard let (event, entry) = refused.min(by: { $0.value.at < $1.value.at }) else { return nil }
         return .fail(
             "the target refused RENEWAL_EXTENSION/SUMMARY, a genuine notification it must acknowledge though it "
                 + "grants nothing, on the App Store's last attempt",
             [entry],
-            "came after the App Store had stopped retrying it"
+            "came after the App Store had stopped retrying it",
+            about: .notification(event)
         )
     }
 }

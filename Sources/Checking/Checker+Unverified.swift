@@ -114,7 +114,8 @@ extension Checker {
                 + "not refused: a forgery was credited (or "
                 + (counted > upper ? "a purchase was credited twice)" : "a refund was not taken back)"),
             c.evidence(forged + c.genuine(product).map(\.1), .all),
-            "showed a balance of \(balance) \(product)"
+            "showed a balance of \(balance) \(product)",
+            about: .product(product)
         )
     }
 }

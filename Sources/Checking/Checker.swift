@@ -31,7 +31,7 @@ public final class Checker: Sendable {
         public var boundarySeconds: Double = 2
         /// Whether a subscription in billing retry (without grace) must be entitled: nil accepts either.
         public var billingRetryEntitled: Bool? = nil
-        /// Most witnesses kept (all violations are counted).
+        /// Most witnesses kept (all violations are counted, each once however many probes see it).
         public var maxWitnesses = 1000
         /// The verdict is unknown when more than this fraction of decided-or-not checks is unknown, or of the
         /// genuine purchases was still held for delivery at the final probe (``Checker/heldAtEnd``).
@@ -310,7 +310,7 @@ public final class Checker: Sendable {
                 outcome = .unknown(reason)
                 state.tallies[invariant, default: Tally()].unknown += 1
                 state.sampleUnknown("\(invariant.rawValue) \(account) at \(format(t))s: \(reason)")
-            case .fail(let summary, let entries, let shows):
+            case .fail(let summary, let entries, let shows, let subject):
                 let witness = Witness(
                     invariant: invariant,
                     account: account,
@@ -321,10 +321,8 @@ public final class Checker: Sendable {
                     observed: observed,
                     seed: seed
                 )
-                outcome = .fail(witness)
-                state.tallies[invariant, default: Tally()].failed += 1
-                state.violationCount += 1
-                if state.witnesses.count < options.maxWitnesses { state.witnesses.append(witness) }
+                let key = ViolationKey(invariant: invariant, account: account, subject: subject)
+                outcome = .fail(state.book(witness, key: key, limit: options.maxWitnesses))
             }
             results.append(CheckResult(invariant: invariant, account: account, outcome: outcome))
         }

@@ -8,8 +8,9 @@ enum Finding {
     /// Undecided; `later`: only because the probe came too near an expiry or a change, so a probe a little
     /// later decides.
     case unknown(String, later: Bool = false)
-    /// The summary, the witness entries, and what the probe showed (a phrase after "the probe at t=…s").
-    case fail(String, [WitnessEntry], String)
+    /// The summary, the witness entries, what the probe showed (a phrase after "the probe at t=…s"), and what
+    /// the violation is about: a later probe that fails on the same subject sees the same violation again.
+    case fail(String, [WitnessEntry], String, about: Subject)
 }
 
 /// Why an invariant could not decide: the last reason that waiting would not change, else the last one it
@@ -430,7 +431,10 @@ struct State: Sendable {
     var books: [String: Book] = [:]
     var tallies: [Invariant: Tally] = [:]
     var witnesses: [Witness] = []
+    /// Distinct violations found (see `ViolationKey`), and for each the index of its witness in `witnesses`
+    /// (nil past `Checker.Options.maxWitnesses`).
     var violationCount = 0
+    var violations: [ViolationKey: Int?] = [:]
     var unknownSamples: [String] = []
     var interesting: Set<String> = []
     /// Genuine deliveries (purchases, refunds, reversals, renewals) whose outcome came in, and how many of them

@@ -61,12 +61,25 @@ public struct Witness: Sendable, Hashable, Codable {
     public var observed: AccountState
     /// The run's seed (`paystorm replay --seed`).
     public var seed: UInt64
+    /// How many probes saw this violation: the one at ``at`` and each later one that saw it again (a violation
+    /// counts once, however often it is seen).
+    public var sightings = 1
+    /// When the latest probe that saw it again ran; nil when only one probe saw it.
+    public var lastSeenAt: Double?
+
+    /// The sentence that says how often it was seen after ``at``; nil when only once.
+    public var seenAgain: String? {
+        guard sightings > 1, let lastSeenAt else { return nil }
+        let later = sightings - 1
+        return "seen again by \(later) later probe\(later == 1 ? "" : "s"), the last at t=\(format(lastSeenAt))s"
+    }
 
     /// The witness as plain text: the rule, the summary, each entry on its own line, and the seed.
     public var prose: String {
         var lines = ["\(invariant.rawValue): \(invariant.rule).", "Account \(account): \(summary)"]
         for entry in entries { lines.append("  t=\(format(entry.at))s \(entry.sentence)") }
         lines.append("  " + proof)
+        if let seenAgain { lines.append("  " + seenAgain) }
         lines.append("Replay with seed \(seed).")
         return lines.joined(separator: "\n")
     }
@@ -109,7 +122,8 @@ public struct Unchecked: Sendable, Hashable, Codable {
 public struct Tally: Sendable, Hashable, Codable {
     /// Checks that held.
     public var passed = 0
-    /// Checks that failed.
+    /// Distinct violations: a check that failed on what an earlier one already found adds to that violation's
+    /// witness, not here.
     public var failed = 0
     /// Checks that could not decide.
     public var unknown = 0
@@ -133,7 +147,8 @@ public struct Verdict: Sendable, Hashable, Codable {
     public var reason: String?
     /// The first violations (up to the checker's limit), each with its witness.
     public var violations: [Witness]
-    /// All violations found, including those past the limit.
+    /// All violations found, including those past the limit: each (invariant, account, transaction or product)
+    /// once, however many probes saw it.
     public var violationCount: Int
     /// Per invariant, how many checks passed, failed and could not decide.
     public var tallies: [Invariant: Tally]

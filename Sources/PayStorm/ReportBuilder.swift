@@ -137,9 +137,10 @@ enum ReportBuilder {
                 account: witness.account,
                 summary: witness.summary,
                 witness: witness.entries.map { String(format: "t=%.3fs ", $0.at) + $0.sentence }
-                    + [witness.proof],
+                    + [witness.proof] + (witness.seenAgain.map { [$0] } ?? []),
                 detectedAfterSeconds: witness.at,
-                replay: replayBase + " --account \(witness.account)"
+                replay: replayBase + " --account \(witness.account)",
+                sightings: witness.sightings > 1 ? witness.sightings : nil
             )
         }
     }

@@ -318,8 +318,8 @@ extension Command {
     static func verdictText(_ outcome: RunOutcome) -> String {
         let report = outcome.report
         var text = "\nverdict: \(report.verdict.rawValue.uppercased())"
-        if !report.violations.isEmpty {
-            text += " (\(report.violations.count) violation\(report.violations.count == 1 ? "" : "s"))"
+        if report.violationCount > 0 {
+            text += " (\(report.violationCount) violation\(report.violationCount == 1 ? "" : "s"))"
         }
         text += ", seed \(report.seed)\(report.namespace.map { ", namespace \($0)" } ?? ""), exit \(report.exitCode)\n"
         for reason in report.reasons { text += "  because: \(reason)\n" }

@@ -55,7 +55,7 @@ public enum ReportWriter {
             ("p50_us", all.flatMap { $0.micros["p50"] }.map(String.init) ?? ""),
             ("p99_us", all.flatMap { $0.micros["p99"] }.map(String.init) ?? ""),
             ("max_us", all.flatMap { $0.micros["max"] }.map(String.init) ?? ""),
-            ("violations", String(report.violations.count)),
+            ("violations", String(report.violationCount)),
             ("thresholds_failed", String(report.thresholds.filter(\.breached).count)),
             ("invariant_verdict", report.invariantVerdict.rawValue),
             ("interrupted", String(report.interrupted)),

@@ -51,7 +51,8 @@ public struct RunReport: Codable, Sendable, Hashable {
     public var thresholds: [ThresholdResult]
     /// One entry per invariant: passed, failed, unknown or unchecked.
     public var invariants: [InvariantResult]
-    /// Every violation, each with its witness.
+    /// Every violation, each with its witness (up to the checker's limit of witnesses; ``violationCount``
+    /// counts them all).
     public var violations: [Violation]
     /// How many faults of each kind were injected.
     public var faults: [String: Int]
@@ -111,6 +112,13 @@ public struct RunReport: Codable, Sendable, Hashable {
         self.notes = notes
         self.shard = shard
         self.harnessLimited = harnessLimited
+    }
+}
+
+extension RunReport {
+    /// The distinct violations of every invariant, witnessed or past the limit of witnesses.
+    public var violationCount: Int {
+        max(invariants.reduce(0) { $0 + $1.violations }, violations.count)
     }
 }
 
@@ -414,6 +422,8 @@ public struct Violation: Codable, Sendable, Hashable {
     public var detectedAfterSeconds: Double?
     /// The command that replays the run for this account.
     public var replay: String
+    /// How many probes saw it, when more than one did (the violation still counts once); absent otherwise.
+    public var sightings: Int?
 
     /// Creates a violation.
     public init(
@@ -422,7 +432,8 @@ public struct Violation: Codable, Sendable, Hashable {
         summary: String,
         witness: [String],
         detectedAfterSeconds: Double? = nil,
-        replay: String
+        replay: String,
+        sightings: Int? = nil
     ) {
         self.invariant = invariant
         self.account = account
@@ -430,6 +441,7 @@ public struct Violation: Codable, Sendable, Hashable {
         self.witness = witness
         self.detectedAfterSeconds = detectedAfterSeconds
         self.replay = replay
+        self.sightings = sightings
     }
 }
 

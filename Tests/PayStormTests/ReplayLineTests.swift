@@ -89,6 +89,21 @@ struct ReplayLineTests {
         #expect(line == "paystorm replay p.json5 --seed 3 --pki '/keys/test pki' --account A")
     }
 
+    /// A violation seen by later probes again is one violation: its witness says how often and until when.
+    @Test func aViolationSeenAgainSaysSoInItsWitness() throws {
+        var verdict = Self.oneViolation()
+        verdict.violations[0].sightings = 3
+        verdict.violations[0].lastSeenAt = 12.5
+        let profile = try Profile.decode(Data(MintPipelineTests.profile.utf8), file: "pipeline.json5")
+        let options = RunOptions(profilePath: "p.json5")
+        let violation = try #require(ReportBuilder.violations(verdict, profile: profile, options: options).first)
+        #expect(violation.sightings == 3)
+        #expect(violation.witness.last == "seen again by 2 later probes, the last at t=12.500s")
+        let once = ReportBuilder.violations(Self.oneViolation(), profile: profile, options: options).first
+        #expect(once?.sightings == nil)
+        #expect(once?.witness == ["probe"])
+    }
+
     @Test func theReplayLineNamesTheNamespace() throws {
         var profile = try Profile.decode(Data(MintPipelineTests.profile.utf8), file: "pipeline.json5")
         profile.namespace = 0x5A17
