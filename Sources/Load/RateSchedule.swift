@@ -223,7 +223,12 @@ public struct RateSchedule: Sendable, Equatable {
     }
 }
 
-/// Parses `250ms`, `1.5s`, `2m`, `1h`, `800us` or `800µs` (a bare number is seconds).
+/// The longest duration ``parseDuration(_:)`` accepts: a year, the longest any setting allows (a schedule
+/// segment), and far below what a `Duration` or a deadline computed from it can hold.
+public let longestDuration: Duration = .seconds(365 * 86_400)
+
+/// Parses `250ms`, `1.5s`, `2m`, `1h`, `800us` or `800µs` (a bare number is seconds), at most
+/// ``longestDuration``.
 /// - Throws: ``LoadConfigurationError`` naming the text.
 public func parseDuration(_ text: String) throws(LoadConfigurationError) -> Duration {
     let trimmed = text.trimmingWhitespace()
@@ -239,6 +244,10 @@ public func parseDuration(_ text: String) throws(LoadConfigurationError) -> Dura
     }
     guard let value = Double(number), value.isFinite, value >= 0 else {
         throw LoadConfigurationError("'\(text)' is not a duration (examples: 250ms, 10s, 2m)")
+    }
+    // Compared in seconds, before the conversion to whole nanoseconds that traps past 292 years.
+    guard value * scale <= longestDuration.seconds else {
+        throw LoadConfigurationError("'\(text)' is too long: a duration is at most a year (8760h)")
     }
     return .nanoseconds(Int64((value * scale * 1e9).rounded()))
 }

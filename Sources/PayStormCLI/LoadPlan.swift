@@ -2,6 +2,8 @@ import Foundation
 import Load
 import PayStorm
 
+import enum Profile.HeaderField
+
 /// `paystorm load`'s options as given on the command line, before any of them is checked.
 struct LoadOptions {
     var url: String
@@ -108,8 +110,8 @@ struct LoadPlan {
         configuration = LoadEngineConfiguration(
             connectionsPerHost: options.connections,
             maxInFlight: options.maxInFlight,
-            connectTimeout: try parseDuration(options.connectTimeoutText),
-            totalTimeout: try parseDuration(options.timeoutText),
+            connectTimeout: try Self.duration(options.connectTimeoutText, flag: "--connect-timeout"),
+            totalTimeout: try Self.duration(options.timeoutText, flag: "--timeout"),
             httpVersion: options.http2 ? .http2 : .http1_1,
             caFile: options.caFile,
             captureBodies: false,
@@ -164,32 +166,52 @@ struct LoadPlan {
             guard options.rate == nil, options.scheduleText == nil else {
                 throw CLIError(.usage, "--users (closed loop) cannot be combined with --rate or --schedule")
             }
-            let planned = try parseDuration(durationText)
-            return (.closed(users: users, thinkTime: try parseDuration(options.thinkText), duration: planned), planned)
+            let planned = try duration(durationText, flag: "--duration")
+            let think = try duration(options.thinkText, flag: "--think")
+            return (.closed(users: users, thinkTime: think, duration: planned), planned)
         }
         if let scheduleText = options.scheduleText {
             guard options.rate == nil, options.durationText == nil else {
                 throw CLIError(.usage, "--schedule replaces --rate and --duration")
             }
-            let schedule = try RateSchedule.parse(scheduleText, arrivals: arrivals)
+            let schedule: RateSchedule
+            do {
+                schedule = try RateSchedule.parse(scheduleText, arrivals: arrivals)
+            } catch {
+                throw CLIError(.usage, "--schedule: \(error)")
+            }
             return (.open(schedule), schedule.duration)
         }
         guard let rate = options.rate, let durationText = options.durationText else {
             throw CLIError(.usage, "give --rate and --duration, --schedule, or --users and --duration")
         }
-        let schedule = RateSchedule.constant(rate, for: try parseDuration(durationText)).with(arrivals: arrivals)
+        let schedule = RateSchedule.constant(rate, for: try duration(durationText, flag: "--duration"))
+            .with(arrivals: arrivals)
         try schedule.validate()
         return (.open(schedule), schedule.duration)
     }
 
-    /// `Name: value`, both sides trimmed.
+    /// A duration flag's value.
+    /// - Throws: `CLIError` with `.usage` naming the flag.
+    static func duration(_ text: String, flag: String) throws -> Duration {
+        do {
+            return try parseDuration(text)
+        } catch {
+            throw CLIError(.usage, "\(flag): \(error)")
+        }
+    }
+
+    /// `Name: value`, both sides trimmed; a name of token characters and a value without control characters
+    /// (a CR or LF would start another header on the wire).
     static func header(_ text: String) throws -> (name: String, value: String) {
         guard let colon = text.firstIndex(of: ":") else {
             throw CLIError(.usage, "--header '\(text)' must look like 'Name: value'")
         }
-        return (
-            String(text[..<colon]).trimmingCharacters(in: .whitespaces),
-            String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
-        )
+        let name = String(text[..<colon]).trimmingCharacters(in: .whitespaces)
+        let value = String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+        if let problem = HeaderField.nameProblem(name) ?? HeaderField.valueProblem(value) {
+            throw CLIError(.usage, "--header: expected \(problem)")
+        }
+        return (name, value)
     }
 }

@@ -126,9 +126,19 @@ struct MintOptions {
         return value
     }
 
+    /// The signed dates `mint` accepts, in UNIX milliseconds: 1971-01-01 to 9999-12-31, so that every date
+    /// placed relative to the signed date (months before it, days after it) stays a date.
+    static let signedDateBounds: ClosedRange<Int64> = 31_536_000_000...253_402_300_799_999
+
     private static func milliseconds(_ text: String) throws -> Int64 {
-        guard let value = Int64(text), value >= 0 else {
+        guard let value = Int64(text) else {
             throw CLIError(.usage, "--signed-date expects UNIX milliseconds, got '\(text)'")
+        }
+        guard signedDateBounds.contains(value) else {
+            throw CLIError(
+                .usage,
+                "--signed-date must be from \(signedDateBounds.lowerBound) (1971-01-01) to \(signedDateBounds.upperBound) (9999-12-31) UNIX milliseconds, got \(value)"
+            )
         }
         return value
     }

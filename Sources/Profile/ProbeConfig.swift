@@ -100,17 +100,14 @@ extension ProbeConfig {
         return fields
     }
 
-    /// The probe's headers: names without spaces or colons, values with the account's placeholders only.
+    /// The probe's headers: names of token characters, values without control characters and with the account's placeholders only.
     private static func headers(_ f: Fields, kind: Kind) throws -> [RequestTemplate.Header] {
-        let values: [String: String] = try f.value("headers", default: [:])
+        let values = try f.headers()
         guard !values.isEmpty else { return [] }
         guard kind == .http || kind == .pointer else {
             throw ProfileIssue(path: f.at("headers"), expected: "no headers: they apply to kinds http and pointer")
         }
         return try values.keys.sorted().map { name in
-            guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
-                throw ProfileIssue(path: f.at("headers"), expected: "header names without spaces or colons")
-            }
             let path = f.at("headers.\(name)")
             let value: TemplateString
             do throws(TemplateError) {

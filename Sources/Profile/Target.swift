@@ -62,7 +62,7 @@ public struct Target: Sendable, Hashable, Decodable {
     public init(from decoder: any Decoder) throws {
         let f = try Fields(decoder, allowed: Self.keys)
         embeddedLedger = try f.value("embeddedLedger", default: false)
-        headers = try f.value("headers", default: [:])
+        headers = try f.headers()
         tlsCAFile = try f.optional("tlsCAFile")
         allowedHosts = try f.value("allowedHosts", default: [])
         bundleId = try f.text("bundleId", default: "com.example.paystorm")

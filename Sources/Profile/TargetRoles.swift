@@ -107,12 +107,9 @@ public struct RequestTemplate: Sendable, Hashable {
             throw ProfileIssue(path: f.at("url"), expected: "an http(s) URL (this key is required)")
         }
         url = try compile(urlText, f.at("url"))
-        let headerValues: [String: String] = try f.value("headers", default: [:])
+        let headerValues = try f.headers()
         headers = try headerValues.keys.sorted().map { name in
-            guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
-                throw ProfileIssue(path: f.at("headers"), expected: "header names without spaces or colons")
-            }
-            return Header(name: name, value: try compile(headerValues[name]!, f.at("headers.\(name)")))
+            Header(name: name, value: try compile(headerValues[name]!, f.at("headers.\(name)")))
         }
         // The JWS is rendered with the body, ahead of the schedule; a URL or header cannot carry it.
         if let (path, _) = uses.first(where: { [.signedPayload, .signedTransaction].contains($0.placeholder) }) {

@@ -121,3 +121,20 @@ struct ScheduleTests {
         #expect(throws: LoadConfigurationError.self) { try parseDuration(text) }
     }
 }
+
+/// Durations past a year, refused by the parser itself before converting to nanoseconds traps.
+struct LongDurationTests {
+    @Test(arguments: ["99999999h", "99999999999h", "1e300s", "8761h", "31536001"])
+    func durationPastAYearIsRefusedNamingIt(text: String) {
+        #expect(throws: LoadConfigurationError.self) { try parseDuration(text) }
+        do {
+            _ = try parseDuration(text)
+        } catch {
+            #expect(error.message == "'\(text)' is too long: a duration is at most a year (8760h)")
+        }
+    }
+
+    @Test func aYearIsAccepted() throws {
+        #expect(try parseDuration("8760h") == .seconds(31_536_000))
+    }
+}

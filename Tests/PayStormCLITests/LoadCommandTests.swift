@@ -101,6 +101,26 @@ struct LoadCommandTests {
             message: "'soon' is not a duration"
         ),
         Refusal(
+            arguments: ["--url", closedPort, "--rate", "1", "--duration", "1s", "--timeout", "99999999999h"],
+            exitCode: .usage,
+            message: "--timeout: '99999999999h' is too long: a duration is at most a year (8760h)"
+        ),
+        Refusal(
+            arguments: ["--url", closedPort, "--schedule", "5@99999999999h"],
+            exitCode: .usage,
+            message: "--schedule: '99999999999h' is too long"
+        ),
+        Refusal(
+            arguments: ["--url", closedPort, "--rate", "1", "--duration", "1s", "--header", "X-Inj: a\r\nX-Evil: b"],
+            exitCode: .usage,
+            message: "--header: expected a header value without control characters, found \"a\\r\\nX-Evil: b\""
+        ),
+        Refusal(
+            arguments: ["--url", closedPort, "--rate", "1", "--duration", "1s", "--header", "X Inj: a"],
+            exitCode: .usage,
+            message: "--header: expected a header name of letters, digits"
+        ),
+        Refusal(
             arguments: ["--url", closedPort, "--rate", "1", "--duration", "1s", "--connect-timeout", "soon"],
             exitCode: .usage,
             message: "'soon' is not a duration"

@@ -100,6 +100,27 @@ struct RequestTemplateTests {
             expectation: "needs target.accounts.provision"
         ),
         Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", headers: { \"X-Inj\": \"a\\r\\nX-Evil: b\" } }",
+            path: "target.headers.X-Inj",
+            expectation: "a header value without control characters, found \"a\\r\\nX-Evil: b\" (a CR, U+000D)"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", headers: { \"X-Evil: b\": \"a\" } }",
+            path: "target.headers",
+            expectation: "a header name of letters, digits"
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://127.0.0.1:1/n\", headers: { A: \"x\\ny\" } } }",
+            path: "target.webhook.headers.A",
+            expectation: "(an LF, U+000A)"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", probe: { kind: \"http\", "
+                + "url: \"http://127.0.0.1:1/u/{appAccountToken}\", headers: { A: \"tab\\there\" } } }",
+            path: "target.probe.headers.A",
+            expectation: "a control character, U+0009"
+        ),
+        Bad(
             target: "{ webhook: { url: \"http://127.0.0.1:1/n?p={signedPayload}\" } }",
             path: "target.webhook.url",
             expectation: "only in the body"

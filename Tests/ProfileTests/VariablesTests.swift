@@ -57,6 +57,17 @@ struct VariablesTests {
         #expect(profile.name == "from-env")
     }
 
+    @Test func headerValueWithALineBreakFromAVariableIsRefusedNamingTheHeader() throws {
+        do {
+            _ = try Self.decode(set: ["PORT": "1", "DB": "d", "API_KEY": "abc\r\nX-Evil: smuggled"])
+            Issue.record("a CR/LF from --set reached target.headers")
+        } catch let error as ProfileError {
+            #expect(error.path == "target.headers.X-Api-Key", "\(error)")
+            #expect(error.expected.contains("without control characters"), "\(error)")
+            #expect(!error.description.contains("\n"), "one line: \(error)")
+        }
+    }
+
     @Test func doubleDollarEscapesALiteralReference() throws {
         let profile = try Self.decode(set: ["PORT": "1", "DB": "d", "NOT_A_VARIABLE": "oops"])
         #expect(profile.target.headers["X-Literal"] == "${NOT_A_VARIABLE}")

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+/// Values past every range, through every entry point of the built binary: one line naming the value and the
+/// README's exit code, never a trap.
+struct HostileInputTests {
+    /// A profile file holding `text`, in a fresh directory the caller removes.
+    private static func profile(_ text: String) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-hostile-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("hostile.json5")
+        try Data(text.utf8).write(to: file)
+        return file
+    }
+
+    /// The smoke profile with `old` replaced by `new`.
+    private static func smoke(replacing old: String, with new: String) throws -> URL {
+        let text = try String(
+            contentsOf: PayStormRunner.root.appendingPathComponent("Profiles/smoke.json5"),
+            encoding: .utf8
+        )
+        #expect(text.contains(old), "smoke.json5 no longer holds \(old)")
+        return try profile(text.replacingOccurrences(of: old, with: new))
+    }
+
+    @Test(arguments: [
+        ["run", "Profiles/smoke.json5", "--rate", "5", "--duration", "99999999h", "--check"],
+        ["run", "Profiles/smoke.json5", "--settle", "99999999999h", "--check"],
+        ["load", "--url", "http://127.0.0.1:1/", "--rate", "1", "--duration", "1s", "--timeout", "99999999999h"],
+        ["load", "--url", "http://127.0.0.1:1/", "--rate", "1", "--duration", "99999999999h"],
+        ["load", "--url", "http://127.0.0.1:1/", "--schedule", "5@99999999999h"],
+        ["load", "--url", "http://127.0.0.1:1/", "--users", "1", "--duration", "1s", "--think", "1e300s"],
+        ["capacity", "Profiles/capacity.json5", "--slo", "p99 < 99999999999h"],
+    ])
+    func durationPastAYearIsExit64NotATrap(arguments: [String]) throws {
+        let (code, output) = try PayStormRunner.exec(arguments)
+        #expect(code == 64, "\(arguments): \(output)")
+        #expect(output.contains("is too long: a duration is at most a year"), "\(output)")
+        #expect(!output.contains("Fatal error"), "\(output)")
+    }
+
+    @Test func thresholdPastAYearInAProfileIsExit65NamingIt() throws {
+        let file = try Self.smoke(replacing: "\"p99 < 500ms\"", with: "\"p99 < 99999999999h\"")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let (code, output) = try PayStormRunner.exec(["run", file.path, "--check"])
+        #expect(code == 65, "\(output)")
+        #expect(output.contains("thresholds[0]"), "\(output)")
+        #expect(output.contains("is too long"), "\(output)")
+    }
+
+    @Test(arguments: ["9223372036854775807", "253402300800000", "-1"])
+    func mintRefusesASignedDateOutOfRange(date: String) throws {
+        let pki = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-hostile-pki-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: pki) }
+        #expect(try PayStormRunner.exec(["pki", "init", pki.path]).0 == 0)
+        for shape in [["--type", "DID_RENEW"], ["--transaction"], ["--renewal-info"]] {
+            let (code, output) = try PayStormRunner.exec(
+                ["mint", "--pki", pki.path, "--signed-date", date] + shape
+            )
+            #expect(code == 64, "\(shape): \(output)")
+            #expect(output.contains("--signed-date must be from"), "\(output)")
+        }
+    }
+
+    @Test(arguments: ["X-Inj: a\r\nX-Evil: b", "X-Inj: a\nb", "X-Inj: a\u{7F}", "X Inj: a", "X-Inj\r\nX-Evil: b"])
+    func loadHeaderWithAControlCharacterIsExit64(header: String) throws {
+        let (code, output) = try PayStormRunner.exec([
+            "load", "--url", "http://127.0.0.1:1/", "--rate", "1", "--duration", "1s", "--header", header,
+        ])
+        #expect(code == 64, "\(output)")
+        #expect(output.hasPrefix("paystorm load: --header: expected a header"), "\(output)")
+        #expect(output.split(separator: "\n").count == 1, "one line: \(output)")
+    }
+
+    @Test func profileHeaderWithALineBreakFromSetIsExit65NamingTheHeader() throws {
+        let file = try Self.smoke(
+            replacing: "requestTimeoutSeconds: 5,",
+            with: "requestTimeoutSeconds: 5, headers: { Authorization: \"Bearer ${TOK}\" },"
+        )
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let (code, output) = try PayStormRunner.exec([
+            "run", file.path, "--check", "--set", "TOK=abc\r\nX-Evil: smuggled",
+        ])
+        #expect(code == 65, "\(output)")
+        #expect(output.contains("target.headers.Authorization: expected a header value without control"), "\(output)")
+        #expect(try PayStormRunner.exec(["run", file.path, "--check", "--set", "TOK=abc"]).0 == 0)
+    }
+}
