@@ -189,6 +189,7 @@ public final class LoadEngine: Sendable {
     /// The settings of every run.
     public let configuration: LoadEngineConfiguration
     private let stopRequested = Atomic<Bool>(false)
+    private let cancelled = Atomic<Bool>(false)
 
     /// Creates an engine, and sets up a transport and its handles once so that an option libcurl refuses
     /// (HTTP/2 from a libcurl built without it, say) is an error now, naming the option, rather than in the run.
@@ -211,6 +212,17 @@ public final class LoadEngine: Sendable {
     public func stop() {
         stopRequested.store(true, ordering: .relaxed)
     }
+
+    /// Stops the run in progress as ``stop()`` does, and every later run as soon as it starts (its requests
+    /// reported as `other`, "run stopped"): for a command interrupted between two runs, whose next run must not
+    /// clear the stop. Safe from any thread.
+    public func cancel() {
+        cancelled.store(true, ordering: .relaxed)
+        stopRequested.store(true, ordering: .relaxed)
+    }
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
 
     /// Runs `body` on a new thread and returns its value; lets async code run the blocking
     /// ``run(_:source:sink:tick:)`` without holding a cooperative thread, with the recorder
@@ -278,7 +290,9 @@ public final class LoadEngine: Sendable {
                 configuration: configuration,
                 release: release,
                 transport: transport,
-                stopRequested: { self.stopRequested.load(ordering: .relaxed) }
+                stopRequested: {
+                    self.stopRequested.load(ordering: .relaxed) || self.cancelled.load(ordering: .relaxed)
+                }
             )
         )
     }

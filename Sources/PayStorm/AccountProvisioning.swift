@@ -11,13 +11,18 @@ enum AccountProvisioning {
     /// Runs `command` for `tokens`.
     /// - Throws: `RunError.unreachable` (exit 69) when the command cannot start, times out, exits non-zero
     ///   (its standard error quoted) or prints a line that is not an object of strings with a known token.
-    static func run(_ command: [String], tokens: [String], timeout: Double) throws(RunError) -> AccountDirectory {
+    static func run(
+        _ command: [String],
+        tokens: [String],
+        timeout: Double,
+        interruption: Interruption
+    ) throws(RunError) -> AccountDirectory {
         let name = "target.accounts.provision '\(command.joined(separator: " "))'"
         var input: [UInt8] = []
         for token in tokens { input += Array("{\"appAccountToken\":\"\(JSONEscaping.escaped(token))\"}\n".utf8) }
         let result: CapturedCommand.Output
         do {
-            result = try CapturedCommand.run(command, input: input, timeout: timeout)
+            result = try CapturedCommand.run(command, input: input, timeout: timeout, interruption: interruption)
         } catch {
             if case .timedOut = error {
                 throw .unreachable(

@@ -23,6 +23,8 @@ final class AccountRefresher: Sendable {
         var command: [String]
         var tokens: [String]
         var timeout: Double
+        /// Kills a refresh in progress when the run is interrupted.
+        var interruption: Interruption
     }
 
     private let provisioning: Provisioning
@@ -116,7 +118,14 @@ final class AccountRefresher: Sendable {
     private func refresh() -> String? {
         do throws(RunError) {
             let (command, tokens, timeout) = (provisioning.command, provisioning.tokens, provisioning.timeout)
-            directory.refresh(with: try AccountProvisioning.run(command, tokens: tokens, timeout: timeout))
+            directory.refresh(
+                with: try AccountProvisioning.run(
+                    command,
+                    tokens: tokens,
+                    timeout: timeout,
+                    interruption: provisioning.interruption
+                )
+            )
             return nil
         } catch {
             return error.description
@@ -141,7 +150,12 @@ extension AccountRefresher {
         else { return nil }
         let tokens = TargetSetup.accountsToProvision(profile: profile, only: options.account, shard: options.shard)
         return AccountRefresher(
-            Provisioning(command: command, tokens: tokens, timeout: accounts.timeoutSeconds),
+            Provisioning(
+                command: command,
+                tokens: tokens,
+                timeout: accounts.timeoutSeconds,
+                interruption: options.interruption
+            ),
             every: interval,
             into: directory,
             startMillis: startMillis,

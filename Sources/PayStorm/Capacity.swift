@@ -42,8 +42,8 @@ public struct CapacityOutcome: Sendable {
     public var report: CapacityReport
     /// The folder holding `capacity.csv`, `capacity.json` and `capacity.html`.
     public var folder: URL
-    /// Whether a signal stopped the search; the steps finished before it are analysed.
-    public var interrupted: Bool
+    /// The signal that stopped the search, if one did; the steps finished before it are analysed.
+    public var interruptedBy: StopSignal?
 }
 
 /// `paystorm capacity`: finds the highest rate a target sustains within its objectives, one constant-rate
@@ -55,15 +55,10 @@ public struct CapacityOutcome: Sendable {
 /// let outcome = try PayStormCapacity.execute(options)
 /// print(outcome.report.sentence)
 /// ```
+///
+/// Interrupted (``RunOptions/interruption`` of ``CapacityOptions/run``), the step in progress is cut short and
+/// left out, and the report, its outcome `interrupted`, analyses the steps finished before.
 public enum PayStormCapacity {
-    private static let interrupted = Atomic<Bool>(false)
-
-    /// Stops the search: the step in progress is cut short (and left out), the finished ones are analysed.
-    public static func interrupt() {
-        interrupted.store(true, ordering: .relaxed)
-        PayStormRun.interrupt()
-    }
-
     /// The objective that judges correctness beside speed: a step whose run failed an invariant is a bad step,
     /// so the search finds the highest rate at which the target is both within its other objectives and right
     /// (a dedupe that races only under load double-grants from some rate up).
@@ -107,7 +102,6 @@ public enum PayStormCapacity {
         _ options: CapacityOptions,
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(RunError) -> CapacityOutcome {
-        interrupted.store(false, ordering: .relaxed)
         let (profile, thresholds) = try PayStormRun.load(options.run)
         // The profile's thresholds go through the same rules as --slo: a count on one kind would be judged on
         // counts a step does not keep per kind, and always hold.
@@ -167,18 +161,20 @@ public enum PayStormCapacity {
             steps.append(step)
             return step.isGood
         }
+        let interruptedBy = options.run.interruption.signal
         let report = CapacityReport(
             steps: steps,
             slos: expressions,
             profile: profile.name,
-            seed: profile.seed
+            seed: profile.seed,
+            interruptedBy: interruptedBy?.name
         )
         do {
             try CapacityWriter.writeAll(report, to: folder.url)
         } catch {
             throw .cannotWrite("\(error)")
         }
-        return CapacityOutcome(report: report, folder: folder.url, interrupted: interrupted.load(ordering: .relaxed))
+        return CapacityOutcome(report: report, folder: folder.url, interruptedBy: interruptedBy)
     }
 
     /// One step: the profile at a constant rate, its report in `steps/`, then judged from that folder.
@@ -197,10 +193,17 @@ public enum PayStormCapacity {
         run.rateScale = 1
         run.status = .quiet
         run.reportsDirectory = folder.appendingPathComponent("steps").path
+        if run.interruption.isInterrupted { return nil }
         let sampler = CPUSampler()
-        let outcome = try PayStormRun.execute(run)
+        let outcome: RunOutcome
+        do {
+            outcome = try PayStormRun.execute(run)
+        } catch  where run.interruption.isInterrupted {
+            sampler.stop()
+            return nil
+        }
         sampler.stop()
-        if interrupted.load(ordering: .relaxed) { return nil }
+        if run.interruption.isInterrupted { return nil }
         // The judged window in wall-clock time: the run's clock starts at the latency log's StartTime.
         let startTime =
             (try? HistogramLogReader.read(path: outcome.folder.appendingPathComponent("latency.hlog").path))?

@@ -84,7 +84,7 @@ extension PayStormCapacity {
         } catch {
             throw .cannotWrite("\(error)")
         }
-        return CapacityOutcome(report: report, folder: target, interrupted: false)
+        return CapacityOutcome(report: report, folder: target, interruptedBy: nil)
     }
 
     /// The step folders to read and the capacity folders among `paths`.

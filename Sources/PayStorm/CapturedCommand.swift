@@ -9,8 +9,8 @@ import Glibc
 ///
 /// Its standard input, output and error are unlinked temporary files rather than pipes, and it runs as a
 /// ``DetachedCommand`` in a session of its own: a grandchild that outlives it (`sh -c 'x &'`) holds no pipe
-/// PayStorm would wait on, so its output is read in full as soon as it exits, and at the deadline the whole
-/// session is killed.
+/// PayStorm would wait on, so its output is read in full as soon as it exits, and at the deadline, or when the
+/// run is interrupted, the whole session is killed.
 enum CapturedCommand {
     /// How the command ended and what it wrote.
     struct Output {
@@ -32,6 +32,8 @@ enum CapturedCommand {
         case lost(String)
         /// It was still running after this many seconds; its session was killed.
         case timedOut(Double)
+        /// The run was interrupted by this signal before it ended (its session was killed) or before it started.
+        case interrupted(StopSignal)
 
         var description: String {
             switch self {
@@ -39,6 +41,7 @@ enum CapturedCommand {
             case .cannotStart(let reason): "cannot start: \(reason)"
             case .lost(let reason): "lost while waiting for it: \(reason)"
             case .timedOut(let seconds): "timed out after \(PayStormRun.format(seconds)) s"
+            case .interrupted(let signal): "stopped: the run was interrupted (\(signal.name))"
             }
         }
     }
@@ -48,9 +51,16 @@ enum CapturedCommand {
     ///   - arguments: the argument vector; the first element is the program.
     ///   - input: bytes for its standard input (empty: an empty input).
     ///   - timeout: seconds it may run before its session is killed.
+    ///   - interruption: kills its session at once when the run is interrupted; an interrupted run starts none.
     /// - Returns: its exit status and both outputs, whatever the status.
     /// - Throws: ``Failure`` when it could not run to its end.
-    static func run(_ arguments: [String], input: [UInt8], timeout: Double) throws(Failure) -> Output {
+    static func run(
+        _ arguments: [String],
+        input: [UInt8],
+        timeout: Double,
+        interruption: Interruption
+    ) throws(Failure) -> Output {
+        if let signal = interruption.signal { throw .interrupted(signal) }
         let stdinFile = try scratchFile()
         defer { close(stdinFile) }
         let stdoutFile = try scratchFile()
@@ -67,7 +77,18 @@ enum CapturedCommand {
         case .failure(let failure): throw .cannotStart(failure.description)
         }
 
-        switch DetachedCommand.wait(for: pid, until: Date().addingTimeInterval(timeout)) {
+        // The session is the command's own (setsid): killing it ends what the command started too.
+        let stopping = interruption.onInterrupt { _ = kill(-pid, SIGKILL) }
+        let ended = DetachedCommand.wait(for: pid, until: Date().addingTimeInterval(timeout))
+        stopping.cancel()
+        if let signal = interruption.signal {
+            if ended == .stillRunning {
+                var ignored: Int32 = 0
+                _ = waitpid(pid, &ignored, 0)
+            }
+            throw .interrupted(signal)
+        }
+        switch ended {
         case .exited(let status):
             return Output(status: status, stdout: readAll(stdoutFile), stderr: readAll(stderrFile))
         case .lost(let number):

@@ -27,12 +27,16 @@ enum DetachedCommand {
     ///   - logPath: the file its standard output and error are appended to (created when missing).
     ///   - timeout: seconds to wait for the command itself (not for what it leaves running).
     ///   - cancelled: polled while waiting; true stops the wait early with ``Outcome/timedOut``.
+    ///   - interruption: when the run is interrupted, the command's session gets SIGTERM and the wait ends with
+    ///     ``Outcome/timedOut``; an interrupted run starts none.
     static func run(
         _ arguments: [String],
         logPath: String,
         timeout: Double,
-        cancelled: () -> Bool = { false }
+        cancelled: () -> Bool = { false },
+        interruption: Interruption
     ) -> Outcome {
+        if interruption.isInterrupted { return .timedOut }
         guard !arguments.isEmpty else { return .cannotStart("the command is empty") }
         let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard log >= 0 else { return .cannotStart("cannot open \(logPath): \(String(cString: strerror(errno)))") }
@@ -44,7 +48,13 @@ enum DetachedCommand {
         case .failure(let failure): return .cannotStart(failure.description)
         }
 
-        switch wait(for: pid, until: Date().addingTimeInterval(timeout), cancelled: cancelled) {
+        let stopping = interruption.onInterrupt { _ = kill(-pid, SIGTERM) }
+        defer { stopping.cancel() }
+        switch wait(
+            for: pid,
+            until: Date().addingTimeInterval(timeout),
+            cancelled: { cancelled() || interruption.isInterrupted }
+        ) {
         case .exited(let status):
             return .exited(status)
         case .lost:

@@ -28,6 +28,10 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case internalError = 70
     /// An output file or directory cannot be written.
     case cannotWrite = 73
-    /// The run was interrupted (SIGINT or SIGTERM); a partial report was written.
+    /// The command was stopped by SIGHUP (128 + 1); a run still wrote its partial report.
+    case hangUp = 129
+    /// The command was stopped by SIGINT (128 + 2); a run still wrote its partial report.
     case interrupted = 130
+    /// The command was stopped by SIGTERM (128 + 15); a run still wrote its partial report.
+    case terminated = 143
 }

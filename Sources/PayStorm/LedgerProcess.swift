@@ -8,13 +8,19 @@ import Glibc
 /// The embedded default target: `paystorm ledger serve` run as a child process of this binary, on an
 /// ephemeral loopback port, so that a target restart is a real SIGKILL and a relaunch on the same
 /// database and port.
+///
+/// The child's standard input is a pipe whose other end only this process holds, and the child serves with
+/// `--exit-with-stdin`: however PayStorm ends, SIGKILL included, the kernel closes that end, and the ledger
+/// shuts down cleanly (its database committed and checkpointed) instead of serving on as an orphan.
 final class LedgerProcess: @unchecked Sendable {
-    // @unchecked: `process` and `port` change only under `lock`.
+    // @unchecked: `process`, `lifeline` and `port` change only under `lock`.
     private let executable: String
     private let baseArguments: [String]
     private let logPath: String
     private let lock = NSLock()
     private var process: Process?
+    /// The write end of the child's standard input, held open while it should run.
+    private var lifeline: FileHandle?
     private var port: UInt16 = 0
 
     /// The address it listens on, `127.0.0.1:PORT`, once started.
@@ -43,7 +49,7 @@ final class LedgerProcess: @unchecked Sendable {
         self.executable = executable
         var arguments = [
             "ledger", "serve", "--db", database, "--trust", trustedRoot, "--bundle-id", bundleId,
-            "--environment", environment.rawValue,
+            "--environment", environment.rawValue, "--exit-with-stdin",
         ]
         if let appAppleId { arguments += ["--app-apple-id", String(appAppleId)] }
         for flaw in flaws { arguments += ["--flaw", flaw] }
@@ -52,9 +58,10 @@ final class LedgerProcess: @unchecked Sendable {
     }
 
     /// Starts the ledger (on the port it had before, after a restart) and waits for its address.
-    /// - Throws: `RunError.unreachable` when it does not come up within 15 seconds.
+    /// - Parameter interruption: when given, an interruption kills the starting ledger and ends the wait.
+    /// - Throws: `RunError.unreachable` when it does not come up within 15 seconds (or was interrupted).
     @discardableResult
-    func start() throws(RunError) -> String {
+    func start(interruption: Interruption? = nil) throws(RunError) -> String {
         lock.lock()
         defer { lock.unlock() }
         let child = Process()
@@ -62,6 +69,8 @@ final class LedgerProcess: @unchecked Sendable {
         child.arguments = baseArguments + ["--listen", "127.0.0.1:\(port)"]
         let output = Pipe()
         child.standardOutput = output
+        let input = Pipe()
+        child.standardInput = input
         if !FileManager.default.fileExists(atPath: logPath) {
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         }
@@ -73,9 +82,15 @@ final class LedgerProcess: @unchecked Sendable {
         } catch {
             throw .unreachable("cannot start the embedded ledger (\(executable)): \(error)")
         }
-        guard let line = Self.firstLine(of: output.fileHandleForReading, timeout: 15) else {
+        let pid = child.processIdentifier
+        let stopping = interruption?.onInterrupt { _ = Glibc.kill(pid, SIGKILL) }
+        let line = Self.firstLine(of: output.fileHandleForReading, timeout: 15)
+        stopping?.cancel()
+        guard let line, interruption?.isInterrupted != true else {
             child.terminate()
-            throw .unreachable("the embedded ledger did not print its address; see \(logPath)")
+            child.waitUntilExit()
+            let interrupted = interruption?.signal.map { " (the run was interrupted by \($0.name))" } ?? ""
+            throw .unreachable("the embedded ledger did not print its address\(interrupted); see \(logPath)")
         }
         // Keep draining its standard output so it never blocks on a full pipe.
         let reader = output.fileHandleForReading
@@ -85,6 +100,7 @@ final class LedgerProcess: @unchecked Sendable {
         address = line.trimmingCharacters(in: .whitespacesAndNewlines)
         if let portText = address.split(separator: ":").last, let bound = UInt16(portText) { port = bound }
         process = child
+        lifeline = input.fileHandleForWriting
         return address
     }
 
@@ -96,6 +112,7 @@ final class LedgerProcess: @unchecked Sendable {
         Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         self.process = nil
+        closeLifeline()
     }
 
     /// Stops the ledger cleanly (SIGTERM) and waits for it.
@@ -106,6 +123,12 @@ final class LedgerProcess: @unchecked Sendable {
         process.terminate()
         process.waitUntilExit()
         self.process = nil
+        closeLifeline()
+    }
+
+    private func closeLifeline() {
+        try? lifeline?.close()
+        lifeline = nil
     }
 
     /// Reads one line from a pipe, giving up after `timeout` seconds.

@@ -116,7 +116,10 @@ public enum PayStormMerge {
         let heldReason = Checker.heldReason(held: figures.held, purchases: figures.purchases, above: limit)
         var invariantVerdict = mergedInvariantVerdict(shards.map(\.report.invariantVerdict), tallies: figures.tallies)
         if invariantVerdict == .pass && heldReason != nil { invariantVerdict = .unknown }
-        let interrupted = shards.contains { $0.report.interrupted }
+        // The first interrupted shard's signal, as its exit code says (130 for a report that names none).
+        let interrupted = shards.first { $0.report.interrupted }.map {
+            StopSignal(exitCode: $0.report.exitCode) ?? .interrupt
+        }
         let undecided =
             heldReason
             ?? shards.lazy.flatMap(\.report.reasons).first { $0.hasPrefix("undecided: ") }
@@ -125,7 +128,7 @@ public enum PayStormMerge {
         let (verdict, reasons, exitCode) = ReportBuilder.judge(
             invariants: (invariantVerdict, invariants),
             thresholds: thresholds,
-            interrupted: interrupted,
+            interruptedBy: interrupted,
             undecided: undecided
         )
         var report = RunReport(
@@ -138,7 +141,7 @@ public enum PayStormMerge {
             verdict: verdict,
             reasons: reasons,
             invariantVerdict: invariantVerdict,
-            interrupted: interrupted,
+            interrupted: interrupted != nil,
             exitCode: exitCode,
             requests: figures.requests,
             latency: figures.latencySummaries,

@@ -10,20 +10,26 @@ enum ProbeCommand {
     ///   - arguments: the argument vector; the first element is the program.
     ///   - input: bytes for its standard input (empty: an empty input).
     ///   - timeout: seconds it may run before its session is killed.
+    ///   - interruption: kills it when the run is interrupted.
     /// - Returns: its standard output.
     /// - Throws: ``ProbeError/transport(_:)`` naming the command, with its exit status and the first line of
     ///   its standard error, or the timeout.
-    static func run(_ arguments: [String], input: [UInt8] = [], timeout: Double) throws(ProbeError) -> [UInt8] {
+    static func run(
+        _ arguments: [String],
+        input: [UInt8] = [],
+        timeout: Double,
+        interruption: Interruption
+    ) throws(ProbeError) -> [UInt8] {
         guard !arguments.isEmpty else { throw .transport("the probe command is empty") }
         let shown = "'\(arguments.joined(separator: " "))'"
         let output: CapturedCommand.Output
         do {
-            output = try CapturedCommand.run(arguments, input: input, timeout: timeout)
+            output = try CapturedCommand.run(arguments, input: input, timeout: timeout, interruption: interruption)
         } catch {
             switch error {
             case .cannotStart(let reason): throw .transport("cannot start \(shown): \(reason)")
             case .lost(let reason): throw .transport("lost \(shown): \(reason)")
-            case .timedOut, .noScratchFile: throw .transport("\(shown) \(error)")
+            case .timedOut, .noScratchFile, .interrupted: throw .transport("\(shown) \(error)")
             }
         }
         guard output.status == 0 else {

@@ -9,8 +9,15 @@ struct ProcessProbe: Sendable {
     typealias Answer = (account: String, state: Result<AccountState, ProbeError>)
 
     private let config: ProbeConfig
+    private let interruption: Interruption
 
-    init(config: ProbeConfig) { self.config = config }
+    /// - Parameters:
+    ///   - config: the profile's probe.
+    ///   - interruption: kills a command in progress when the run is interrupted; none starts after.
+    init(config: ProbeConfig, interruption: Interruption) {
+        self.config = config
+        self.interruption = interruption
+    }
 
     /// Whether this probe reads accounts by running a command (`command` or `bulk`).
     var readsByCommand: Bool { (config.kind == .command || config.kind == .bulk) && config.command != nil }
@@ -25,7 +32,9 @@ struct ProcessProbe: Sendable {
         if config.kind == .bulk {
             let answer: BulkAnswer
             do {
-                answer = try JSONLines.parse(try ProbeCommand.run(command, timeout: config.timeoutSeconds))
+                answer = try JSONLines.parse(
+                    try ProbeCommand.run(command, timeout: config.timeoutSeconds, interruption: interruption)
+                )
             } catch let error as ProbeError {
                 return accounts.map { ($0, .failure(error)) }
             } catch {
@@ -40,7 +49,9 @@ struct ProcessProbe: Sendable {
             return (
                 account,
                 Result { () throws(ProbeError) in
-                    try decodeContract(try ProbeCommand.run(argv, timeout: config.timeoutSeconds))
+                    try decodeContract(
+                        try ProbeCommand.run(argv, timeout: config.timeoutSeconds, interruption: interruption)
+                    )
                 }
             )
         }
@@ -50,7 +61,14 @@ struct ProcessProbe: Sendable {
     func transform(_ body: [UInt8]) -> Result<AccountState, ProbeError> {
         Result { () throws(ProbeError) in
             guard let transform = config.transform else { return try decodeContract(body) }
-            return try decodeContract(try ProbeCommand.run(transform, input: body, timeout: config.timeoutSeconds))
+            return try decodeContract(
+                try ProbeCommand.run(
+                    transform,
+                    input: body,
+                    timeout: config.timeoutSeconds,
+                    interruption: interruption
+                )
+            )
         }
     }
 

@@ -16,7 +16,7 @@ enum ReportBuilder {
         recorder: LoadRecorder,
         faults: [String: Int],
         firstDetection: [Invariant: Double],
-        interrupted: Bool,
+        interruptedBy signal: StopSignal?,
         notes: [String],
         acknowledgedOutside2xx: [String: Int] = [:],
         harnessLimited: HarnessLimit? = nil,
@@ -34,7 +34,7 @@ enum ReportBuilder {
         let (runVerdict, reasons, exitCode) = judge(
             invariants: (invariantVerdict, invariants),
             thresholds: thresholds,
-            interrupted: interrupted,
+            interruptedBy: signal,
             undecided: verdict.reason
         )
         var report = RunReport(
@@ -47,7 +47,7 @@ enum ReportBuilder {
             verdict: runVerdict,
             reasons: reasons,
             invariantVerdict: invariantVerdict,
-            interrupted: interrupted,
+            interrupted: signal != nil,
             exitCode: exitCode,
             requests: requestTotals(summary, acknowledgedOutside2xx: acknowledgedOutside2xx),
             latency: summary.latency.map {
@@ -191,21 +191,21 @@ enum ReportBuilder {
     }
 
     /// The verdict, its reasons and the exit code of a run or a merge of shards, from the invariants' verdict,
-    /// the thresholds and whether the run was interrupted.
+    /// the thresholds and the signal that interrupted the run, if one did.
     static func judge(
         invariants: (verdict: Reporting.Verdict, results: [InvariantResult]),
         thresholds: [ThresholdResult],
-        interrupted: Bool,
+        interruptedBy signal: StopSignal?,
         undecided: String?
     ) -> (verdict: Reporting.Verdict, reasons: [String], exitCode: Int32) {
         let (verdict, reasons) = Reporting.Verdict.ofRun(
             invariants: invariants,
             thresholds: thresholds,
-            interrupted: interrupted,
+            interrupted: signal != nil,
             undecided: undecided
         )
         let exitCode = exitCode(
-            interrupted: interrupted,
+            interruptedBy: signal,
             invariantVerdict: invariants.verdict,
             thresholds: thresholds,
             runVerdict: verdict
@@ -213,16 +213,16 @@ enum ReportBuilder {
         return (verdict, reasons, exitCode)
     }
 
-    /// The exit code of a run or a merge of shards; it ranks what happened (README): interrupted,
-    /// violation, breach, unknown, pass.
+    /// The exit code of a run or a merge of shards; it ranks what happened (README): interrupted (129, 130 or
+    /// 143 by the signal), violation, breach, unknown, pass.
     private static func exitCode(
-        interrupted: Bool,
+        interruptedBy signal: StopSignal?,
         invariantVerdict: Reporting.Verdict,
         thresholds: [ThresholdResult],
         runVerdict: Reporting.Verdict
     ) -> Int32 {
-        if interrupted {
-            ExitCode.interrupted.rawValue
+        if let signal {
+            signal.exitCode.rawValue
         } else if invariantVerdict == .fail {
             ExitCode.violation.rawValue
         } else if thresholds.contains(where: \.breached) {

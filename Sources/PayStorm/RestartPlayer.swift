@@ -8,7 +8,8 @@ import Synchronization
 /// An external target's kill and start commands run as ``DetachedCommand``s: in their own session, with only
 /// standard input, output and error open (output to `restart.log` in the report folder). The run waits for the
 /// start command itself to exit (a start script that daemonizes a server returns at once) and then for
-/// reachability, never for the processes the command leaves behind.
+/// reachability, never for the processes the command leaves behind. Interrupted, it stops waiting at once, and a
+/// command in progress gets SIGTERM (its whole session).
 final class RestartPlayer: Sendable {
     /// What became of one planned restart.
     struct Record: Sendable, Equatable {
@@ -32,6 +33,7 @@ final class RestartPlayer: Sendable {
     private let windows: RestartWindows
     private let reachable: @Sendable () -> String?
     private let log: @Sendable (String) -> Void
+    private let interruption: Interruption
     private let cancelled = Atomic<Bool>(false)
     private let records = Mutex<[Record]>([])
     private let done = DispatchSemaphore(value: 0)
@@ -44,6 +46,7 @@ final class RestartPlayer: Sendable {
     ///   - windows: the restart windows this player closes when the target answers again.
     ///   - reachable: connects to the target without sending; nil when it accepts, else the failure.
     ///   - log: progress lines.
+    ///   - interruption: ends every wait of the player, and a command it runs, when the run is interrupted.
     init(
         events: [TargetRestartEvent],
         ledger: LedgerProcess?,
@@ -51,8 +54,10 @@ final class RestartPlayer: Sendable {
         logPath: String,
         windows: RestartWindows,
         reachable: @escaping @Sendable () -> String?,
-        log: @escaping @Sendable (String) -> Void
+        log: @escaping @Sendable (String) -> Void,
+        interruption: Interruption
     ) {
+        self.interruption = interruption
         self.events = events
         self.ledger = ledger
         self.startMillis = startMillis
@@ -152,7 +157,7 @@ final class RestartPlayer: Sendable {
             }
             began = Date()
             do {
-                try ledger.start()
+                try ledger.start(interruption: interruption)
             } catch {
                 record.failure = "the embedded ledger did not restart: \(error)"
                 return record
@@ -176,7 +181,7 @@ final class RestartPlayer: Sendable {
         // Then wait for the target itself: a start script returns before its server listens.
         let deadline = began.addingTimeInterval(event.startTimeoutSeconds)
         var lastFailure = ""
-        while !cancelled.load(ordering: .relaxed) {
+        while !isCancelled {
             guard let failure = reachable() else {
                 record.readyAfter = Date().timeIntervalSince(began)
                 record.downSeconds = Date().timeIntervalSince(killed)
@@ -184,7 +189,7 @@ final class RestartPlayer: Sendable {
             }
             lastFailure = failure
             if Date() >= deadline { break }
-            Thread.sleep(forTimeInterval: 0.05)
+            interruption.sleep(0.05)
         }
         record.failure = String(
             format: "the target did not accept connections within %g s of its start (%@)",
@@ -197,7 +202,14 @@ final class RestartPlayer: Sendable {
     /// Runs a kill or start command; nil when it exited 0, else why it failed.
     private func command(_ arguments: [String], role: String, timeout: Double) -> String? {
         let text = "'\(arguments.joined(separator: " "))'"
-        switch DetachedCommand.run(arguments, logPath: logPath, timeout: timeout, cancelled: { self.isCancelled }) {
+        let outcome = DetachedCommand.run(
+            arguments,
+            logPath: logPath,
+            timeout: timeout,
+            cancelled: { self.isCancelled },
+            interruption: interruption
+        )
+        switch outcome {
         case .exited(0):
             return nil
         case .exited(let status):
@@ -215,14 +227,14 @@ final class RestartPlayer: Sendable {
     /// Seconds since the start of the run.
     private func elapsed() -> Double { Date().timeIntervalSince1970 - Double(startMillis) / 1000 }
 
-    private var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+    private var isCancelled: Bool { cancelled.load(ordering: .relaxed) || interruption.isInterrupted }
 
-    /// Sleeps until `t` seconds into the run; false when cancelled meanwhile.
+    /// Sleeps until `t` seconds into the run; false when cancelled or interrupted meanwhile.
     private func sleep(until t: Double) -> Bool {
         while !isCancelled {
             let remaining = Double(startMillis) / 1000 + t - Date().timeIntervalSince1970
             if remaining <= 0 { return true }
-            Thread.sleep(forTimeInterval: min(remaining, 0.1))
+            interruption.sleep(min(remaining, 0.1))
         }
         return false
     }

@@ -62,6 +62,10 @@ public struct RunOptions: Sendable {
     /// The `admissions.csv` of a thinned run to play back (`--admissions FILE`), so its world is generated again
     /// exactly; nil thins the schedule anew whenever minting falls behind.
     public var admissionsPath: String?
+    /// Stops the run early (the command line interrupts it on a signal): it then writes its report, marked
+    /// interrupted, with what it decided until then. Copies of these options share it, so one interruption stops
+    /// every run made from them (the steps of a capacity search).
+    public var interruption = Interruption()
 
     /// Creates options for a profile.
     public init(profilePath: String) {
@@ -88,16 +92,6 @@ public struct RunOutcome: Sendable {
 /// print(outcome.report.verdict)  // .fail, with a witness per violation
 /// ```
 public enum PayStormRun {
-    /// The engine of the run in progress, so a signal handler can stop it.
-    private static let current = Mutex<LoadEngine?>(nil)
-    static let interrupted = Atomic<Bool>(false)
-
-    /// Stops the run in progress (SIGINT/SIGTERM); it still writes its report.
-    public static func interrupt() {
-        interrupted.store(true, ordering: .relaxed)
-        current.withLock { $0?.stop() }
-    }
-
     /// Loads and validates a profile (and its thresholds) without running it.
     /// - Returns: one line describing the profile, and a second line when an option will be ignored.
     /// - Throws: ``RunError/badProfile(_:)`` naming the file, the JSON path and what was expected.
@@ -155,13 +149,13 @@ public enum PayStormRun {
     /// - Parameters:
     ///   - options: what to run.
     ///   - log: where progress lines go (the verdict is the caller's to print).
-    /// - Returns: the report and where it was written.
+    /// - Returns: the report and where it was written; interrupted (``RunOptions/interruption``), the report
+    ///   holds what was decided until then.
     /// - Throws: ``RunError`` when the run cannot start (bad profile, unreachable target, unwritable report).
     public static func execute(
         _ options: RunOptions,
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(RunError) -> RunOutcome {
-        interrupted.store(false, ordering: .relaxed)
         let (profile, thresholds) = try load(options)
         var options = options
         options.account = try RunNamespace.account(options, profile: profile)
@@ -177,8 +171,10 @@ public enum PayStormRun {
         var target = try TargetSetup.prepare(profile: profile, options: options, folder: folder, log: log)
         defer { target.ledger?.stop() }
         let engine = try loadEngine(profile: profile)
-        try TargetSetup.checkReachable(target.endpoints, with: engine)
-        try TargetSetup.provision(&target, profile: profile, only: options.account, shard: options.shard, log: log)
+        // Interrupted, the engine stops its run in progress and every later one, wherever the run is.
+        let stopping = options.interruption.onInterrupt { engine.cancel() }
+        defer { stopping.cancel() }
+        try setUp(&target, options: options, profile: profile, engine: engine, log: log)
         let api = try RunAPI.start(
             profile: profile,
             file: options.profilePath,
@@ -187,7 +183,6 @@ public enum PayStormRun {
             log: log
         )
         defer { api?.shutdown() }
-
         return try start(
             options: options,
             loaded: (profile, thresholds, startedAt, admissions),
@@ -198,6 +193,31 @@ public enum PayStormRun {
             markStarted: { started = true },
             log: log
         )
+    }
+
+    /// Checks that the target answers and provisions its accounts. Interrupted meanwhile, it stops there without
+    /// failing: the run then sends nothing and reports itself interrupted.
+    private static func setUp(
+        _ target: inout PreparedTarget,
+        options: RunOptions,
+        profile: Profile,
+        engine: LoadEngine,
+        log: @escaping @Sendable (String) -> Void
+    ) throws(RunError) {
+        do {
+            guard !options.interruption.isInterrupted else { return }
+            try TargetSetup.checkReachable(target.endpoints, with: engine)
+            try TargetSetup.provision(
+                &target,
+                profile: profile,
+                only: options.account,
+                shard: options.shard,
+                interruption: options.interruption,
+                log: log
+            )
+        } catch  where options.interruption.isInterrupted {
+            return
+        }
     }
 
     /// The run from its clock on: mints, plays the schedule, settles, probes and reports. `markStarted` is called
@@ -255,8 +275,6 @@ public enum PayStormRun {
             restartWindows: restartWindows,
             startMillis: startMillis
         )
-        current.withLock { $0 = engine }
-        defer { current.withLock { $0 = nil } }
         folder.linkAsLatest()
         markStarted()
 
@@ -318,7 +336,7 @@ public enum PayStormRun {
         if let failure = stats.failure { throw .internalError("the load engine could not start: \(failure)") }
 
         var (notes, probeSawGrants) = settle(parts, stats: stats)
-        let wasInterrupted = interrupted.load(ordering: .relaxed)
+        let interruptedBy = parts.options.interruption.signal
         restartThread.finish()
         notes += restartThread.notes
         refresher?.finish()
@@ -329,7 +347,7 @@ public enum PayStormRun {
             thresholds: thresholds,
             run: RunFacts(
                 startedAt: startedAt,
-                interrupted: wasInterrupted,
+                interruptedBy: interruptedBy,
                 harnessLimit: harnessLimit,
                 notes: notes,
                 probeSawGrants: probeSawGrants
@@ -379,10 +397,11 @@ public enum PayStormRun {
         profile: Profile,
         target: PreparedTarget,
         checker: Checker,
-        startMillis: Int64
+        startMillis: Int64,
+        interruption: Interruption
     ) -> SafetyProbes? {
         guard target.ledger == nil, let config = profile.target.probe, config.intervalSeconds > 0 else { return nil }
-        let probe = ProcessProbe(config: config)
+        let probe = ProcessProbe(config: config, interruption: interruption)
         guard probe.readsByCommand || config.transform != nil else { return nil }
         return SafetyProbes(
             probe: probe,

@@ -68,8 +68,7 @@ extension PayStormRun {
         let (scheduler, safetyProbes, startMillis, log) = (
             parts.scheduler, parts.safetyProbes, parts.startMillis, parts.log
         )
-        let wait = Double(startMillis) / 1000 - Date().timeIntervalSince1970
-        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+        options.interruption.sleep(until: Date(timeIntervalSince1970: Double(startMillis) / 1000))
         // Safety probes during the run: the profile's interval, or every 2 s on the embedded ledger.
         let probeInterval =
             target.endpoints.probe == nil ? 0 : profile.target.probe?.intervalSeconds ?? (target.ledger != nil ? 2 : 0)
@@ -80,8 +79,6 @@ extension PayStormRun {
         let stats = engine.run(timed: scheduler) { result in
             scheduler.handle(result)
         } tick: { stats in
-            // An interrupt that came before the engine started is honored at its first tick.
-            if interrupted.load(ordering: .relaxed) { engine.stop() }
             recorder.tick(stats)
             api?.drain(into: history, startMillis: startMillis)
             let now = stats.elapsed.seconds
@@ -126,7 +123,7 @@ extension PayStormRun {
     }
 
     /// Waits out what remains of the settle period, then reads the final state of every account the oracle
-    /// knows (skipped when the run was interrupted).
+    /// knows. Interrupted, it stops waiting at once, and the accounts not read by then are unknown.
     /// - Returns: notes for the report, and whether the probe returns per-transaction grants (nil: unknown).
     static func settle(_ parts: RunParts, stats: LoadEngineStats) -> (notes: [String], probeSawGrants: Bool?) {
         let (profile, options, target, engine) = (parts.profile, parts.options, parts.target, parts.engine)
@@ -138,7 +135,7 @@ extension PayStormRun {
         notes += safetyProbes?.notes ?? []
         if let waits = scheduler.connectionWaits.note(connections: profile.target.connections) { notes.append(waits) }
         if let resent = scheduler.connectionWaits.resentNote { notes.append(resent) }
-        if !interrupted.load(ordering: .relaxed) {
+        if !options.interruption.isInterrupted {
             // Settle counts from the end of the schedule: the engine kept sending retries and redeliveries due
             // within it, so only what remains of it is left to wait.
             let settleLeft = max(0, profile.settleSeconds - max(0, stats.elapsed.seconds - profile.durationSeconds))
@@ -152,23 +149,25 @@ extension PayStormRun {
                     + (held > 0 ? String(format: " and %.1f s as the target's Retry-After asked", held) : "")
                     + ", then probing every account"
             )
-            Thread.sleep(forTimeInterval: settleLeft + held)
-            let accounts = options.account.map { [$0] } ?? checker.knownAccounts()
-            let final = FinalProbe(
-                endpoints: target.endpoints,
-                config: target.ledger == nil ? profile.target.probe : nil,
-                engine: engine
-            )
-            let sawGrants = final.run(accounts: accounts, checker: checker, startMillis: startMillis) { results, t in
-                scheduler.note(results, at: t)
-            }
-            if sawGrants {
-                probeSawGrants = true
-            } else if probeSawGrants == nil && !accounts.isEmpty {
-                probeSawGrants = false
-            }
-            notes += final.notes
+            options.interruption.sleep(settleLeft + held)
         }
+        // Also when interrupted: the accounts it does not read are then made unknown.
+        let accounts = options.account.map { [$0] } ?? checker.knownAccounts()
+        let final = FinalProbe(
+            endpoints: target.endpoints,
+            config: target.ledger == nil ? profile.target.probe : nil,
+            engine: engine,
+            interruption: options.interruption
+        )
+        let sawGrants = final.run(accounts: accounts, checker: checker, startMillis: startMillis) { results, t in
+            scheduler.note(results, at: t)
+        }
+        if sawGrants {
+            probeSawGrants = true
+        } else if probeSawGrants == nil && !accounts.isEmpty && !options.interruption.isInterrupted {
+            probeSawGrants = false
+        }
+        notes += final.notes
         return (notes, probeSawGrants)
     }
 }
@@ -176,7 +175,8 @@ extension PayStormRun {
 /// Facts of a run that has played, for its report.
 struct RunFacts {
     var startedAt: Date
-    var interrupted: Bool
+    /// The signal that interrupted the run, if one did.
+    var interruptedBy: StopSignal?
     var harnessLimit: HarnessLimit?
     var notes: [String]
     var probeSawGrants: Bool?
@@ -304,7 +304,9 @@ extension PayStormRun {
         let verdict = checker.verdict(unchecked: unchecked)
         notes += scheduler.mintFailures.prefix(20).map { "minting error: \($0)" }
         notes += scheduler.followUpNotes
-        if run.interrupted { notes.append("the run was interrupted; figures cover what was sent until then") }
+        if let signal = run.interruptedBy {
+            notes.append("the run was interrupted (\(signal.name)); figures cover what was sent until then")
+        }
         if let harnessLimit = run.harnessLimit {
             let line =
                 harnessLimit.sentence + ": latency from then on includes PayStorm's own delay, "
@@ -334,7 +336,7 @@ extension PayStormRun {
             recorder: recorder,
             faults: scheduler.faultCounts.merging(api?.faultCounts ?? [:], uniquingKeysWith: +),
             firstDetection: firstDetection,
-            interrupted: run.interrupted,
+            interruptedBy: run.interruptedBy,
             notes: notes,
             acknowledgedOutside2xx: scheduler.acknowledgedOutside2xx,
             harnessLimited: run.harnessLimit,
@@ -406,7 +408,8 @@ extension PayStormRun {
             logPath: folder.file("restart.log").path,
             windows: restarts.1,
             reachable: { engine.probe(url: webhook).map { "\($0.error): \($0.detail)" } },
-            log: log
+            log: log,
+            interruption: options.interruption
         )
     }
 
@@ -426,7 +429,8 @@ extension PayStormRun {
             profile: profile,
             target: target,
             checker: checker,
-            startMillis: startMillis
+            startMillis: startMillis,
+            interruption: options.interruption
         )
         let scheduler = RunScheduler(
             pipeline: minting.0,

@@ -42,6 +42,8 @@ public struct TargetCheckOutcome: Sendable {
     /// Whether the mapping works: the genuine purchase acknowledged and visible in the probe, the duplicate
     /// not granted twice, the forgery and the pending report not granted.
     public var passed: Bool
+    /// The signal that stopped the check before it ended, if one did: what it had not reached is unknown.
+    public var interruptedBy: StopSignal?
 
     /// The table and the result, as printed.
     public var text: String {
@@ -70,11 +72,12 @@ public struct TargetCheckOutcome: Sendable {
         for note in notes { out += "note: \(note)\n" }
         let problems = rows.filter { $0.hint != nil }.count
         out +=
-            passed
-            ? "\nresult: PASS, the mapping works\n"
-            : problems == 0
-                ? "\nresult: FAIL (see the notes)\n"
-                : "\nresult: FAIL, \(problems) problem\(problems == 1 ? "" : "s") (see the hints)\n"
+            interruptedBy.map { "\nresult: INTERRUPTED (\($0.name)), what the check had not reached is unknown\n" }
+            ?? (passed
+                ? "\nresult: PASS, the mapping works\n"
+                : problems == 0
+                    ? "\nresult: FAIL (see the notes)\n"
+                    : "\nresult: FAIL, \(problems) problem\(problems == 1 ? "" : "s") (see the hints)\n")
         return out
     }
 }
@@ -119,8 +122,44 @@ public enum TargetCheck {
         defer { target.ledger?.stop() }
         // The run's engine: the check sends one request at a time, so its connection limits never matter.
         let engine = try PayStormRun.loadEngine(profile: profile)
-        try TargetSetup.checkReachable(target.endpoints, with: engine)
-        try TargetSetup.provision(&target, profile: profile, only: nil, log: log)
+        let interruption = options.interruption
+        let stopping = interruption.onInterrupt { engine.cancel() }
+        defer { stopping.cancel() }
+        var outcome = try check(
+            &target,
+            profile: profile,
+            options: options,
+            engine: engine,
+            folder: folder,
+            log: log
+        )
+        if let signal = interruption.signal {
+            outcome.interruptedBy = signal
+            outcome.passed = false
+            outcome.notes.append(
+                "the check was interrupted (\(signal.name)): a request not sent or an account not probed decides nothing"
+            )
+        }
+        return outcome
+    }
+
+    /// The check once its target is ready: provisions, sends, probes and judges. Interrupted, each step that
+    /// waits ends at once and the rest send nothing.
+    private static func check(
+        _ target: inout PreparedTarget,
+        profile: Profile,
+        options: RunOptions,
+        engine: LoadEngine,
+        folder: ReportFolder,
+        log: @escaping @Sendable (String) -> Void
+    ) throws(RunError) -> TargetCheckOutcome {
+        let interruption = options.interruption
+        do {
+            try TargetSetup.checkReachable(target.endpoints, with: engine)
+            try TargetSetup.provision(&target, profile: profile, only: nil, interruption: interruption, log: log)
+        } catch  where interruption.isInterrupted {
+            // Nothing is sent: the table says so, row by row.
+        }
 
         let plan = try Plan(profile: profile)
         // A backend that pulls asks the App Store Server API about the plan's purchases: served without faults,
@@ -140,8 +179,7 @@ public enum TargetCheck {
         }
         // Every date of the plan must lie in the past when it is sent: a target may refuse what is signed
         // in the future, and no App Store sends it.
-        let wait = Double(plan.startMillis) / 1000 + plan.latest + 0.05 - Date().timeIntervalSince1970
-        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+        interruption.sleep(until: Date(timeIntervalSince1970: Double(plan.startMillis) / 1000 + plan.latest + 0.05))
 
         var checkerOptions = Checker.Options()
         // The probe follows the deliveries within a second, by design; nothing in the plan expires soon.
@@ -149,10 +187,22 @@ public enum TargetCheck {
         let checker = Checker(profile: plan.profile, startMillis: plan.startMillis, options: checkerOptions)
         let sent = try send(plan, to: target, profile: profile, engine: engine, checker: checker)
         // A moment for a target that commits just after answering, then the run's own final probe.
-        Thread.sleep(forTimeInterval: min(profile.settleSeconds, 1))
+        interruption.sleep(min(profile.settleSeconds, 1))
         // A soak re-provisions every refreshSeconds: once now, so the probe below reads with the fresh fields.
-        let refreshed = refreshAccounts(profile: profile, directory: target.endpoints.accounts)
-        let probed = probe(sent, plan: plan, target: target, profile: profile, engine: engine, checker: checker)
+        let refreshed = refreshAccounts(
+            profile: profile,
+            directory: target.endpoints.accounts,
+            interruption: interruption
+        )
+        let probed = probe(
+            sent,
+            plan: plan,
+            target: target,
+            profile: profile,
+            engine: engine,
+            checker: checker,
+            interruption: interruption
+        )
         var outcome = judge(sent, probed, plan: plan, target: target)
         if let refreshed {
             outcome.notes.append(refreshed.note)
@@ -164,7 +214,11 @@ public enum TargetCheck {
     /// Runs the provisioning command a second time when the profile asks a run to refresh the accounts
     /// (`target.accounts.refreshSeconds`): a command that is not idempotent fails here, in seconds, instead of a
     /// soak's first refresh an hour in. Nil when the profile asks for no refresh.
-    static func refreshAccounts(profile: Profile, directory: AccountDirectory) -> (note: String, failed: Bool)? {
+    static func refreshAccounts(
+        profile: Profile,
+        directory: AccountDirectory,
+        interruption: Interruption
+    ) -> (note: String, failed: Bool)? {
         guard let accounts = profile.target.accounts, let command = accounts.provision,
             let interval = accounts.refreshSeconds
         else { return nil }
@@ -173,7 +227,12 @@ public enum TargetCheck {
         let started = Date()
         do throws(RunError) {
             directory.refresh(
-                with: try AccountProvisioning.run(command, tokens: tokens, timeout: accounts.timeoutSeconds)
+                with: try AccountProvisioning.run(
+                    command,
+                    tokens: tokens,
+                    timeout: accounts.timeoutSeconds,
+                    interruption: interruption
+                )
             )
         } catch {
             return ("the provisioning command failed when run again, \(every): \(error)", true)
@@ -274,11 +333,17 @@ public enum TargetCheck {
         target: PreparedTarget,
         profile: Profile,
         engine: LoadEngine,
-        checker: Checker
+        checker: Checker,
+        interruption: Interruption
     ) -> Probed {
         let accounts = Array(Set(sent.steps.map(\.step.delivery.action.appAccountToken))).sorted()
         var probed = Probed(hasProbe: target.endpoints.probe != nil || profile.target.probe != nil)
-        let final = FinalProbe(endpoints: target.endpoints, config: profile.target.probe, engine: engine)
+        let final = FinalProbe(
+            endpoints: target.endpoints,
+            config: profile.target.probe,
+            engine: engine,
+            interruption: interruption
+        )
         final.onState = { account, state in probed.states[account] = state }
         if probed.hasProbe {
             _ = final.run(accounts: accounts, checker: checker, startMillis: plan.startMillis) { checked, _ in

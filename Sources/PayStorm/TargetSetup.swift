@@ -150,6 +150,7 @@ enum TargetSetup {
         profile: Profile,
         only: String?,
         shard: Shard? = nil,
+        interruption: Interruption,
         log: @Sendable (String) -> Void
     ) throws(RunError) {
         guard let accounts = profile.target.accounts, let command = accounts.provision else { return }
@@ -157,7 +158,8 @@ enum TargetSetup {
         target.endpoints.accounts = try AccountProvisioning.run(
             command,
             tokens: tokens,
-            timeout: accounts.timeoutSeconds
+            timeout: accounts.timeoutSeconds,
+            interruption: interruption
         )
         log("provisioned \(target.endpoints.accounts.count) of \(tokens.count) accounts")
     }

@@ -50,7 +50,8 @@ extension Command {
             run failed an invariant (the rates are still found and written), 3 even the lowest step broke an
             SLO, 4 PayStorm's own ceiling reached before the backend broke an SLO, 64 usage (a bad --slo),
             65 bad profile or not a capacity folder, 66 missing input, 69 target unreachable, 70 internal
-            error, 73 cannot write, 130 interrupted.
+            error, 73 cannot write, 129, 130 or 143 stopped by SIGHUP, SIGINT or SIGTERM (the steps done are
+            analysed, the outcome is 'interrupted').
 
             """
     ) { arguments in
@@ -78,7 +79,7 @@ extension Command {
         }
         var options = try capacityOptions(&arguments, slos: slos)
         options.run.reportsDirectory = reports
-        let signals = TerminationSignal.handle { _ in PayStormCapacity.interrupt() }
+        let signals = TerminationSignal.interrupting(options.run.interruption)
         defer { signals.cancel() }
         do throws(RunError) {
             let outcome = try PayStormCapacity.execute(options) { line in
@@ -86,7 +87,10 @@ extension Command {
             }
             return finish(outcome)
         } catch {
-            throw CLIError(RunCommandSupport.exitCode(for: error), error.description)
+            throw CLIError(
+                options.run.interruption.signal?.exitCode ?? RunCommandSupport.exitCode(for: error),
+                error.description
+            )
         }
     }
 
@@ -154,13 +158,14 @@ extension Command {
     /// Prints the summary and returns the outcome's exit code.
     static func finish(_ outcome: CapacityOutcome) -> ExitCode {
         print(capacitySummary(outcome.report, folder: outcome.folder), terminator: "")
-        if outcome.interrupted { return .interrupted }
+        if let signal = outcome.interruptedBy { return signal.exitCode }
         // As a run ranks them: a violated invariant comes before what the objectives said.
         if outcome.report.invariantsSentence != nil { return .violation }
         switch outcome.report.outcome {
         case .sustainable, .neverBroke: return .success
         case .noneSustainable: return .thresholdBreached
         case .harnessLimited: return .harnessLimited
+        case .interrupted: return .interrupted
         }
     }
 

@@ -19,6 +19,8 @@ extension Command {
             a Markdown table: flaw, the invariant it should break, the invariants that failed, and the time
             to first detection. Exits 0 when every flaw is caught by its invariant and the correct ledger
             shows no violation, 1 otherwise. --set gives the value of ${NAME} in the profile (repeatable).
+            SIGINT, SIGTERM or SIGHUP stop the matrix: the run in progress writes its report, marked
+            interrupted, the rows so far are printed, and the exit code is 130, 143 or 129.
 
             """
     ) { arguments in
@@ -42,8 +44,12 @@ extension Command {
         }
         var complete = true
         var rows: [String] = []
+        let interruption = Interruption()
+        let signals = TerminationSignal.interrupting(interruption)
+        defer { signals.cancel() }
         func run(_ flaws: [String], seed: UInt64?) throws -> RunOutcome {
             var options = RunOptions(profilePath: profile)
+            options.interruption = interruption
             options.flaws = flaws
             options.variables = variables
             options.seed = seed
@@ -53,13 +59,20 @@ extension Command {
             do {
                 return try PayStormRun.execute(options)
             } catch {
-                throw CLIError(RunCommandSupport.exitCode(for: error), error.description)
+                throw CLIError(
+                    interruption.signal?.exitCode ?? RunCommandSupport.exitCode(for: error),
+                    error.description
+                )
             }
         }
         print("| flaw | breaks | verdict | invariants that failed | first detection |")
         print("| --- | --- | --- | --- | --- |")
-        for flaw in flaws {
+        for flaw in flaws where !interruption.isInterrupted {
             let outcome = try run([flaw.rawValue], seed: nil)
+            if let signal = interruption.signal {
+                print("| \(flaw.rawValue) | interrupted (\(signal.name)): see \(outcome.folder.path) | | | |")
+                break
+            }
             let expected = expectedInvariants(flaw)
             let failed = outcome.report.invariants.filter { $0.status == .failed }.map(\.name)
             let caught = failed.contains { expected.contains($0) }
@@ -71,14 +84,21 @@ extension Command {
             print(row)
             rows.append(row)
         }
-        for index in 0..<seeds {
+        for index in 0..<seeds where !interruption.isInterrupted {
             let outcome = try run([], seed: UInt64(7 + index))
+            if let signal = interruption.signal {
+                print(
+                    "| none (correct, seed \(7 + index)) | interrupted (\(signal.name)): see \(outcome.folder.path) | | | |"
+                )
+                break
+            }
             let failed = outcome.report.invariants.filter { $0.status == .failed }.map(\.name)
             if !failed.isEmpty { complete = false }
             print(
                 "| none (correct, seed \(outcome.report.seed)) | — | \(outcome.report.verdict.rawValue) | \(failed.isEmpty ? "none" : failed.joined(separator: ", ")) | — |"
             )
         }
+        if let signal = interruption.signal { return signal.exitCode }
         return complete ? .success : .violation
     }
 

@@ -30,7 +30,8 @@ extension Command {
 
             Usage: paystorm ledger serve --db FILE --trust ROOT.der --bundle-id ID [OPTIONS]
 
-            Prints the bound address (HOST:PORT) as its first line, then serves until SIGTERM or SIGINT.
+            Prints the bound address (HOST:PORT) as its first line, then serves until SIGTERM, SIGINT or SIGHUP,
+            and then shuts down cleanly (exit 0 after SIGTERM, 130 after SIGINT, 129 after SIGHUP).
 
             Options:
               --listen HOST:PORT       address to listen on (default 127.0.0.1:0, any free port)
@@ -43,6 +44,8 @@ extension Command {
               --max-body-bytes N       larger bodies get 413 (default 1048576)
               --flaw NAME              switch on one realistic bug; repeatable
               --allow-non-loopback     allow listening on a non-loopback address
+              --exit-with-stdin        also shut down cleanly when standard input ends (the process that
+                                       started the ledger and holds its other end is gone)
 
             Flaws:
 
@@ -78,6 +81,7 @@ extension Command {
         guard maxBody > 0 else { throw CLIError(.usage, "--max-body-bytes must be positive") }
         let flaws = Set(try LedgerFlaw.parse(try arguments.options("--flaw")))
         let allowNonLoopback = arguments.flag("--allow-non-loopback")
+        let exitWithStdin = arguments.flag("--exit-with-stdin")
         try arguments.finish()
 
         let (host, port) = try ListenAddress.parse(listen)
@@ -126,11 +130,30 @@ extension Command {
         } catch {
             throw CLIError(.unreachable, "cannot listen on \(listen): \(error)")
         }
+        // A parent that went away must not kill the ledger with SIGPIPE as it announces its address: it then
+        // shuts down cleanly when its standard input ends.
+        signal(SIGPIPE, SIG_IGN)
         // Write the address straight to fd 1 so it is out before anything else (no stdio buffering).
-        FileHandle.standardOutput.write(Data((address + "\n").utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data((address + "\n").utf8))
+        if exitWithStdin { stopAtEndOfInput(termination.stop) }
 
-        // Wait for SIGTERM or SIGINT, then shut down cleanly (stop accepting, finish requests, commit).
+        // Wait for a signal (or the end of standard input), then shut down cleanly (stop accepting, finish
+        // requests, commit).
         return termination.wait { ledger.stop() }
+    }
+
+    /// Stops `termination`'s wait when standard input ends: the parent holding its other end exited, however it
+    /// ended (SIGKILL included), so a ledger it embedded never serves on as an orphan.
+    private static func stopAtEndOfInput(_ stop: @escaping @Sendable () -> Void) {
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 512)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+            }
+            stop()
+        }
     }
 
     /// Raises the soft open-file limit towards the hard one: the HTTP server's connection limit stays below

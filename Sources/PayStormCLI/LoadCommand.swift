@@ -48,7 +48,7 @@ extension Command {
 
             Exit codes: 0 done (every threshold held), 3 a threshold was breached, 64 bad usage,
             66 unreadable body file, 69 target unreachable, 70 libcurl refused an option (or a PayStorm bug),
-            73 cannot write DIR, 130 interrupted.
+            73 cannot write DIR, 129, 130 or 143 stopped by SIGHUP, SIGINT or SIGTERM.
             """
     ) { arguments in
         var arguments = arguments
@@ -64,7 +64,12 @@ enum LoadCLI {
         do {
             let plan = try LoadPlan(options)
             let engine = try LoadEngine(plan.configuration)
-            let (stats, summary) = try execute(plan, on: engine)
+            let interruption = Interruption()
+            let (stats, summary) = try execute(plan, on: engine, interruption: interruption)
+            if let signal = interruption.signal {
+                if !plan.quiet { print(render(summary)) }
+                return signal.exitCode
+            }
             return try report(plan, stats: stats, summary: summary)
         } catch let error as LoadConfigurationError {
             throw CLIError(.usage, error.message)
@@ -72,10 +77,14 @@ enum LoadCLI {
     }
 
     /// Probes the target, then runs the plan with the recorder's outputs and status lines, stopping early on
-    /// SIGINT or SIGTERM.
+    /// SIGINT, SIGTERM or SIGHUP (`interruption` then says which).
     /// - Throws: ``CLIError`` when the target is unreachable, the output cannot be written or the engine cannot
     ///   start.
-    static func execute(_ plan: LoadPlan, on engine: LoadEngine) throws -> (LoadEngineStats, LoadSummary) {
+    static func execute(
+        _ plan: LoadPlan,
+        on engine: LoadEngine,
+        interruption: Interruption
+    ) throws -> (LoadEngineStats, LoadSummary) {
         if case .open(let schedule) = plan.mode,
             let warning = schedule.capacityWarning(
                 maxInFlight: plan.configuration.maxInFlight,
@@ -89,12 +98,11 @@ enum LoadCLI {
         }
         let recorder = try makeRecorder(plan)
 
-        // SIGINT/SIGTERM stop the run; the partial outputs are still written.
-        let signals = TerminationSignal.handle(on: DispatchQueue(label: "paystorm.load.signals")) { _ in
-            engine.stop()
-        }
+        // A signal stops the run; the partial outputs are still written, and the exit code names the signal.
+        let signals = TerminationSignal.interrupting(interruption)
         defer { signals.cancel(restoringDefaults: true) }
-
+        let stopping = interruption.onInterrupt { engine.cancel() }
+        defer { stopping.cancel() }
         let stats = engine.run(plan.mode) { index, _ in
             plan.request(id: index)
         } sink: { result in
@@ -120,11 +128,10 @@ enum LoadCLI {
         }
     }
 
-    /// Prints the summary and decides the exit code: interrupted, unreachable (every request refused), or
+    /// Prints the summary and decides the exit code of a run no signal stopped: unreachable (every request refused), or
     /// whether every threshold held.
     static func report(_ plan: LoadPlan, stats: LoadEngineStats, summary: LoadSummary) throws -> ExitCode {
         if !plan.quiet { print(render(summary)) }
-        if stats.stopped { return .interrupted }
         if summary.totals.sent > 0 && summary.totals.statusClasses.isEmpty,
             let firstError = summary.totals.errors.keys.sorted().first,
             summary.totals.errors.keys.allSatisfy({ $0 == "refused" || $0 == "dns" })

@@ -84,7 +84,8 @@ extension Command {
               --plain             periodic progress lines even on a terminal
 
             Exit codes: 0 pass, 1 violation, 2 unknown, 3 threshold breached, 64 usage, 65 bad profile,
-            66 missing input, 69 target unreachable, 70 internal error, 73 cannot write, 130 interrupted.
+            66 missing input, 69 target unreachable, 70 internal error, 73 cannot write, 129, 130 or 143 stopped by
+            SIGHUP, SIGINT or SIGTERM (the report is still written, marked interrupted).
 
             """
     }
@@ -297,10 +298,11 @@ extension Command {
         return variables
     }
 
-    /// Runs with signal handling and prints the verdict.
+    /// Runs with signal handling and prints the verdict. A signal stops the run, which still writes its report,
+    /// and the command exits with the signal's code (129, 130, 143).
     static func execute(_ options: RunOptions) throws -> ExitCode {
         let quiet = options.status == .quiet
-        let signals = TerminationSignal.handle { _ in PayStormRun.interrupt() }
+        let signals = TerminationSignal.interrupting(options.interruption)
         defer { signals.cancel() }
         let outcome: RunOutcome
         do {
@@ -308,10 +310,13 @@ extension Command {
                 if !quiet { PayStormCLI.printError(line) }
             }
         } catch {
-            throw CLIError(RunCommandSupport.exitCode(for: error), error.description)
+            throw CLIError(
+                options.interruption.signal?.exitCode ?? RunCommandSupport.exitCode(for: error),
+                error.description
+            )
         }
         print(verdictText(outcome), terminator: "")
-        return ExitCode(rawValue: outcome.report.exitCode) ?? .internalError
+        return options.interruption.signal?.exitCode ?? ExitCode(rawValue: outcome.report.exitCode) ?? .internalError
     }
 
     /// The verdict block printed at the end of a run.

@@ -25,7 +25,8 @@ extension Command {
 
             Exit codes: 0 the mapping works (the genuine purchase acknowledged and visible in the probe, the
             duplicate not granted twice, the forgery and the pending report not granted), 1 otherwise,
-            64 usage, 65 bad profile or PKI, 66 missing input, 69 target unreachable, 70 internal error.
+            64 usage, 65 bad profile or PKI, 66 missing input, 69 target unreachable, 70 internal error,
+            129, 130 or 143 stopped by SIGHUP, SIGINT or SIGTERM (the table so far is printed).
 
             """
     ) { arguments in
@@ -46,13 +47,19 @@ extension Command {
         options.flaws = flaws
         options.pkiDirectory = pki
         options.variables = variables
+        let signals = TerminationSignal.interrupting(options.interruption)
+        defer { signals.cancel() }
         let outcome: TargetCheckOutcome
         do throws(RunError) {
             outcome = try TargetCheck.execute(options) { PayStormCLI.printError($0) }
         } catch {
-            throw CLIError(RunCommandSupport.exitCode(for: error), error.description)
+            throw CLIError(
+                options.interruption.signal?.exitCode ?? RunCommandSupport.exitCode(for: error),
+                error.description
+            )
         }
         print(outcome.text, terminator: "")
+        if let signal = outcome.interruptedBy ?? options.interruption.signal { return signal.exitCode }
         return outcome.passed ? .success : .violation
     }
 }

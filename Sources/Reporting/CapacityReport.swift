@@ -14,6 +14,9 @@ public struct CapacityReport: Codable, Sendable, Hashable {
         case noneSustainable
         /// Every step met every objective: the sustainable rate is at least the highest step's.
         case neverBroke
+        /// A signal stopped the search before it ended: the steps done are analysed, and decide nothing beyond
+        /// themselves.
+        case interrupted
     }
 
     /// The version of the `capacity.json` schema.
@@ -48,6 +51,8 @@ public struct CapacityReport: Codable, Sendable, Hashable {
     public var harnessCeilingRate: Double?
     /// The outcome in one sentence, as printed on the console.
     public var sentence: String
+    /// The signal that stopped the search (`SIGINT`, `SIGTERM`, `SIGHUP`); nil when it ended on its own.
+    public var interruptedBy: String?
 
     /// The violations of each invariant, summed over the steps that failed one (nil when none did), so that a
     /// script reading `capacity.json` sees them without walking the steps.
@@ -65,8 +70,10 @@ public struct CapacityReport: Codable, Sendable, Hashable {
     ///   - slos: the objectives, as written.
     ///   - profile: the profile's name.
     ///   - seed: the seed the steps ran with.
-    public init(steps: [CapacityStep], slos: [String], profile: String, seed: UInt64) {
+    ///   - interruptedBy: the signal that stopped the search before it ended, if one did.
+    public init(steps: [CapacityStep], slos: [String], profile: String, seed: UInt64, interruptedBy: String? = nil) {
         self.profile = profile
+        self.interruptedBy = interruptedBy
         self.seed = seed
         self.slos = slos
         self.steps = steps
@@ -82,7 +89,17 @@ public struct CapacityReport: Codable, Sendable, Hashable {
         sustainableRate = sustainable?.rate
         sustainableOffered = sustainable?.offered
         let rate = Self.rate
-        if let lowestBad, let limit = lowestBad.harnessLimited {
+        if let interruptedBy {
+            outcome = .interrupted
+            let done = "\(steps.count) step\(steps.count == 1 ? "" : "s")"
+            let held = sorted.last { $0.isGood }.map {
+                "; the highest step that met every SLO: \(rate($0.rate)) actions/s"
+            }
+            let broke = lowestBad.map { "; the lowest that broke one: \(rate($0.rate)) actions/s" }
+            sentence =
+                "interrupted (\(interruptedBy)) after \(done): the search did not end, so no rate is established"
+                + (held ?? "") + (broke ?? "")
+        } else if let lowestBad, let limit = lowestBad.harnessLimited {
             outcome = .harnessLimited
             harnessCeilingRate = lowestBad.rate
             sentence =

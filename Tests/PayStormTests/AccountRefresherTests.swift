@@ -11,7 +11,7 @@ struct AccountRefresherTests {
     /// A refresher whose first refresh is due at once, running `script` through `sh -c`.
     private static func refresher(_ script: String, directory: AccountDirectory) -> AccountRefresher {
         AccountRefresher(
-            .init(command: ["/bin/sh", "-c", script], tokens: [account], timeout: 10),
+            .init(command: ["/bin/sh", "-c", script], tokens: [account], timeout: 10, interruption: Interruption()),
             every: 30,
             into: directory,
             startMillis: Int64((Date().timeIntervalSince1970 - 30) * 1000),
@@ -59,7 +59,7 @@ struct AccountRefresherTests {
 
     @Test func aRunThatEndsBeforeTheFirstRefreshSaysSo() {
         let refresher = AccountRefresher(
-            .init(command: ["/bin/true"], tokens: [Self.account], timeout: 10),
+            .init(command: ["/bin/true"], tokens: [Self.account], timeout: 10, interruption: Interruption()),
             every: 600,
             into: AccountDirectory(),
             startMillis: Int64(Date().timeIntervalSince1970 * 1000),

@@ -187,7 +187,12 @@ struct DeliveryRequestsTests {
         )
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let tokens = (0..<3).map { World.appAccountToken(seed: 9, account: $0) }
-        let accounts = try AccountProvisioning.run(["/bin/sh", path], tokens: tokens, timeout: 20)
+        let accounts = try AccountProvisioning.run(
+            ["/bin/sh", path],
+            tokens: tokens,
+            timeout: 20,
+            interruption: Interruption()
+        )
         #expect(accounts.count == 2)
         #expect(accounts.fields(of: tokens[0]) == ["id": "user-1", "token": "tok-1"])
         #expect(accounts.fields(of: tokens[1]) == ["id": tokens[1]])
@@ -216,7 +221,12 @@ struct DeliveryRequestsTests {
             }
         }
         let token = World.appAccountToken(seed: 9, account: 0)
-        let accounts = try AccountProvisioning.run(["/bin/sh", path], tokens: [token], timeout: 3)
+        let accounts = try AccountProvisioning.run(
+            ["/bin/sh", path],
+            tokens: [token],
+            timeout: 3,
+            interruption: Interruption()
+        )
         #expect(accounts.fields(of: token) == ["id": "user-1"])
     }
 
@@ -227,7 +237,8 @@ struct DeliveryRequestsTests {
             _ = try AccountProvisioning.run(
                 ["/bin/sh", path],
                 tokens: [World.appAccountToken(seed: 9, account: 0)],
-                timeout: timeout
+                timeout: timeout,
+                interruption: Interruption()
             )
             return nil
         } catch .unreachable(let message) {

@@ -35,12 +35,22 @@ struct DetachedCommandTests {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("detached-\(UUID()).log")
         defer { try? FileManager.default.removeItem(at: log) }
         // Left running past the deadline by design; a short sleep so it does not outlive the test run by much.
-        let outcome = DetachedCommand.run(["sleep", "3"], logPath: log.path, timeout: 0.5)
+        let outcome = DetachedCommand.run(
+            ["sleep", "3"],
+            logPath: log.path,
+            timeout: 0.5,
+            interruption: Interruption()
+        )
         #expect(outcome == .timedOut)
     }
 
     @Test func runCannotStartAMissingProgram() {
-        let outcome = DetachedCommand.run(["/no/such/program"], logPath: "/dev/null", timeout: 5)
+        let outcome = DetachedCommand.run(
+            ["/no/such/program"],
+            logPath: "/dev/null",
+            timeout: 5,
+            interruption: Interruption()
+        )
         guard case .cannotStart(let reason) = outcome else {
             Issue.record("expected cannotStart, got \(outcome)")
             return

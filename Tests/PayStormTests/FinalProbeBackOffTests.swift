@@ -20,30 +20,50 @@ struct FinalProbeBackOffTests {
 
     @Test func noteSaysHowManyStayedLimitedAndThatTheirChecksAreUnknown() {
         var backOff = FinalProbe.BackOff()
-        (backOff.limited, backOff.tries, backOff.waited, backOff.stillLimited) = (1, 7, 61, 1)
+        (backOff.limited, backOff.tries, backOff.waited, backOff.stillLimited) = (1, 7, 60, 1)
         #expect(
             backOff.note
                 == "1 final probe was answered 429 or 503 (the target limits its rate, or was unavailable) and "
-                + "asked again at the pace it allowed, after waiting 61 s in all: 1 still was after 7 tries, the "
-                + "last 7 with none answered, and their checks are unknown"
+                + "asked again at the pace it allowed, after waiting 60 s in all: 1 still was after 7 tries and a "
+                + "minute of waiting with none answered, and their checks are unknown"
         )
-        // The waits add up to a minute, the window most rate limits count in.
-        #expect(FinalProbe.BackOff.waits.reduce(0, +) == 61)
     }
 
-    @Test func aRetryAfterLengthensAWaitUpToAMinute() {
+    /// The README's "a minute in all": the waits after tries that got nothing answered.
+    @Test func waitsWithNoneAnsweredAddUpToAMinute() {
+        var backOff = FinalProbe.BackOff()
+        let waits = (1...7).map { backOff.wait(afterStalledTries: $0, asked: nil) }
+        #expect(waits == [1, 2, 4, 8, 15, 30, nil])
+        #expect(FinalProbe.BackOff.waits.reduce(0, +) == 60)
+    }
+
+    @Test func aRetryAfterLengthensAWaitWithinTheMinute() {
         var backOff = FinalProbe.BackOff()
         let waits = [
             backOff.wait(afterStalledTries: 0, asked: nil), backOff.wait(afterStalledTries: 0, asked: 3),
-            backOff.wait(afterStalledTries: 4, asked: 3), backOff.wait(afterStalledTries: 1, asked: 3600),
+            backOff.wait(afterStalledTries: 1, asked: 3), backOff.wait(afterStalledTries: 2, asked: 40),
+            backOff.wait(afterStalledTries: 3, asked: 40), backOff.wait(afterStalledTries: 4, asked: nil),
         ]
-        #expect(waits == [1, 3, 8, 60])
+        #expect(waits == [1, 3, 3, 40, 17, nil])
         (backOff.limited, backOff.tries, backOff.waited) = (10, 3, 6)
         #expect(
             backOff.note
                 == "10 final probes were answered 429 or 503 (the target limits its rate, or was unavailable) and "
                 + "asked again at the pace it allowed, after waiting 6 s in all (each at least what its Retry-After "
-                + "asked: up to 3600 s): each was answered within 3 tries"
+                + "asked: up to 40 s): each was answered within 3 tries"
+        )
+    }
+
+    /// A target answering 429 with `Retry-After: 99999` to every probe held a run for six minutes.
+    @Test func aRetryAfterOfDaysEndsTheBackOffAfterAMinute() {
+        var backOff = FinalProbe.BackOff()
+        let waits = (1...7).map { backOff.wait(afterStalledTries: $0, asked: 99999) }
+        #expect(waits == [60, nil, nil, nil, nil, nil, nil])
+        // A try that got some answered waits at most a minute for the rest.
+        #expect(backOff.wait(afterStalledTries: 0, asked: 99999) == 60)
+        (backOff.limited, backOff.tries, backOff.waited, backOff.stillLimited) = (3, 2, 60, 3)
+        #expect(
+            backOff.note?.contains("its Retry-After asked for up to 99999 s; PayStorm waits at most a minute") == true
         )
     }
 }

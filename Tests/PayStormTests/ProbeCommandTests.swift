@@ -54,7 +54,7 @@ struct ProbeCommandTests {
             {"owned": ["pro"], "subscriptions": [{"sku": "gold", "state": "ACTIVE"}, {"sku": "silver", "state": "EXPIRED"}],
              "coins": {"coins": 3}}
             """#
-        let state = try ProcessProbe(config: config).transform(Array(wallet.utf8)).get()
+        let state = try ProcessProbe(config: config, interruption: Interruption()).transform(Array(wallet.utf8)).get()
         #expect(state.entitlements.map(\.productId) == ["pro", "gold"])
         #expect(state.balances == ["coins": 3])
     }
@@ -65,7 +65,7 @@ struct ProbeCommandTests {
                 #"{ kind: "http", url: "http://127.0.0.1:9/{appAccountToken}", transform: ["/bin/sh", "-c", "echo 'no such key' >&2; exit 3"] }"#
             ).target.probe
         )
-        let answer = ProcessProbe(config: config).transform(Array("{}".utf8))
+        let answer = ProcessProbe(config: config, interruption: Interruption()).transform(Array("{}".utf8))
         guard case .failure(.transport(let detail)) = answer else {
             Issue.record("expected a transport failure, got \(answer)")
             return
@@ -77,9 +77,13 @@ struct ProbeCommandTests {
                 #"{ kind: "http", url: "http://127.0.0.1:9/{appAccountToken}", transform: ["/bin/sh", "-c", "cat"] }"#
             ).target.probe
         )
-        #expect(throws: ProbeError.self) { try ProcessProbe(config: cat).transform(Array("[1]".utf8)).get() }
+        #expect(throws: ProbeError.self) {
+            try ProcessProbe(config: cat, interruption: Interruption()).transform(Array("[1]".utf8)).get()
+        }
         #expect(
-            try ProcessProbe(config: cat).transform(Array(#"{"balances": {"c": 2}}"#.utf8)).get().balances == ["c": 2]
+            try ProcessProbe(config: cat, interruption: Interruption()).transform(
+                Array(#"{"balances": {"c": 2}}"#.utf8)
+            ).get().balances == ["c": 2]
         )
     }
 
@@ -89,7 +93,7 @@ struct ProbeCommandTests {
                 #"{ kind: "http", url: "http://127.0.0.1:9/{appAccountToken}", transform: ["/bin/sh", "-c", "sleep 30 & sleep 30"], timeoutSeconds: 0.3 }"#
             ).target.probe
         )
-        let answer = ProcessProbe(config: config).transform([])
+        let answer = ProcessProbe(config: config, interruption: Interruption()).transform([])
         guard case .failure(.transport(let detail)) = answer else {
             Issue.record("expected a timeout, got \(answer)")
             return
@@ -110,7 +114,7 @@ struct ProbeCommandTests {
         let config = try #require(
             try probeProfile(#"{ kind: "bulk", command: ["\#(directory.path)/bulk.sh"] }"#).target.probe
         )
-        let answers = ProcessProbe(config: config).read([a, b, missing])
+        let answers = ProcessProbe(config: config, interruption: Interruption()).read([a, b, missing])
         #expect(answers.map(\.account) == [a, b, missing])
         #expect(try answers[0].state.get().entitlements.map(\.productId) == ["pro"])
         #expect(try answers[1].state.get().balances == ["coins": 2])
@@ -123,7 +127,7 @@ struct ProbeCommandTests {
                 #"{ kind: "command", command: ["/bin/sh", "-c", "printf '{\"balances\": {\"%s\": 1}}' \"$0\"", "{appAccountToken.lower}"] }"#
             ).target.probe
         )
-        let answers = ProcessProbe(config: config).read(["ABC-DEF"])
+        let answers = ProcessProbe(config: config, interruption: Interruption()).read(["ABC-DEF"])
         #expect(try answers[0].state.get().balances == ["abc-def": 1])
     }
 

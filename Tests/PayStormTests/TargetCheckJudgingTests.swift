@@ -100,7 +100,11 @@ struct TargetCheckJudgingTests {
     @Test func aProfileThatRefreshesItsAccountsHasTheCommandRunAgain() throws {
         let directory = AccountDirectory()
         let ran = try #require(
-            TargetCheck.refreshAccounts(profile: try Self.refreshing("cat >/dev/null"), directory: directory)
+            TargetCheck.refreshAccounts(
+                profile: try Self.refreshing("cat >/dev/null"),
+                directory: directory,
+                interruption: Interruption()
+            )
         )
         #expect(!ran.failed)
         #expect(ran.note.hasPrefix("the provisioning command ran again in "))
@@ -112,14 +116,17 @@ struct TargetCheckJudgingTests {
         let refused = try #require(
             TargetCheck.refreshAccounts(
                 profile: try Self.refreshing("cat >/dev/null; echo user exists >&2; exit 1"),
-                directory: directory
+                directory: directory,
+                interruption: Interruption()
             )
         )
         #expect(refused.failed)
         #expect(refused.note.hasPrefix("the provisioning command failed when run again, as a run will every 600 s"))
         #expect(refused.note.contains("exited 1 (stderr: \"user exists\")"), "\(refused.note)")
         let noRefresh = try DeliveryRequestsTests.profile(target: #"{ webhookURL: "http://127.0.0.1:1/n" }"#)
-        #expect(TargetCheck.refreshAccounts(profile: noRefresh, directory: directory) == nil)
+        #expect(
+            TargetCheck.refreshAccounts(profile: noRefresh, directory: directory, interruption: Interruption()) == nil
+        )
     }
 
     @Test func aCheckThatFailedOnANoteSaysToReadTheNotes() {
