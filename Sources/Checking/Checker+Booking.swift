@@ -83,9 +83,13 @@ extension Checker {
         switch truth.kind {
         case .grant, .reinstate:
             bookGrant(delivery, entry: entry, startsChain: startsChain, limit: limit, in: &book)
+            if truth.productType == .autoRenewable, followsWindows(action.appAccountToken) {
+                state.mark(action.appAccountToken)
+            }
         case .revoke:
             if bookRefund(truth, entry: entry, limit: limit, in: &book) { state.mark(action.appAccountToken) }
         case .subscriptionStatus:
+            if followsWindows(action.appAccountToken) { state.mark(action.appAccountToken) }
             book.apply(truth)
             if let id = truth.transactionId {
                 book.noteCarried(id, product: truth.productId, quantity: truth.quantity, entry: entry, limit: limit)
@@ -262,6 +266,15 @@ extension Checker {
         if let summary {
             let phrase = summary == .refused ? sentence() : ""
             book.note(summary: delivery.action.event, fate: summary, at: t, delivery: delivery.id, phrase: phrase)
+        }
+        if outcome.isAcknowledged, !delivery.isForged {
+            let millis = Int64((t * 1000).rounded(.up))
+            book.lastAcknowledged = max(book.lastAcknowledged, millis)
+            if book.firstUnread == 0 { book.firstUnread = millis }
+            if let original = truth.originalTransactionId, var sub = book.subs[original] {
+                sub.lastAcknowledged = max(sub.lastAcknowledged, millis)
+                book.subs[original] = sub
+            }
         }
         guard let id = truth.transactionId else { return }
         guard var tx = book.txs[id] else {

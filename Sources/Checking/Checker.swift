@@ -70,6 +70,9 @@ public final class Checker: Sendable {
     /// How long after its acknowledgment a refund may fold (milliseconds): past the probe's timeout, so no
     /// probe still to be judged asked before the refund stood, with a minute to spare.
     let refundsSettle: Int64
+    /// Accounts whose subscription state changes get a safety probe: those whose hash (with the seed) falls
+    /// below this share of `UInt64.max` (see `ProbeConfig.windowShare`).
+    let windowSample: UInt64
 
     /// Creates the checker of a run.
     /// - Parameters:
@@ -96,6 +99,8 @@ public final class Checker: Sendable {
         self.devicesReachable = profile.target.embeddedLedger || profile.target.deviceURL != nil
         self.learnsOnlyFromDeliveries = profile.target.appStoreAPI == nil
         self.refundsSettle = Int64((60 + (profile.target.probe?.timeoutSeconds ?? 30)) * 1000)
+        let share = profile.target.probe?.windowShare ?? ProbeConfig.defaultWindowShare
+        self.windowSample = share >= 1 ? .max : UInt64(share * 0x1p64)
         state = Mutex(State())
     }
 
@@ -216,7 +221,7 @@ public final class Checker: Sendable {
         final: Bool,
         asked: Double? = nil
     ) -> [CheckResult] {
-        judge(account: account, observed: observed, at: t, final: final, asked: asked, canWait: false) ?? []
+        judge(account: account, observed: observed, at: t, final: final, asked: asked, canWait: false, down: nil) ?? []
     }
 
     /// A final check that may wait: like ``check(account:state:at:final:asked:)`` with `final` true, but when
@@ -224,20 +229,23 @@ public final class Checker: Sendable {
     /// expiry or a state change, nothing is counted and nil comes back: probe the account again once
     /// ``waitSeconds`` have passed, and check that answer with ``check(account:state:at:final:asked:)``.
     public func checkFinal(account: String, state observed: AccountState, at t: Double) -> [CheckResult]? {
-        judge(account: account, observed: observed, at: t, final: true, asked: nil, canWait: true)
+        judge(account: account, observed: observed, at: t, final: true, asked: nil, canWait: true, down: nil)
     }
 
     /// How long after a probe that ``checkFinal(account:state:at:)`` put off a new probe is past the boundary
     /// that kept it undecided.
     public var waitSeconds: Double { 2 * options.boundarySeconds + 0.5 }
 
-    private func judge(
+    /// - Parameter down: for a probe right after the target came back, when it went down (milliseconds since the
+    ///   start of the run): what it acknowledged before then must show (see ``checkAfterRecovery(account:state:at:asked:down:)``).
+    func judge(
         account: String,
         observed: AccountState,
         at t: Double,
         final: Bool,
         asked: Double?,
-        canWait: Bool
+        canWait: Bool,
+        down: Int64?
     ) -> [CheckResult]? {
         let now = startMillis + Int64((t * 1000).rounded())
         return state.withLock { state in
@@ -261,6 +269,14 @@ public final class Checker: Sendable {
             noteUnlocksOnPending(context, book: &book)
             findings[.noDoubleGrant] = doubleGrantFinding(context)
             findings[.noStaleRegression] = regressionFinding(context, book: &book)
+            // Everything acknowledged before the probe asked was read (what came after still waits for a read).
+            if book.lastAcknowledged <= context.asked { book.firstUnread = 0 }
+            if !final {
+                findings[.subscriptionState] = acknowledgedSubscriptionFinding(context)
+            }
+            if let down {
+                findings[.noLostPurchase] = lostAcrossRestartFinding(context, down: down)
+            }
             if final {
                 findings[.revocationHonored] = revocationFinding(context)
                 findings[.noLostPurchase] = refusedSummaryFinding(context) ?? lostFinding(context)

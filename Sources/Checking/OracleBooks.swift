@@ -85,6 +85,9 @@ struct Sub: KeyedByID, Sendable {
     var expires: Int64
     var grace: Int64?
     var truthDate: Int64
+    /// When the target last acknowledged data of the series, in milliseconds since the start of the run (0:
+    /// never): a probe that asked after it reads the series as the books hold what it acknowledged.
+    var lastAcknowledged: Int64 = 0
 
     var transactionId: String { transaction.id }
 
@@ -144,6 +147,11 @@ struct Book: Sendable {
     /// Genuine transactions first booked in this book (kept or folded since): what held purchases are a share of.
     var genuineBooked = 0
     var latest: Int64 = 0
+    /// When the target last acknowledged a genuine delivery of the account, and first did so since a probe read
+    /// all it had acknowledged, in milliseconds since the start of the run (0: never, none): what a restart may
+    /// have lost (see `Checker.accountsAcknowledgedUnprobed(before:)`).
+    var lastAcknowledged: Int64 = 0
+    var firstUnread: Int64 = 0
     /// Mass-extension summaries (by event) the target refused on the App Store's last attempt, and those it
     /// acknowledged on some attempt (see `Checker+Summaries.swift`).
     var refusedSummaries: [UInt64: WitnessEntry] = [:]
@@ -380,7 +388,8 @@ struct Book: Sendable {
             status: status,
             expires: truth.expiresDate ?? 0,
             grace: truth.gracePeriodExpiresDate,
-            truthDate: truth.effectiveDate
+            truthDate: truth.effectiveDate,
+            lastAcknowledged: subs[key]?.lastAcknowledged ?? 0
         )
         if var seen = seenExpiry[group], let longest = longestTruth(of: group),
             longest.expires < seen.shortestTruthSince

@@ -80,7 +80,11 @@ final class RestartPlayer: Sendable {
                 let record = play(event)
                 records.withLock { $0.append(record) }
                 // Past its planned down time, a target that did not come back fails on its own account.
-                windows.targetBack(index, at: record.readyAfter.map { _ in elapsed() } ?? event.at + event.downSeconds)
+                windows.targetBack(
+                    index,
+                    at: record.readyAfter.map { _ in elapsed() } ?? event.at + event.downSeconds,
+                    answered: record.readyAfter != nil
+                )
                 if let failure = record.failure {
                     log(String(format: "t=%.1fs the target restart failed: %@", event.at, failure))
                 }

@@ -445,7 +445,8 @@ extension PayStormRun {
             restartWindows: restartWindows,
             endOfSchedule: profile.durationSeconds,
             endOfFollowUps: profile.durationSeconds + profile.settleSeconds,
-            transformer: profile.target.probe?.transform != nil ? safetyProbes : nil
+            transformer: profile.target.probe?.transform != nil ? safetyProbes : nil,
+            commandProbes: target.endpoints.probe == nil ? safetyProbes : nil
         )
         return (scheduler, safetyProbes)
     }

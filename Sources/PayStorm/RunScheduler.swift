@@ -14,6 +14,8 @@ final class RunScheduler: TimedRequestSource {
     private struct Sent {
         var delivery: PlannedDelivery?
         var probeAccount: String?
+        /// For a read after recovery, when the target went down (see ``RecoveryProbes``).
+        var recoveryDown: Double?
         /// How the delivery's role reads answers.
         var classification: ResponseClassification?
     }
@@ -35,6 +37,8 @@ final class RunScheduler: TimedRequestSource {
 
     /// Where HTTP probe answers go when the probe has a `transform` (a process, so not on this thread).
     private let transformer: SafetyProbes?
+    /// The `command` or `bulk` probe's rounds, when the target is read by a command: reads after recovery go there.
+    private let commandProbes: SafetyProbes?
 
     private var followUps = TimeHeap<PlannedDelivery>()
     /// Follow-ups waiting in `followUps`, per minted body they resend (`sameBytesAs ?? id`): a body is forgotten
@@ -42,6 +46,10 @@ final class RunScheduler: TimedRequestSource {
     private var waitingFor: [UInt64: Int] = [:]
     /// Safety probes due, until the end of the profile's traffic (the final probe reads every account then).
     private var probes: SafetyProbeSchedule
+    /// Reads after recovery: the accounts an outage may have lost, probed as soon as the target answers again.
+    private var recovery = RecoveryProbes()
+    /// The restart windows closed that ``noticeRecoveries(at:)`` has handled.
+    private var windowsSeen = 0
     private var sent: [Int: Sent] = [:]
     private var nextRequestID = 0
     /// Shed deliveries booked since the engine last asked (``takeBookedMissed()``).
@@ -96,9 +104,11 @@ final class RunScheduler: TimedRequestSource {
         restartWindows: RestartWindows,
         endOfSchedule: Double,
         endOfFollowUps: Double,
-        transformer: SafetyProbes? = nil
+        transformer: SafetyProbes? = nil,
+        commandProbes: SafetyProbes? = nil
     ) {
         self.transformer = transformer
+        self.commandProbes = commandProbes
         self.pipeline = pipeline
         self.cache = cache
         self.bodies = bodies
@@ -117,7 +127,8 @@ final class RunScheduler: TimedRequestSource {
     // MARK: TimedRequestSource
 
     func nextDue() -> Duration? {
-        let candidates = [pipelineAt, followUps.firstTime, probes.firstTime].compactMap { $0 }
+        noticeRecoveries(at: nil)
+        let candidates = [pipelineAt, followUps.firstTime, probes.firstTime, recovery.firstTime].compactMap { $0 }
         guard let first = candidates.min() else { return nil }
         return .nanoseconds(Int64(first * 1e9))
     }
@@ -126,7 +137,8 @@ final class RunScheduler: TimedRequestSource {
     /// transfers moving meanwhile instead of blocking on the pipeline.
     var nextIsReady: Bool {
         guard let (at, ready) = pipeline.front(), !ready else { return true }
-        return min(followUps.firstTime ?? .infinity, probes.firstTime ?? .infinity) < at
+        return min(followUps.firstTime ?? .infinity, probes.firstTime ?? .infinity, recovery.firstTime ?? .infinity)
+            < at
     }
 
     /// The intended time of the pipeline's front, minted or not; nil at its end.
@@ -134,6 +146,9 @@ final class RunScheduler: TimedRequestSource {
 
     func take(_ intended: Duration) -> LoadRequest? {
         let now = intended.seconds
+        noticeRecoveries(at: now)
+        // A read after recovery goes before anything else due: a redelivery must not repair what it reads.
+        if let due = recovery.pop() { return probeRequest(due.account, at: now, recoveryDown: due.down) }
         let planned = pipeline.front()?.at ?? .infinity
         let follow = followUps.firstTime ?? .infinity
         let probe = probes.firstTime ?? .infinity
@@ -142,6 +157,12 @@ final class RunScheduler: TimedRequestSource {
         }
         if follow <= planned, let delivery = followUps.pop() {
             if holdsForRestart(delivery, at: now) { return nil }
+            if recovery.holds(delivery.action.appAccountToken, at: now) {
+                var held = delivery
+                held.at = now + Self.restartPoll / 4
+                followUps.push(held, at: held.at)
+                return nil
+            }
             let key = delivery.sameBytesAs ?? delivery.id
             if let waiting = waitingFor[key] {
                 waitingFor[key] = waiting > 1 ? waiting - 1 : nil
@@ -303,11 +324,14 @@ final class RunScheduler: TimedRequestSource {
         }
     }
 
-    private func probeRequest(_ account: String, at now: Double) -> LoadRequest? {
-        guard let url = endpoints.probeURL(for: account) else { return nil }
+    private func probeRequest(_ account: String, at now: Double, recoveryDown: Double? = nil) -> LoadRequest? {
+        guard let url = endpoints.probeURL(for: account) else {
+            recovery.answered(account)
+            return nil
+        }
         let id = nextRequestID
         nextRequestID += 1
-        sent[id] = Sent(probeAccount: account)
+        sent[id] = Sent(probeAccount: account, recoveryDown: recoveryDown)
         history.writeProbe(event: "dispatch", at: now, account: account)
         var request = LoadRequest(
             id: id,
@@ -347,9 +371,15 @@ final class RunScheduler: TimedRequestSource {
         if let account = what.probeAccount {
             if wasSent { history.writeProbe(event: "send", at: result.wireStart.seconds, account: account) }
             history.writeProbe(event: "result", at: now, account: account, result: result, sent: wasSent)
-            handleProbe(account, result: result, at: now)
+            if let down = what.recoveryDown {
+                recovery.answered(account)
+                handleRecoveryProbe(account, result: result, down: down, at: now)
+            } else {
+                handleProbe(account, result: result, at: now)
+            }
             return
         }
+        watchOutage(delivery: what.delivery, result: result, at: now)
         guard let delivery = what.delivery else { return }
         // Thresholds and error rates count what the role's classification says (a 409 "already had it" is
         // a success), not raw statuses.
@@ -401,6 +431,59 @@ final class RunScheduler: TimedRequestSource {
         return true
     }
 
+    /// Reads after recovery for each planned restart whose window closed with the target answering, once:
+    /// `now` is the engine's slot, or nil to read them at the time the target answered.
+    private func noticeRecoveries(at now: Double?) {
+        guard endpoints.probe != nil || commandProbes != nil, restartWindows.closed != windowsSeen else { return }
+        let closed = restartWindows.closed(after: windowsSeen)
+        windowsSeen += closed.count
+        for window in closed where window.answered {
+            readAfterRecovery(down: window.from, at: max(now ?? window.until, window.until))
+        }
+    }
+
+    /// Queues a read of every account the target acknowledged deliveries of before `down` and no probe read since:
+    /// HTTP probes go first in line and hold the accounts' follow-ups until they answer; a probe command reads
+    /// them in a round of its own at once.
+    private func readAfterRecovery(down: Double, at now: Double) {
+        let accounts = checker.accountsAcknowledgedUnprobed(before: down).filter { only == nil || $0 == only }
+        if let commandProbes, endpoints.probe == nil {
+            commandProbes.recover(accounts, down: down)
+        } else {
+            recovery.targetBack(down: down, at: now, accounts: accounts)
+        }
+    }
+
+    /// An outage outside the plan: connections of genuine deliveries refused, then answered again. The accounts
+    /// acknowledged before the first refusal are read as after a planned restart.
+    private func watchOutage(delivery: PlannedDelivery?, result: LoadResult, at now: Double) {
+        guard endpoints.probe != nil || commandProbes != nil, let delivery, delivery.network == nil,
+            delivery.forgery == nil
+        else { return }
+        if result.error == .refused {
+            let at = result.sent.seconds
+            if !restartWindows.contains(at) { recovery.refused(at: at) }
+        } else if result.status > 0, let since = recovery.answered(at: now) {
+            readAfterRecovery(down: since, at: now)
+        }
+    }
+
+    /// The answer of a read after recovery: what the target acknowledged before it went down must show.
+    private func handleRecoveryProbe(_ account: String, result: LoadResult, down: Double, at now: Double) {
+        guard result.isSuccess else {
+            // Down again, or limiting its rate: nothing read, and the final probe reads the account anyway.
+            if result.status == 429 || result.status == 0 { return }
+            checker.probeFailed(
+                account: account,
+                error: ProbeFailure("read after recovery answered \(result.status)"),
+                at: now,
+                final: false
+            )
+            return
+        }
+        check(account, body: result.body, asked: result.wireStart.seconds, at: now, down: down)
+    }
+
     private func handleProbe(_ account: String, result: LoadResult, at now: Double) {
         if !result.isSuccess, result.status == 0, retryAfterRestart(account, sentAt: result.wireStart.seconds, at: now)
         {
@@ -420,15 +503,26 @@ final class RunScheduler: TimedRequestSource {
             return
         }
         // The target read the account between the probe's send and its answer.
-        let asked = result.wireStart.seconds
+        check(account, body: result.body, asked: result.wireStart.seconds, at: now, down: nil)
+    }
+
+    /// Checks a safety probe's answer (through the probe's `transform`, if it has one); `down`: a read after
+    /// recovery from an outage that began then.
+    private func check(_ account: String, body: [UInt8], asked: Double, at now: Double, down: Double?) {
         if let transformer {
-            transformer.transform(account: account, body: result.body, at: now, asked: asked)
+            transformer.transform(account: account, body: body, at: now, asked: asked, down: down)
             return
         }
         do {
-            let state = try decodeProbe(result.body, mapping: endpoints.probeMapping)
+            let state = try decodeProbe(body, mapping: endpoints.probeMapping)
             if state.grants != nil { probeSawGrants = true }
-            note(checker.check(account: account, state: state, at: now, final: false, asked: asked), at: now)
+            let results =
+                if let down {
+                    checker.checkAfterRecovery(account: account, state: state, at: now, asked: asked, down: down)
+                } else {
+                    checker.check(account: account, state: state, at: now, final: false, asked: asked)
+                }
+            note(results, at: now)
         } catch {
             checker.probeFailed(account: account, error: error, at: now, final: false)
         }

@@ -100,8 +100,20 @@ final class SafetyProbes: Sendable {
         }
     }
 
-    /// Transforms one HTTP probe answer, asked for at `asked` and received at `t` seconds, and checks it.
-    func transform(account: String, body: [UInt8], at t: Double, asked: Double) {
+    /// Reads `accounts` at once, in a round of their own after the one running (if any): a read after the target
+    /// came back from an outage that began at `down` (see `Checker.checkAfterRecovery`). Not rate capped: a
+    /// restart is rare, and a redelivery must not repair what the read is for.
+    func recover(_ accounts: [String], down: Double) {
+        guard !accounts.isEmpty, state.withLock({ !$0.closed }) else { return }
+        queue.async { [self] in
+            let asked = clock()
+            for answer in read(accounts) { feed(answer.account, answer.state, at: clock(), asked: asked, down: down) }
+        }
+    }
+
+    /// Transforms one HTTP probe answer, asked for at `asked` and received at `t` seconds, and checks it; `down`:
+    /// a read after recovery from an outage that began then (see `Checker.checkAfterRecovery`).
+    func transform(account: String, body: [UInt8], at t: Double, asked: Double, down: Double? = nil) {
         let accepted = state.withLock { state in
             guard !state.closed, state.queuedTransforms < Self.maxQueuedTransforms else {
                 state.droppedTransforms += 1
@@ -112,7 +124,7 @@ final class SafetyProbes: Sendable {
         }
         guard accepted else { return }
         queue.async { [self] in
-            feed(account, transformBody(body), at: t, asked: asked)
+            feed(account, transformBody(body), at: t, asked: asked, down: down)
             state.withLock { $0.queuedTransforms -= 1 }
         }
     }
@@ -152,10 +164,21 @@ final class SafetyProbes: Sendable {
         }
     }
 
-    private func feed(_ account: String, _ answer: Result<AccountState, ProbeError>, at t: Double, asked: Double) {
+    private func feed(
+        _ account: String,
+        _ answer: Result<AccountState, ProbeError>,
+        at t: Double,
+        asked: Double,
+        down: Double? = nil
+    ) {
         switch answer {
         case .success(let observed):
-            let results = checker.check(account: account, state: observed, at: t, final: false, asked: asked)
+            let results =
+                if let down {
+                    checker.checkAfterRecovery(account: account, state: observed, at: t, asked: asked, down: down)
+                } else {
+                    checker.check(account: account, state: observed, at: t, final: false, asked: asked)
+                }
             state.withLock { state in
                 state.answers += 1
                 if observed.grants != nil { state.sawGrants = true }

@@ -34,6 +34,10 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
     /// How many accounts a round of a per-account `command` probe reads at most; the rest wait for the next
     /// round. (A `bulk` round reads every pending account with one run.)
     public var sampleAccounts: Int
+    /// The share of accounts (0 to 1, drawn from the seed) whose subscription state changes (renewals, expiries,
+    /// grace, billing recovery, upgrades, and each of them reordered or retried) also get a safety probe during
+    /// the run, so a regression that a later event repairs is seen while it lasts.
+    public var windowShare: Double
     /// For `http` and `pointer`: headers of each account's probe request, merged over `target.headers` (the
     /// account's own bearer token, say: `{account.token}`), with the account's placeholders only.
     public var headers: [RequestTemplate.Header]
@@ -41,7 +45,7 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
     /// The keys of `target.probe`.
     public static let keys = [
         "kind", "url", "command", "pointers", "transform", "timeoutSeconds", "intervalSeconds", "sampleAccounts",
-        "headers",
+        "headers", "windowShare",
     ]
 
     /// Strict decoding.
@@ -55,6 +59,7 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
         timeoutSeconds = try f.number("timeoutSeconds", in: 0.1...3600, default: 30)
         intervalSeconds = try f.number("intervalSeconds", in: 0...3600, default: 2)
         sampleAccounts = Int(try f.integer("sampleAccounts", in: 1...1_000_000, default: 50))
+        windowShare = try f.number("windowShare", in: 0...1, default: Self.defaultWindowShare)
         headers = try Self.headers(f, kind: kind)
         if let transform {
             guard kind == .http else {
@@ -88,6 +93,9 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
 }
 
 extension ProbeConfig {
+    /// The share of accounts whose subscription state changes get a safety probe, unless the profile says.
+    public static let defaultWindowShare = 0.1
+
     /// The account fields (`{account.NAME}`, `id` aside) the probe's headers use, each with its path, so that the
     /// target can ask for the provisioning that fills them.
     public var accountFields: [String: String] {

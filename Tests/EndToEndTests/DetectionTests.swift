@@ -40,7 +40,17 @@ struct DetectionTests {
         let witness = try #require(run.summary.violations.first { invariants.contains($0.invariant) })
         #expect(!witness.witness.isEmpty)
         #expect(witness.replay.contains("--seed"))
+        if let said = Self.witnessSays[flaw] {
+            #expect(
+                run.summary.violations.contains { $0.summary.contains(said) },
+                "flaw \(flaw): no witness says \(said)"
+            )
+        }
     }
+
+    /// What some witness of a flaw must say: the read after recovery catches a grant acknowledged and lost in the
+    /// restart right after it, before a redelivery or the final probe.
+    static let witnessSays = ["ack-before-commit": "and the first probe after it came back shows it lost"]
 
     @Test(arguments: [7, 8, 9, 10, 11] as [UInt64])
     func passesTheCorrectLedgerWithoutFalseAlarms(seed: UInt64) throws {
