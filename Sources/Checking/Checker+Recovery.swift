@@ -70,13 +70,25 @@ extension Checker {
             case .nonConsumable:
                 checked = true
                 if !entitled.contains(tx.product) {
-                    return lostAcrossRestart(tx, c, down: down, shows: "showed no entitlement to \(tx.product)")
+                    return lostAcrossRestart(
+                        tx,
+                        c,
+                        down: down,
+                        shows: "showed no entitlement to \(tx.product)",
+                        about: .transaction(tx.id)
+                    )
                 }
             case .nonRenewing:
                 guard let expires = tx.expires, c.now + c.boundary < expires else { continue }
                 checked = true
                 if !entitled.contains(tx.product) {
-                    return lostAcrossRestart(tx, c, down: down, shows: "showed no entitlement to \(tx.product)")
+                    return lostAcrossRestart(
+                        tx,
+                        c,
+                        down: down,
+                        shows: "showed no entitlement to \(tx.product)",
+                        about: .transaction(tx.id)
+                    )
                 }
             case .consumable:
                 checked = true
@@ -96,6 +108,7 @@ extension Checker {
                     c,
                     down: down,
                     shows: "showed a balance of \(balance) \(product), below the \(lower) it had acknowledged",
+                    about: .product(product),
                     also: owed.txs.dropLast()
                 )
             }
@@ -108,6 +121,7 @@ extension Checker {
         _ c: Context,
         down: Int64,
         shows: String,
+        about: Subject,
         also: ArraySlice<Tx> = []
     ) -> Finding {
         let acknowledged = tx.trail.earliest(.acks).map { "at t=\(format($0))s" } ?? "before it went down"
@@ -115,7 +129,8 @@ extension Checker {
             "the target acknowledged purchase \(tx.id) of \(tx.product) \(acknowledged), went down at "
                 + "t=\(format(Double(down) / 1000))s, and the first probe after it came back shows it lost",
             c.evidence([tx] + Array(also), [.purchase, .acks]),
-            shows
+            shows,
+            about: about
         )
     }
 
@@ -147,7 +162,8 @@ extension Checker {
                 "subscription \(original) (\(sub.product)) runs until \(until) by what the target acknowledged, "
                     + "and nothing signed later ended it, but the target does not entitle it",
                 c.evidence(evidenceParts(running: running, series: original, c)),
-                "showed no entitlement in group \(sub.group)"
+                "showed no entitlement in group \(sub.group)",
+                about: .transaction(sub.transactionId)
             )
         }
         return checked ? .pass : nil
