@@ -20,6 +20,8 @@ func classifyCurlFailure(code: Int, osErrno: Int) -> LoadErrorClass {
     case 5, 6:  // COULDNT_RESOLVE_PROXY, COULDNT_RESOLVE_HOST
         return .dns
     case 7:  // COULDNT_CONNECT
+        // A listener that accepts and resets at once fails the connect with ECONNRESET: it is there, not refusing.
+        if osErrno == Int(ECONNRESET) { return .reset }
         return osErrno == Int(ECONNREFUSED) || osErrno == 0 ? .refused : .other
     case 35, 51, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98:  // SSL_* and PEER_FAILED_VERIFICATION
         return .tls
@@ -58,9 +60,9 @@ extension LoadEngine {
         let code = curl_easy_perform(easy)
         guard code != CURLE_OK else { return nil }
         let osErrno = osErrno(of: easy)
-        return (
-            classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno), String(cString: curl_easy_strerror(code))
-        )
+        var detail = String(cString: curl_easy_strerror(code))
+        if osErrno != 0 { detail += ": " + String(cString: strerror(Int32(osErrno))) }
+        return (classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno), detail)
     }
 }
 

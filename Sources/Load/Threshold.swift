@@ -28,6 +28,22 @@ public struct Threshold: Sendable, Hashable {
         /// Achieved requests per second.
         case rate
 
+        /// The metric as written in a threshold.
+        var name: String {
+            switch self {
+            case .percentile(let p): return "p" + (p == p.rounded() ? String(Int(p)) : String(p))
+            case .min: return "min"
+            case .mean: return "mean"
+            case .max: return "max"
+            case .errorRate: return "errorRate"
+            case .errors: return "errors"
+            case .missed: return "missed"
+            case .late: return "late"
+            case .requests: return "requests"
+            case .rate: return "rate"
+            }
+        }
+
         /// Whether it measures latency (a percentile, min, mean or max).
         public var isLatency: Bool {
             switch self {
@@ -85,6 +101,13 @@ public struct Threshold: Sendable, Hashable {
         else { throw LoadConfigurationError("threshold '\(text)' has no operator (<, <=, >, >=, ==, !=)") }
         var name = trimmed[..<range.lowerBound].trimmingWhitespace()
         let valueText = trimmed[range.upperBound...].trimmingWhitespace()
+        let operatorCharacters: Set<Character> = ["<", ">", "=", "!"]
+        let before = String(name.reversed().prefix { operatorCharacters.contains($0) }.reversed())
+        let after = String(valueText.prefix { operatorCharacters.contains($0) })
+        if !before.isEmpty || !after.isEmpty {
+            let written = before + op + after
+            throw LoadConfigurationError("threshold '\(text)': '\(written)' is not an operator (<, <=, >, >=, ==, !=)")
+        }
         var kind: String?
         var service = false
         if name.hasPrefix("service.") {
@@ -136,6 +159,9 @@ public struct Threshold: Sendable, Hashable {
             }
             bound = number
         }
+        if let vacuous = vacuity(metric: metric, comparison: Comparison(rawValue: op)!, bound: bound) {
+            throw LoadConfigurationError("threshold '\(text)': \(vacuous)")
+        }
         return Threshold(
             expression: trimmed,
             kind: kind,
@@ -144,6 +170,28 @@ public struct Threshold: Sendable, Hashable {
             comparison: Comparison(rawValue: op)!,
             bound: bound
         )
+    }
+
+    /// Why a threshold could never fail, or never hold, whatever the run does (its bound outside what the
+    /// metric can be, or on its edge), or nil when it can do both.
+    static func vacuity(metric: Metric, comparison: Comparison, bound: Double) -> String? {
+        let isCount = [.errors, .missed, .late, .requests].contains(metric)
+        let highest = metric == .errorRate ? 1.0 : .infinity
+        let range = metric == .errorRate ? "from 0% to 100%" : isCount ? "a whole number from 0" : "from 0"
+        guard bound.isFinite, bound >= 0, bound <= highest else {
+            let shown = metric == .errorRate ? "\(bound * 100)%" : "\(bound)"
+            return "\(metric.name) is \(range), so a bound of \(shown) decides nothing"
+        }
+        let always: Bool?
+        switch comparison {
+        case .greaterOrEqual where bound == 0, .lessOrEqual where bound == highest: always = true
+        case .less where bound == 0, .greater where bound == highest: always = false
+        case .equal where isCount && bound != bound.rounded(): always = false
+        case .notEqual where isCount && bound != bound.rounded(): always = true
+        default: always = nil
+        }
+        guard let always else { return nil }
+        return "it \(always ? "always holds" : "never holds"): \(metric.name) is \(range)"
     }
 
     private static func parseMetric(_ name: String) -> Metric? {

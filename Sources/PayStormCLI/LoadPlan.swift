@@ -3,6 +3,7 @@ import Load
 import PayStorm
 
 import enum Profile.HeaderField
+import enum Profile.TargetURL
 
 /// `paystorm load`'s options as given on the command line, before any of them is checked.
 struct LoadOptions {
@@ -137,6 +138,7 @@ struct LoadPlan {
 
     /// Safety first: never aim at a host the user did not name.
     static func checkHost(of url: String, allowed: [String]) throws {
+        if let problem = TargetURL.problem(url) { throw CLIError(.usage, "--url: expected \(problem)") }
         guard let components = URLComponents(string: url), let scheme = components.scheme,
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else { throw CLIError(.usage, "--url '\(url)' is not an http:// or https:// URL") }

@@ -22,25 +22,30 @@ public enum HeaderField {
     }
 
     private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        isASCII(scalar, alphanumericOr: "!#$%&'*+-.^_`|~")
+    }
+
+    /// Whether `scalar` is an ASCII letter or digit, or one of `extra`.
+    static func isASCII(_ scalar: Unicode.Scalar, alphanumericOr extra: String) -> Bool {
         guard scalar.isASCII, let byte = UInt8(exactly: scalar.value) else { return false }
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            return extra.utf8.contains(byte)
         }
     }
 
-    /// A character as a reader can see it: `a space`, `a CR, U+000D`, `":", U+003A`.
-    private static func describe(_ scalar: Unicode.Scalar) -> String {
+    /// A character as a reader can see it: `a space`, `a CR, U+000D`, `':', U+003A`.
+    static func describe(_ scalar: Unicode.Scalar) -> String {
         let hex = String(scalar.value, radix: 16, uppercase: true)
         let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         switch scalar {
         case "\r": return "a CR, \(code)"
         case "\n": return "an LF, \(code)"
         case " ": return "a space"
-        default: return isControl(scalar) ? "a control character, \(code)" : "\"\(scalar)\", \(code)"
+        default: return isControl(scalar) ? "a control character, \(code)" : "'\(scalar)', \(code)"
         }
     }
 

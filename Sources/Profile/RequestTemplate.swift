@@ -169,7 +169,7 @@ public struct TemplateString: Sendable, Hashable, CustomStringConvertible {
             }
             let name = String(rest[afterOpen..<close])
             guard let placeholder = Placeholder(name: name) else {
-                throw TemplateError("unknown placeholder {\(name)}; known: \(Placeholder.names)")
+                throw TemplateError("a known placeholder (\(Placeholder.names)), found unknown placeholder {\(name)}")
             }
             if !literal.isEmpty { pieces.append(.literal(literal)) }
             literal = ""

@@ -180,9 +180,15 @@ public struct Target: Sendable, Hashable, Decodable {
 
     private static func check(_ text: String, path: String, allowedHosts: [String]) throws -> String {
         // Placeholders (`{appAccountToken}`, `{account.id}`...) stand for path text; the URL around them must parse.
-        let probeText =
-            (try? TemplateString(text).render(TemplateValues(appAccountToken: "x"), encoding: .url))
-            ?? text.replacingOccurrences(of: "{appAccountToken}", with: "x")
+        let probeText: String
+        do {
+            probeText = try TemplateString(text).render(TemplateValues(appAccountToken: "x"), encoding: .url)
+        } catch {
+            throw ProfileIssue(path: path, expected: error.message)
+        }
+        if let problem = TargetURL.problem(probeText) {
+            throw ProfileIssue(path: path, expected: problem)
+        }
         guard let url = URL(string: probeText), let scheme = url.scheme, ["http", "https"].contains(scheme),
             let host = url.host, !host.isEmpty
         else {

@@ -70,7 +70,7 @@ public struct ProfileVariables: Sendable, Hashable {
                 continue
             }
             let body = after.dropFirst(2)
-            guard let close = body.firstIndex(of: "}") else {
+            guard let close = Self.closingBrace(of: body) else {
                 throw ProfileIssue(
                     path: path,
                     expected:
@@ -98,7 +98,8 @@ public struct ProfileVariables: Sendable, Hashable {
             if let value, !value.isEmpty || fallback == nil {
                 out += value
             } else if let fallback {
-                out += fallback
+                // A default may itself hold variables: `${DEV:-http://x:${PORT}/y}`.
+                out += try substitute(String(fallback), path: path)
             } else {
                 throw ProfileIssue(
                     path: path,
@@ -109,6 +110,26 @@ public struct ProfileVariables: Sendable, Hashable {
             rest = body[body.index(after: close)...]
         }
         return out + rest
+    }
+
+    /// The `}` that closes a reference whose text starts at `body` (after its `${`), past any `${...}` nested
+    /// in its default; nil when it is never closed.
+    private static func closingBrace(of body: Substring) -> Substring.Index? {
+        var depth = 0
+        var index = body.startIndex
+        while index < body.endIndex {
+            if body[index...].hasPrefix("${") {
+                depth += 1
+                index = body.index(index, offsetBy: 2)
+                continue
+            }
+            if body[index] == "}" {
+                if depth == 0 { return index }
+                depth -= 1
+            }
+            index = body.index(after: index)
+        }
+        return nil
     }
 }
 

@@ -52,6 +52,36 @@ struct ThresholdTests {
         _ = try Threshold.parse(text, kinds: ["webhook", "device"])
     }
 
+    @Test(arguments: [
+        ("errorRate < 150%", "errorRate is from 0% to 100%, so a bound of 150.0% decides nothing"),
+        ("errorRate < -1%", "errorRate is from 0% to 100%"),
+        ("errorRate <= 100%", "it always holds: errorRate is from 0% to 100%"),
+        ("missed == 0.5", "it never holds: missed is a whole number from 0"),
+        ("errors != 1.5", "it always holds"),
+        ("requests >= 0", "it always holds"),
+        ("p99 < 0ms", "it never holds: p99 is from 0"),
+        ("rate > -3", "rate is from 0, so a bound of -3.0 decides nothing"),
+    ])
+    func refusesAThresholdThatCannotDecide(text: String, reason: String) {
+        let error = #expect(throws: LoadConfigurationError.self) { try Threshold.parse(text) }
+        #expect(error?.message.hasPrefix("threshold '\(text)': \(reason)") == true, "\(String(describing: error))")
+    }
+
+    @Test(arguments: ["errorRate < 100%", "errorRate > 0%", "missed == 0", "errors < 0.5", "requests > 0", "p99 > 0ms"])
+    func acceptsABoundOnTheEdgeThatStillDecides(text: String) throws {
+        _ = try Threshold.parse(text)
+    }
+
+    @Test(arguments: ["p99 <> 500ms", "p99 =< 500ms", "p99 <== 1s", "errors >! 1"])
+    func namesAMisspelledOperator(text: String) {
+        let error = #expect(throws: LoadConfigurationError.self) { try Threshold.parse(text) }
+        #expect(
+            error?.message.contains("is not an operator (<, <=, >, >=, ==, !=)") == true,
+            "\(String(describing: error))"
+        )
+        #expect(error?.message.contains("is not a duration") == false)
+    }
+
     @Test func refusesLatePerKind() {
         // `late` is counted for the whole run only, so a per-kind bound would always compare 0.
         #expect(throws: LoadConfigurationError.self) { try Threshold.parse("webhook.late == 0") }

@@ -24,7 +24,8 @@ final class FaultServer: Sendable {
     /// Whether `/close-once` has closed its connection.
     private let closedOnce = Atomic<Bool>(false)
 
-    private init() throws {
+    private init(resetOnAccept: Bool) throws {
+        resetsOnAccept = resetOnAccept
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -42,9 +43,13 @@ final class FaultServer: Sendable {
         port = UInt16(bigEndian: address.sin_port)
     }
 
+    /// Whether every connection is reset as soon as it is accepted, before anything is read.
+    private let resetsOnAccept: Bool
+
     /// Binds a server and starts accepting.
-    static func start() throws -> FaultServer {
-        let server = try FaultServer()
+    /// - Parameter resetOnAccept: reset every connection at once, as a target that drops all traffic does.
+    static func start(resetOnAccept: Bool = false) throws -> FaultServer {
+        let server = try FaultServer(resetOnAccept: resetOnAccept)
         let thread = Thread { server.acceptLoop() }
         thread.start()
         return server
@@ -61,6 +66,12 @@ final class FaultServer: Sendable {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
             accepted.add(1, ordering: .relaxed)
+            if resetsOnAccept {
+                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                close(connection)
+                continue
+            }
             let thread = Thread { self.serve(connection) }
             thread.start()
         }
@@ -624,8 +635,22 @@ struct TransportTests {
         #expect(engine.probe(url: "http://127.0.0.1:\(closedPort())/")?.error == .refused)
     }
 
+    @Test(arguments: paths)
+    func tellsATargetThatResetsEveryConnectionFromARefusingOne(libcurlTransfers: Bool) throws {
+        let server = try FaultServer.start(resetOnAccept: true)
+        defer { server.stop() }
+        let url = "http://127.0.0.1:\(server.port)/status/200"
+        let engine = try LoadEngine()
+        let probed = engine.probe(url: url)
+        #expect(probed == nil || probed?.error == .reset, "\(String(describing: probed))")
+        let (results, _) = try run([url, url, url], libcurlTransfers: libcurlTransfers)
+        #expect(results.count == 3)
+        #expect(results.values.allSatisfy { $0.error == .reset }, "\(results.values.map { ($0.error, $0.detail) })")
+    }
+
     @Test(arguments: [
         (28, 0, LoadErrorClass.timeout), (6, 0, .dns), (7, Int(ECONNREFUSED), .refused), (7, Int(ENETUNREACH), .other),
+        (7, Int(ECONNRESET), .reset),
         (35, 0, .tls), (60, 0, .tls), (56, Int(ECONNRESET), .reset), (52, 0, .reset), (3, 0, .other),
     ])
     func classifiesCurlCodes(code: Int, osErrno: Int, expected: LoadErrorClass) {

@@ -19,7 +19,22 @@ struct LoadCommandTests {
     static let refusals: [Refusal] = [
         Refusal(arguments: ["--rate", "1"], exitCode: .usage, message: "--url is required"),
         Refusal(arguments: ["--url", closedPort, "--what"], exitCode: .usage, message: "unknown argument '--what'"),
-        Refusal(arguments: ["--url", "ftp://127.0.0.1/"], exitCode: .usage, message: "is not an http:// or https://"),
+        Refusal(
+            arguments: ["--url", "ftp://127.0.0.1/"],
+            exitCode: .usage,
+            message: "--url: expected an http:// or https:// URL with a host"
+        ),
+        Refusal(
+            arguments: ["--url", "http://127.0.0.1:99999/", "--rate", "1", "--duration", "1s"],
+            exitCode: .usage,
+            message: "--url: expected a port from 1 to 65535, found \"99999\""
+        ),
+        Refusal(
+            arguments: ["--url", "http://127.0.0.1:1/a b", "--rate", "1", "--duration", "1s"],
+            exitCode: .usage,
+            message:
+                "--url: expected a URL of URL characters only (percent-encode others), found \"http://127.0.0.1:1/a b\" (a space)"
+        ),
         Refusal(
             arguments: ["--url", "http://example.invalid/", "--rate", "1", "--duration", "1s"],
             exitCode: .usage,

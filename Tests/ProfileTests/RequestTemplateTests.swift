@@ -81,7 +81,7 @@ struct RequestTemplateTests {
         Bad(
             target: "{ webhook: { url: \"http://127.0.0.1:1/n\", body: { p: \"{signedPayloud}\" } } }",
             path: "target.webhook.body.p",
-            expectation: "unknown placeholder {signedPayloud}"
+            expectation: "found unknown placeholder {signedPayloud}"
         ),
         Bad(
             target: "{ webhookURL: \"http://127.0.0.1:1/n\", deviceDelivery: { url: \"http://127.0.0.1:1/d\", "
@@ -119,6 +119,32 @@ struct RequestTemplateTests {
                 + "url: \"http://127.0.0.1:1/u/{appAccountToken}\", headers: { A: \"tab\\there\" } } }",
             path: "target.probe.headers.A",
             expectation: "a control character, U+0009"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:99999/n\" }",
+            path: "target.webhookURL",
+            expectation: "a port from 1 to 65535, found \"99999\" in \"http://127.0.0.1:99999/n\""
+        ),
+        Bad(
+            target: "{ webhook: { url: \"http://127.0.0.1:/n\" } }",
+            path: "target.webhook.url",
+            expectation: "a port after ':' (an empty variable?), found \"http://127.0.0.1:/n\""
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/a b\" }",
+            path: "target.webhookURL",
+            expectation:
+                "a URL of URL characters only (percent-encode others), found \"http://127.0.0.1:1/a b\" (a space)"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/n\", deviceURL: \"http://127.0.0.1:1/d\\\"x\" }",
+            path: "target.deviceURL",
+            expectation: "('\"', U+0022)"
+        ),
+        Bad(
+            target: "{ webhookURL: \"http://127.0.0.1:1/{x}\" }",
+            path: "target.webhookURL",
+            expectation: "a known placeholder ({signedPayload}"
         ),
         Bad(
             target: "{ webhook: { url: \"http://127.0.0.1:1/n?p={signedPayload}\" } }",

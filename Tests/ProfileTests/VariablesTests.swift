@@ -68,6 +68,26 @@ struct VariablesTests {
         }
     }
 
+    @Test func aDefaultMayHoldVariables() throws {
+        let text = Self.text.replacingOccurrences(
+            of: "http://127.0.0.1:${PORT}/notifications",
+            with: "${DEV:-http://127.0.0.1:${PORT}/y}"
+        )
+        let profile = try Self.decode(text, set: ["PORT": "81", "DB": "d"])
+        #expect(profile.target.webhookURL == "http://127.0.0.1:81/y")
+        let given = try Self.decode(text, set: ["DEV": "http://127.0.0.1:9/z", "DB": "d"])
+        #expect(given.target.webhookURL == "http://127.0.0.1:9/z")
+    }
+
+    @Test func anEmptyPortIsRefusedNamingTheURL() {
+        #expect {
+            try Self.decode(set: ["PORT": "", "DB": "d"])
+        } throws: { error in
+            let error = error as? ProfileError
+            return error?.path == "target.webhookURL" && error?.expected.contains("a port after ':'") == true
+        }
+    }
+
     @Test func doubleDollarEscapesALiteralReference() throws {
         let profile = try Self.decode(set: ["PORT": "1", "DB": "d", "NOT_A_VARIABLE": "oops"])
         #expect(profile.target.headers["X-Literal"] == "${NOT_A_VARIABLE}")
