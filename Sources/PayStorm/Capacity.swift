@@ -190,6 +190,7 @@ public enum PayStormCapacity {
         run.schedule = [RateSegment(.constant(rate: rate), seconds: options.stepSeconds)]
         // A step measures throughput; its final probes need the settle only to let the last answers in.
         run.settleSeconds = 1
+        run.settleMaxSeconds = 1
         run.rateScale = 1
         run.status = .quiet
         run.reportsDirectory = folder.appendingPathComponent("steps").path

@@ -59,6 +59,9 @@ public struct RunOptions: Sendable {
     public var schedule: [RateSegment]?
     /// A settle period that replaces the profile's, in seconds (a capacity step keeps it short).
     public var settleSeconds: Double?
+    /// A longest settle that replaces the profile's `settleMaxSeconds`, in seconds (a capacity step waits for no
+    /// follow-up past its short settle).
+    public var settleMaxSeconds: Double?
     /// The `admissions.csv` of a thinned run to play back (`--admissions FILE`), so its world is generated again
     /// exactly; nil thins the schedule anew whenever minting falls behind.
     public var admissionsPath: String?
@@ -131,6 +134,7 @@ public enum PayStormRun {
             profile.schedule = schedule
         }
         if let settle = options.settleSeconds { profile.settleSeconds = settle }
+        if let longest = options.settleMaxSeconds { profile.settleMaxSeconds = longest }
         if options.rateScale != 1 {
             profile.schedule = profile.schedule.map { $0.scaled(by: options.rateScale) }
         }

@@ -136,16 +136,24 @@ extension PayStormRun {
         if let waits = scheduler.connectionWaits.note(connections: profile.target.connections) { notes.append(waits) }
         if let resent = scheduler.connectionWaits.resentNote { notes.append(resent) }
         if !options.interruption.isInterrupted {
-            // Settle counts from the end of the schedule: the engine kept sending retries and redeliveries due
-            // within it, so only what remains of it is left to wait.
-            let settleLeft = max(0, profile.settleSeconds - max(0, stats.elapsed.seconds - profile.durationSeconds))
+            // The engine kept sending the retries, redeliveries and relaunches due until none was left (or the
+            // longest settle came): only what remains of the least settle is left to wait.
+            let wait = SettleWait(
+                schedule: profile.durationSeconds,
+                least: profile.settleSeconds,
+                longest: profile.longestSettleSeconds,
+                engineStopped: stats.elapsed.seconds,
+                cut: scheduler.followUpsAfterSettle
+            )
+            notes.append(wait.note)
+            let settleLeft = wait.left
             // A Retry-After that held the safety probes holds the final probe too, as long as one of its own would.
             let held = min(
                 FinalProbe.BackOff.longestWait,
                 max(0, scheduler.probesHeldUntil - stats.elapsed.seconds - settleLeft)
             )
             log(
-                String(format: "settling for %.1f s more", settleLeft)
+                wait.console + String(format: "; settling for %.1f s more", settleLeft)
                     + (held > 0 ? String(format: " and %.1f s as the target's Retry-After asked", held) : "")
                     + ", then probing every account"
             )
@@ -444,7 +452,7 @@ extension PayStormRun {
             only: options.account,
             restartWindows: restartWindows,
             endOfSchedule: profile.durationSeconds,
-            endOfFollowUps: profile.durationSeconds + profile.settleSeconds,
+            endOfFollowUps: profile.durationSeconds + profile.longestSettleSeconds,
             transformer: profile.target.probe?.transform != nil ? safetyProbes : nil,
             commandProbes: target.endpoints.probe == nil ? safetyProbes : nil
         )

@@ -30,9 +30,9 @@ final class RunScheduler: TimedRequestSource {
     private let recorder: LoadRecorder
     private let only: String?
     private let restartWindows: RestartWindows
-    /// The end of the settle period (schedule + settle), in seconds: retries and redeliveries due by then
-    /// are still sent, so those near the end are not lost; later ones are not, so the run still ends by
-    /// schedule + settle + the request timeout + final probing.
+    /// The end of the longest settle (schedule + `settleMaxSeconds`), in seconds: retries, redeliveries and
+    /// relaunches due by then are still sent, and the engine runs until none is left; later ones are not, so the
+    /// run still ends by schedule + the longest settle + the request timeout + final probing.
     private let endOfFollowUps: Double
 
     /// Where HTTP probe answers go when the probe has a `transform` (a process, so not on this thread).
@@ -69,7 +69,7 @@ final class RunScheduler: TimedRequestSource {
     private(set) var probeSawGrants = false
     /// The last time a delivery or probe was sent, in seconds.
     private(set) var lastSend = 0.0
-    /// Follow-ups (retries, redeliveries, duplicates) not sent because they fell after the settle period.
+    /// Follow-ups (retries, redeliveries, duplicates) not sent because they fell after the longest settle.
     private(set) var followUpsAfterSettle = 0
     /// App Store retries that waited for a planned restart to end (see ``holdsForRestart(_:at:)``).
     private(set) var retriesHeldForRestart = 0
@@ -422,7 +422,7 @@ final class RunScheduler: TimedRequestSource {
             followUps.push(held, at: later)
             return true
         }
-        // The restart outlasted the settle period: the retry falls after it, as any late follow-up does.
+        // The restart outlasted the longest settle: the retry falls after it, as any late follow-up does.
         heldForRestart.remove(delivery.id)
         followUpsAfterSettle += 1
         let key = delivery.sameBytesAs ?? delivery.id
@@ -538,13 +538,14 @@ final class RunScheduler: TimedRequestSource {
         return true
     }
 
-    /// The report's lines on follow-ups that did not go out when first due: those after the settle period, and
+    /// The report's lines on follow-ups that did not go out when first due: those after the longest settle, and
     /// App Store retries that waited for a planned restart.
     var followUpNotes: [String] {
         var lines: [String] = []
         if followUpsAfterSettle > 0 {
             lines.append(
-                "\(followUpsAfterSettle) retries or redeliveries fell after the settle period and were not sent"
+                "\(followUpsAfterSettle) retries or redeliveries fell after the longest settle (settleMaxSeconds) and "
+                    + "were not sent"
             )
         }
         if retriesHeldForRestart > 0 {

@@ -71,7 +71,7 @@ extension Command {
               --reports DIR       where report folders go (default Reports)
               --rate R --duration D
                                   a constant R actions/s for D (90, 30s, 2m, 1h) in place of the profile's schedule
-              --settle D          the wait between the last action and the final probes (the profile's settleSeconds)
+              --settle D          the least wait between the last action and the final probes (the profile's settleSeconds)
               --rate-scale X      multiply every rate of the schedule by X (0.01 to 1000)
               --admissions FILE   play back the admissions.csv of a run that dropped arrivals at the source
                                   (it could not keep up), so its world is generated again exactly

@@ -33,10 +33,21 @@ public struct Profile: Sendable, Hashable {
     public var schedule: [RateSegment]
     /// The faults and their probabilities.
     public var faults: Faults
-    /// Seconds to wait after the last action before the final probes.
+    /// Seconds to wait after the last action before the final probes: the least the run settles.
     public var settleSeconds: Double
     /// The settle periods a profile may name, in seconds: none to a day.
     public static let settleBounds = 0.0...86_400
+    /// The most the run settles, in seconds after the schedule, as written (nil: ``settleSeconds`` +
+    /// ``settleQuietAllowance``): it waits until every retry, redelivery and relaunch due has been sent and
+    /// answered, so a slow target or machine lengthens the run rather than leaving purchases unchecked.
+    public var settleMaxSeconds: Double?
+    /// How much longer than ``settleSeconds`` a run waits for quiet when the profile does not say, in seconds.
+    public static let settleQuietAllowance = 60.0
+    /// The longest settle: ``settleMaxSeconds``, or ``settleSeconds`` + ``settleQuietAllowance``, never below
+    /// ``settleSeconds`` (which `--settle` may raise).
+    public var longestSettleSeconds: Double {
+        max(settleSeconds, settleMaxSeconds ?? settleSeconds + Self.settleQuietAllowance)
+    }
     /// Pass/fail thresholds such as `"p99 < 250ms"` or `"errors < 1%"`, evaluated by Reporting.
     public var thresholds: [Threshold]
 
@@ -46,7 +57,7 @@ public struct Profile: Sendable, Hashable {
     static let keys = [
         "$schema", "name", "seed", "target", "catalog", "population", "actionMix", "timeCompression", "schedule",
         "faults",
-        "settleSeconds", "thresholds",
+        "settleSeconds", "settleMaxSeconds", "thresholds",
     ]
 
     /// Reads and validates a JSON5 profile file, with its `${NAME}` variables substituted.
@@ -148,6 +159,16 @@ extension Profile: Decodable {
         schedule = try f.required("schedule")
         faults = try f.value("faults", default: Faults())
         settleSeconds = try f.number("settleSeconds", in: Self.settleBounds, default: 10)
+        if f.has("settleMaxSeconds") {
+            let longest = try f.number("settleMaxSeconds", in: Self.settleBounds, default: nil)
+            guard longest >= settleSeconds else {
+                throw ProfileIssue(
+                    path: f.at("settleMaxSeconds"),
+                    expected: String(format: "at least settleSeconds (%g), found %g", settleSeconds, longest)
+                )
+            }
+            settleMaxSeconds = longest
+        }
         thresholds = try f.value("thresholds", default: [])
         if schedule.isEmpty {
             throw ProfileIssue(path: f.at("schedule"), expected: "at least one rate segment")

@@ -7,7 +7,7 @@ import Glibc
 
 /// A target that accepts connections and never answers: every delivery must time out within
 /// `requestTimeoutSeconds` of its intended send time, queueing behind the connection cap included, and the run
-/// must end by its schedule + timeout + settle (+ a little for probing and reports), not long after.
+/// must end by its schedule + timeout + longest settle (+ a little for probing and reports), not long after.
 struct SilentTargetTests {
     @Test func aRunAgainstATargetThatNeverAnswersEndsOnTime() throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("silent-\(UUID())").path
@@ -22,7 +22,7 @@ struct SilentTargetTests {
               target: { webhookURL: "http://127.0.0.1:\(server.port)/notifications", requestTimeoutSeconds: 2 },
               catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
               population: { accounts: 200 }, actionMix: { consumable: 1 },
-              schedule: [{ kind: "constant", rate: 40, seconds: 4 }], settleSeconds: 0 }
+              schedule: [{ kind: "constant", rate: 40, seconds: 4 }], settleSeconds: 0, settleMaxSeconds: 0 }
             """
         try profile.write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
         let began = Date()

@@ -54,6 +54,21 @@ struct ProfileTests {
         #expect(profile.schedule.rate(at: 11) == 0)
     }
 
+    /// The run settles until quiet, from `settleSeconds` to `settleMaxSeconds` (a minute more unless said), and
+    /// a `--settle` above the profile's longest raises it.
+    @Test func theLongestSettleIsAMinuteMoreThanTheLeastUnlessSaid() throws {
+        var profile = try Profile.decode(Data(Self.text().utf8), file: "t.json5")
+        #expect(profile.settleMaxSeconds == nil)
+        #expect(profile.longestSettleSeconds == 70)
+        profile = try Profile.decode(
+            Data(Self.text(replacing: ("faults: {},", "faults: {}, settleSeconds: 5, settleMaxSeconds: 5,")).utf8),
+            file: "t.json5"
+        )
+        #expect(profile.longestSettleSeconds == 5)
+        profile.settleSeconds = 30
+        #expect(profile.longestSettleSeconds == 30)
+    }
+
     @Test func appStoreRetriesAreOnWithApplesScheduleUnlessSwitchedOff() throws {
         let profile = try Profile.decode(Data(Self.text().utf8), file: "t.json5")
         #expect(profile.faults.appStoreRetries.enabled)
@@ -223,6 +238,11 @@ struct ProfileTests {
             replacing: ("embeddedLedger: true", "embeddedLedger: true, connections: 0"),
             path: "target.connections",
             expectation: "an integer from 1 to 1024"
+        ),
+        BadCase(
+            replacing: ("faults: {},", "faults: {}, settleSeconds: 30, settleMaxSeconds: 20,"),
+            path: "settleMaxSeconds",
+            expectation: "at least settleSeconds (30), found 20"
         ),
     ]
 
