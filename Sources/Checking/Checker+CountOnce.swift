@@ -9,6 +9,10 @@ enum Subject: Hashable, Sendable {
     case groupExpiry(String, Int64)
     /// A notification, by the App Store event that sent it.
     case notification(UInt64)
+    /// A planned restart of the target, by its index in the run's plan.
+    case restart(Int)
+    /// The target at the end of the run.
+    case target
 }
 
 /// The identity of one violation.

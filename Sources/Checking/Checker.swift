@@ -130,6 +130,7 @@ public final class Checker: Sendable {
         let continues = continuesChain(delivery, outcome: outcome, at: t)
         let summary = summaryFate(delivery, outcome: outcome, at: t)
         state.withLock { state in
+            state.reach.note(outcome, at: t)
             // A delivery of an account the oracle never saw dispatched: nothing to book (as before, no phrase).
             let entry =
                 state.books[delivery.action.appAccountToken] == nil
@@ -186,7 +187,7 @@ public final class Checker: Sendable {
     /// Records that a probe of an account failed: each invariant it would have checked is unknown.
     public func probeFailed(account: String, error: any Error, at t: Double, final: Bool) {
         let invariants =
-            final ? Invariant.allCases : [.noDoubleGrant, .noUnlockWithoutVerifiedPurchase, .noStaleRegression]
+            final ? Invariant.probed : [.noDoubleGrant, .noUnlockWithoutVerifiedPurchase, .noStaleRegression]
         // A ProbeError already says it is a probe's ("probe failed: …"); other errors get that said once here.
         let reason = error is ProbeError ? "\(error)" : "probe failed: \(error)"
         state.withLock { state in
@@ -209,7 +210,7 @@ public final class Checker: Sendable {
     ///   - account: the `appAccountToken` probed.
     ///   - observed: what the probe returned.
     ///   - t: when the probe answered, seconds since the start of the run.
-    ///   - final: true after the settle time (all six invariants); false during the run (safety invariants only).
+    ///   - final: true after the settle time (every invariant a probe checks, ``Invariant/probed``); false during the run (safety invariants only).
     ///   - asked: when the probe asked (the target read its state between then and `t`), if earlier than `t`:
     ///     a refund acknowledged after it may not show in the answer yet.
     /// - Returns: one result per invariant checked.
@@ -351,7 +352,7 @@ public final class Checker: Sendable {
     ///   - probeReturnsGrants: whether the probe's answers carried `grants` (nil if unknown yet).
     public static func unchecked(target: Target, probeReturnsGrants: Bool?) -> [Unchecked] {
         guard target.probe != nil || target.embeddedLedger else {
-            return Invariant.allCases.map {
+            return Invariant.probed.map {
                 Unchecked(invariant: $0, reason: "no probe (target.probe): what the target grants cannot be read")
             }
         }

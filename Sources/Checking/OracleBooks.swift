@@ -444,6 +444,8 @@ struct State: Sendable {
     /// (nil past `Checker.Options.maxWitnesses`).
     var violationCount = 0
     var violations: [ViolationKey: Int?] = [:]
+    /// When the target last answered, and what found it unreachable since (target-recovers' witness).
+    var reach = Reach()
     var unknownSamples: [String] = []
     var interesting: Set<String> = []
     /// Genuine deliveries (purchases, refunds, reversals, renewals) whose outcome came in, and how many of them

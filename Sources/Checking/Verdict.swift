@@ -13,6 +13,13 @@ public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable, Coding
     case noStaleRegression = "no-stale-regression"
     /// Active or in grace: entitled; expired or revoked: not.
     case subscriptionState = "subscription-state"
+    /// Every planned restart happens and the target accepts connections again; a target unreachable for the
+    /// rest of the run fails.
+    case targetRecovers = "target-recovers"
+
+    /// The invariants a probe of an account checks: a final probe all of them, a safety probe during the run
+    /// the first three.
+    public static let probed: [Invariant] = allCases.filter { $0 != .targetRecovers }
 
     /// The rule in one sentence.
     public var rule: String {
@@ -24,6 +31,8 @@ public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable, Coding
             "every acknowledged verified purchase is granted at settle, and no genuine purchase is rejected for good"
         case .noStaleRegression: "older data never overrides newer"
         case .subscriptionState: "active or grace means entitled; expired or revoked means not"
+        case .targetRecovers:
+            "every planned restart happens and the target accepts connections again, and it answers at the end"
         }
     }
 }
@@ -44,7 +53,7 @@ public struct WitnessEntry: Sendable, Hashable, Codable {
 public struct Witness: Sendable, Hashable, Codable {
     /// The invariant broken.
     public var invariant: Invariant
-    /// The account's `appAccountToken`.
+    /// The account's `appAccountToken`; empty for a violation of the target as a whole (target-recovers).
     public var account: String
     /// When the probe that saw it ran, in seconds since the start of the run.
     public var at: Double
@@ -76,7 +85,8 @@ public struct Witness: Sendable, Hashable, Codable {
 
     /// The witness as plain text: the rule, the summary, each entry on its own line, and the seed.
     public var prose: String {
-        var lines = ["\(invariant.rawValue): \(invariant.rule).", "Account \(account): \(summary)"]
+        let concerns = account.isEmpty ? "The target" : "Account \(account)"
+        var lines = ["\(invariant.rawValue): \(invariant.rule).", "\(concerns): \(summary)"]
         for entry in entries { lines.append("  t=\(format(entry.at))s \(entry.sentence)") }
         lines.append("  " + proof)
         if let seenAgain { lines.append("  " + seenAgain) }

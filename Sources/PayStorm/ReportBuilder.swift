@@ -139,7 +139,7 @@ enum ReportBuilder {
                 witness: witness.entries.map { String(format: "t=%.3fs ", $0.at) + $0.sentence }
                     + [witness.proof] + (witness.seenAgain.map { [$0] } ?? []),
                 detectedAfterSeconds: witness.at,
-                replay: replayBase + " --account \(witness.account)",
+                replay: replayBase + (witness.account.isEmpty ? "" : " --account \(witness.account)"),
                 sightings: witness.sightings > 1 ? witness.sightings : nil
             )
         }

@@ -24,18 +24,24 @@ final class RestartPlayer: Sendable {
         var downSeconds: Double?
         /// Why the restart did not complete, if it did not.
         var failure: String?
+        /// Whether it did not complete only because the run ended first: not the target's doing.
+        var cutShort = false
+        /// When it ended (the target came back, or the restart gave up), in seconds since the start of the run.
+        var endedAt: Double = 0
+        /// The lines its commands appended to `restart.log` (the last few).
+        var log: [String] = []
     }
 
-    private let events: [TargetRestartEvent]
+    let events: [TargetRestartEvent]
     private let ledger: LedgerProcess?
     private let startMillis: Int64
-    private let logPath: String
+    let logPath: String
     private let windows: RestartWindows
-    private let reachable: @Sendable () -> String?
+    let reachable: @Sendable () -> String?
     private let log: @Sendable (String) -> Void
-    private let interruption: Interruption
+    let interruption: Interruption
     private let cancelled = Atomic<Bool>(false)
-    private let records = Mutex<[Record]>([])
+    let records = Mutex<[Record]>([])
     private let done = DispatchSemaphore(value: 0)
 
     /// - Parameters:
@@ -77,7 +83,10 @@ final class RestartPlayer: Sendable {
             defer { done.signal() }
             for (index, event) in events.enumerated() {
                 guard sleep(until: event.at) else { return }
-                let record = play(event)
+                let logStart = RestartLog.size(of: logPath)
+                var record = play(event)
+                record.endedAt = elapsed()
+                record.log = RestartLog.lines(of: logPath, from: logStart)
                 records.withLock { $0.append(record) }
                 // Past its planned down time, a target that did not come back fails on its own account.
                 windows.targetBack(
@@ -157,6 +166,7 @@ final class RestartPlayer: Sendable {
             ledger.kill()
             guard sleep(until: event.at + event.downSeconds) else {
                 record.failure = "the run ended while the target was down"
+                record.cutShort = true
                 return record
             }
             began = Date()
@@ -169,16 +179,19 @@ final class RestartPlayer: Sendable {
         } else {
             if let failure = command(event.killCommand, role: "kill", timeout: event.startTimeoutSeconds) {
                 record.failure = failure
+                record.cutShort = isCancelled
                 return record
             }
             record.killSeconds = Date().timeIntervalSince(killed)
             guard sleep(until: event.at + event.downSeconds) else {
                 record.failure = "the run ended while the target was down"
+                record.cutShort = true
                 return record
             }
             began = Date()
             if let failure = command(event.startCommand, role: "start", timeout: event.startTimeoutSeconds) {
                 record.failure = failure
+                record.cutShort = isCancelled
                 return record
             }
         }
@@ -195,6 +208,7 @@ final class RestartPlayer: Sendable {
             if Date() >= deadline { break }
             interruption.sleep(0.05)
         }
+        record.cutShort = isCancelled && Date() < deadline
         record.failure = String(
             format: "the target did not accept connections within %g s of its start (%@)",
             event.startTimeoutSeconds,
@@ -229,7 +243,7 @@ final class RestartPlayer: Sendable {
     }
 
     /// Seconds since the start of the run.
-    private func elapsed() -> Double { Date().timeIntervalSince1970 - Double(startMillis) / 1000 }
+    func elapsed() -> Double { Date().timeIntervalSince1970 - Double(startMillis) / 1000 }
 
     private var isCancelled: Bool { cancelled.load(ordering: .relaxed) || interruption.isInterrupted }
 

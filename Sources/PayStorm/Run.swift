@@ -343,6 +343,10 @@ public enum PayStormRun {
         let interruptedBy = parts.options.interruption.signal
         restartThread.finish()
         notes += restartThread.notes
+        restartThread.judgeRecovery(
+            checker: parts.checker,
+            atEnd: interruptedBy == nil && (parts.options.shard?.index ?? 0) == 0
+        )
         refresher?.finish()
         notes += refresher?.notes ?? []
         return try report(

@@ -345,7 +345,7 @@ extension Command {
         }
         if let limit = report.harnessLimited { text += "  \(limit.sentence)\n" }
         if let first = report.violations.first {
-            text += "\nfirst violation, \(first.invariant), account \(first.account):\n  \(first.summary)\n"
+            text += "\nfirst violation, \(first.invariant), \(first.concerns):\n  \(first.summary)\n"
             for line in first.witness { text += "  - \(line)\n" }
             text += "  replay: \(first.replay)\n"
         }

@@ -122,7 +122,8 @@ public enum HTMLReport {
         var html = "<h2>Violations (\(violations.count))</h2>\n"
         for v in violations.prefix(200) {
             html +=
-                "<h3>\(e(v.invariant)): account <code>\(e(v.account))</code></h3>\n<p>\(e(v.summary))</p>\n<ol class=\"witness\">"
+                "<h3>\(e(v.invariant)): \(v.account.isEmpty ? "the target" : "account <code>\(e(v.account))</code>")</h3>\n"
+                + "<p>\(e(v.summary))</p>\n<ol class=\"witness\">"
             html +=
                 v.witness.map { "<li>\(e($0))</li>" }.joined() + "</ol>\n<p>replay: <code>\(e(v.replay))</code></p>\n"
         }

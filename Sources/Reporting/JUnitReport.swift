@@ -24,11 +24,11 @@ public enum JUnitReport {
                 failures += 1
                 let witnesses = report.violations.filter { $0.invariant == invariant.name }
                 let text = witnesses.prefix(20).map { v in
-                    "account \(v.account): \(v.summary)\n" + v.witness.map { "  - \($0)" }.joined(separator: "\n")
+                    "\(v.concerns): \(v.summary)\n" + v.witness.map { "  - \($0)" }.joined(separator: "\n")
                         + "\n  replay: \(v.replay)"
                 }.joined(separator: "\n\n")
                 var message = "\(invariant.violations) violation(s)"
-                if let first = witnesses.first { message += ": account \(first.account): \(first.summary)" }
+                if let first = witnesses.first { message += ": \(first.concerns): \(first.summary)" }
                 if witnesses.isEmpty { message += " (no witness kept; see violations.jsonl)" }
                 if let reason = invariant.reason { message += " [\(reason)]" }
                 body = "<failure message=\"\(Markup.escape(message))\">\(Markup.escape(text))</failure>"

@@ -425,6 +425,10 @@ public struct Violation: Codable, Sendable, Hashable {
     /// How many probes saw it, when more than one did (the violation still counts once); absent otherwise.
     public var sightings: Int?
 
+    /// Whom it concerns, for people: `account <token>`, or `the target` for a violation of the target as a whole
+    /// (an empty ``account``, as target-recovers has).
+    public var concerns: String { account.isEmpty ? "the target" : "account \(account)" }
+
     /// Creates a violation.
     public init(
         invariant: String,

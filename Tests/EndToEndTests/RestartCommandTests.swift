@@ -11,101 +11,114 @@ import Glibc
 @Suite(.serialized)
 struct RestartCommandTests {
     @Test func restartsADaemonizingTargetAndReportsEachRestart() throws {
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: work) }
-        #expect(try PayStormRunner.exec(["pki", "init", work + "/pki"]).0 == 0)
-        let port = try Self.freePort()
-        let binary = try LedgerProcess.binary().path
-        // The start script backgrounds the ledger and returns at once; the kill script ends it by its pid file.
-        let start = """
-            "\(binary)" ledger serve --listen 127.0.0.1:\(port) --db "\(work)/ledger.db" \
-              --trust "\(work)/pki/root.der" --bundle-id com.example.paystorm >>"\(work)/ledger.out" 2>&1 &
-            echo $! >"\(work)/ledger.pid"
+        let ledger = try DaemonLedger("restart")
+        defer { ledger.stop() }
+        let (code, output, summary) = try ledger.run(
             """
-        let kill = #"kill -9 "$(cat "\#(work)/ledger.pid")"; sleep 0.2"#
-        try start.write(toFile: work + "/start.sh", atomically: true, encoding: .utf8)
-        try kill.write(toFile: work + "/kill.sh", atomically: true, encoding: .utf8)
-        defer { _ = Self.shell(work + "/kill.sh") }
-        #expect(Self.shell(work + "/start.sh") == 0)
-        #expect(Self.waitForListener(port: port, timeout: 20), "the ledger did not start")
-
-        let profile = """
             { name: "restart-cmd", seed: 3,
-              target: { webhookURL: "http://127.0.0.1:\(port)/notifications",
-                        deviceURL: "http://127.0.0.1:\(port)/transactions",
-                        probe: { kind: "http", url: "http://127.0.0.1:\(port)/accounts/{appAccountToken}" },
+              target: { webhookURL: "http://127.0.0.1:\(ledger.port)/notifications",
+                        deviceURL: "http://127.0.0.1:\(ledger.port)/transactions",
+                        probe: { kind: "http", url: "http://127.0.0.1:\(ledger.port)/accounts/{appAccountToken}" },
                         bundleId: "com.example.paystorm", requestTimeoutSeconds: 2 },
               catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 },
                                     { id: "n", type: "nonConsumable", priceMilli: 1990 }] },
               population: { accounts: 20 }, actionMix: { consumable: 1, nonConsumable: 1 },
               schedule: [{ kind: "constant", rate: 5, seconds: 8 }],
               faults: { targetRestart: { count: 2, downSeconds: 0.5, startTimeoutSeconds: 10,
-                                         killCommand: ["/bin/sh", "\(work)/kill.sh"],
-                                         startCommand: ["/bin/sh", "\(work)/start.sh"] } },
+                                         killCommand: ["/bin/sh", "\(ledger.work)/kill.sh"],
+                                         startCommand: ["/bin/sh", "\(ledger.work)/start.sh"] } },
               settleSeconds: 1 }
-            """
-        try profile.write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
-        let outcome = try Self.execBounded(
-            ["run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports"],
+            """,
             timeout: 90
         )
-        let (code, output) = try #require(outcome, "the run did not end within 90 s: it waited for the daemon")
         #expect(code != 69 && code != 70, "\(output)")
-        let summary = try Self.latestSummary(in: work + "/reports")
         let notes = (summary["notes"] as? [String]) ?? []
         let restarts = notes.filter { $0.hasPrefix("target restart ") }
         #expect(restarts.count == 2, "\(notes)")
         #expect(restarts.allSatisfy { $0.contains("accepting connections") }, "\(restarts)")
-        let log = (try? String(contentsOfFile: work + "/reports/latest/restart.log", encoding: .utf8)) ?? "missing"
-        #expect(!log.contains("No such file"), "\(log)")
+        #expect(!ledger.restartLog.contains("No such file"), "\(ledger.restartLog)")
+        // Both restarts and the end of the run: three checks of target-recovers, all held.
+        let recovers = try Self.invariant("target-recovers", in: summary)
+        #expect(recovers["status"] as? String == "passed", "\(recovers)")
+        #expect((recovers["reason"] as? String)?.hasPrefix("3 checks held") == true, "\(recovers)")
     }
 
     @Test func aStartCommandThatFailsIsReportedNotSkipped() throws {
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("restart-fail-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: work) }
-        #expect(try PayStormRunner.exec(["pki", "init", work + "/pki"]).0 == 0)
-        let port = try Self.freePort()
-        let binary = try LedgerProcess.binary().path
-        try """
-        "\(binary)" ledger serve --listen 127.0.0.1:\(port) --db "\(work)/ledger.db" \
-          --trust "\(work)/pki/root.der" --bundle-id com.example.paystorm >>"\(work)/ledger.out" 2>&1 &
-        echo $! >"\(work)/ledger.pid"
-        """.write(toFile: work + "/start.sh", atomically: true, encoding: .utf8)
-        try #"kill -9 "$(cat "\#(work)/ledger.pid")""#.write(
-            toFile: work + "/kill.sh",
-            atomically: true,
-            encoding: .utf8
-        )
-        defer { _ = Self.shell(work + "/kill.sh") }
-        #expect(Self.shell(work + "/start.sh") == 0)
-        #expect(Self.waitForListener(port: port, timeout: 20), "the ledger did not start")
-        let profile = """
+        let ledger = try DaemonLedger("restart-fail")
+        defer { ledger.stop() }
+        let (code, output, summary) = try ledger.run(
+            """
             { name: "restart-fail", seed: 3,
-              target: { webhookURL: "http://127.0.0.1:\(port)/notifications",
-                        probe: { kind: "http", url: "http://127.0.0.1:\(port)/accounts/{appAccountToken}" },
+              target: { webhookURL: "http://127.0.0.1:\(ledger.port)/notifications",
+                        probe: { kind: "http", url: "http://127.0.0.1:\(ledger.port)/accounts/{appAccountToken}" },
                         bundleId: "com.example.paystorm", requestTimeoutSeconds: 1 },
               catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
               population: { accounts: 10 }, actionMix: { consumable: 1 },
               schedule: [{ kind: "constant", rate: 2, seconds: 4 }],
               faults: { targetRestart: { count: 1, downSeconds: 0.2, startTimeoutSeconds: 2,
-                                         killCommand: ["/bin/sh", "\(work)/kill.sh"],
+                                         killCommand: ["/bin/sh", "\(ledger.work)/kill.sh"],
                                          startCommand: ["/bin/sh", "-c", "echo cannot start; exit 7"] } },
               settleSeconds: 0 }
-            """
-        try profile.write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
-        let outcome = try Self.execBounded(
-            ["run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports"],
+            """,
             timeout: 60
         )
-        _ = try #require(outcome, "the run did not end within 60 s")
-        let notes = (try Self.latestSummary(in: work + "/reports")["notes"] as? [String]) ?? []
+        let notes = (summary["notes"] as? [String]) ?? []
         let restart = notes.first { $0.hasPrefix("target restart 1 of 1") }
         #expect(restart?.contains("failed: the start command") == true, "\(notes)")
         #expect(restart?.contains("exited 7") == true, "\(notes)")
-        let log = (try? String(contentsOfFile: work + "/reports/latest/restart.log", encoding: .utf8)) ?? ""
-        #expect(log.contains("cannot start"))
+        #expect(ledger.restartLog.contains("cannot start"))
+        // A restart that did not happen fails target-recovers, with the start command's output as its witness;
+        // the target never came back, so the end of the run fails it too.
+        #expect(code == 1, "\(output)")
+        let violations = Self.violations(of: "target-recovers", in: summary)
+        #expect(violations.count == 2, "\(violations)")
+        let failed = try #require(violations.first { ($0["summary"] as? String)?.contains("restart 1 of 1") == true })
+        #expect((failed["summary"] as? String)?.contains("exited 7") == true, "\(failed)")
+        #expect((failed["witness"] as? [String])?.contains { $0.hasSuffix("restart.log: cannot start") } == true)
+        #expect(failed["account"] as? String == "")
+        #expect((failed["replay"] as? String)?.contains("--account") == false)
+        #expect(output.contains("first violation, target-recovers, the target:"), "\(output)")
+    }
+
+    /// A target whose start script starts it, but whose server dies a second later and stays down: the
+    /// restart itself held, the end of the run fails target-recovers, with what the server wrote as it died.
+    @Test func aTargetThatDiesAfterItsRestartFailsAtTheEnd() throws {
+        let ledger = try DaemonLedger("restart-dies")
+        defer { ledger.stop() }
+        // Started by the run (a second start), the server crashes a second later and does not come back.
+        try
+            (ledger.serve + "\n"
+            + #"(sleep 1; echo "fatal: start-up after an outage failed"; kill -9 $(cat "\#(ledger.work)/ledger.pid")) &"#)
+            .write(toFile: ledger.work + "/restart.sh", atomically: true, encoding: .utf8)
+        let (code, output, summary) = try ledger.run(
+            """
+            { name: "restart-dies", seed: 3,
+              target: { webhookURL: "http://127.0.0.1:\(ledger.port)/notifications",
+                        probe: { kind: "http", url: "http://127.0.0.1:\(ledger.port)/accounts/{appAccountToken}" },
+                        bundleId: "com.example.paystorm", requestTimeoutSeconds: 1 },
+              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
+              population: { accounts: 10 }, actionMix: { consumable: 1 },
+              schedule: [{ kind: "constant", rate: 4, seconds: 8 }],
+              faults: { targetRestart: { count: 1, downSeconds: 0.2, startTimeoutSeconds: 5,
+                                         killCommand: ["/bin/sh", "\(ledger.work)/kill.sh"],
+                                         startCommand: ["/bin/sh", "\(ledger.work)/restart.sh"] } },
+              settleSeconds: 2 }
+            """,
+            timeout: 90
+        )
+        #expect(code == 1, "\(output)")
+        let violations = Self.violations(of: "target-recovers", in: summary)
+        #expect(violations.count == 1, "\(violations)")
+        let violation = try #require(violations.first)
+        #expect((violation["summary"] as? String)?.contains("unreachable at the end of the run") == true)
+        let witness = (violation["witness"] as? [String]) ?? []
+        #expect(witness.contains { $0.contains("fatal: start-up after an outage failed") }, "\(witness)")
+        #expect(witness.contains { $0.contains("answered a delivery for the last time") }, "\(witness)")
+    }
+
+    /// The violations of one invariant in a summary.
+    static func violations(of invariant: String, in summary: [String: Any]) -> [[String: Any]] {
+        (summary["violations"] as? [[String: Any]] ?? []).filter { $0["invariant"] as? String == invariant }
     }
 
     /// Polls 127.0.0.1:`port` until it accepts a connection.
@@ -178,8 +191,66 @@ struct RestartCommandTests {
         return (process.terminationStatus, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
     }
 
+    /// One invariant's entry in a summary.
+    static func invariant(_ name: String, in summary: [String: Any]) throws -> [String: Any] {
+        let invariants = summary["invariants"] as? [[String: Any]] ?? []
+        return try #require(invariants.first { $0["name"] as? String == name })
+    }
+
     static func latestSummary(in reports: String) throws -> [String: Any] {
         let data = try Data(contentsOf: URL(fileURLWithPath: reports + "/latest/summary.json"))
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+}
+
+/// A work folder with a test PKI and a ledger started apart, on a free port: `start.sh` backgrounds it and returns
+/// at once (its pid in `ledger.pid`), `kill.sh` ends it by that pid.
+struct DaemonLedger {
+    let work: String
+    let port: UInt16
+    /// The start script's text.
+    let serve: String
+
+    init(_ name: String) throws {
+        work = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        #expect(try PayStormRunner.exec(["pki", "init", work + "/pki"]).0 == 0)
+        port = try RestartCommandTests.freePort()
+        let binary = try LedgerProcess.binary().path
+        serve = """
+            "\(binary)" ledger serve --listen 127.0.0.1:\(port) --db "\(work)/ledger.db" \
+              --trust "\(work)/pki/root.der" --bundle-id com.example.paystorm >>"\(work)/ledger.out" 2>&1 &
+            echo $! >"\(work)/ledger.pid"
+            """
+        try serve.write(toFile: work + "/start.sh", atomically: true, encoding: .utf8)
+        try #"kill -9 "$(cat "\#(work)/ledger.pid")"; sleep 0.2"#.write(
+            toFile: work + "/kill.sh",
+            atomically: true,
+            encoding: .utf8
+        )
+        #expect(RestartCommandTests.shell(work + "/start.sh") == 0)
+        #expect(RestartCommandTests.waitForListener(port: port, timeout: 20), "the ledger did not start")
+    }
+
+    /// Runs `profile` against it, bounded by `timeout`: the exit code, the output and the summary.
+    func run(_ profile: String, timeout: Double) throws -> (Int32, String, [String: Any]) {
+        try profile.write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
+        let outcome = try RestartCommandTests.execBounded(
+            ["run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports"],
+            timeout: timeout
+        )
+        let (code, output) = try #require(outcome, "the run did not end within \(timeout) s")
+        return (code, output, try RestartCommandTests.latestSummary(in: work + "/reports"))
+    }
+
+    /// What the run's restart commands wrote.
+    var restartLog: String {
+        (try? String(contentsOfFile: work + "/reports/latest/restart.log", encoding: .utf8)) ?? "missing"
+    }
+
+    /// Ends the ledger and removes the folder.
+    func stop() {
+        _ = RestartCommandTests.shell(work + "/kill.sh")
+        try? FileManager.default.removeItem(atPath: work)
     }
 }

@@ -140,6 +140,9 @@ struct MetricsEndpointTests {
         paystorm_invariant_checks_total{invariant="subscription-state",outcome="passed"} 0
         paystorm_invariant_checks_total{invariant="subscription-state",outcome="failed"} 0
         paystorm_invariant_checks_total{invariant="subscription-state",outcome="unknown"} 0
+        paystorm_invariant_checks_total{invariant="target-recovers",outcome="passed"} 0
+        paystorm_invariant_checks_total{invariant="target-recovers",outcome="failed"} 0
+        paystorm_invariant_checks_total{invariant="target-recovers",outcome="unknown"} 0
         # TYPE paystorm_violations counter
         # HELP paystorm_violations Invariant violations found so far.
         paystorm_violations_total 1
