@@ -25,7 +25,7 @@ extension Checker {
                     delivery,
                     outcome: outcome,
                     continues: continuesChain(delivery, outcome: outcome, at: delivery.at),
-                    summary: summaryFate(delivery, outcome: outcome, at: delivery.at),
+                    notification: notificationFate(delivery, outcome: outcome, at: delivery.at),
                     entry: nil,
                     sentence: { self.describe(delivery) + " " + self.describe(outcome) },
                     at: delivery.at,
@@ -237,12 +237,12 @@ extension Checker {
     }
 
     /// Applies the outcome of a dispatched delivery to its account's book; `entry` (nil in bulk) goes into the
-    /// trail, and `sentence` is made only for a refused summary's witness.
+    /// trail, and `sentence` is made only for a refused notification's witness.
     func answer(
         _ delivery: PlannedDelivery,
         outcome: DeliveryOutcome,
         continues: Bool,
-        summary: SummaryFate?,
+        notification: NotificationFate?,
         entry: LogEntry?,
         sentence: () -> String,
         at t: Double,
@@ -261,12 +261,9 @@ extension Checker {
         if !delivery.isForged, truth.kind != .pending, truth.kind != .none, !neverAttempted {
             state.tallyGenuine(outcome)
         }
+        if let notification { noteNotification(delivery, fate: notification, sentence: sentence, at: t, in: &state) }
         guard var book = state.books.removeValue(forKey: delivery.action.appAccountToken) else { return }
         defer { state.books[delivery.action.appAccountToken] = book }
-        if let summary {
-            let phrase = summary == .refused ? sentence() : ""
-            book.note(summary: delivery.action.event, fate: summary, at: t, delivery: delivery.id, phrase: phrase)
-        }
         if outcome.isAcknowledged, !delivery.isForged {
             let millis = Int64((t * 1000).rounded(.up))
             book.lastAcknowledged = max(book.lastAcknowledged, millis)

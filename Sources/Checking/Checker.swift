@@ -128,7 +128,7 @@ public final class Checker: Sendable {
     public func record(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at t: Double) {
         let phrase = describe(delivery) + " " + describe(outcome)
         let continues = continuesChain(delivery, outcome: outcome, at: t)
-        let summary = summaryFate(delivery, outcome: outcome, at: t)
+        let fate = notificationFate(delivery, outcome: outcome, at: t)
         state.withLock { state in
             state.reach.note(outcome, at: t)
             // A delivery of an account the oracle never saw dispatched: nothing to book (as before, no phrase).
@@ -139,7 +139,7 @@ public final class Checker: Sendable {
                 delivery,
                 outcome: outcome,
                 continues: continues,
-                summary: summary,
+                notification: fate,
                 entry: entry,
                 sentence: { phrase },
                 at: t,
@@ -280,7 +280,7 @@ public final class Checker: Sendable {
             }
             if final {
                 findings[.revocationHonored] = revocationFinding(context)
-                findings[.noLostPurchase] = refusedSummaryFinding(context) ?? lostFinding(context)
+                findings[.noLostPurchase] = lostFinding(context)
                 findings[.subscriptionState] = subscriptionFinding(context)
             }
             // What the probe showed is kept (expiries seen), even when the verdict on it waits.
@@ -381,7 +381,10 @@ public final class Checker: Sendable {
     /// - Parameter unchecked: what the run could not check (see ``unchecked(target:probeReturnsGrants:)``).
     public func verdict(unchecked: [Unchecked]) -> Verdict {
         state.withLock { state in
-            let totals = state.tallies.values.reduce(into: Tally()) {
+            // Whether enough decided is a question of the probes' checks: the answers' and the restarts' are
+            // decided as they come, and would only dilute the share of undecided probes.
+            let probed = state.tallies.filter { Invariant.probed.contains($0.key) }
+            let totals = probed.values.reduce(into: Tally()) {
                 $0.passed += $1.passed
                 $0.failed += $1.failed
                 $0.unknown += $1.unknown
@@ -406,7 +409,7 @@ public final class Checker: Sendable {
             ) {
                 outcome = .unknown
                 reason = heldReason
-            } else if let undecided = undecidedReason(state.tallies, totals: totals) {
+            } else if let undecided = undecidedReason(probed, totals: totals) {
                 outcome = .unknown
                 // Failed probes are the usual cause, and the one a user can fix: say so first.
                 reason =
@@ -426,6 +429,7 @@ public final class Checker: Sendable {
                 unknownSamples: (reason.map { [$0] } ?? []) + state.unknownSamples,
                 unchecked: unchecked,
                 seed: seed,
+                lostNotifications: state.lostNotifications,
                 held: held,
                 purchases: purchases
             )

@@ -152,10 +152,6 @@ struct Book: Sendable {
     /// have lost (see `Checker.accountsAcknowledgedUnprobed(before:)`).
     var lastAcknowledged: Int64 = 0
     var firstUnread: Int64 = 0
-    /// Mass-extension summaries (by event) the target refused on the App Store's last attempt, and those it
-    /// acknowledged on some attempt (see `Checker+Summaries.swift`).
-    var refusedSummaries: [UInt64: WitnessEntry] = [:]
-    var acknowledgedSummaries: Set<UInt64> = []
 
     /// Forgets that a folded purchase had every attempt rejected (a later copy may be accepted, or it was
     /// refunded).
@@ -444,6 +440,10 @@ struct State: Sendable {
     /// (nil past `Checker.Options.maxWitnesses`).
     var violationCount = 0
     var violations: [ViolationKey: Int?] = [:]
+    /// Genuine notifications (by event) refused so far while the App Store still retries them, and those lost
+    /// (refused on its last attempt), by type (see `Checker+LostNotifications.swift`).
+    var refusedNotifications: [UInt64: RefusedAttempts] = [:]
+    var lostNotifications: [String: Int] = [:]
     /// When the target last answered, and what found it unreachable since (target-recovers' witness).
     var reach = Reach()
     var unknownSamples: [String] = []

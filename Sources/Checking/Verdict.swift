@@ -9,6 +9,8 @@ public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable, Coding
     /// Every verified purchase the target acknowledged is granted at settle, and no genuine purchase has every
     /// attempt rejected.
     case noLostPurchase = "no-lost-purchase"
+    /// Every genuine notification, of any type, is acknowledged before the App Store gives up on it.
+    case noLostNotification = "no-lost-notification"
     /// Older data never overrides newer (expiry never moves back; a refund is not undone by a replay).
     case noStaleRegression = "no-stale-regression"
     /// Active or in grace: entitled; expired or revoked: not.
@@ -17,9 +19,9 @@ public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable, Coding
     /// rest of the run fails.
     case targetRecovers = "target-recovers"
 
-    /// The invariants a probe of an account checks: a final probe all of them, a safety probe during the run
-    /// the first three.
-    public static let probed: [Invariant] = allCases.filter { $0 != .targetRecovers }
+    /// The invariants a probe of an account checks (a final probe all of them, a safety probe during the run
+    /// some): the others are judged from the deliveries' answers and the restarts.
+    public static let probed: [Invariant] = allCases.filter { $0 != .targetRecovers && $0 != .noLostNotification }
 
     /// The rule in one sentence.
     public var rule: String {
@@ -29,6 +31,7 @@ public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable, Coding
         case .revocationHonored: "refunded or revoked transactions grant nothing at settle, and nothing else is revoked"
         case .noLostPurchase:
             "every acknowledged verified purchase is granted at settle, and no genuine purchase is rejected for good"
+        case .noLostNotification: "every genuine notification is acknowledged before the App Store gives up on it"
         case .noStaleRegression: "older data never overrides newer"
         case .subscriptionState: "active or grace means entitled; expired or revoked means not"
         case .targetRecovers:
@@ -168,6 +171,9 @@ public struct Verdict: Sendable, Hashable, Codable {
     public var unchecked: [Unchecked]
     /// The run's seed.
     public var seed: UInt64
+    /// The notifications lost (refused on the App Store's last attempt), by type (`REFUND_REVERSED`,
+    /// `RENEWAL_EXTENSION/SUMMARY`), each counted once.
+    public var lostNotifications: [String: Int] = [:]
     /// Genuine purchases still held for delivery at the final probe (``Checker/heldAtEnd``), and the genuine
     /// purchases of the accounts finally checked: a merge of shards judges the held share on their sums.
     public var held = 0

@@ -183,6 +183,13 @@ enum ReportBuilder {
                 "\(verdict.violationCount) violations in all; the first \(verdict.violations.count) have witnesses"
             )
         }
+        if !verdict.lostNotifications.isEmpty {
+            let types = verdict.lostNotifications.sorted { ($1.value, $0.key) < ($0.value, $1.key) }
+            allNotes.append(
+                "notifications lost (refused on the App Store's last attempt), by type: "
+                    + types.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            )
+        }
         allNotes += verdict.unknownSamples.prefix(5).map { "undecided: \($0)" }
         for (invariant, t) in firstDetection.sorted(by: { $0.value < $1.value }) {
             allNotes.append(String(format: "%@ first failed %.1f s into the run", invariant.rawValue, t))

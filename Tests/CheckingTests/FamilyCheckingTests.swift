@@ -117,9 +117,15 @@ struct FamilyCheckingTests {
         let isSummary: (PlannedDelivery) -> Bool = { $0.action.lifecycle == .renewalExtensionSummary }
         let accepted = try moment(after: isSummary)
         #expect(accepted.failed(accepted.ideal.state(accepted.token, at: accepted.t)).isEmpty)
-        // Refused on every attempt the App Store makes: the backend lost it, though it grants nothing.
+        // Refused on every attempt the App Store makes: the backend lost it, though it grants nothing. Its
+        // refusals prove it: no probe is needed.
         let refused = try moment(after: isSummary, refuse: isSummary)
-        #expect(refused.failed(refused.ideal.state(refused.token, at: refused.t)) == [.noLostPurchase])
+        #expect(refused.failed(refused.ideal.state(refused.token, at: refused.t)).isEmpty)
+        let verdict = refused.checker.verdict(unchecked: [])
+        // Every summary until then was refused: each is one lost notification.
+        let lost = try #require(verdict.lostNotifications["RENEWAL_EXTENSION/SUMMARY"])
+        #expect(lost >= 1 && verdict.lostNotifications.count == 1)
+        #expect(verdict.tallies[.noLostNotification]?.failed == lost)
     }
     /// A member whose shared series ended (revoked or expired) and who then subscribed itself holds two series in
     /// one group: the entitlement of its own series is no violation of the ended one's.

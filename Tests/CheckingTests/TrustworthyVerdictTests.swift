@@ -739,7 +739,8 @@ struct TrustworthyVerdictTests {
         for i in 0..<held {
             let id = String(3001 + i)
             let t = 2 + Double(i) * 6
-            script.play(.grant, id, "coins", .consumable, at: t, outcome: .rejected(status: 500))
+            // The webhook never reached the target (a refused one would be a lost notification).
+            script.play(.grant, id, "coins", .consumable, at: t, outcome: .notSent(reason: "connection refused"))
             for attempt in 0..<5 {
                 script.playDeviceAttempt(
                     attempt,
@@ -870,7 +871,8 @@ struct TrustworthyVerdictTests {
     // MARK: - Item 4: nothing accepted never passes
 
     @Test func runThatAcknowledgedNothingDoesNotPass() throws {
-        var script = try Script(try scriptProfile())
+        // With the App Store's retries on, so that the refused refund is still to be tried again.
+        var script = try Script(try scriptProfile(faults: "{}"))
         // A refund the target rejected, a purchase that timed out: nothing is decided as lost...
         script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: .indeterminate(reason: "timeout"))
         script.play(.revoke, "1001", "pro", .nonConsumable, at: 2, outcome: .rejected(status: 500))
@@ -901,7 +903,12 @@ struct TrustworthyVerdictTests {
         }
         let verdict = checker.verdict(unchecked: [])
         #expect(verdict.outcome == .fail)
-        #expect(verdict.violations.allSatisfy { $0.invariant == .noLostPurchase })
+        // The purchases, and every notification (of any type) refused until the App Store gave up.
+        #expect(
+            verdict.violations.allSatisfy { $0.invariant == .noLostPurchase || $0.invariant == .noLostNotification }
+        )
+        #expect(verdict.tallies[.noLostPurchase]?.failed ?? 0 > 0)
+        #expect(verdict.tallies[.noLostNotification]?.failed ?? 0 > 0)
     }
 
     // MARK: - Item 5: truthful, decisive witnesses

@@ -134,6 +134,9 @@ struct MetricsEndpointTests {
         paystorm_invariant_checks_total{invariant="no-lost-purchase",outcome="passed"} 0
         paystorm_invariant_checks_total{invariant="no-lost-purchase",outcome="failed"} 0
         paystorm_invariant_checks_total{invariant="no-lost-purchase",outcome="unknown"} 0
+        paystorm_invariant_checks_total{invariant="no-lost-notification",outcome="passed"} 0
+        paystorm_invariant_checks_total{invariant="no-lost-notification",outcome="failed"} 0
+        paystorm_invariant_checks_total{invariant="no-lost-notification",outcome="unknown"} 0
         paystorm_invariant_checks_total{invariant="no-stale-regression",outcome="passed"} 0
         paystorm_invariant_checks_total{invariant="no-stale-regression",outcome="failed"} 0
         paystorm_invariant_checks_total{invariant="no-stale-regression",outcome="unknown"} 0
