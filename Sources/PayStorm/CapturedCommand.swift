@@ -72,7 +72,14 @@ enum CapturedCommand {
         }
 
         let pid: pid_t
-        switch DetachedCommand.spawn(arguments, stdin: stdinFile, stdout: stdoutFile, stderr: stderrFile) {
+        let spawned = DetachedCommand.spawn(
+            arguments,
+            stdin: stdinFile,
+            stdout: stdoutFile,
+            stderr: stderrFile,
+            diesWithPayStorm: true
+        )
+        switch spawned {
         case .success(let child): pid = child
         case .failure(let failure): throw .cannotStart(failure.description)
         }

@@ -100,37 +100,24 @@ enum DetachedCommand {
     }
 
     /// Starts `arguments` in a session of its own with `stdin` (nil: `/dev/null`), `stdout` and `stderr` as its
-    /// standard descriptors and no other descriptor of PayStorm's.
+    /// standard descriptors, no other descriptor of PayStorm's, and every signal at its default action.
+    /// - Parameter diesWithPayStorm: whether the command gets SIGKILL when the calling thread ends, so with
+    ///   PayStorm however it ends (SIGKILL included). Only for a command the caller waits for on this thread
+    ///   (a probe's, a provisioning's): a target's start command may leave the target running on purpose.
     /// - Returns: the child's pid, or why it could not start.
-    static func spawn(_ arguments: [String], stdin: Int32?, stdout: Int32, stderr: Int32) -> Result<pid_t, SpawnFailure>
-    {
+    static func spawn(
+        _ arguments: [String],
+        stdin: Int32?,
+        stdout: Int32,
+        stderr: Int32,
+        diesWithPayStorm: Bool = false
+    ) -> Result<pid_t, SpawnFailure> {
         guard let program = arguments.first else { return .failure(SpawnFailure(description: "the command is empty")) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // Every setup call is checked: a half-configured spawn could leak PayStorm's descriptors to a daemon.
-        let setup = [
-            stdin.map { posix_spawn_file_actions_adddup2(&actions, $0, 0) }
-                ?? posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0),
-            posix_spawn_file_actions_adddup2(&actions, stdout, 1),
-            posix_spawn_file_actions_adddup2(&actions, stderr, 2),
-            ps_posix_spawn_file_actions_addclosefrom(&actions, 3),
-            posix_spawnattr_setflags(&attributes, ps_posix_spawn_setsid()),
-        ]
-        if let failure = setup.first(where: { $0 != 0 }) {
-            return .failure(
-                SpawnFailure(description: "cannot prepare the command: \(String(cString: strerror(failure)))")
-            )
+        let pid = withCStrings(arguments) { argv in
+            ps_spawn_session(program, argv, environ, stdin ?? -1, stdout, stderr, diesWithPayStorm ? SIGKILL : 0)
         }
-        var pid: pid_t = 0
-        let status = withCStrings(arguments) { argv in
-            posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
-        }
-        guard status == 0 else {
-            return .failure(SpawnFailure(description: "\(program): \(String(cString: strerror(status)))"))
+        guard pid > 0 else {
+            return .failure(SpawnFailure(description: "\(program): \(String(cString: strerror(errno)))"))
         }
         return .success(pid)
     }

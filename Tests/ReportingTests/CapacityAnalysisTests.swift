@@ -213,6 +213,32 @@ struct CapacityAnalysisTests {
         #expect(never.outcome == .neverBroke && never.sustainableRate == 10)
     }
 
+    /// A search stopped by a signal decided nothing beyond its steps: never "every step met every SLO".
+    @Test func anInterruptedSearchSaysSoAndNeverThatEveryStepMetEverySLO() {
+        let report = CapacityReport(
+            steps: [Self.step(1, rate: 10, p99Millis: 3), Self.step(2, rate: 20, p99Millis: 300)],
+            slos: ["p99 < 250ms"],
+            profile: "p",
+            seed: 1,
+            interruptedBy: "SIGTERM"
+        )
+        #expect(report.outcome == .interrupted)
+        #expect(report.interruptedBy == "SIGTERM")
+        #expect(
+            report.sentence
+                == "interrupted (SIGTERM) after 2 steps: the search did not end, so no rate is established; the "
+                + "highest step that met every SLO: 10 actions/s; the lowest that broke one: 20 actions/s"
+        )
+        let clean = CapacityReport(
+            steps: [Self.step(1, rate: 10, p99Millis: 3)],
+            slos: ["p99 < 250ms"],
+            profile: "p",
+            seed: 1,
+            interruptedBy: "SIGINT"
+        )
+        #expect(clean.outcome == .interrupted && !clean.sentence.contains("every step met every SLO"))
+    }
+
     /// A fixed search: steps up to a harness-limited step at 400/s, a bisection below it that breaks p99 at 300/s,
     /// and double grants from 200/s up (a dedupe that races only under load).
     static var fixedReport: CapacityReport {

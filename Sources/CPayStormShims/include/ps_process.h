@@ -1,13 +1,16 @@
 #ifndef PS_PROCESS_H
 #define PS_PROCESS_H
-/* glibc declares these only under _GNU_SOURCE, which Swift's Glibc module does not define. */
-#include <spawn.h>
+/* What Swift's Glibc module does not declare or cannot call. */
+#include <sys/types.h>
 
-/* posix_spawn_file_actions_addclosefrom_np: close every descriptor >= from in the child. */
-int ps_posix_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from);
-
-/* POSIX_SPAWN_SETSID: the child starts a new session (setsid). */
-short ps_posix_spawn_setsid(void);
+/* Starts `file` (searched in PATH) with argv and envp in a session of its own, `in` (or /dev/null when -1), `out`
+   and `err` as its descriptors 0 to 2 and no other, every signal at its default action and unblocked, and, when
+   `death_signal` is not 0, that signal as its parent-death signal (prctl PR_SET_PDEATHSIG): it gets it when the
+   thread that started it ends, so with PayStorm however PayStorm ends. The one shim with logic: Swift cannot run
+   code between vfork and exec, and posix_spawn cannot set a parent-death signal.
+   Returns the child's pid, or -1 with errno set (also when the program cannot be executed). */
+pid_t ps_spawn_session(const char *file, char *const argv[], char *const envp[], int in, int out, int err,
+                       int death_signal);
 
 /* malloc_trim(pad) from <malloc.h>, which Swift's Glibc module does not include; 0 where glibc is absent. */
 int ps_malloc_trim(unsigned long pad);
