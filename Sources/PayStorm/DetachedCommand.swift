@@ -59,6 +59,15 @@ enum DetachedCommand {
             return .exited(status)
         case .lost:
             return .exited(-1)
+        case .stillRunning where interruption.isInterrupted:
+            // It had SIGTERM (its whole session) when the run was interrupted: a moment to end, then SIGKILL, so a
+            // command that ignores SIGTERM does not outlive the run.
+            if wait(for: pid, until: Date().addingTimeInterval(Self.termGrace)) == .stillRunning {
+                kill(-pid, SIGKILL)
+                var ignored: Int32 = 0
+                _ = waitpid(pid, &ignored, 0)
+            }
+            return .timedOut
         case .stillRunning:
             // Reap it later so it does not stay a zombie; it keeps running in its own session.
             Thread.detachNewThread {
@@ -68,6 +77,9 @@ enum DetachedCommand {
             return .timedOut
         }
     }
+
+    /// Seconds an interrupted command gets between SIGTERM and SIGKILL.
+    static let termGrace = 1.0
 
     /// How waiting for a spawned child ended.
     enum Wait: Equatable {
