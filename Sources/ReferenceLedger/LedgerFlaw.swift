@@ -14,7 +14,7 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
     case refundByProduct = "refund-by-product"
     case ignoreFamilyRevoke = "ignore-family-revoke"
 
-    /// What the flawed ledger does wrong, in one line (used by `--help` and the README).
+    /// What the flawed ledger does wrong, in one line (used by `--help` and docs/faults-and-flaws.md).
     public var summary: String {
         switch self {
         case .doubleGrant:

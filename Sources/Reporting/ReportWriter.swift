@@ -36,7 +36,7 @@ public enum ReportWriter {
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 
-    /// `summary.csv`: one header row and one value row, columns documented in the README.
+    /// `summary.csv`: one header row and one value row, columns documented in docs/reports.md.
     public static func summaryCSV(_ report: RunReport) -> String {
         let all = report.latency.first { $0.kind == "all" && $0.measure == "intended" }
         let columns: [(String, String)] = [

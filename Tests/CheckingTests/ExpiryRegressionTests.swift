@@ -7,10 +7,9 @@ import Testing
 
 /// A subscription's expiry moving back is stale only when no data since the longest expiry shown was as short.
 struct ExpiryRegressionTests {
-    /// Found running the smoke profile at 30 times its rate (seed 11): a subscription extended, then upgraded (a
-    /// new period from now, shorter than the extended one), then the upgrade extended. The probe showed the
-    /// upgrade's expiry while the extension of it, dispatched, still waited in the queue, and the checker,
-    /// holding that extension as the truth, called the upgrade's expiry stale.
+    /// A subscription extended, then upgraded (a new period from now, shorter than the extended one), then the upgrade
+    /// extended, with that extension still queued when the probe asks: the upgrade's expiry the target shows is no
+    /// regression, since the newer data it has shortened it.
     @Test func shorterExpiryThatNewerDataGaveIsNoRegression() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "gold", .autoRenewable, at: 1, expires: 200)
@@ -39,11 +38,10 @@ struct ExpiryRegressionTests {
         #expect(failures(script.check(stale, at: 11, final: false)) == [.noStaleRegression])
     }
 
-    /// Found running the smoke profile at 80 times its rate (seed 44): two subscriptions of one group, the first
-    /// extended (the probe showed its expiry), the second upgraded (its new period still queued), then the first
-    /// refunded. The correct ledger showed the second's acknowledged period, shorter than the first's, and the
-    /// checker, holding the queued upgrade as the group's truth, called it stale. An expiry at least as long as
-    /// every one the target acknowledged of the group's standing transactions is no regression.
+    /// Two subscriptions of one group, the first extended (a probe showed its expiry), the second upgraded (its new
+    /// period still queued), then the first refunded: the second's acknowledged period, shorter than the first's, is no
+    /// regression. An expiry at least as long as every one the target acknowledged of the group's standing transactions
+    /// is no regression.
     @Test func expiryOfAnotherSeriesAfterARefundIsNoRegression() throws {
         for upgradeReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -68,12 +66,10 @@ struct ExpiryRegressionTests {
         }
     }
 
-    /// Found running the smoke profile at 80 times its rate (seed 44) once the in-flight cap no longer shed the
-    /// safety probes: a family subscription extended (the probe showed it), then revoked; another series of the
-    /// group upgraded, its upgrade missed at the harness's cap. The correct ledger showed the other series'
-    /// period; the checker, taking that period as superseded by an upgrade the target never got, found nothing of
-    /// the group standing and called the expiry stale. A period stands until the target acknowledged a later
-    /// transaction of its series.
+    /// A family subscription extended (a probe showed it), then revoked; another series of the group upgraded, the
+    /// upgrade missed at the harness's in-flight cap. The other series' period still stands, since the target never got
+    /// the upgrade, so showing it is no regression: a period stands until the target acknowledged a later transaction
+    /// of its series.
     @Test func periodSupersededByAnUpgradeTheTargetNeverGotStillStands() throws {
         for upgradeReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -101,10 +97,9 @@ struct ExpiryRegressionTests {
         }
     }
 
-    /// Found running detect at 80 times its rate (seed 55): a family subscription revoked, a new series bought,
-    /// then upgraded; the probe asked before the target acknowledged the upgrade, but its answer was judged after.
-    /// The new series' period was what the target rightly showed; the checker, counting it superseded by the
-    /// acknowledged upgrade, called it stale. Only what the target acknowledged by the time the probe asked counts.
+    /// A family subscription revoked, a new series bought, then upgraded; the probe asked before the target
+    /// acknowledged the upgrade, and its answer is judged after. The new series' period still stands for that probe:
+    /// only what the target acknowledged by the time the probe asked counts.
     @Test func upgradeAcknowledgedAfterTheProbeAskedLeavesThePeriodStanding() throws {
         for askedAfterTheUpgrade in [false, true] {
             var script = try Script(try scriptProfile())
@@ -135,11 +130,9 @@ struct ExpiryRegressionTests {
         }
     }
 
-    /// Found running detect at 160 times its rate (seed 255): a subscription extended (a probe showed it), then
-    /// upgraded to a period that ends sooner. The probe asked before the target acknowledged the upgrade, but the
-    /// target read its state after applying it and showed the upgrade's expiry; the checker, counting the
-    /// extended period standing because the upgrade was acknowledged only after the probe asked, called it stale.
-    /// A later transaction acknowledged before the answer may explain a shorter expiry; one never sent does not.
+    /// A subscription extended (a probe showed it), then upgraded to a period that ends sooner; the probe asked before
+    /// the target acknowledged the upgrade, and the target read its state after applying it. A later transaction
+    /// acknowledged before the answer may explain a shorter expiry; one never sent does not.
     @Test func upgradeAcknowledgedWhileTheProbeWasInFlightExplainsAShorterExpiry() throws {
         for upgradeAcknowledged in [true, false] {
             var script = try Script(try scriptProfile())
@@ -180,10 +173,9 @@ struct ExpiryRegressionTests {
         }
     }
 
-    /// Found running detect at 80 times its rate (seed 55): one series refunded after the probe showed its
-    /// expiry, another's revocation dispatched but not yet answered when the probe showed that series' period,
-    /// and the first series' resubscription still queued. Nothing of the group stood acknowledged in the books, and
-    /// the checker took that as "stale below anything"; nothing the target shows is stale then.
+    /// One series refunded after the probe showed its expiry, another's revocation dispatched but not yet answered when
+    /// the probe showed that series' period, and the first series' resubscription still queued: with nothing of the
+    /// group standing acknowledged in the books, nothing the target shows is stale.
     @Test func nothingStandingAcknowledgedIsNoRegression() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "gold", .autoRenewable, at: 1, expires: 100)

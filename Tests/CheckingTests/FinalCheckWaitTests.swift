@@ -24,9 +24,8 @@ struct FinalCheckWaitTests {
         #expect(script.checker.verdict(unchecked: []).outcome == .pass)
     }
 
-    /// Found running the smoke profile at 30 times its rate (seed 11): every account bought a 30 s pass every few
-    /// seconds, so some pass always ended near each probe, and no-lost-purchase stayed undecided for 149 of its
-    /// 300 accounts. A product the target shows is not lost, however near one of its passes ends.
+    /// Every account buys a 30 s pass every few seconds, so some pass always ends near each probe: a product the target
+    /// shows is not lost, however near one of its passes ends, so no-lost-purchase decides.
     @Test func passNearItsEndOfAProductTheTargetShowsDecides() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "season.pass", .nonRenewing, at: 10)

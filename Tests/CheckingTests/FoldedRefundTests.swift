@@ -70,11 +70,9 @@ struct FoldedRefundTests {
         #expect(failures(script.check(AccountState(balances: ["coins": 12]), at: 223)) == [.revocationHonored])
     }
 
-    /// Found running detect at 80 times its rate (seed 52): a refund of coins delayed (a reorder fault) past its
-    /// own reversal, which came after the purchase had folded into the counts. The books dropped the reversal as
-    /// a late copy of a folded transaction, and the refund, signed before it, then took the purchase out of the
-    /// counts: the correct ledger, which keeps the later-signed reversal, showed two coins more than the checker
-    /// allowed (revocation-honored). A reversal of a folded purchase is remembered.
+    /// A refund of coins delayed (a reorder fault) past its own reversal, which comes after the purchase folded into
+    /// the counts: the reversal of a folded purchase is remembered, so the refund, signed before it, takes nothing out
+    /// of what the target owes, and a target that keeps the later-signed reversal passes revocation-honored.
     @Test func refundDelayedPastTheReversalOfAFoldedPurchaseChangesNothing() throws {
         var script = try Script(try scriptProfile(), foldAbove: 4)
         script.buyCoins(10, from: 1, first: 20_000)
@@ -90,11 +88,9 @@ struct FoldedRefundTests {
         #expect(failures(script.check(AccountState(balances: ["coins": 9]), at: 61)).isEmpty)
     }
 
-    /// Found running detect at 80 times its rate with history (seed 63): a purchase of coins whose deliveries all
-    /// failed (refused during a restart, then missed at the harness's in-flight cap), and its refund too; a
-    /// `CONSUMPTION_REQUEST` carrying it was acknowledged, and the correct ledger credited the coins from its
-    /// signed transaction. The checker held the purchase as never reached and allowed none of its coins
-    /// (revocation-honored, "the target shows 234 coins.100 but only 232 remain once refunds are taken back").
+    /// A purchase of coins whose deliveries all failed (refused during a restart, then missed at the harness's
+    /// in-flight cap), and its refund too, while an acknowledged `CONSUMPTION_REQUEST` carried it: a target may credit
+    /// the coins from that signed transaction, so they are allowed, not held as never reached.
     @Test func purchaseReachedOnlyByANotificationCarryingItMayBeCredited() throws {
         for requestReached in [true, false] {
             var script = try Script(try scriptProfile())
@@ -118,10 +114,9 @@ struct FoldedRefundTests {
         }
     }
 
-    /// A refund request signed after a purchase of coins whose own deliveries are still late (reordered, or
-    /// waiting at the cap) carries the purchase to the target first, and the reference ledger credits it from
-    /// there: the coins are no double grant (the smoke profile at 160 times its rate, seed 80). Only one more
-    /// unit than that is.
+    /// A refund request signed after a purchase of coins whose own deliveries are still late (reordered, or waiting at
+    /// the cap) carries the purchase to the target first, and the reference ledger credits it from there: the coins are
+    /// no double grant. Only one more unit than that is.
     @Test func purchaseCarriedAheadOfItsOwnDeliveriesMayBeCredited() throws {
         for extra in [0, 1] {
             var script = try Script(try scriptProfile())
@@ -145,10 +140,9 @@ struct FoldedRefundTests {
         #expect(failures(script.check(AccountState(balances: ["coins": 11]), at: 221)) == [.revocationHonored])
     }
 
-    /// A refund reversed, its purchase folded away, then a late copy of the refund (signed before the reversal:
-    /// a delayed duplicate or an App Store retry) arrives. The reversal still stands, as the reference ledger has it;
-    /// the copy once unfolded the purchase as refunded anew, and a correct ledger failed revocation-honored (the
-    /// smoke profile at 40 times its rate, seed 42).
+    /// A refund reversed, its purchase folded away, then a late copy of the refund (signed before the reversal: a
+    /// delayed duplicate or an App Store retry) arrives. The reversal still stands, as the reference ledger has it, and
+    /// the copy does not unfold the purchase as refunded anew.
     @Test func lateCopyOfARefundReversedBeforeItsPurchaseFoldedChangesNothing() throws {
         var script = try Script(try scriptProfile(), foldAbove: 4)
         script.play(.grant, "10000", "coins", .consumable, at: 1)
@@ -224,11 +218,9 @@ struct FoldedRefundTests {
         #expect(failures(script.check(owed, at: 51)).isEmpty)
     }
 
-    /// Found running the smoke profile at 40 times its rate (seed 13), the harness over its in-flight cap: a
-    /// purchase's device delivery and its refund's reversal were both dropped by the harness, while the refund
-    /// and then the purchase's webhook reached the target. A target that took the refund first keeps the
-    /// purchase refunded; the webhook's acknowledgment made it owed again, and the correct ledger failed
-    /// no-lost-purchase. Only the reversal's acknowledgment makes it owed again.
+    /// A purchase's device delivery and its refund's reversal both dropped by the harness over its in-flight cap, while
+    /// the refund and then the purchase's webhook reach the target: a target that took the refund first keeps the
+    /// purchase refunded, so the webhook's acknowledgment does not make it owed again; only the reversal's does.
     @Test func purchaseAcknowledgedAfterItsRefundIsNotOwedUntilTheReversalIs() throws {
         for reversalReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -252,12 +244,10 @@ struct FoldedRefundTests {
         }
     }
 
-    /// Found running the detect profile at 80 times its rate (seed 44): a season pass was refunded, the refund
-    /// reversed, and the pass refunded again; the harness, over its in-flight cap, dropped the second refund, and
-    /// the first refund and the reversal reached the target in that order. The correct ledger showed the pass
-    /// (its last word was the reversal), and the checker, taking the first refund's acknowledgment for the
-    /// second's, said revocation-honored failed. Only an acknowledgment of a refund signed after the reversal
-    /// makes the second refund one the target must show.
+    /// A season pass refunded, the refund reversed, and the pass refunded again, the second refund dropped by the
+    /// harness over its in-flight cap; the first refund and the reversal reach the target in that order, so its last
+    /// word is the reversal. Only an acknowledgment of a refund signed after the reversal makes the second refund one
+    /// the target must show.
     @Test func refundAcknowledgedBeforeItsReversalDoesNotStandForALaterRefund() throws {
         for secondReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -360,11 +350,10 @@ struct FoldedRefundTests {
             #expect(failures(results).contains(.revocationHonored), "\(results)")
         }
     }
-    /// Found running detect at 160 times its rate (seed 258): a resubscription the target acknowledged, then an
-    /// upgrade of it and the upgrade's refund, both missed at the harness's cap. The books folded the
-    /// resubscription as a past period, since the upgrade had replaced it in the App Store's truth, and then
-    /// called the target's entitlement through it a refund not honoured. A period folds only once the target
-    /// acknowledged a later transaction of its series (or a minute after it ended).
+    /// A resubscription the target acknowledged, then an upgrade of it and the upgrade's refund, both missed at the
+    /// harness's cap: the target rightly still holds the resubscription as current, so the books do not fold it as a
+    /// past period. A period folds only once the target acknowledged a later transaction of its series (or a minute
+    /// after it ended).
     @Test func periodTheTargetStillHoldsAsCurrentDoesNotFold() throws {
         for upgradeReached in [false, true] {
             var script = try Script(try scriptProfile(), foldAbove: 3)

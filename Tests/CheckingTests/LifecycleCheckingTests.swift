@@ -155,11 +155,10 @@ struct LifecycleCheckingTests {
         #expect(subscriptionState(m, AccountState()).contains(.subscriptionState))
     }
 
-    /// Found running the detect profile at 80 times its rate (seed 50): a subscription's transaction was refunded
-    /// and the series resubscribed in the same millisecond; the device's delivery of the refunded transaction,
-    /// dispatched after the resubscription, took the series back to revoked in the books, while the correct
-    /// ledger (which keeps the stored state at equal signed dates) entitled the new transaction. At equal signed
-    /// dates, a refund of another transaction does not end the current one's state.
+    /// A subscription's transaction refunded and the series resubscribed in the same millisecond, the refunded
+    /// transaction's device delivery dispatched after the resubscription: at equal signed dates, a refund of another
+    /// transaction does not end the current one's state, so a target that entitles the new transaction (as the
+    /// reference ledger, which keeps the stored state at equal signed dates) passes.
     @Test func refundOfAnotherTransactionAtTheSameMillisecondLeavesTheNewPeriod() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1500", "gold", .autoRenewable, at: 1, expires: 100, original: "1000")

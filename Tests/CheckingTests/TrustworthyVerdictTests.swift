@@ -172,8 +172,8 @@ func witness(_ results: [CheckResult], _ invariant: Invariant) -> Witness? {
 struct TrustworthyVerdictTests {
     // MARK: - Item 1: a folded purchase still counts; the non-renewing contract
 
-    /// The soak's false alarm: bought, refunded, bought again, then enough traffic that the second purchase
-    /// folds away; the probe shows the second purchase's entitlement, which is owed.
+    /// Bought, refunded, bought again, then enough traffic that the second purchase folds away: the probe shows the
+    /// second purchase's entitlement, which is owed.
     @Test func foldedRepurchaseStillCountsAfterARefund() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1108962000002477", "season.pass", .nonRenewing, at: 10)
@@ -191,9 +191,9 @@ struct TrustworthyVerdictTests {
         #expect(script.checker.verdict(unchecked: []).outcome == .pass)
     }
 
-    /// The example backend's false alarm at 10× its test's length (seed 7): bought, refunded, gone, bought again;
-    /// the probe shows the product, but its answer reaches the checker (through the probe's `transform`) only
-    /// after the second purchase's refund was dispatched. At the probe's time the second purchase was owed.
+    /// Bought, refunded, gone, bought again; the probe shows the product, but its answer reaches the checker (through
+    /// the probe's `transform`) only after the second purchase's refund was dispatched. At the probe's time the second
+    /// purchase was owed, so this is no regression.
     @Test func repurchaseRefundedAfterTheProbeIsNoRegression() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
@@ -208,10 +208,9 @@ struct TrustworthyVerdictTests {
         #expect(found.summary.contains("came back"))
     }
 
-    /// The example backend's false alarm at 10× its test's length (seed 7, a loaded machine): bought, refunded,
-    /// gone, bought again; the second refund, signed before the probe asked, reached the target only after it
-    /// (a reordered webhook, a device delivery), and its acknowledgment was booked before the probe's answer
-    /// was checked. What stood when the probe asked is what it must show.
+    /// Bought, refunded, gone, bought again; the second refund, signed before the probe asked, reaches the target only
+    /// after it (a reordered webhook, a device delivery), and its acknowledgment is booked before the probe's answer is
+    /// checked. What stood when the probe asked is what it must show.
     @Test func refundAcknowledgedAfterTheProbeAskedIsNoRegression() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
@@ -237,8 +236,8 @@ struct TrustworthyVerdictTests {
         #expect(found.summary.contains("came back"))
     }
 
-    /// The 30-minute soak's false alarm (seed 42): coins refunded, folded away under later purchases, then the
-    /// refund reversed 1,300 s later; the target credits them again, which the oracle must owe.
+    /// Coins refunded, folded away under later purchases, then the refund reversed much later: the target credits them
+    /// again, which the oracle must owe.
     @Test func refundReversedAfterFoldingIsOwedAgain() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "2001", "coins", .consumable, at: 1)
@@ -297,8 +296,8 @@ struct TrustworthyVerdictTests {
         #expect(failures(script.check(kept, at: 31)).isEmpty)
     }
 
-    /// The example backend with refund-by-sku (seed 7): the refund of one coins purchase zeroed the balance, and
-    /// the witness of the lost purchase named only its acknowledgments, not the refund that took it.
+    /// A backend whose refund of one coins purchase zeroes the balance: the witness of the lost purchase names the
+    /// refund that took it, not only the purchase's acknowledgments.
     @Test func consumableLostAfterAnotherPurchasesRefundNamesThatRefund() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "coins", .consumable, at: 1)
@@ -317,9 +316,8 @@ struct TrustworthyVerdictTests {
         #expect(lost.summary == "the target shows 0 coins but acknowledged purchases of 1")
     }
 
-    /// The pulling example backend at 10× its test's length (seed 9): pro.unlock bought and refunded, bought
-    /// again 35 s later, and the second purchase never granted. The refund cannot have taken a purchase made
-    /// after it: that is a lost purchase, not an over-revocation.
+    /// pro.unlock bought and refunded, bought again 35 s later, and the second purchase never granted: the refund
+    /// cannot have taken a purchase made after it, so that is a lost purchase, not an over-revocation.
     @Test func purchaseMissingAfterAnEarlierRefundIsLostNotOverRevoked() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
@@ -331,8 +329,8 @@ struct TrustworthyVerdictTests {
         #expect(found.summary.contains("acknowledged purchase 1002"))
     }
 
-    /// The example backend with racy-dedupe at 10× (seed 7): it rejects every forgery, yet an excess of coins
-    /// was filed as "a forgery was credited". Only forgeries the target may have credited explain an excess.
+    /// An excess of coins beside a forgery the target rejected is a double grant; beside one it acknowledged, a
+    /// credited forgery: only forgeries the target may have credited explain an excess.
     @Test func excessBesideRejectedForgeriesIsADoubleGrant() throws {
         for forgedOutcome in [DeliveryOutcome.rejected(status: 400), .acknowledged(status: 200)] {
             var script = try Script(try scriptProfile())
@@ -343,10 +341,9 @@ struct TrustworthyVerdictTests {
         }
     }
 
-    /// The example backend with racy-dedupe in a fresh-clone CI run (seed 9): two concurrent copies of one
-    /// coins purchase both credited, but a second purchase whose every attempt was refused (the backend was
-    /// restarting) still counted in the bound, so the excess hid. A purchase no attempt brought cannot have
-    /// been credited by a target that learns of purchases only from deliveries.
+    /// Two concurrent copies of one coins purchase both credited, beside a second purchase whose every attempt was
+    /// refused (the backend was restarting): a purchase no attempt brought cannot have been credited by a target that
+    /// learns of purchases only from deliveries, so it does not hide the excess.
     @Test func purchaseEveryAttemptOfWhichWasRefusedDoesNotExcuseAnExcess() throws {
         let refused = DeliveryOutcome.notSent(reason: "refused: connection refused")
         var script = try Script(try scriptProfile())
@@ -382,10 +379,9 @@ struct TrustworthyVerdictTests {
         #expect(try #require(witness(results, .noDoubleGrant)).summary.contains("granted transaction 1001 2 times"))
     }
 
-    /// The example backend with skip-verify (seed 7): pro.unlock bought and refunded, then a tampered forgery of it
-    /// acknowledged; the wallet still lists pro.unlock. That was filed as a refund not honored, though the backend
-    /// honours refunds and trusts forgeries: the forgery is the plainer reading. A refused forgery leaves the
-    /// refund as the only reading.
+    /// pro.unlock bought and refunded, then a tampered forgery of it acknowledged, and the wallet still lists it: for a
+    /// backend that honours refunds and trusts forgeries the forgery is the plainer reading, an unlock without a
+    /// verified purchase. A refused forgery leaves the refund not honored as the only reading.
     @Test func unlockAfterEveryRefundThatAForgeryExplainsIsAnUnlock() throws {
         let entitled = AccountState(entitlements: [.init(productId: "pro")])
         // `paystorm detect` with ignore-refund: a forgery in flight while the ledger restarted got no answer; the
@@ -418,8 +414,7 @@ struct TrustworthyVerdictTests {
         }
     }
 
-    /// The example backend with pending-unlock (seed 7): a pending Ask to Buy of pro.unlock beside a refunded
-    /// purchase of it; the entitlement is the pending unlock's.
+    /// A pending Ask to Buy of pro.unlock beside a refunded purchase of it: the entitlement is the pending unlock's.
     @Test func unlockAfterEveryRefundBesideAPendingAskToBuyIsAnUnlock() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
@@ -430,9 +425,8 @@ struct TrustworthyVerdictTests {
         #expect(try #require(witness(results, .noUnlockWithoutVerifiedPurchase)).summary.contains("Ask to Buy"))
     }
 
-    /// The example backend with racy-dedupe at 10× (seed 7): the coins credited twice were folded away, so their
-    /// product and quantity are no longer kept. An excess over the refunds that they may explain is undecided,
-    /// not a refund not taken back; beyond it, it is one.
+    /// Coins credited twice and then folded away, so their product and quantity are no longer kept: an excess over the
+    /// refunds that they may explain is undecided, not a refund not taken back; beyond it, it is one.
     @Test func excessThatAFoldedDoubleCreditMayExplainIsUndecided() throws {
         var script = try Script(try scriptProfile(), foldAbove: 2)
         script.buyCoins(6, from: 1, first: 1001)
@@ -451,9 +445,9 @@ struct TrustworthyVerdictTests {
         #expect(failures(beyond).contains(.revocationHonored))
     }
 
-    /// `paystorm detect` at 10× (seed 7): the reference ledger acknowledges a bare claim (`bare-product-id`, sent
-    /// as a device report) with 202 and grants nothing. Beside a refund, an unlock is the refund's; beside a
-    /// double grant the probe's grants show, the excess is the double grant's, not a credited forgery.
+    /// The reference ledger acknowledges a bare claim (`bare-product-id`, sent as a device report) with 202 and grants
+    /// nothing. Beside a refund, an unlock is the refund's; beside a double grant the probe's grants show, the excess
+    /// is the double grant's, not a credited forgery.
     @Test func acknowledgedBareClaimIsNoEvidenceOfACreditedForgery() throws {
         var unlock = try Script(try scriptProfile())
         unlock.play(.grant, "1001", "pro", .nonConsumable, at: 1)
@@ -493,9 +487,8 @@ struct TrustworthyVerdictTests {
         #expect(failures(said.check(AccountState(balances: ["coins": 2]), at: 10)) == [.revocationHonored])
     }
 
-    /// The example backend with blind-upsert at 10× (seed 7): a purchase delivery acknowledged after its refund
-    /// resurrected the unlock (a stale overwrite), beside an Ask to Buy of it the backend ignored. The refund not
-    /// honored is the reading, not the pending unlock.
+    /// A purchase delivery acknowledged after its refund resurrects the unlock (a stale overwrite), beside an Ask to
+    /// Buy of it the backend ignored: the refund not honored is the reading, not the pending unlock.
     @Test func unlockAfterARefundAndAReplayOfThePurchaseIsARefundNotHonored() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
@@ -527,11 +520,10 @@ struct TrustworthyVerdictTests {
         #expect(failures(unlocked) == [.noUnlockWithoutVerifiedPurchase])
     }
 
-    /// The example backend with pending-unlock at 10× (seed 7): a probe showed pro.unlock unlocked by an Ask to
-    /// Buy reported pending before any purchase of it. Later a refunded purchase's webhook arrived after its
-    /// refund (answered 200, as Apple's contract asks), after the last pending report. The target is seen to
-    /// unlock on pending reports, so the final entitlement is still the unlock's, not a refund not honored.
-    /// Without that earlier sight, the replay stays the reading.
+    /// A probe showed pro.unlock unlocked by an Ask to Buy reported pending before any purchase of it; later a refunded
+    /// purchase's webhook arrives after its refund (answered 200, as Apple's contract asks) and after the last pending
+    /// report. The target is seen to unlock on pending reports, so the final entitlement is still the unlock's, not a
+    /// refund not honored. Without that earlier sight, the replay stays the reading.
     @Test(arguments: [true, false])
     func unlockSeenOnAPendingReportOutweighsALaterReplay(seen: Bool) throws {
         var script = try Script(try scriptProfile())
@@ -577,9 +569,9 @@ struct TrustworthyVerdictTests {
         }
     }
 
-    /// The example backend with racy-dedupe at 10× (seed 7): a coins purchase credited twice (its credits probe
-    /// lists the transaction twice) beside another purchase's refund, taken back. The excess is the double
-    /// grant's, not also a refund not taken back; beyond what the double credit explains, it is.
+    /// A coins purchase credited twice (its credits probe lists the transaction twice) beside another purchase's
+    /// refund, taken back: the excess is the double grant's, not also a refund not taken back; beyond what the double
+    /// credit explains, it is.
     @Test func excessThatADoubleCreditExplainsIsNotARefundNotTakenBack() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "coins", .consumable, at: 1)
@@ -594,9 +586,8 @@ struct TrustworthyVerdictTests {
         #expect(failures(beyond) == [.noDoubleGrant, .revocationHonored])
     }
 
-    /// The example backend with pending-unlock at 10× (seed 7): a refunded unlock disappears, then a later Ask to
-    /// Buy of it is reported pending and the target unlocks it again. The return is the pending unlock's, not a
-    /// stale regression; without the pending report it is one.
+    /// A refunded unlock disappears, then a later Ask to Buy of it is reported pending and the target unlocks it again:
+    /// the return is the pending unlock's, not a stale regression; without the pending report it is one.
     @Test(arguments: [true, false])
     func unlockBackAfterItsRefundThroughAPendingAskToBuyIsNoRegression(askedToBuy: Bool) throws {
         var script = try Script(try scriptProfile())
@@ -631,9 +622,8 @@ struct TrustworthyVerdictTests {
         #expect(failures(script.check(AccountState(balances: ["coins": 2]), at: 10)).isEmpty)
     }
 
-    /// The example backend with skip-verify at 10× (seed 7): it honours refunds and credits forgeries; coins one
-    /// above what the refunds leave were filed as a refund not taken back, though a credited forgery explains
-    /// them.
+    /// A backend that honours refunds and credits forgeries shows coins one above what the refunds leave: a credited
+    /// forgery explains them, so they are an unlock without a verified purchase, not a refund not taken back.
     @Test func excessOverRefundsThatAForgeryExplainsIsAnUnlock() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "coins", .consumable, at: 1)
@@ -691,10 +681,9 @@ struct TrustworthyVerdictTests {
         #expect(script.checker.heldAtEnd == (deferred ? 1 : 0))
     }
 
-    /// A renewal's own deliveries came late (a late listener, a reordered webhook), and a
-    /// `DID_CHANGE_RENEWAL_STATUS` signed after it carried its transaction first: a target that grants it from
-    /// that notification grants what the App Store issued. The detect profile at 20 times its rate (seed 42) once
-    /// failed the correct ledger here ("which the App Store never issued"); an ID nothing carried still fails.
+    /// A renewal's own deliveries come late (a late listener, a reordered webhook), and a `DID_CHANGE_RENEWAL_STATUS`
+    /// signed after it carries its transaction first: a target that grants it from that notification grants what the
+    /// App Store issued. An ID nothing carried still fails ("which the App Store never issued").
     @Test func transactionCarriedByANotificationBeforeItsGrantWasIssued() throws {
         var script = try Script(try scriptProfile())
         script.play(.none, "2639", "gold", .autoRenewable, at: 10, notification: "DID_CHANGE_RENEWAL_STATUS")
@@ -704,11 +693,9 @@ struct TrustworthyVerdictTests {
         #expect(failures(script.check(invented, at: 10.6, final: false)) == [.noUnlockWithoutVerifiedPurchase])
     }
 
-    /// Found running the detect profile at 40 times its rate (seed 23): an Ask to Buy of a product reported
-    /// pending, then declined; later a billing recovery into that product (a downgrade taking effect) was carried
-    /// by a `DID_CHANGE_RENEWAL_STATUS` before its own `DID_RENEW`. The ledger showed the entitlement, and the
-    /// checker said the product's only purchase was pending. A product the App Store issued a transaction of is
-    /// bought.
+    /// An Ask to Buy of a product reported pending, then declined; later a billing recovery into that product (a
+    /// downgrade taking effect) carried by a `DID_CHANGE_RENEWAL_STATUS` before its own `DID_RENEW`. A product the App
+    /// Store issued a transaction of is bought, so its entitlement is no unlock on a pending report.
     @Test func productFirstCarriedByANotificationAfterAPendingReportIsBought() throws {
         for carried in [true, false] {
             var script = try Script(try scriptProfile())

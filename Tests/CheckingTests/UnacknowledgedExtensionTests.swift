@@ -51,10 +51,9 @@ struct UnacknowledgedExtensionTests {
         script.play(.grant, "2002", "gold", .autoRenewable, at: 5, outcome: missed, expires: 25, original: "2001")
     }
 
-    /// Found running the detect profile at 80 times its rate (seed 44): a resubscription was acknowledged, then
-    /// two `RENEWAL_EXTENDED`; the harness, over its in-flight cap, dropped the second. The correct ledger's
-    /// subscription ended at the first extension's expiry, and the probe, past it, showed no entitlement; the
-    /// checker, holding the second extension's expiry, said subscription-state failed.
+    /// A resubscription acknowledged, then two `RENEWAL_EXTENDED`, the second dropped by the harness over its in-flight
+    /// cap: the subscription is owed only to the first extension's expiry, so a target that ends it there passes
+    /// subscription-state.
     @Test func expiryOnlyAnUnsentExtensionGaveIsNotOwed() throws {
         for extensionReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -83,11 +82,9 @@ struct UnacknowledgedExtensionTests {
         #expect(failures(early.check(AccountState(), at: 10)) == [.subscriptionState])
     }
 
-    /// Found running detect at 80 times its rate with history (seed 57): a resubscription refunded, the refund's
-    /// reversal dropped at the harness's in-flight cap, then a `RENEWAL_EXTENDED` of the same transaction
-    /// acknowledged. The correct ledger, which never got the reversal, kept the refund; the checker took the
-    /// extension's acknowledgment for the reinstatement's and said subscription-state failed. Data signed after a
-    /// reversal makes the transaction owed again only once the target acknowledged the reversal.
+    /// A resubscription refunded, the refund's reversal dropped at the harness's in-flight cap, then a
+    /// `RENEWAL_EXTENDED` of the same transaction acknowledged: a target that never got the reversal keeps the refund.
+    /// Data signed after a reversal makes the transaction owed again only once the target acknowledged the reversal.
     @Test func extensionAfterAReversalTheTargetNeverGotOwesNothing() throws {
         for reversalReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -103,9 +100,9 @@ struct UnacknowledgedExtensionTests {
         }
     }
 
-    /// Found running detect at 160 times its rate with history (seed 151): the same, but the refund, signed
-    /// before its reversal, was dispatched after it (delayed), and acknowledged after the extension. The books,
-    /// which dropped a refund older than the reversal they held, did not see that the target may keep it.
+    /// The same, but the refund, signed before its reversal, is dispatched after it (delayed) and acknowledged after
+    /// the extension: the target may keep the refund, so the books, though they drop a refund older than the reversal
+    /// they hold, owe nothing until the reversal reaches the target.
     @Test func extensionAfterAReversalBookedBeforeItsRefundOwesNothingUntilTheReversalReaches() throws {
         for reversalReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -131,11 +128,10 @@ struct UnacknowledgedExtensionTests {
         }
     }
 
-    /// Found running smoke at 80 times its rate with history (seed 62): a resubscription acknowledged, its later
-    /// expiry learned from an acknowledged status notification, then its refund and the series' next
-    /// resubscription (ending sooner) both missed at the harness's in-flight cap. The correct ledger, told of
-    /// neither, entitled the series to the expiry it had acknowledged; the checker said the subscription had ended
-    /// and was still entitled. Until the data that ended it reaches the target, the check cannot decide.
+    /// A resubscription acknowledged, its later expiry learned from an acknowledged status notification, then its
+    /// refund and the series' next resubscription (ending sooner) both missed at the harness's in-flight cap: a target
+    /// told of neither rightly entitles the series to the expiry it acknowledged. Until the data that ended it reaches
+    /// the target, the check cannot decide.
     @Test func endTheTargetWasNeverToldOfIsNoFailure() throws {
         for refundReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -147,11 +143,9 @@ struct UnacknowledgedExtensionTests {
         }
     }
 
-    /// Found running smoke at 160 times its rate with history (seed 83): a resubscription refunded, the refund
-    /// acknowledged; the series resubscribed again, acknowledged, and that refund missed at the harness's cap. The
-    /// correct ledger, never told of the second refund, entitled the group through the second resubscription; the
-    /// checker blamed the first refund. A refund of the series is honored while another transaction of it runs by
-    /// what the target acknowledged; once the second refund reaches the target, the entitlement fails.
+    /// A resubscription refunded, the refund acknowledged; the series resubscribed again, acknowledged, and that refund
+    /// missed at the harness's cap. A refund of the series is honored while another transaction of it runs by what the
+    /// target acknowledged; once the second refund reaches the target, the entitlement fails.
     @Test func refundedSeriesStillRunningOnATransactionTheTargetKnowsUnrefundedIsNoFailure() throws {
         for secondRefundReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -179,12 +173,10 @@ struct UnacknowledgedExtensionTests {
 }
 
 extension UnacknowledgedExtensionTests {
-    /// Found running smoke at 160 times its rate with history (seed 92): a resubscription extended twice, the
-    /// first `RENEWAL_EXTENDED`'s response lost, the second acknowledged; the refund and the series' next
-    /// resubscription (ending sooner) missed at the harness's in-flight cap; then the App Store's retry of the
-    /// first extension acknowledged. The correct ledger kept the later-signed expiry; the books took the retry's
-    /// earlier one, found the transaction run out by what the target acknowledged, and said subscription-state
-    /// failed. An expiry signed before the one the books hold changes nothing, whatever the arrival order.
+    /// A resubscription extended twice, the first `RENEWAL_EXTENDED`'s response lost, the second acknowledged; the
+    /// refund and the series' next resubscription (ending sooner) missed at the harness's in-flight cap; then the App
+    /// Store's retry of the first extension acknowledged. An expiry signed before the one the books hold changes
+    /// nothing, whatever the arrival order, so a target that keeps the later-signed expiry passes.
     @Test func retryOfAnEarlierExtensionDoesNotShortenTheLaterOne() throws {
         for refundReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -218,11 +210,9 @@ extension UnacknowledgedExtensionTests {
 }
 
 extension UnacknowledgedExtensionTests {
-    /// Found running smoke at 160 times its rate with history (seed 104): a renewal extended, then upgraded; the
-    /// upgrade's transaction acknowledged, its own `RENEWAL_EXTENDED` missed at the harness's in-flight cap. The
-    /// correct ledger ended the series at the upgrade's acknowledged expiry; the checker, still counting the
-    /// superseded period's longer extension, said subscription-state failed. A period superseded by an upgrade the
-    /// target acknowledged obliges it to nothing.
+    /// A renewal extended, then upgraded; the upgrade's transaction acknowledged, its own `RENEWAL_EXTENDED` missed at
+    /// the harness's in-flight cap. A period superseded by an upgrade the target acknowledged obliges it to nothing, so
+    /// a target that ends the series at the upgrade's acknowledged expiry passes.
     @Test func extendedPeriodAnAcknowledgedUpgradeSupersededIsNotOwed() throws {
         for reached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -260,12 +250,10 @@ extension UnacknowledgedExtensionTests {
 }
 
 extension UnacknowledgedExtensionTests {
-    /// Found running smoke at 160 times its rate with history (seed 107): a resubscription extended, the
-    /// `RENEWAL_EXTENDED` missed at the harness's in-flight cap, then a `DID_CHANGE_RENEWAL_PREF` carrying the
-    /// extended transaction acknowledged; its refund and the series' next resubscription missed too. The correct
-    /// ledger took the expiry from the renewal preference's transaction info and rightly entitled the series to it;
-    /// the checker, counting only purchases and status changes as telling the target an expiry, said the series
-    /// ended and was still entitled. Any acknowledged notification tells the target the transaction it carries.
+    /// A resubscription extended, the `RENEWAL_EXTENDED` missed at the harness's in-flight cap, then a
+    /// `DID_CHANGE_RENEWAL_PREF` carrying the extended transaction acknowledged; its refund and the series' next
+    /// resubscription missed too. Any acknowledged notification tells the target the transaction it carries, so a
+    /// target that takes the expiry from the renewal preference's transaction info rightly entitles the series to it.
     @Test func expiryCarriedByARenewalPreferenceChangeIsKnownToTheTarget() throws {
         for refundReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -301,12 +289,9 @@ extension UnacknowledgedExtensionTests {
 }
 
 extension UnacknowledgedExtensionTests {
-    /// Found running smoke at 160 times its rate with history (seed 113): a resubscription whose purchase and
-    /// refund were missed at the harness's in-flight cap, its `REFUND_REVERSED` dispatched, then its
-    /// `RENEWAL_EXTENDED` missed, then the reversal acknowledged. The correct ledger knew the transaction from the
-    /// reversal alone, with the expiry the reversal carried; the checker took the acknowledgment as one of the
-    /// extended expiry and said subscription-state failed. An acknowledged reversal tells the target the expiry
-    /// it carries, no later one.
+    /// A resubscription whose purchase and refund were missed at the harness's in-flight cap, its `REFUND_REVERSED`
+    /// dispatched, then its `RENEWAL_EXTENDED` missed, then the reversal acknowledged: the target knows the transaction
+    /// from the reversal alone. An acknowledged reversal tells the target the expiry it carries, no later one.
     @Test func reversalAcknowledgedAfterAMissedExtensionOwesItsOwnExpiry() throws {
         for extensionReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -341,11 +326,10 @@ extension UnacknowledgedExtensionTests {
 }
 
 extension UnacknowledgedExtensionTests {
-    /// Found running smoke at 160 times its rate with history (seed 116): a resubscription whose purchase and both
-    /// `RENEWAL_EXTENDED` were missed at the harness's in-flight cap; the target learned it from two acknowledged
-    /// `DID_CHANGE_RENEWAL_STATUS`, the second carrying the extended expiry. Its refund and the series' next
-    /// resubscription were missed too. The correct ledger rightly entitled the series to that expiry; the checker,
-    /// which knew the transaction only from purchases acknowledged, said the series ended and was still entitled.
+    /// A resubscription whose purchase and both `RENEWAL_EXTENDED` were missed at the harness's in-flight cap, the
+    /// target learning it from two acknowledged `DID_CHANGE_RENEWAL_STATUS`, the second carrying the extended expiry;
+    /// its refund and the series' next resubscription missed too. A transaction known only from such notifications runs
+    /// as they told, so a target that entitles the series to that expiry passes.
     @Test func transactionKnownOnlyFromStatusNotificationsStillRunsAsTheyTold() throws {
         for refundReached in [false, true] {
             var script = try Script(try scriptProfile())
@@ -363,11 +347,10 @@ extension UnacknowledgedExtensionTests {
             #expect(failed.isEmpty != refundReached, "refund reached: \(refundReached), \(failed)")
         }
     }
-    /// Found running detect at 160 times its rate with history (seed 190): a resubscription acknowledged only
-    /// through its extension, then an upgrade ending sooner, missed at the harness's cap. An older period of the
-    /// series, booked late through its acknowledged refund, counted as a later purchase that superseded the
-    /// resubscription, so the checker said the series had ended while the ledger, never told of the upgrade,
-    /// rightly entitled it. Later is by purchase, not by booking.
+    /// A resubscription acknowledged only through its extension, then an upgrade ending sooner, missed at the harness's
+    /// cap, while an older period of the series is booked late through its acknowledged refund. Later is by purchase,
+    /// not by booking: the older period does not supersede the resubscription, so a target never told of the upgrade
+    /// rightly still entitles the series.
     @Test func olderPeriodBookedLateDoesNotSupersedeTheCurrentOne() throws {
         for upgradeReached in [false, true] {
             let missed = DeliveryOutcome.notSent(reason: "in-flight cap 4096 reached", harnessLimited: true)

@@ -29,7 +29,7 @@ struct FinalProbeBackOffTests {
         )
     }
 
-    /// The README's "a minute in all": the waits after tries that got nothing answered.
+    /// The "a minute in all" of docs/mapping-your-backend.md: the waits after tries that got nothing answered.
     @Test func waitsWithNoneAnsweredAddUpToAMinute() {
         var backOff = FinalProbe.BackOff()
         let waits = (1...7).map { backOff.wait(afterStalledTries: $0, asked: nil) }

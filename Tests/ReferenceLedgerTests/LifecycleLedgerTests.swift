@@ -141,9 +141,9 @@ struct LifecycleLedgerTests {
         #expect(state.entitlements.first?.expiresDate == shop.now + goldEnd)
         #expect(state.count("g2") == 1)
     }
-    /// A notification about the older period signed with (or after) the upgrade may reach the ledger first, as
-    /// a CONSUMPTION_REQUEST for the silver period did in `detect` seed 134. Its status is as new as the
-    /// upgrade's, but the upgrade is still the later purchase: it becomes the current period when it arrives.
+    /// A notification about the older period signed with (or after) the upgrade may reach the ledger first (a
+    /// CONSUMPTION_REQUEST for the silver period, say). Its status is as new as the upgrade's, but the upgrade is still
+    /// the later purchase: it becomes the current period when it arrives.
     @Test(arguments: [0, 500])
     func anUpgradeArrivingAfterANewerNotificationOfTheOlderPeriodStillTakesEffect(newerBy: Int64) throws {
         let fixture = try LedgerFixture()
@@ -217,9 +217,8 @@ struct LifecycleLedgerTests {
         return entitled
     }
 
-    /// A refund and its reversal that both trail a newer view of the subscription (an extension), as the App
-    /// Store's retries of both did in `detect` seed 151: the refund ends the entitlement, the reversal
-    /// restores it with the newer view's period.
+    /// A refund and its reversal that both trail a newer view of the subscription (an extension), as the App Store's
+    /// retries of both may: the refund ends the entitlement, the reversal restores it with the newer view's period.
     @Test func aReversalTrailingANewerViewLiftsTheRefundThatTrailedIt() throws {
         let fixture = try LedgerFixture()
         let shop = Shop()
@@ -237,9 +236,9 @@ struct LifecycleLedgerTests {
         #expect(try fixture.account(shop.token).entitlements.first?.expiresDate == shop.now + 2 * hour)
     }
 
-    /// A newer view, signed after the reversal, that reaches the ledger between the refund and the reversal, as
-    /// in `detect` seed 204: the transaction is still revoked there when it arrives, but the view does not make
-    /// the subscription's status revoked; the trailing reversal lifts the refund.
+    /// A newer view, signed after the reversal, that reaches the ledger between the refund and the reversal: the
+    /// transaction is still revoked there when it arrives, but the view does not make the subscription's status
+    /// revoked; the trailing reversal lifts the refund.
     @Test func aNewerViewArrivingBetweenARefundAndItsReversalDoesNotKeepTheRefund() throws {
         let fixture = try LedgerFixture()
         let shop = Shop()
