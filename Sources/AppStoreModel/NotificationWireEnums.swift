@@ -159,3 +159,44 @@ public struct Subtype: OpenWireEnum, ExpressibleByStringLiteral {
         .created,
     ]
 }
+
+/// How one attempt to send a notification to the backend's webhook ended (`sendAttemptResult` in the App Store
+/// Server API's notification history and test notification status). An open set.
+public struct SendAttemptResult: OpenWireEnum, ExpressibleByStringLiteral {
+    /// The value exactly as it appears in the JSON.
+    public var rawValue: String
+
+    /// Creates a value from its JSON form; any value is accepted.
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// The webhook answered 200 to 206.
+    public static let success = SendAttemptResult(rawValue: "SUCCESS")
+    /// The webhook did not answer in time.
+    public static let timedOut = SendAttemptResult(rawValue: "TIMED_OUT")
+    /// The TLS connection failed.
+    public static let tlsIssue = SendAttemptResult(rawValue: "TLS_ISSUE")
+    /// The webhook redirected in a circle.
+    public static let circularRedirect = SendAttemptResult(rawValue: "CIRCULAR_REDIRECT")
+    /// The webhook sent no response.
+    public static let noResponse = SendAttemptResult(rawValue: "NO_RESPONSE")
+    /// The connection could not be made or broke (refused, unresolved).
+    public static let socketIssue = SendAttemptResult(rawValue: "SOCKET_ISSUE")
+    /// The response used a character set Apple does not support.
+    public static let unsupportedCharset = SendAttemptResult(rawValue: "UNSUPPORTED_CHARSET")
+    /// The response was not valid HTTP.
+    public static let invalidResponse = SendAttemptResult(rawValue: "INVALID_RESPONSE")
+    /// The connection closed before the response was complete.
+    public static let prematureClose = SendAttemptResult(rawValue: "PREMATURE_CLOSE")
+    /// The webhook answered a status outside 200 to 206.
+    public static let unsuccessfulHTTPResponseCode = SendAttemptResult(rawValue: "UNSUCCESSFUL_HTTP_RESPONSE_CODE")
+    /// Any other failure.
+    public static let other = SendAttemptResult(rawValue: "OTHER")
+
+    /// Every value Apple documents, in the documentation's order.
+    public static let allKnown: [SendAttemptResult] = [
+        .success, .timedOut, .tlsIssue, .circularRedirect, .noResponse, .socketIssue, .unsupportedCharset,
+        .invalidResponse, .prematureClose, .unsuccessfulHTTPResponseCode, .other,
+    ]
+}

@@ -66,19 +66,33 @@ public final class APIStore: Sendable {
     ///   - notification: the notification's facts.
     ///   - at: when it was sent, in UNIX milliseconds.
     public func recordNotification(_ notification: NotificationFacts, at: Int64) {
-        state.withLock { $0.notifications.append(NotificationRecord(facts: notification, at: at)) }
+        state.withLock { state in
+            state.notificationIndex[notification.notificationUUID] = state.notifications.count
+            state.notifications.append(NotificationRecord(facts: notification, at: at))
+        }
     }
 
-    /// Records one attempt to deliver a notification, as the history's `sendAttempts` shows it.
+    /// Records one attempt to deliver a notification, as the history's `sendAttempts` shows it: the run's
+    /// webhook deliveries (first attempts, the App Store's retries, duplicates) and the API's own notifications.
+    /// An attempt of a notification the store never recorded (a forgery, which Apple never sent) is ignored.
     /// - Parameters:
     ///   - notificationUUID: the notification's `notificationUUID`.
     ///   - at: when the attempt was made, in UNIX milliseconds.
-    ///   - result: Apple's `sendAttemptResult`, such as `SUCCESS` or `TIMED_OUT`.
-    public func recordSendAttempt(notificationUUID: String, at: Int64, result: String) {
+    ///   - result: how it ended, such as ``SendAttemptResult/success`` or ``SendAttemptResult/timedOut``.
+    public func recordSendAttempt(notificationUUID: String, at: Int64, result: SendAttemptResult) {
         state.withLock { state in
-            guard let index = state.notifications.lastIndex(where: { $0.facts.notificationUUID == notificationUUID })
-            else { return }
+            guard let index = state.notificationIndex[notificationUUID] else { return }
             state.notifications[index].sendAttempts.append(SendAttempt(attemptDate: at, sendAttemptResult: result))
+        }
+    }
+
+    /// The attempts recorded for a notification, in the order recorded (empty for one the store does not know).
+    /// - Parameter notificationUUID: the notification's `notificationUUID`.
+    /// - Returns: each attempt's date (UNIX milliseconds) and result.
+    public func sendAttempts(notificationUUID: String) -> [(attemptDate: Int64, result: SendAttemptResult)] {
+        state.withLock { state in
+            guard let index = state.notificationIndex[notificationUUID] else { return [] }
+            return state.notifications[index].sendAttempts.map { ($0.attemptDate, $0.sendAttemptResult) }
         }
     }
 
@@ -179,13 +193,17 @@ struct Versioned<Value: Sendable>: Sendable {
 
 struct SendAttempt: Sendable, Hashable, Encodable {
     var attemptDate: Int64
-    var sendAttemptResult: String
+    var sendAttemptResult: SendAttemptResult
 }
 
 struct NotificationRecord: Sendable {
     var facts: NotificationFacts
     var at: Int64
     var sendAttempts: [SendAttempt] = []
+
+    /// Apple's `onlyFailures`: attempted, and no attempt succeeded. One not attempted yet (its first attempt in
+    /// flight, or still to come) is no failure: a backend that replayed it would meet it twice.
+    var failed: Bool { !sendAttempts.isEmpty && !sendAttempts.contains { $0.sendAttemptResult == .success } }
 }
 
 struct StoreState: Sendable {
@@ -195,6 +213,9 @@ struct StoreState: Sendable {
     var byCustomer: [Int: [String]] = [:]
     var renewals: [String: [Versioned<JWSRenewalInfoDecodedPayload>]] = [:]
     var notifications: [NotificationRecord] = []
+    /// The position of each notification in `notifications` (the last recorded of a UUID), so that the run's
+    /// attempts find theirs without a scan.
+    var notificationIndex: [String: Int] = [:]
     var testNotifications: [String: String] = [:]
     var consumption: [String: [ConsumptionRecord]] = [:]
     var extensions: [String: [RenewalExtension]] = [:]

@@ -159,7 +159,7 @@ struct NotificationHistoryFilter {
         guard record.at >= startDate && record.at < endDate else { return false }
         if let notificationType, record.facts.notificationType != notificationType { return false }
         if let notificationSubtype, record.facts.payload.subtype != notificationSubtype { return false }
-        if onlyFailures && record.sendAttempts.contains(where: { $0.sendAttemptResult == "SUCCESS" }) { return false }
+        if onlyFailures && !record.failed { return false }
         return true
     }
 }

@@ -71,14 +71,7 @@ final class APINotificationSender: Sendable {
         let outcome =
             result.map { Endpoints.outcome(of: $0, classification: endpoints.webhookRequest.responses) }
             ?? .notSent(reason: "the load engine did not send it")
-        // Apple's `sendAttemptResult` names.
-        let attempt: String =
-            switch outcome {
-            case .acknowledged: "SUCCESS"
-            case .rejected(_), .deferred(_): "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
-            case .indeterminate(_): result?.error == .timeout ? "TIMED_OUT" : "NO_RESPONSE"
-            case .notSent(_, _): "SOCKET_ISSUE"
-            }
+        let attempt = SendAttemptResult(result, outcome: outcome)
         let now = AppStoreServerAPI.wallClock()
         store.recordSendAttempt(notificationUUID: notification.facts.notificationUUID, at: now, result: attempt)
         lines.append(
@@ -87,7 +80,7 @@ final class APINotificationSender: Sendable {
                 at: now,
                 fields: [
                     ("notificationType", notification.facts.notificationType.rawValue),
-                    ("notificationUUID", notification.facts.notificationUUID), ("detail", attempt),
+                    ("notificationUUID", notification.facts.notificationUUID), ("detail", attempt.rawValue),
                 ],
                 status: result?.status
             )

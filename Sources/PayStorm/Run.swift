@@ -277,6 +277,7 @@ public enum PayStormRun {
             checker: checker,
             outputs: (recorder, history),
             restartWindows: restartWindows,
+            api: api,
             startMillis: startMillis
         )
         folder.linkAsLatest()

@@ -421,8 +421,9 @@ extension PayStormRun {
         )
     }
 
-    /// The scheduler that feeds the engine from the mint pipeline and routes answers to the oracle, and the
-    /// run's command-based safety probes (also the transform of an HTTP probe's answers).
+    /// The scheduler that feeds the engine from the mint pipeline and routes answers to the oracle (and each
+    /// webhook attempt to the App Store Server API's history), and the run's command-based safety probes (also
+    /// the transform of an HTTP probe's answers).
     static func makeScheduler(
         options: RunOptions,
         profile: Profile,
@@ -431,6 +432,7 @@ extension PayStormRun {
         checker: Checker,
         outputs: (LoadRecorder, HistoryLog),
         restartWindows: RestartWindows,
+        api: RunAPI?,
         startMillis: Int64
     ) -> (RunScheduler, SafetyProbes?) {
         let safetyProbes = Self.safetyProbes(
@@ -454,7 +456,8 @@ extension PayStormRun {
             endOfSchedule: profile.durationSeconds,
             endOfFollowUps: profile.durationSeconds + profile.longestSettleSeconds,
             transformer: profile.target.probe?.transform != nil ? safetyProbes : nil,
-            commandProbes: target.endpoints.probe == nil ? safetyProbes : nil
+            commandProbes: target.endpoints.probe == nil ? safetyProbes : nil,
+            attempts: api.map { WebhookAttempts(store: $0.store, startMillis: startMillis) }
         )
         return (scheduler, safetyProbes)
     }

@@ -39,6 +39,8 @@ final class RunScheduler: TimedRequestSource {
     private let transformer: SafetyProbes?
     /// The `command` or `bulk` probe's rounds, when the target is read by a command: reads after recovery go there.
     private let commandProbes: SafetyProbes?
+    /// Where each webhook attempt's outcome goes when the run serves the App Store Server API.
+    private let attempts: WebhookAttempts?
 
     private var followUps = TimeHeap<PlannedDelivery>()
     /// Follow-ups waiting in `followUps`, per minted body they resend (`sameBytesAs ?? id`): a body is forgotten
@@ -105,10 +107,12 @@ final class RunScheduler: TimedRequestSource {
         endOfSchedule: Double,
         endOfFollowUps: Double,
         transformer: SafetyProbes? = nil,
-        commandProbes: SafetyProbes? = nil
+        commandProbes: SafetyProbes? = nil,
+        attempts: WebhookAttempts? = nil
     ) {
         self.transformer = transformer
         self.commandProbes = commandProbes
+        self.attempts = attempts
         self.pipeline = pipeline
         self.cache = cache
         self.bodies = bodies
@@ -389,6 +393,7 @@ final class RunScheduler: TimedRequestSource {
             acknowledgedOutside2xx["\(result.status / 100)xx", default: 0] += 1
         }
         checker.record(delivery, outcome: outcome, at: now)
+        attempts?.record(delivery, result: result, outcome: outcome)
         if wasSent { history.write(event: "send", at: result.wireStart.seconds, delivery: delivery) }
         history.write(event: "result", at: now, delivery: delivery, result: result, sent: wasSent)
         var next = policy.followUps(after: delivery, outcome: outcome, at: now)

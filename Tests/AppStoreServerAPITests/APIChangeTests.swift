@@ -82,6 +82,46 @@ struct APIChangeTests {
         #expect(fixture.json(backwards)["errorCode"] as? Int == 4_000_013)
     }
 
+    /// `onlyFailures` lists what the backend never acknowledged: attempted, and no attempt a success. A
+    /// notification acknowledged on a retry, or not attempted yet, is none.
+    @Test func onlyFailuresListsNotificationsNoAttemptOfWhichSucceeded() throws {
+        let fixture = try APIFixture()
+        for uuid in ["acked-on-retry", "refused", "timed-out", "not-yet-sent"] {
+            fixture.store.recordNotification(APIFixture.notification(type: "TEST", uuid: uuid), at: APIFixture.start)
+        }
+        let attempts: [(String, SendAttemptResult)] = [
+            ("acked-on-retry", .unsuccessfulHTTPResponseCode), ("acked-on-retry", .success),
+            ("refused", .socketIssue), ("refused", .unsuccessfulHTTPResponseCode), ("timed-out", .timedOut),
+            ("forged", .success),
+        ]
+        for (offset, (uuid, result)) in attempts.enumerated() {
+            fixture.store.recordSendAttempt(
+                notificationUUID: uuid,
+                at: APIFixture.start + Int64(offset),
+                result: result
+            )
+        }
+        #expect(fixture.store.sendAttempts(notificationUUID: "forged").isEmpty)
+        fixture.advance(seconds: 5)
+        let body: [String: Any] = [
+            "startDate": APIFixture.start - 1, "endDate": APIFixture.start + 10_000, "onlyFailures": true,
+        ]
+        let items =
+            fixture.json(fixture.request("POST", "/inApps/v1/notifications/history", body: body))[
+                "notificationHistory"
+            ] as? [[String: Any]] ?? []
+        let results = items.map {
+            ($0["sendAttempts"] as? [[String: Any]] ?? []).compactMap { $0["sendAttemptResult"] }
+        }
+        #expect(
+            results.map { $0.map { "\($0)" } } == [
+                ["SOCKET_ISSUE", "UNSUCCESSFUL_HTTP_RESPONSE_CODE"], ["TIMED_OUT"],
+            ]
+        )
+        let dates = items.compactMap { ($0["sendAttempts"] as? [[String: Any]])?.first?["attemptDate"] as? Int }
+        #expect(dates == [Int(APIFixture.start) + 2, Int(APIFixture.start) + 4])
+    }
+
     @Test(arguments: [
         ("customerConsented", "false", 4_000_035), ("consumptionStatus", "4", 4_000_034),
         ("platform", "3", 4_000_039), ("deliveryStatus", "6", 4_000_036),

@@ -37,27 +37,22 @@ struct RunSchedulerTests {
         )
     }
 
-    /// Drives the scheduler as the engine's thread does, over a pipeline whose clock is far past the schedule
-    /// (so it sheds every delivery that sends), and returns the engine's view.
-    static func drive(
+    /// A scheduler over a pipeline of `planned` (signed as "signed") whose clock reads `clock`, with the schedule
+    /// ending at 4 s and follow-ups at 10 s; the pipeline is not started.
+    static func scheduler(
         _ planned: [PlannedDelivery],
         profile: Profile,
+        endpoints: Endpoints,
         checker: Checker,
-        recorder: LoadRecorder
-    ) throws -> (takes: Int, requests: Int, booked: Int) {
-        let endpoints = Endpoints(
-            webhook: try #require(profile.target.webhook),
-            deviceDelivery: profile.target.deviceDelivery,
-            deviceReport: profile.target.deviceReport,
-            probe: nil,
-            headers: [],
-            probeMapping: nil
-        )
+        recorder: LoadRecorder,
+        clock: Double,
+        attempts: WebhookAttempts? = nil
+    ) throws -> (RunScheduler, MintPipeline) {
         let pipeline = MintPipeline(
             stream: planned.makeIterator(),
             sign: { $0.sends ? Array("signed".utf8) : nil },
             cache: BodyCache(),
-            clock: { 1_000 },
+            clock: { clock },
             shedAfter: MintPipeline.defaultShedAfter,
             limits: MintBufferLimits(),
             batchSize: 256
@@ -74,7 +69,35 @@ struct RunSchedulerTests {
             only: nil,
             restartWindows: RestartWindows([]),
             endOfSchedule: 4,
-            endOfFollowUps: 10
+            endOfFollowUps: 10,
+            attempts: attempts
+        )
+        return (scheduler, pipeline)
+    }
+
+    /// Drives the scheduler as the engine's thread does, over a pipeline whose clock is far past the schedule
+    /// (so it sheds every delivery that sends), and returns the engine's view.
+    static func drive(
+        _ planned: [PlannedDelivery],
+        profile: Profile,
+        checker: Checker,
+        recorder: LoadRecorder
+    ) throws -> (takes: Int, requests: Int, booked: Int) {
+        let endpoints = Endpoints(
+            webhook: try #require(profile.target.webhook),
+            deviceDelivery: profile.target.deviceDelivery,
+            deviceReport: profile.target.deviceReport,
+            probe: nil,
+            headers: [],
+            probeMapping: nil
+        )
+        let (scheduler, pipeline) = try Self.scheduler(
+            planned,
+            profile: profile,
+            endpoints: endpoints,
+            checker: checker,
+            recorder: recorder,
+            clock: 1_000
         )
         pipeline.start()
         defer { pipeline.stopAndWait() }
