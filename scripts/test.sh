@@ -24,7 +24,7 @@ swift test --skip-build 2>&1 | tee .build/swift-test.log | grep -vE '^(◇|✔) 
 grep -qE '✔ Test run with [0-9]+ tests? .*passed' .build/swift-test.log || { echo "swift test failed"; exit 1; }
 grep -E 'Test run with [0-9]+ tests?' .build/swift-test.log | tail -1
 
-for suite in Tests/Interop/run.sh Tests/APIInterop/run.sh Tests/LoadTests/Interop/run.sh Tests/Metrics/run.sh Tests/Deploy/run.sh Tests/ExampleBackend/run.sh \
+for suite in Tests/Docs/run.sh Tests/Interop/run.sh Tests/APIInterop/run.sh Tests/LoadTests/Interop/run.sh Tests/Metrics/run.sh Tests/Deploy/run.sh Tests/ExampleBackend/run.sh \
     Tests/Hostile/run.sh; do
     if [[ -x "$suite" ]]; then
         echo "== $suite"
