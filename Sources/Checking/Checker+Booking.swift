@@ -83,13 +83,9 @@ extension Checker {
         switch truth.kind {
         case .grant, .reinstate:
             bookGrant(delivery, entry: entry, startsChain: startsChain, limit: limit, in: &book)
-            if truth.productType == .autoRenewable, followsWindows(action.appAccountToken) {
-                state.mark(action.appAccountToken)
-            }
         case .revoke:
             if bookRefund(truth, entry: entry, limit: limit, in: &book) { state.mark(action.appAccountToken) }
         case .subscriptionStatus:
-            if followsWindows(action.appAccountToken) { state.mark(action.appAccountToken) }
             book.apply(truth)
             if let id = truth.transactionId {
                 book.noteCarried(id, product: truth.productId, quantity: truth.quantity, entry: entry, limit: limit)
@@ -265,6 +261,10 @@ extension Checker {
         guard var book = state.books.removeValue(forKey: delivery.action.appAccountToken) else { return }
         defer { state.books[delivery.action.appAccountToken] = book }
         if outcome.isAcknowledged, !delivery.isForged {
+            // A window opens once the target took the change (a delivery can wait seconds for a connection).
+            if changesSubscriptionState(delivery), followsWindows(delivery.action.appAccountToken) {
+                state.mark(delivery.action.appAccountToken)
+            }
             let millis = Int64((t * 1000).rounded(.up))
             book.lastAcknowledged = max(book.lastAcknowledged, millis)
             if book.firstUnread == 0 { book.firstUnread = millis }

@@ -1,3 +1,4 @@
+public import Chaos
 import Profile
 import Simulation
 import Synchronization
@@ -178,13 +179,25 @@ extension Checker {
 }
 
 extension Checker {
-    /// Whether the account is in the sampled share whose subscription state changes get a safety probe: drawn
-    /// from the seed and the token alone, so a replay probes the same accounts.
-    func followsWindows(_ account: String) -> Bool {
+    /// Whether the account is in the sampled share whose subscription state changes get a safety probe
+    /// (`ProbeConfig.windowShare`): drawn from the seed and the token alone, so a replay probes the same accounts.
+    public func followsWindows(_ account: String) -> Bool {
         guard windowSample > 0 else { return false }
         guard windowSample < .max else { return true }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ seed
         for byte in account.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return SplitMix64.mix(hash) < windowSample
+    }
+
+    /// Whether the delivery changes a subscription's state as a target keeps it: a purchase, renewal, upgrade or
+    /// reinstatement of an auto-renewable subscription, or a status change (expiry, grace, billing retry or
+    /// recovery), genuine or not, reordered or retried.
+    public func changesSubscriptionState(_ delivery: PlannedDelivery) -> Bool {
+        let truth = delivery.action.truth
+        switch truth.kind {
+        case .grant, .reinstate: return truth.productType == .autoRenewable
+        case .subscriptionStatus: return true
+        case .revoke, .pending, .none: return false
+        }
     }
 }

@@ -123,7 +123,8 @@ final class RunScheduler: TimedRequestSource {
         self.recorder = recorder
         self.only = only
         self.restartWindows = restartWindows
-        probes = SafetyProbeSchedule(endOfSchedule: endOfSchedule)
+        // Safety probes go on while follow-ups do: a retry's window is as real as the first attempt's.
+        probes = SafetyProbeSchedule(endOfSchedule: endOfFollowUps)
         self.endOfFollowUps = endOfFollowUps
         shedReason = "missed: \(pipeline.shedReason)"
     }
@@ -394,6 +395,7 @@ final class RunScheduler: TimedRequestSource {
         }
         checker.record(delivery, outcome: outcome, at: now)
         attempts?.record(delivery, result: result, outcome: outcome)
+        followWindow(delivery, outcome: outcome, at: now)
         if wasSent { history.write(event: "send", at: result.wireStart.seconds, delivery: delivery) }
         history.write(event: "result", at: now, delivery: delivery, result: result, sent: wasSent)
         var next = policy.followUps(after: delivery, outcome: outcome, at: now)
@@ -472,6 +474,18 @@ final class RunScheduler: TimedRequestSource {
             readAfterRecovery(down: since, at: now)
         }
     }
+
+    /// Probes a sampled account a moment after the target acknowledged a change of its subscription's state, so a
+    /// regression that a later delivery repairs is read while it lasts (command probes take it in their rounds).
+    private func followWindow(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at now: Double) {
+        guard endpoints.probe != nil, outcome.isAcknowledged, !delivery.isForged,
+            checker.changesSubscriptionState(delivery), checker.followsWindows(delivery.action.appAccountToken)
+        else { return }
+        _ = probes.schedule(delivery.action.appAccountToken, at: now + Self.windowProbeDelay)
+    }
+
+    /// How long after an acknowledged subscription change its window probe goes, in seconds.
+    private static let windowProbeDelay = 0.2
 
     /// The answer of a read after recovery: what the target acknowledged before it went down must show.
     private func handleRecoveryProbe(_ account: String, result: LoadResult, down: Double, at now: Double) {

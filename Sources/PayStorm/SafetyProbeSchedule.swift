@@ -1,8 +1,8 @@
-/// The safety probes due during the run: at most one waiting per account, none after the schedule (the final
-/// probe reads every account then), and none before a time the target's `Retry-After` asked to be left alone
-/// until.
+/// The safety probes due during the run: at most one waiting per account, none after the run's traffic ends (its
+/// schedule and the retries and redeliveries that follow it; the final probe reads every account then), and none
+/// before a time the target's `Retry-After` asked to be left alone until.
 struct SafetyProbeSchedule {
-    /// The end of the profile's traffic, in seconds.
+    /// The end of the run's traffic, in seconds.
     let endOfSchedule: Double
     private var due = TimeHeap<String>()
     private var waiting: Set<String> = []

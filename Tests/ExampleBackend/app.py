@@ -62,6 +62,8 @@ KNOWN_BUGS = {
     "token-case": "webhooks file purchases under appAccountToken as sent (uppercase); the app uses lowercase",
     "grant-unconfirmed": "the pull endpoint grants the app's claimed product when Apple answers not found or an error",
     "ack-on-rate-limit": "the pull endpoint answers 200 without granting when Apple answers 429 (rate limited)",
+    "ack-before-commit": "webhooks are answered 200 at once and filed half a second later, from memory",
+    "stale-expiry": "an expiry (EXPIRED, billing retry, a device's view of a lapsed period) is applied whatever its signedDate",
 }
 
 BUGS = frozenset(name.strip() for name in os.environ.get("BUGS", "").split(",") if name.strip())
@@ -390,11 +392,15 @@ class Store:
                 "WHERE original_transaction_id = ?",
                 (tx.productId, tx.transactionId, tx.expiresDate, original),
             )
-        if not current and (state == REVOKED or not reported):
+        # The stale-expiry bug: "it expired, so it expired", even when the news is older than the row (a retried or
+        # reordered EXPIRED or DID_FAIL_TO_RENEW after a renewal, a late listener's view of a lapsed period). The
+        # next renewal, newer, repairs the row.
+        stale_expiry = "stale-expiry" in BUGS and state in (EXPIRED, BILLING_RETRY)
+        if not current and (state == REVOKED or not reported) and not stale_expiry:
             return
         # A refund (or its reversal) that trails a newer view still counts: it is on the purchase's row, which
         # the wallet reads.
-        if signed > row["state_signed_date"]:
+        if signed > row["state_signed_date"] or stale_expiry:
             self.db.execute(
                 "UPDATE subscriptions SET state = ?, grace_expires_at_ms = ?, state_signed_date = ? "
                 "WHERE original_transaction_id = ?",
@@ -510,6 +516,38 @@ def api_client(bundle_id, environment):
     return client
 
 
+class DeferredFiling:
+    """ack-before-commit's queue: what the webhook acknowledged, kept in this worker's memory and filed every half
+    second (EXAMPLE_FILING_SECONDS) by a thread of its own, started at the first notification, after gunicorn
+    forked the worker."""
+
+    def __init__(self, app, file):
+        self.app, self.file = app, file
+        self.every = float(os.environ.get("EXAMPLE_FILING_SECONDS") or 0.5)
+        self.lock = threading.Lock()
+        self.waiting = []
+        self.thread = None
+
+    def put(self, signed_payload):
+        with self.lock:
+            self.waiting.append(signed_payload)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self.run, name="deferred-filing", daemon=True)
+                self.thread.start()
+
+    def run(self):
+        while True:
+            time.sleep(self.every)
+            with self.lock:
+                batch, self.waiting = self.waiting, []
+            with self.app.app_context():
+                for signed_payload in batch:
+                    try:
+                        self.file(signed_payload)
+                    except Exception:  # a failure here is lost like the rest: the bug is that nobody retries
+                        log.exception("deferred notification not filed")
+
+
 def create_app():
     db_path = os.environ["EXAMPLE_DB"]
     with open(os.environ["EXAMPLE_TRUST"], "rb") as file:
@@ -573,6 +611,15 @@ def create_app():
         signed_payload = body.get("signedPayload") if isinstance(body, dict) else None
         if not isinstance(signed_payload, str):
             return error(400, "body must be {\"signedPayload\": \"<JWS>\"}")
+        if "ack-before-commit" in BUGS:
+            # The bug: "answer Apple fast, file it in the background": a crash in the next half second loses what
+            # Apple was told is filed, and Apple never sends it again.
+            deferred.put(signed_payload)
+            return jsonify({"ok": True, "queued": True})
+        return file_notification(signed_payload)
+
+    def file_notification(signed_payload):
+        """Verifies and files one notification, durably, and answers what Apple should hear."""
         try:
             note = verifier.notification(signed_payload)
         except VerificationException as failure:
@@ -625,6 +672,8 @@ def create_app():
         finally:
             store.db.close()
 
+    deferred = DeferredFiling(app, file_notification)
+
     @app.post("/api/v1/purchases/verify")
     def verify_purchase():
         if (limited := device_limit.refusal()) is not None:
@@ -649,6 +698,11 @@ def create_app():
         try:
             # A refunded copy is still filed (its revocation counts); any other copy of a credited one is a repeat.
             if store.credited(tx.transactionId) and not tx.revocationDate:
+                if "stale-expiry" in BUGS and tx.rawType == AUTO_RENEWABLE and (tx.expiresDate or 0) <= now_ms():
+                    # The bug: "the app's view refreshes the subscription": a late listener's lapsed period ends
+                    # the subscription a newer renewal runs (see update_subscription).
+                    with write_transaction(store.db):
+                        store.update_subscription(tx, user, EXPIRED, tx.signedDate, reported=False)
                 return error(409, "already processed")
             with write_transaction(store.db):
                 credited = apply_transaction(store, tx, user, tx.signedDate, "device", owed=True,

@@ -9,7 +9,8 @@
 #
 # Usage: Tests/ExampleBackend/run.sh [--standalone | --matrix] [--factor N] [--strict] [BUG...]
 #   --standalone  only the pytest suite;  --matrix  only the PayStorm runs
-#   BUG...        only these matrix rows: bug names, `correct` (three seeds), `correct-pull` (two), `correct-tokens`
+#   BUG...        only these matrix rows: bug names, `correct` (three seeds), `correct-nowindows` (three, without the
+#                 sampled window probes), `correct-lapses` (stale-expiry's traffic), `correct-pull` (two), `correct-tokens`
 #                 `correct-limited` (the wallet limited to four reads a second a worker: probes meet 429s) or
 #                 `correct-device-limited` (purchase verifications limited to two a second a worker: devices meet 429s)
 #   --factor N    the matrix with every schedule N times as long (scripts/stretch-profile.py): the same verdicts
@@ -89,27 +90,42 @@ declare -A expected=(
     [skip-verify]="no-unlock-without-verified-purchase"
     [blind-upsert]="revocation-honored no-stale-regression subscription-state no-lost-purchase"
     [token-case]="no-lost-purchase subscription-state"
+    [ack-before-commit]="no-lost-purchase"
+    [stale-expiry]="subscription-state"
+)
+# What a witness of the bug must say, where only one mechanism can catch it: a grant lost in a restart and
+# repaired by a later delivery shows only to the read after recovery, and an expiry that the next renewal repairs
+# only to a probe during the run.
+declare -A witness_says=(
+    [ack-before-commit]="the first probe after it came back shows it lost"
+    [stale-expiry]="by what the target acknowledged"
 )
 # What a bug also does to state, read from its witnesses, so a strict run does not count it as invented:
 # grant-unconfirmed files a claimed subscription as a permanent unlock (its state outlives its period, and its
-# refund when the pull of a refunded renewal fails), and credits one unit of a consumable whatever its quantity.
+# refund when the pull of a refunded renewal fails), and credits one unit of a consumable whatever its quantity;
+# ack-before-commit loses subscription purchases too, which show as a subscription not entitled.
 declare -A consequences=(
     [grant-unconfirmed]="subscription-state no-lost-purchase revocation-honored"
+    [ack-before-commit]="subscription-state"
 )
 # The rows named: bugs, and `correct` or `correct-pull` for the correct backend's rows; none names every row.
 bugs=() corrects=()
 for row in "$@"; do
     if [[ "$row" == correct || "$row" == correct-pull || "$row" == correct-tokens || "$row" == correct-limited \
-        || "$row" == correct-device-limited ]]; then
+        || "$row" == correct-device-limited || "$row" == correct-nowindows || "$row" == correct-lapses ]]; then
         corrects+=("$row")
     else
         bugs+=("$row")
     fi
 done
 if (( $# == 0 )); then
-    bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case grant-unconfirmed ack-on-rate-limit)
-    corrects=(correct correct-pull correct-tokens correct-limited correct-device-limited)
+    bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case grant-unconfirmed ack-on-rate-limit
+        ack-before-commit stale-expiry)
+    corrects=(correct correct-nowindows correct-lapses correct-pull correct-tokens correct-limited correct-device-limited)
 fi
+# A bug that shows only in traffic the mapping's profile makes rarely runs a variant of it (made below): stale-expiry
+# needs views of lapsed periods that reach the backend after a newer renewal, which late listeners make.
+declare -A variants=([stale-expiry]=example-backend-lapses.json5)
 # The pull bugs live in the pull endpoint, so they run with the pulling profile.
 declare -A pulling=([grant-unconfirmed]=1 [ack-on-rate-limit]=1)
 # A race credits whichever purchase two copies meet on, most often a subscription or an unlock (a device delivery
@@ -145,6 +161,25 @@ for anchor, insert, before in [("    deviceDelivery: {\n", auth, False), ("    d
     at = text.index(anchor) + (0 if before else len(anchor))
     text = text[:at] + insert + text[at:]
 sys.stdout.write(text.replace('name: "example-backend"', 'name: "example-backend-tokens"', 1))
+EOF
+    # Two more variants: without the sampled window probes, and with many late listeners (half the devices start
+    # theirs 8 s late, past a 6 s period, so their views of a renewal arrive after the next one) and every
+    # account's windows probed.
+    "$python" - "$profiles/example-backend.json5" "$profiles" <<'EOF'
+import sys
+text = open(sys.argv[1]).read()
+def variant(name, changes):
+    out = text.replace('name: "example-backend"', f'name: "{name}"', 1)
+    for old, new in changes:
+        assert out.count(old) == 1, old
+        out = out.replace(old, new)
+    open(f"{sys.argv[2]}/{name}.json5", "w").write(out)
+variant("example-backend-nowindows", [("windowShare: 0.5,", "windowShare: 0,")])
+variant("example-backend-lapses", [
+    ("windowShare: 0.5,", "windowShare: 1,"),
+    ("consumable: 4, nonConsumable: 2, subscribe: 3,", "consumable: 2, nonConsumable: 1, subscribe: 6,"),
+    ("lateListener: { probability: 0.05, delaySeconds: 3 },", "lateListener: { probability: 0.5, delaySeconds: 8 },"),
+])
 EOF
     # The backend's App Store Server API key (a .p8 and its public half, which the pulling profile gives PayStorm).
     "$python" - "$work" <<'EOF'
@@ -187,6 +222,9 @@ EOF
         # app's purchase verifications: devices get 429 past two a second per worker.
         [[ "$mode" == correct-limited ]] && limit=4
         [[ "$mode" == correct-device-limited ]] && device_limit=2
+        [[ -z "${variants[$mode]:-}" ]] || profile="${variants[$mode]}"
+        [[ "$mode" == correct-nowindows ]] && profile=example-backend-nowindows.json5
+        [[ "$mode" == correct-lapses ]] && profile=example-backend-lapses.json5
         if [[ "$mode" == correct-tokens ]]; then
             profile=example-backend-tokens.json5
             secret="$("$python" -c 'import secrets; print(secrets.token_hex(16))')"
@@ -313,6 +351,11 @@ EOF
             for invariant in ${expected[$bug]}; do
                 if [[ "$got" == "exit 1,"* && "$got" == *"$invariant"* ]]; then ok=yes; fi
             done
+            said="${witness_says[$bug]:-}"
+            if [[ "$ok" == yes && -n "$said" ]] && ! grep -qF "$said" "$reports/$bug-$seed"/*/violations.jsonl; then
+                ok=no
+                got="$got (no witness says \"$said\")"
+            fi
             if [[ "$ok" == yes ]]; then
                 [[ "$seed" == 7 ]] || got="$got (caught with seed $seed; the earlier seeds missed it)"
                 break
@@ -346,6 +389,20 @@ EOF
         ok=no
         [[ "$got" == "exit 0,"* ]] && ok=yes
         record "correct (seed 7 again, on the database its first run left)" "pass" "$got" "$ok"
+    fi
+    if [[ " ${corrects[*]} " == *" correct-nowindows "* ]]; then
+        for seed in 7 8 9; do
+            got="$(run_mode correct-nowindows "$seed")"
+            ok=no
+            [[ "$got" == "exit 0,"* ]] && ok=yes
+            record "correct, without window probes (seed $seed)" "pass" "$got" "$ok"
+        done
+    fi
+    if [[ " ${corrects[*]} " == *" correct-lapses "* ]]; then
+        got="$(run_mode correct-lapses 7)"
+        ok=no
+        [[ "$got" == "exit 0,"* ]] && ok=yes
+        record "correct, stale-expiry's traffic: late listeners, every window probed (seed 7)" "pass" "$got" "$ok"
     fi
     if [[ " ${corrects[*]} " == *" correct-pull "* ]]; then
         for seed in 7 8; do

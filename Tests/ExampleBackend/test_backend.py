@@ -52,6 +52,14 @@ class Backend:
     def stop(self):
         subprocess.run([HERE / "kill.sh", str(self.db)], check=True, timeout=30)
 
+    def restart(self, bugs):
+        """A crash and a restart: SIGKILL, then start.sh again on the same port and database."""
+        self.stop()
+        subprocess.run(
+            [HERE / "start.sh", str(self.port), str(self.db), str(self.pki / "root.der"), bugs],
+            check=True, timeout=60,
+        )
+
     def request(self, method, path, body=None):
         data = None if body is None else (body if isinstance(body, str) else json.dumps(body)).encode()
         headers = {"Content-Type": "application/json"} if data is not None else {}
@@ -529,3 +537,60 @@ def test_pulling_bug_ack_on_rate_limit_still_loses_a_confirmed_purchase(pulling,
     assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE", "--transaction-id", "7102"))[0] == 200
     assert pull(backend, "7102") == (200, {"ok": True, "queued": True})
     assert backend.wallet()["coins"] == {}
+
+
+def test_ack_before_commit_loses_what_it_acknowledged_when_killed(start, monkeypatch):
+    # Filed five seconds after the answer here, so the kill surely comes first on a busy machine.
+    monkeypatch.setenv("EXAMPLE_FILING_SECONDS", "5")
+    backend = start("ack-before-commit")
+    status, body = backend.notify(backend.mint("--type", "ONE_TIME_CHARGE", "--transaction-id", "8401"))
+    assert status == 200 and body["queued"]
+    backend.restart("ack-before-commit")
+    assert backend.wallet()["coins"] == {}
+    # The device's delivery of the same transaction repairs it, as the next renewal would a subscription.
+    assert backend.verify(backend.mint("--transaction", "--transaction-id", "8401"))[0] == 200
+    assert backend.wallet()["coins"] == {"coins.100": 1}
+
+
+def test_ack_before_commit_files_what_it_acknowledged_when_left_running(start):
+    backend = start("ack-before-commit")
+    assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE", "--transaction-id", "8402"))[0] == 200
+    deadline = time.monotonic() + 10
+    while backend.wallet()["coins"] != {"coins.100": 1}:
+        assert time.monotonic() < deadline, "never filed"
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("bugs", ["", "stale-expiry"])
+def test_an_expiry_signed_before_the_renewal_ends_the_subscription_only_under_stale_expiry(start, bugs):
+    backend = start(bugs)
+    sub = dict(product="premium.gold", kind="auto-renewable")
+    assert backend.notify(backend.mint("--type", "SUBSCRIBED/INITIAL_BUY", "--transaction-id", "9101", **sub))[0] == 200
+    renewal = backend.mint("--type", "DID_RENEW", "--transaction-id", "9102", "--original-transaction-id", "9101",
+                           **sub)
+    assert backend.notify(renewal)[0] == 200
+    # The expiry of the first period, retried: signed before the renewal, delivered after it.
+    stale = backend.mint("--type", "EXPIRED/VOLUNTARY", "--original-transaction-id", "9101",
+                         signed=now_ms() - 60_000, **sub)
+    assert backend.notify(stale)[0] == 200
+    [state] = backend.wallet()["subscriptions"]
+    assert state["state"] == ("EXPIRED" if bugs else "ACTIVE")
+
+
+@pytest.mark.parametrize("bugs", ["", "stale-expiry"])
+def test_a_late_view_of_a_lapsed_period_ends_the_subscription_only_under_stale_expiry(start, bugs):
+    backend = start(bugs)
+    sub = dict(product="premium.gold", kind="auto-renewable")
+    # A first period that lapsed a minute ago, and its renewal, both filed from the webhook.
+    lapsed = now_ms() - 31 * 86_400_000 - 60_000
+    first = backend.mint("--type", "SUBSCRIBED/INITIAL_BUY", "--transaction-id", "9201", signed=lapsed, **sub)
+    assert backend.notify(first)[0] == 200
+    renewal = backend.mint("--type", "DID_RENEW", "--transaction-id", "9202", "--original-transaction-id", "9201",
+                           **sub)
+    assert backend.notify(renewal)[0] == 200
+    assert backend.wallet()["subscriptions"][0]["state"] == "ACTIVE"
+    # A late listener's view of the first period: already credited, so a repeat.
+    view = backend.mint("--transaction", "--type", "SUBSCRIBED/INITIAL_BUY", "--transaction-id", "9201",
+                        signed=lapsed, **sub)
+    assert backend.verify(view)[0] == 409
+    assert backend.wallet()["subscriptions"][0]["state"] == ("EXPIRED" if bugs else "ACTIVE")
