@@ -390,33 +390,24 @@ EOF
         [[ "$got" == "exit 0,"* ]] && ok=yes
         record "correct (seed 7 again, on the database its first run left)" "pass" "$got" "$ok"
     fi
+    # A correct row that must pass: passes MODE SEED LABEL.
+    passes() {
+        got="$(run_mode "$1" "$2")"
+        ok=no
+        [[ "$got" == "exit 0,"* ]] && ok=yes
+        record "$3" "pass" "$got" "$ok"
+    }
     if [[ " ${corrects[*]} " == *" correct-nowindows "* ]]; then
-        for seed in 7 8 9; do
-            got="$(run_mode correct-nowindows "$seed")"
-            ok=no
-            [[ "$got" == "exit 0,"* ]] && ok=yes
-            record "correct, without window probes (seed $seed)" "pass" "$got" "$ok"
-        done
+        for seed in 7 8 9; do passes correct-nowindows "$seed" "correct, without window probes (seed $seed)"; done
     fi
     if [[ " ${corrects[*]} " == *" correct-lapses "* ]]; then
-        got="$(run_mode correct-lapses 7)"
-        ok=no
-        [[ "$got" == "exit 0,"* ]] && ok=yes
-        record "correct, stale-expiry's traffic: late listeners, every window probed (seed 7)" "pass" "$got" "$ok"
+        passes correct-lapses 7 "correct, stale-expiry's traffic: late listeners, every window probed (seed 7)"
     fi
     if [[ " ${corrects[*]} " == *" correct-pull "* ]]; then
-        for seed in 7 8; do
-            got="$(run_mode correct-pull "$seed")"
-            ok=no
-            [[ "$got" == "exit 0,"* ]] && ok=yes
-            record "correct, pulling (seed $seed)" "pass" "$got" "$ok"
-        done
+        for seed in 7 8; do passes correct-pull "$seed" "correct, pulling (seed $seed)"; done
     fi
     if [[ " ${corrects[*]} " == *" correct-tokens "* ]]; then
-        got="$(run_mode correct-tokens 7)"
-        ok=no
-        [[ "$got" == "exit 0,"* ]] && ok=yes
-        record "correct, session tokens of 8 s refreshed every 2 s (seed 7)" "pass" "$got" "$ok"
+        passes correct-tokens 7 "correct, session tokens of 8 s refreshed every 2 s (seed 7)"
     fi
     if [[ " ${corrects[*]} " == *" correct-limited "* ]]; then
         got="$(run_mode correct-limited 7)"
