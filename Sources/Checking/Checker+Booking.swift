@@ -198,6 +198,7 @@ extension Checker {
         if let number { book.accepted(number) }
         var tx =
             book.txs[id] ?? book.newTx(id, label: label(truth.productId ?? "?", group: nil), type: truth.productType)
+        tx.noteRefundIssued(truth.effectiveDate)
         if unfolded {
             // Back from the folded counts, sent as it was: refunded like any kept purchase, it folds again once
             // its refund settled (see `Book.fold`).

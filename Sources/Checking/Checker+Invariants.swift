@@ -219,6 +219,7 @@ extension Checker {
     }
 
     func revocationFinding(_ c: Context) -> Finding {
+        if let failure = overRevocationFinding(c) { return failure }
         var undecided = Undecided()
         // The target's own books: a transaction the App Store refunded must read `revoked` there.
         for listed in c.observed.transactions ?? [] where listed.state == .granted {
@@ -462,6 +463,7 @@ extension Checker {
     /// a time it was not bought, or not for a time it was. That is a wrong subscription state, not a stale
     /// regression: no older data overrode newer, the target computed the period wrongly from current data.
     func subscriptionFinding(_ c: Context) -> Finding {
+        if let failure = revokedPeriodFinding(c) { return failure }
         var undecided = Undecided()
         for listed in c.observed.transactions ?? [] where listed.state == .granted {
             // An upgraded (superseded) period may legitimately end early; a refunded one is revocation's.

@@ -187,7 +187,9 @@ public final class Checker: Sendable {
     /// Records that a probe of an account failed: each invariant it would have checked is unknown.
     public func probeFailed(account: String, error: any Error, at t: Double, final: Bool) {
         let invariants =
-            final ? Invariant.probed : [.noDoubleGrant, .noUnlockWithoutVerifiedPurchase, .noStaleRegression]
+            final
+            ? Invariant.probed
+            : [.noDoubleGrant, .noUnlockWithoutVerifiedPurchase, .noDoubleRefund, .noStaleRegression]
         // A ProbeError already says it is a probe's ("probe failed: …"); other errors get that said once here.
         let reason = error is ProbeError ? "\(error)" : "probe failed: \(error)"
         state.withLock { state in
@@ -269,6 +271,7 @@ public final class Checker: Sendable {
             findings[.noUnlockWithoutVerifiedPurchase] = unlockFinding(context)
             noteUnlocksOnPending(context, book: &book)
             findings[.noDoubleGrant] = doubleGrantFinding(context)
+            if let refunds = doubleRefundFinding(context) { findings[.noDoubleRefund] = refunds }
             findings[.noStaleRegression] = regressionFinding(context, book: &book)
             // Everything acknowledged before the probe asked was read (what came after still waits for a read).
             if book.lastAcknowledged <= context.asked { book.firstUnread = 0 }
@@ -427,7 +430,7 @@ public final class Checker: Sendable {
                 violationCount: state.violationCount,
                 tallies: state.tallies,
                 unknownSamples: (reason.map { [$0] } ?? []) + state.unknownSamples,
-                unchecked: unchecked,
+                unchecked: unchecked + uncheckedRefunds(state.tallies, besides: unchecked),
                 seed: seed,
                 lostNotifications: state.lostNotifications,
                 held: held,

@@ -17,6 +17,7 @@ final class RareFields: Sendable {
         var ackedExpires: Int64 = 0
         var reversalAcked = false
         var expirySignedDate: Int64 = 0
+        var refundDates: [Int64] = []
     }
 
     let values: Values
@@ -139,6 +140,16 @@ struct Tx: KeyedByID, Sendable {
     var expirySignedDate: Int64 {
         get { rare?.values.expirySignedDate ?? 0 }
         set { rareValues.expirySignedDate = newValue }
+    }
+
+    /// How many distinct refunds (and revocations) of the transaction the App Store issued: copies of one
+    /// (duplicates, retries) share its signed date.
+    var refundsIssued: Int { rare?.values.refundDates.count ?? 0 }
+
+    /// Notes a refund of the transaction signed at `date` (a copy of one already noted changes nothing).
+    mutating func noteRefundIssued(_ date: Int64) {
+        guard !(rare?.values.refundDates.contains(date) ?? false), refundsIssued < 16 else { return }
+        rareValues.refundDates.append(date)
     }
 
     /// Books the expiry of data signed at `signed`: what the target acknowledged stays the older one until it

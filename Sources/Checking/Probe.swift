@@ -75,17 +75,25 @@ public enum PointerProbe {
             }
         }
         if let pointer = mapping.grants {
-            guard let list = JSONPointer.resolve(pointer, in: root) as? [Any] else {
-                throw ProbeError.badJSON("\(pointer) is not an array")
-            }
-            state.grants = try list.map { item in
-                guard let id = JSONPointer.resolve("/transactionId", in: item).flatMap(stringOf),
-                    let count = JSONPointer.resolve("/count", in: item).flatMap(int64Of)
-                else { throw ProbeError.badJSON("a grant lacks transactionId or count") }
-                return .init(transactionId: id, count: Int(count))
-            }
+            state.grants = try counts(at: pointer, in: root, of: "grant").map { .init(transactionId: $0, count: $1) }
+        }
+        if let pointer = mapping.refunds {
+            state.refunds = try counts(at: pointer, in: root, of: "refund").map { .init(transactionId: $0, count: $1) }
         }
         return state
+    }
+
+    /// The `{transactionId, count}` objects of the array at `pointer`.
+    private static func counts(at pointer: String, in root: Any, of what: String) throws -> [(String, Int)] {
+        guard let list = JSONPointer.resolve(pointer, in: root) as? [Any] else {
+            throw ProbeError.badJSON("\(pointer) is not an array")
+        }
+        return try list.map { item in
+            guard let id = JSONPointer.resolve("/transactionId", in: item).flatMap(stringOf),
+                let count = JSONPointer.resolve("/count", in: item).flatMap(int64Of)
+            else { throw ProbeError.badJSON("a \(what) lacks transactionId or count") }
+            return (id, Int(count))
+        }
     }
 }
 

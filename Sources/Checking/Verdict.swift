@@ -6,6 +6,9 @@ public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable, Coding
     case noUnlockWithoutVerifiedPurchase = "no-unlock-without-verified-purchase"
     /// Refunded or revoked transactions grant nothing at settle, and a refund revokes nothing else.
     case revocationHonored = "revocation-honored"
+    /// Each refund is applied once: no transaction is refunded more often than the App Store refunded it (when
+    /// the probe lists refunds).
+    case noDoubleRefund = "no-double-refund"
     /// Every verified purchase the target acknowledged is granted at settle, and no genuine purchase has every
     /// attempt rejected.
     case noLostPurchase = "no-lost-purchase"
@@ -29,6 +32,7 @@ public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable, Coding
         case .noDoubleGrant: "each transaction is granted at most once"
         case .noUnlockWithoutVerifiedPurchase: "nothing unlocks without a verified purchase"
         case .revocationHonored: "refunded or revoked transactions grant nothing at settle, and nothing else is revoked"
+        case .noDoubleRefund: "each refund is applied once"
         case .noLostPurchase:
             "every acknowledged verified purchase is granted at settle, and no genuine purchase is rejected for good"
         case .noLostNotification: "every genuine notification is acknowledged before the App Store gives up on it"

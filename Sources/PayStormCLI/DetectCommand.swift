@@ -118,6 +118,7 @@ extension Command {
         case .refundByProduct: ["revocation-honored", "no-lost-purchase", "subscription-state"]
         // A member keeps a revoked shared purchase (revocation honored) and its subscription stays on.
         case .ignoreFamilyRevoke: ["revocation-honored", "subscription-state"]
+        case .doubleRefund: ["no-double-refund"]
         }
     }
 }

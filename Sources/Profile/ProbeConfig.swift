@@ -168,12 +168,14 @@ public struct PointerMapping: Sendable, Hashable, Decodable {
     public var balances: String?
     /// Pointer to an array of `{transactionId, count}` grants.
     public var grants: String?
+    /// Pointer to an array of `{transactionId, count}` refunds applied.
+    public var refunds: String?
 
     /// Strict decoding.
     public init(from decoder: any Decoder) throws {
         let f = try Fields(
             decoder,
-            allowed: ["entitlements", "productId", "transactionId", "expiresDate", "balances", "grants"]
+            allowed: ["entitlements", "productId", "transactionId", "expiresDate", "balances", "grants", "refunds"]
         )
         entitlements = try Self.pointer(f, "entitlements", default: nil)
         productId = try Self.pointer(f, "productId", default: "/productId")
@@ -181,6 +183,7 @@ public struct PointerMapping: Sendable, Hashable, Decodable {
         expiresDate = try f.has("expiresDate") ? Self.pointer(f, "expiresDate", default: nil) : nil
         balances = try f.has("balances") ? Self.pointer(f, "balances", default: nil) : nil
         grants = try f.has("grants") ? Self.pointer(f, "grants", default: nil) : nil
+        refunds = try f.has("refunds") ? Self.pointer(f, "refunds", default: nil) : nil
     }
 
     private static func pointer(_ f: Fields, _ key: String, default fallback: String?) throws -> String {

@@ -13,6 +13,7 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
     case trustClientClaims = "trust-client-claims"
     case refundByProduct = "refund-by-product"
     case ignoreFamilyRevoke = "ignore-family-revoke"
+    case doubleRefund = "double-refund"
 
     /// What the flawed ledger does wrong, in one line (used by `--help` and docs/faults-and-flaws.md).
     public var summary: String {
@@ -41,6 +42,8 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
             "a refund revokes the account's latest transaction of the product, not the one refunded (a refunded older renewal ends the current period)"
         case .ignoreFamilyRevoke:
             "ignores Family Sharing revocations (REVOKE, FAMILY_REVOKE): a member keeps what the purchaser stopped sharing"
+        case .doubleRefund:
+            "books a refund for every delivery of one (a duplicate, a retry), before its duplicate check"
         }
     }
 
@@ -55,6 +58,7 @@ public enum LedgerFlaw: String, CaseIterable, Sendable, Hashable {
         case .resurrectAfterRefund: "revocation honored"
         case .refundByProduct: "revocation honored or subscription state"
         case .ackBeforeCommit: "no lost purchase"
+        case .doubleRefund: "no double refund"
         }
     }
 }

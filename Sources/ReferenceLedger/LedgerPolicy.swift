@@ -61,6 +61,8 @@ struct LedgerPolicy: Sendable, Equatable {
     var honorsRefunds = true
     /// False with `ignore-family-revoke`: Family Sharing revocations change nothing.
     var honorsFamilyRevokes = true
+    /// True with `double-refund`: every delivery that carries a refund books one, a duplicate or a retry too.
+    var booksEveryRefundDelivery = false
     /// Purchase results whose device report grants (`unlock-on-pending`: pending; `trust-client-claims`:
     /// success). The correct ledger grants on none.
     var grantingReports: Set<String> = []
@@ -80,6 +82,7 @@ struct LedgerPolicy: Sendable, Equatable {
         if flaws.contains(.refundByProduct) { refundTarget = .latestOfProduct }
         honorsRefunds = !flaws.contains(.ignoreRefund)
         honorsFamilyRevokes = !flaws.contains(.ignoreFamilyRevoke)
+        booksEveryRefundDelivery = flaws.contains(.doubleRefund)
         if flaws.contains(.unlockOnPending) { grantingReports.insert("pending") }
         if flaws.contains(.trustClientClaims) { grantingReports.insert("success") }
     }
@@ -145,6 +148,14 @@ struct LedgerPolicy: Sendable, Equatable {
     /// The revocation date an event carries (the transaction's, or the signed date of a `REFUND`/`REVOKE`).
     func revocation(carried: Int64?) -> Int64? {
         honorsRefunds ? carried : nil
+    }
+
+    /// The key that makes a refund booked once: the transaction and its revocation date, which every copy of
+    /// one refund carries (a later refund, after a reversal, is another). With `double-refund`, every delivery's
+    /// own.
+    func refundKey(transactionId: String, revocationDate: Int64) -> String {
+        booksEveryRefundDelivery
+            ? "\(transactionId)#\(UUID().uuidString)" : "\(transactionId):\(revocationDate)"
     }
 
     /// The transaction a refund applies to: the one signed, unless the policy looks it up by product.

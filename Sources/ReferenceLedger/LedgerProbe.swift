@@ -19,6 +19,9 @@ extension LedgerStore {
         state.grants = grantRows.map {
             AccountState.Grant(transactionId: $0[0].string ?? "", count: Int($0[1].int ?? 0))
         }
+        state.refunds = try database.query(AccountQuery.refunds, [.text(token)]).map {
+            AccountState.Refund(transactionId: $0[0].string ?? "", count: Int($0[1].int ?? 0))
+        }
 
         let balanceRows = try database.query(
             AccountQuery.balances,

@@ -121,6 +121,15 @@ final class LedgerStore: Sendable {
     /// transaction, grants it once unless it is revoked, and moves its subscription.
     private func apply(_ event: LedgerEvent, now: Int64, in database: Database) throws -> ApplyOutcome {
         if let uuid = event.notificationUUID, try !recordNotification(uuid, of: event, now: now, in: database) {
+            // `double-refund`: the refund's bookkeeping ran before the duplicate check.
+            if policy.booksEveryRefundDelivery, let signed = event.transaction,
+                let view = TransactionView(signed, of: event),
+                let date = policy.revocation(
+                    carried: signed.revocationDate ?? (event.isRevoking ? event.signedDate : nil)
+                )
+            {
+                try recordRefund(view.transactionId, token: view.token, revocationDate: date, now: now, in: database)
+            }
             return ApplyOutcome(duplicate: true)
         }
         guard let signed = event.transaction, !policy.ignores(event) else { return ApplyOutcome() }
@@ -129,6 +138,9 @@ final class LedgerStore: Sendable {
         }
         guard let view = TransactionView(transaction, of: event) else { return ApplyOutcome() }
         let stored = try store(view, transaction, of: event, in: database)
+        if stored.revoked, let date = stored.revocationApplied {
+            try recordRefund(view.transactionId, token: stored.owner, revocationDate: date, now: now, in: database)
+        }
 
         var outcome = ApplyOutcome()
         if !stored.revoked {
@@ -180,6 +192,8 @@ final class LedgerStore: Sendable {
         var revoked: Bool
         var resurrected: Bool
         var owner: String
+        /// The revocation date of the refund this view carried, when the policy applied it.
+        var revocationApplied: Int64? = nil
     }
 
     /// Stores the transaction's newest signed view (an older view never overrides it) and its revocation,
@@ -202,7 +216,12 @@ final class LedgerStore: Sendable {
         ).first
         guard let existing else {
             try insert(view, transaction, revocation: revocation, isReversal: isReversal, in: database)
-            return Stored(revoked: revocation != nil, resurrected: false, owner: view.token)
+            return Stored(
+                revoked: revocation != nil,
+                resurrected: false,
+                owner: view.token,
+                revocationApplied: revocation
+            )
         }
         let stored = Revocation(date: existing[1].int, signed: existing[2].int, reversalSigned: existing[3].int)
         let (next, resurrected) = policy.revocation(
@@ -237,7 +256,12 @@ final class LedgerStore: Sendable {
         )
         let storedOwner = existing[4].string ?? view.token
         let owner = replaces && !view.token.isEmpty ? view.token : storedOwner
-        return Stored(revoked: next.date != nil, resurrected: resurrected, owner: owner)
+        return Stored(
+            revoked: next.date != nil,
+            resurrected: resurrected,
+            owner: owner,
+            revocationApplied: revocation.flatMap { next.date == nil ? nil : $0 }
+        )
     }
 
     private func insert(
@@ -287,6 +311,26 @@ final class LedgerStore: Sendable {
         target.expiresDate = latest[3].int
         target.quantity = latest[4].int.map { Int32($0) }
         return target
+    }
+
+    /// Books a refund of a transaction (once per key: see ``LedgerPolicy/refundKey(transactionId:revocationDate:)``).
+    private func recordRefund(
+        _ transactionId: String,
+        token: String,
+        revocationDate: Int64,
+        now: Int64,
+        in database: Database
+    ) throws {
+        try database.query(
+            """
+            INSERT OR IGNORE INTO refunds (refund_key, transaction_id, app_account_token, recorded_at)
+            VALUES (?, ?, ?, ?)
+            """,
+            [
+                .text(policy.refundKey(transactionId: transactionId, revocationDate: revocationDate)),
+                .text(transactionId), .text(token), .integer(now),
+            ]
+        )
     }
 
     @discardableResult

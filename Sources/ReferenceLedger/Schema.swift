@@ -72,6 +72,21 @@ enum Schema {
         """
         CREATE INDEX grants_by_transaction ON grants (transaction_id);
         """,
+        // v4: one row per refund applied (a copy of one is the same row, by its key), for the probe's `refunds`;
+        // the refunds a database already holds are the revoked transactions'.
+        """
+        CREATE TABLE refunds (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            refund_key TEXT NOT NULL UNIQUE,
+            transaction_id TEXT NOT NULL,
+            app_account_token TEXT NOT NULL,
+            recorded_at INTEGER NOT NULL
+        );
+        CREATE INDEX refunds_by_account ON refunds (app_account_token);
+        INSERT INTO refunds (refund_key, transaction_id, app_account_token, recorded_at)
+            SELECT transaction_id || ':' || revocation_date, transaction_id, app_account_token, signed_date
+            FROM transactions WHERE revocation_date IS NOT NULL;
+        """,
     ]
 
     /// The version a fully migrated database has.
@@ -132,6 +147,10 @@ enum AccountQuery {
         ORDER BY t.product_id, t.transaction_id
         """
 
+    /// Refunds applied per transaction: `(transaction_id, count)`.
+    static let refunds =
+        "SELECT transaction_id, COUNT(*) FROM refunds WHERE app_account_token = ? GROUP BY transaction_id ORDER BY 1"
+
     /// The account's subscriptions, newest signed state each, and the revocation date of its current
     /// transaction: `(product_id, transaction_id, status, expires_date, grace_expires_date, revocation_date)`.
     static let subscriptions = """
@@ -141,5 +160,5 @@ enum AccountQuery {
         """
 
     /// Every query of a probe.
-    static let all = [grants, balances, owned, subscriptions]
+    static let all = [grants, balances, owned, subscriptions, refunds]
 }

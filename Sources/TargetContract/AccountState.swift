@@ -2,7 +2,7 @@
 ///
 /// `{"entitlements": [{"productId", "transactionId"?, "expiresDate"?}], "balances": {"<productId>": n},
 /// "grants": [{"transactionId", "count"}]?, "transactions": [{"transactionId", "productId", "state",
-/// "revokedAt"?, "periodStart"?, "periodEnd"?}]?}`
+/// "revokedAt"?, "periodStart"?, "periodEnd"?}]?, "refunds": [{"transactionId", "count"}]?}`
 public struct AccountState: Sendable, Hashable, Codable {
     /// One active entitlement.
     public struct Entitlement: Sendable, Hashable, Codable {
@@ -20,19 +20,25 @@ public struct AccountState: Sendable, Hashable, Codable {
             self.expiresDate = expiresDate
         }
     }
-    /// How many times one transaction was granted.
-    public struct Grant: Sendable, Hashable, Codable {
+    /// How many times the target did something to one transaction: granted it (``grants``), or applied a refund
+    /// to it (``refunds``). More than once is a double grant, or a double refund beyond the App Store's own
+    /// refunds; a transaction listed twice counts the sum.
+    public struct TransactionCount: Sendable, Hashable, Codable {
         /// The transaction.
         public var transactionId: String
-        /// Times granted (more than 1 is a double grant; a transaction listed twice is granted the sum).
+        /// How many times.
         public var count: Int
 
-        /// Creates a grant.
+        /// Creates a count.
         public init(transactionId: String, count: Int) {
             self.transactionId = transactionId
             self.count = count
         }
     }
+    /// How many times one transaction was granted.
+    public typealias Grant = TransactionCount
+    /// How many times the target applied a refund (or a revocation) to one transaction.
+    public typealias Refund = TransactionCount
     /// What the target's books say about one transaction: whether it still grants, and the period it covers.
     ///
     /// Bookkeeping bugs show here before they show in entitlements (a refund that revokes the wrong period, or
@@ -83,18 +89,22 @@ public struct AccountState: Sendable, Hashable, Codable {
     public var grants: [Grant]?
     /// Per-transaction state, when the target exposes it.
     public var transactions: [TransactionState]?
+    /// Per-transaction refund counts, when the target exposes them.
+    public var refunds: [Refund]?
 
     /// Creates a state.
     public init(
         entitlements: [Entitlement] = [],
         balances: [String: Int] = [:],
         grants: [Grant]? = nil,
-        transactions: [TransactionState]? = nil
+        transactions: [TransactionState]? = nil,
+        refunds: [Refund]? = nil
     ) {
         self.entitlements = entitlements
         self.balances = balances
         self.grants = grants
         self.transactions = transactions
+        self.refunds = refunds
     }
 
     /// Lenient decoding: a missing `entitlements` or `balances` is empty; extra keys are ignored. A
@@ -106,7 +116,8 @@ public struct AccountState: Sendable, Hashable, Codable {
         balances = try c.decodeIfPresent([String: Int].self, forKey: .balances) ?? [:]
         grants = try c.decodeIfPresent([Grant].self, forKey: .grants)
         transactions = try c.decodeIfPresent([TransactionState].self, forKey: .transactions)
+        refunds = try c.decodeIfPresent([Refund].self, forKey: .refunds)
     }
 
-    private enum Keys: String, CodingKey { case entitlements, balances, grants, transactions }
+    private enum Keys: String, CodingKey { case entitlements, balances, grants, transactions, refunds }
 }

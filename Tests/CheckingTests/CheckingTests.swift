@@ -383,7 +383,8 @@ struct CheckingTests {
         checker.probeFailed(account: "B", error: OtherProbeError(), at: 1, final: false)
         // The verdict's own reason (nothing decided) may come first; the probe samples follow.
         let samples = checker.verdict(unchecked: []).unknownSamples.filter { $0.contains(": probe") }
-        #expect(samples.count == 6)
+        // Two safety probes, each of four invariants.
+        #expect(samples.count == 8)
         for sample in samples {
             #expect(sample.components(separatedBy: "probe failed").count == 2, "\(sample)")
         }
@@ -394,7 +395,7 @@ struct CheckingTests {
     }
 
     @Test(arguments: [
-        ("{ embeddedLedger: false, webhookURL: \"http://127.0.0.1:1/n\" }", 6),
+        ("{ embeddedLedger: false, webhookURL: \"http://127.0.0.1:1/n\" }", 7),
         (
             "{ embeddedLedger: false, webhookURL: \"http://127.0.0.1:1/n\", probe: { kind: \"http\", url: \"http://127.0.0.1:1/a/{appAccountToken}\" } }",
             1
@@ -411,12 +412,12 @@ struct CheckingTests {
     @Test func mapsBackendJSONWithPointers() throws {
         let mappingText = """
             { entitlements: "/user/access", productId: "/sku", transactionId: "/tx", expiresDate: "/until",
-              balances: "/wallet" }
+              balances: "/wallet", refunds: "/refundLog" }
             """
         let mapping = try JSONDecoder.json5().decode(PointerMapping.self, from: Data(mappingText.utf8))
         let body = """
             {"user": {"access": [{"sku": "gold", "tx": 123, "until": 1800000000000}, {"sku": "pro"}]},
-             "wallet": {"coins": 7}}
+             "wallet": {"coins": 7}, "refundLog": [{"transactionId": 99, "count": 2}]}
             """
         let state = try PointerProbe.map(Array(body.utf8), with: mapping)
         #expect(
@@ -425,6 +426,8 @@ struct CheckingTests {
             ]
         )
         #expect(state.balances == ["coins": 7])
+        #expect(state.refunds == [.init(transactionId: "99", count: 2)])
+        #expect(state.grants == nil)
         #expect(throws: ProbeError.self) { try PointerProbe.map(Array("{\"user\": {}}".utf8), with: mapping) }
     }
 

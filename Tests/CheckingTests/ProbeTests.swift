@@ -80,8 +80,15 @@ struct ProbeTests {
         #expect(throws: ProbeError.self) { try AccountState.decode(contractJSON: Array(unknownState.utf8)) }
     }
 
+    @Test func decodesRefundCounts() throws {
+        let json = #"{"refunds": [{"transactionId": "7", "count": 2}, {"transactionId": "8", "count": 1}]}"#
+        let state = try AccountState.decode(contractJSON: Array(json.utf8))
+        #expect(state.refunds == [.init(transactionId: "7", count: 2), .init(transactionId: "8", count: 1)])
+        #expect(try AccountState.decode(contractJSON: Array("{}".utf8)).refunds == nil)
+    }
+
     /// Every account's final state from the ideal target, with its per-transaction books (refunded ones
-    /// revoked, each subscription period as signed).
+    /// revoked, each subscription period as signed) and its refunds (each applied once).
     private func withTransactions(_ ideal: IdealTarget, _ token: String, at t: Double) -> AccountState {
         var state = ideal.state(token, at: t)
         let account = ideal.accounts[token] ?? IdealTarget.Account()
@@ -93,6 +100,7 @@ struct ProbeTests {
                 periodEnd: truth.productType == .autoRenewable ? truth.expiresDate : nil
             )
         }
+        state.refunds = account.revoked.sorted().map { .init(transactionId: $0, count: 1) }
         return state
     }
 

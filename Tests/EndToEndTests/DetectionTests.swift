@@ -21,6 +21,7 @@ struct DetectionTests {
         ("trust-client-claims", ["no-unlock-without-verified-purchase"]),
         ("refund-by-product", ["revocation-honored", "no-lost-purchase", "subscription-state"]),
         ("ignore-family-revoke", ["revocation-honored", "subscription-state"]),
+        ("double-refund", ["no-double-refund"]),
     ]
 
     @Test(arguments: cases)

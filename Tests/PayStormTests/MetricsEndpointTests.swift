@@ -131,6 +131,9 @@ struct MetricsEndpointTests {
         paystorm_invariant_checks_total{invariant="revocation-honored",outcome="passed"} 0
         paystorm_invariant_checks_total{invariant="revocation-honored",outcome="failed"} 0
         paystorm_invariant_checks_total{invariant="revocation-honored",outcome="unknown"} 0
+        paystorm_invariant_checks_total{invariant="no-double-refund",outcome="passed"} 0
+        paystorm_invariant_checks_total{invariant="no-double-refund",outcome="failed"} 0
+        paystorm_invariant_checks_total{invariant="no-double-refund",outcome="unknown"} 0
         paystorm_invariant_checks_total{invariant="no-lost-purchase",outcome="passed"} 0
         paystorm_invariant_checks_total{invariant="no-lost-purchase",outcome="failed"} 0
         paystorm_invariant_checks_total{invariant="no-lost-purchase",outcome="unknown"} 0

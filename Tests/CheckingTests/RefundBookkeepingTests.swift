@@ -1,0 +1,114 @@
+import Chaos
+import Checking
+import Profile
+import Simulation
+import TargetContract
+import Testing
+
+/// What the target's books say of refunds (the probe's `refunds` and `transactions`): each refund applied once
+/// (no-double-refund), nothing refunded or revoked that the App Store did not refund (revocation-honored), and a
+/// refunded period's end as the App Store signed it (subscription-state).
+struct RefundBookkeepingTests {
+    /// `pro` bought at 1 s and refunded at 2 s (both acknowledged); `coins` 1002 bought, never refunded.
+    static func refunded() throws -> Script {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "1001", "pro", .nonConsumable, at: 1)
+        script.play(.revoke, "1001", "pro", .nonConsumable, at: 2)
+        script.play(.grant, "1002", "coins", .consumable, at: 3)
+        return script
+    }
+
+    static let coins = ["coins": 1]
+
+    @Test func aRefundAppliedOnceHolds() throws {
+        let script = try Self.refunded()
+        let state = AccountState(balances: Self.coins, refunds: [.init(transactionId: "1001", count: 1)])
+        #expect(failures(script.check(state, at: 30)).isEmpty)
+        let verdict = script.checker.verdict(unchecked: [])
+        #expect(verdict.tallies[.noDoubleRefund]?.passed == 1)
+        #expect(!verdict.unchecked.contains { $0.invariant == .noDoubleRefund })
+    }
+
+    /// Eight copies of one refund left eight refund rows: one refund, applied eight times.
+    @Test func aRefundAppliedTwiceIsADoubleRefund() throws {
+        let script = try Self.refunded()
+        let state = AccountState(balances: Self.coins, refunds: [.init(transactionId: "1001", count: 8)])
+        // Seen during the run too: no timing makes a refund applied more often than issued right.
+        let found = try #require(witness(script.check(state, at: 10, final: false), .noDoubleRefund))
+        #expect(
+            found.summary
+                == "the target applied the refund of transaction 1001 of pro 8 times, but the App Store refunded it once"
+        )
+        #expect(found.entries.contains { $0.sentence.contains("webhook REFUND") })
+        // Two rows of one transaction add up.
+        let rows = AccountState(
+            balances: Self.coins,
+            refunds: [.init(transactionId: "1001", count: 1), .init(transactionId: "1001", count: 1)]
+        )
+        #expect(failures(try Self.refunded().check(rows, at: 30)) == [.noDoubleRefund])
+    }
+
+    /// Refunded, reversed, refunded again: two refunds the App Store issued, both applied.
+    @Test func aSecondRefundAfterAReversalIsNoDoubleRefund() throws {
+        var script = try Self.refunded()
+        script.play(.reinstate, "1001", "pro", .nonConsumable, at: 4, notification: "REFUND_REVERSED")
+        script.play(.revoke, "1001", "pro", .nonConsumable, at: 5)
+        let twice = AccountState(balances: Self.coins, refunds: [.init(transactionId: "1001", count: 2)])
+        #expect(!failures(script.check(twice, at: 30)).contains(.noDoubleRefund))
+        let thrice = AccountState(balances: Self.coins, refunds: [.init(transactionId: "1001", count: 3)])
+        #expect(failures(script.check(thrice, at: 31)).contains(.noDoubleRefund))
+    }
+
+    /// A copy of a refund (a duplicate, a retry) is no second refund.
+    @Test func aCopyOfARefundIsTheSameRefund() throws {
+        var script = try Self.refunded()
+        script.play(.revoke, "1001", "pro", .nonConsumable, at: 2, copy: .delayedDuplicate, signedAt: 2)
+        let twice = AccountState(balances: Self.coins, refunds: [.init(transactionId: "1001", count: 2)])
+        #expect(failures(script.check(twice, at: 30)) == [.noDoubleRefund])
+    }
+
+    /// A refund applied to a purchase the App Store never refunded, or a transaction the books list as revoked
+    /// without one: an over-revocation.
+    @Test func aRefundOfAPurchaseNeverRefundedIsAnOverRevocation() throws {
+        let refunds = AccountState(
+            entitlements: [],
+            balances: [:],
+            refunds: [.init(transactionId: "1001", count: 1), .init(transactionId: "1002", count: 1)]
+        )
+        let found = try #require(witness(try Self.refunded().check(refunds, at: 30), .revocationHonored))
+        #expect(
+            found.summary
+                == "the target revoked transaction 1002 of coins, which the App Store never refunded or revoked"
+        )
+        #expect(found.proof.hasSuffix("listed a refund of transaction 1002"))
+        let listed = AccountState(
+            balances: [:],
+            transactions: [.init(transactionId: "1002", productId: "coins", state: .revoked)]
+        )
+        #expect(failures(try Self.refunded().check(listed, at: 30)).contains(.revocationHonored))
+    }
+
+    /// A refunded period whose end the books moved (a refund applied to the wrong period that stretched it).
+    @Test func aRefundedPeriodWhoseEndMovedIsAWrongSubscriptionState() throws {
+        var script = try Script(try scriptProfile())
+        script.play(.grant, "2001", "gold", .autoRenewable, at: 1, expires: 20)
+        script.play(.revoke, "2001", "gold", .autoRenewable, at: 2, expires: 20)
+        let signedEnd = start + 20_000
+        func listed(_ end: Int64) -> AccountState {
+            AccountState(
+                transactions: [.init(transactionId: "2001", productId: "gold", state: .revoked, periodEnd: end)]
+            )
+        }
+        #expect(!failures(script.check(listed(signedEnd), at: 30)).contains(.subscriptionState))
+        let found = try #require(witness(script.check(listed(signedEnd + 40_000), at: 31), .subscriptionState))
+        #expect(found.summary.hasPrefix("the target's books give refunded transaction 2001 of gold a period ending at"))
+    }
+
+    @Test func aProbeWithoutRefundsLeavesNoDoubleRefundUnchecked() throws {
+        let script = try Self.refunded()
+        #expect(failures(script.check(AccountState(balances: Self.coins), at: 30)).isEmpty)
+        let verdict = script.checker.verdict(unchecked: [])
+        let unchecked = try #require(verdict.unchecked.first { $0.invariant == .noDoubleRefund })
+        #expect(unchecked.reason.contains("the probe lists no refunds"))
+    }
+}
