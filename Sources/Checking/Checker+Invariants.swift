@@ -546,6 +546,13 @@ extension Checker {
                     undecided.note("the end of subscription \(original) has not reached the target")
                     continue
                 }
+                switch expiryGrace(of: sub, c) {
+                case .within: continue
+                case .nearItsEnd(let reason):
+                    undecided.note(reason, later: true)
+                    continue
+                case .outside: break
+                }
                 return .fail(
                     "subscription \(original) (\(sub.product)) ended at \(end) (status \(sub.status)) but the target still entitles group \(sub.group)",
                     c.evidence(Array(series), [.acks, .refund, .recent]),

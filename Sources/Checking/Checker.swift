@@ -70,6 +70,8 @@ public final class Checker: Sendable {
     /// How long after its acknowledgment a refund may fold (milliseconds): past the probe's timeout, so no
     /// probe still to be judged asked before the refund stood, with a minute to spare.
     let refundsSettle: Int64
+    /// The real-time buffer the target declares it keeps past each expiry (milliseconds; 0: none).
+    let expiryGrace: Int64
     /// Accounts whose subscription state changes get a safety probe: those whose hash (with the seed) falls
     /// below this share of `UInt64.max` (see `ProbeConfig.windowShare`).
     let windowSample: UInt64
@@ -99,6 +101,7 @@ public final class Checker: Sendable {
         self.devicesReachable = profile.target.embeddedLedger || profile.target.deviceURL != nil
         self.learnsOnlyFromDeliveries = profile.target.appStoreAPI == nil
         self.refundsSettle = Int64((60 + (profile.target.probe?.timeoutSeconds ?? 30)) * 1000)
+        self.expiryGrace = Int64(((profile.target.probe?.expiryGraceSeconds ?? 0) * 1000).rounded())
         let share = profile.target.probe?.windowShare ?? ProbeConfig.defaultWindowShare
         self.windowSample = share >= 1 ? .max : UInt64(share * 0x1p64)
         state = Mutex(State())

@@ -38,6 +38,9 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
     /// grace, billing recovery, upgrades, and each of them reordered or retried) also get a safety probe during
     /// the run, so a regression that a later event repairs is seen while it lasts.
     public var windowShare: Double
+    /// Real seconds a backend keeps a subscription entitled past its expiry (a renewal-latency buffer it
+    /// declares): an entitlement within them is no wrong subscription state. 0 (the default) allows none.
+    public var expiryGraceSeconds: Double
     /// For `http` and `pointer`: headers of each account's probe request, merged over `target.headers` (the
     /// account's own bearer token, say: `{account.token}`), with the account's placeholders only.
     public var headers: [RequestTemplate.Header]
@@ -45,7 +48,7 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
     /// The keys of `target.probe`.
     public static let keys = [
         "kind", "url", "command", "pointers", "transform", "timeoutSeconds", "intervalSeconds", "sampleAccounts",
-        "headers", "windowShare",
+        "headers", "windowShare", "expiryGraceSeconds",
     ]
 
     /// Strict decoding.
@@ -60,6 +63,7 @@ public struct ProbeConfig: Sendable, Hashable, Decodable {
         intervalSeconds = try f.number("intervalSeconds", in: 0...3600, default: 2)
         sampleAccounts = Int(try f.integer("sampleAccounts", in: 1...1_000_000, default: 50))
         windowShare = try f.number("windowShare", in: 0...1, default: Self.defaultWindowShare)
+        expiryGraceSeconds = try f.number("expiryGraceSeconds", in: 0...31_536_000, default: 0)
         headers = try Self.headers(f, kind: kind)
         if let transform {
             guard kind == .http else {
