@@ -3,6 +3,19 @@ import PackageDescription
 
 /// PayStorm: a load-testing and chaos harness for in-app purchase pipelines.
 /// The pipeline flows one way: Profile → Simulation → Chaos → Load → Checking → Reporting.
+///
+/// The Swift modules as they depend on each other (C libraries and the shim left out; every arrow points
+/// down):
+///
+///     paystorm → PayStormCLI → PayStorm (the run, capacity, target check, merge)
+///                  │              ├→ Checking → Chaos → Simulation → Profile → AppStoreModel
+///                  │              │      └→ TargetContract
+///                  │              ├→ Load → Profile
+///                  │              ├→ Reporting
+///                  │              ├→ AppStoreServerAPI → Minting → Signing → AppStoreModel
+///                  │              │      └→ HTTPServer
+///                  │              └→ Minting, Signing, HTTPServer
+///                  └→ ReferenceLedger → Signing, HTTPServer, TargetContract (started as a child process by a run)
 let package = Package(
     name: "PayStorm",
     platforms: [.macOS(.v15)],
@@ -50,7 +63,7 @@ let package = Package(
             name: "PayStorm",
             dependencies: [
                 "AppStoreModel", "Profile", "Signing", "Minting", "Simulation", "Chaos", "Load",
-                "Checking", "Reporting", "ReferenceLedger", "HTTPServer", "CPayStormShims", "AppStoreServerAPI",
+                "Checking", "Reporting", "HTTPServer", "CPayStormShims", "AppStoreServerAPI",
             ]
         ),
         .target(

@@ -23,12 +23,19 @@ echo "== swift test"
 swift test --skip-build 2>&1 | tee .build/swift-test.log | grep -vE '^(◇|✔) ' || true
 grep -qE '✔ Test run with [0-9]+ tests? .*passed' .build/swift-test.log || { echo "swift test failed"; exit 1; }
 grep -E 'Test run with [0-9]+ tests?' .build/swift-test.log | tail -1
+# Where the suite's time goes: the ten slowest tests (each from its start to its end; tests run in parallel).
+echo "slowest Swift tests (seconds):"
+sed -nE '/^✔ Test run with /d; s/^✔ Test (.*) (with [0-9]+ test cases )?passed after ([0-9.]+) seconds\.$/\3 \1/p' \
+    .build/swift-test.log |
+    sort -rn | head -10 | sed 's/^/  /'
 
 for suite in Tests/Docs/run.sh Tests/Interop/run.sh Tests/APIInterop/run.sh Tests/LoadTests/Interop/run.sh Tests/Metrics/run.sh Tests/Deploy/run.sh Tests/ExampleBackend/run.sh \
     Tests/Hostile/run.sh; do
     if [[ -x "$suite" ]]; then
         echo "== $suite"
+        started=$SECONDS
         "$suite"
+        echo "($suite took $((SECONDS - started)) s)"
     fi
 done
 echo "all suites passed"
