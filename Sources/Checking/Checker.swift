@@ -201,7 +201,9 @@ public final class Checker: Sendable {
                 state.finalProbeFailures += 1
                 if state.firstFinalProbeFailure == nil { state.firstFinalProbeFailure = reason }
             }
-            for invariant in invariants {
+            // No-double-refund is checked only on probes that list refunds: until one did, a failed probe
+            // leaves it as it was (unchecked), not undecided.
+            for invariant in invariants where invariant != .noDoubleRefund || state.tallies[invariant] != nil {
                 state.tallies[invariant, default: Tally()].unknown += 1
                 state.sampleUnknown("\(invariant.rawValue) \(account): \(reason)")
             }

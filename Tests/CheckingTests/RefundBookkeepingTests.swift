@@ -104,11 +104,23 @@ struct RefundBookkeepingTests {
         #expect(found.summary.hasPrefix("the target's books give refunded transaction 2001 of gold a period ending at"))
     }
 
+    /// Failed probes too: a target whose probe lists no refunds is not undecided about them (found by the example
+    /// backend's correct row, seed 7: six failed safety probes made its verdict unknown).
     @Test func aProbeWithoutRefundsLeavesNoDoubleRefundUnchecked() throws {
         let script = try Self.refunded()
+        for t in [10.0, 11, 12, 13, 14, 15] {
+            script.checker.probeFailed(
+                account: script.token,
+                error: ProbeError.transport("timeout"),
+                at: t,
+                final: false
+            )
+        }
         #expect(failures(script.check(AccountState(balances: Self.coins), at: 30)).isEmpty)
         let verdict = script.checker.verdict(unchecked: [])
         let unchecked = try #require(verdict.unchecked.first { $0.invariant == .noDoubleRefund })
         #expect(unchecked.reason.contains("the probe lists no refunds"))
+        #expect(verdict.tallies[.noDoubleRefund] == nil)
+        #expect(verdict.reason?.contains("no-double-refund") != true, "\(verdict.reason ?? "")")
     }
 }
