@@ -119,7 +119,8 @@ public enum PayStormCapacity {
             throw .badInput("\(options.run.profilePath): no SLO: pass --slo or give the profile thresholds")
         }
         let first = profile.schedule.first.map { $0.rate(at: 0) > 0 ? $0.rate(at: 0) : $0.peakRate } ?? 0
-        let start = options.start ?? first
+        // The profile's first rate gives way to a lower --max-rate, so that the first step is the rate reported.
+        let start = options.start ?? min(first, options.maxRate ?? first)
         guard start > 0 else {
             throw .badProfile("\(options.run.profilePath): schedule: starts at 0 actions/s; pass --start RATE")
         }

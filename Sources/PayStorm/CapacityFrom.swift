@@ -92,6 +92,16 @@ extension PayStormCapacity {
         let files = FileManager.default
         var stepFolders: [URL] = []
         var capacityFolders: [URL] = []
+        // Each step once: the same folder twice (or a capacity folder and one of its steps) would count its
+        // figures twice in the fit.
+        var givenBy: [String: String] = [:]
+        func once(_ step: URL, _ path: String) throws(RunError) {
+            let key = step.resolvingSymlinksInPath().path
+            if let earlier = givenBy[key] {
+                throw .badInput("\(path): step \(key) is already given by \(earlier); give each folder once")
+            }
+            givenBy[key] = path
+        }
         for path in paths {
             let url = URL(fileURLWithPath: path).standardizedFileURL
             var isDirectory: ObjCBool = false
@@ -99,6 +109,7 @@ extension PayStormCapacity {
                 throw .noInput("\(path): no such folder")
             }
             if files.fileExists(atPath: url.appendingPathComponent(CapacityStepPlan.fileName).path) {
+                try once(url, path)
                 stepFolders.append(url)
                 continue
             }
@@ -113,6 +124,7 @@ extension PayStormCapacity {
                     "\(path): neither a capacity folder (steps/*/step.json) nor a capacity step (step.json)"
                 )
             }
+            for step in found { try once(step, path) }
             capacityFolders.append(url)
             stepFolders += found
         }

@@ -55,6 +55,28 @@ public enum PayStormMerge {
         var figures: ShardFigures
     }
 
+    /// The JSON path of the first negative number among a shard's figures (every one is a count or a
+    /// duration), or nil: summed, a negative count would quietly cancel another shard's.
+    static func negativeFigure(_ figures: ShardFigures) -> String? {
+        guard let data = try? JSONEncoder().encode(figures), let tree = try? JSONSerialization.jsonObject(with: data)
+        else { return nil }
+        func find(_ node: Any, _ path: String) -> String? {
+            if let object = node as? [String: Any] {
+                for key in object.keys.sorted() {
+                    if let found = find(object[key]!, path.isEmpty ? key : path + "." + key) { return found }
+                }
+            } else if let array = node as? [Any] {
+                for (index, item) in array.enumerated() {
+                    if let found = find(item, "\(path)[\(index)]") { return found }
+                }
+            } else if let number = node as? NSNumber, !(node is Bool), number.doubleValue < 0 {
+                return path
+            }
+            return nil
+        }
+        return find(tree, "")
+    }
+
     static func readShards(_ directories: [String]) throws(RunError) -> [ShardReport] {
         guard !directories.isEmpty else { throw .noInput("merge needs at least one shard report folder") }
         var shards: [ShardReport] = []
@@ -73,6 +95,9 @@ public enum PayStormMerge {
             }
             guard let info = report.shard, let figures = info.figures else {
                 throw .badInput("\(path): not a shard's report (it has no 'shard'; run with --shard I/N)")
+            }
+            if let negative = negativeFigure(figures) {
+                throw .badInput("\(path): shard.figures.\(negative) is negative; counts and seconds never are")
             }
             shards.append(ShardReport(directory: directory, report: report, info: info, figures: figures))
         }

@@ -100,6 +100,8 @@ public enum PayStormRun {
     /// - Throws: ``RunError/badProfile(_:)`` naming the file, the JSON path and what was expected.
     public static func check(_ options: RunOptions) throws(RunError) -> String {
         let (profile, thresholds) = try load(options)
+        // A real run reads the admissions file before it sends; so does the check.
+        if let path = options.admissionsPath { _ = try AdmissionsFile.read(path: path) }
         let target = profile.target.embeddedLedger ? "the embedded ledger" : (profile.target.webhookURL ?? "")
         let notice = TargetSetup.ignoredPKINotice(profile: profile, options: options).map { "\n" + $0 } ?? ""
         return
@@ -122,6 +124,7 @@ public enum PayStormRun {
         } catch {
             throw .badProfile("\(error)")
         }
+        try CommandCheck.checkPrograms(of: profile, file: options.profilePath)
         if let seed = options.seed { profile.seed = seed }
         profile.namespace =
             options.namespace

@@ -73,7 +73,7 @@ extension Command {
         }
         guard let pkiDirectory = try arguments.option("--pki") else { throw CLIError(.usage, "missing --pki DIR") }
         let profilePath = try arguments.option("--profile")
-        let seed = try arguments.uint64("--seed")
+        let seed = try arguments.seed()
         let variables = try profileVariables(&arguments)
         var configuration = try apiConfiguration(&arguments)
         let hostNames = try arguments.options("--host-name")

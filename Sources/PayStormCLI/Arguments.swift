@@ -76,6 +76,26 @@ public struct Arguments: Sendable {
         return value
     }
 
+    /// Removes `--seed`: an integer from 0 to `Int64.max`, the range a profile's `seed` has, so that a seed the
+    /// command line accepts is one a report's replay line (and a profile) can carry.
+    /// - Throws: `CLIError` with `.usage` naming the value otherwise.
+    public mutating func seed() throws -> UInt64? {
+        guard let text = try option("--seed") else { return nil }
+        guard let value = UInt64(text), value <= UInt64(Int64.max) else {
+            throw CLIError(.usage, "--seed expects an unsigned integer from 0 to \(Int64.max), got '\(text)'")
+        }
+        return value
+    }
+
+    /// Removes an option naming a folder; an empty value (`--reports ''`, an unset shell variable) is refused
+    /// rather than read as the current directory.
+    /// - Throws: `CLIError` with `.usage` when the value is empty.
+    public mutating func folder(_ name: String) throws -> String? {
+        guard let text = try option(name) else { return nil }
+        guard !text.isEmpty else { throw CLIError(.usage, "\(name) expects a folder, got an empty value") }
+        return text
+    }
+
     /// Removes a floating-point option.
     /// - Throws: `CLIError` with `.usage` when the value is not a number.
     public mutating func double(_ name: String) throws -> Double? {

@@ -7,7 +7,7 @@ extension Command {
     static func benchCeiling(_ arguments: inout Arguments) throws -> ExitCode {
         let seconds = try arguments.double("--seconds") ?? 5
         let scale = try arguments.double("--rate-scale")
-        let seedText = try arguments.option("--seed")
+        let seed = try arguments.seed()
         let variables = try profileVariables(&arguments)
         guard let profile = arguments.positional() else {
             throw CLIError(.usage, "missing PROFILE; run 'paystorm bench --help'")
@@ -25,12 +25,7 @@ extension Command {
             }
             options.rateScale = scale
         }
-        if let seedText {
-            guard let seed = UInt64(seedText) else {
-                throw CLIError(.usage, "--seed expects an unsigned integer, got '\(seedText)'")
-            }
-            options.seed = seed
-        }
+        if let seed { options.seed = seed }
         let ceiling: MintCeiling
         do {
             ceiling = try PayStormRun.mintCeiling(options, seconds: seconds)

@@ -63,9 +63,9 @@ extension Command {
             throw CLIError(.usage, "--slo: \(error)")
         }
         let quiet = arguments.flag("--quiet")
-        let reports = try arguments.option("--reports") ?? "Reports"
+        let reports = try arguments.folder("--reports") ?? "Reports"
         if arguments.flag("--from") {
-            let out = try arguments.option("--out")
+            let out = try arguments.folder("--out")
             var paths: [String] = []
             while let path = arguments.positional() { paths.append(path) }
             try arguments.finish()
@@ -103,7 +103,7 @@ extension Command {
         let warmup = try arguments.double("--warmup-seconds")
         let maxSteps = try arguments.int("--max-steps")
         let maxRate = try arguments.double("--max-rate")
-        let seedText = try arguments.option("--seed")
+        let seed = try arguments.seed()
         let flaws = try LedgerFlaw.parse(try arguments.options("--flaw")).map(\.rawValue)
         let pki = try arguments.option("--pki")
         let variables = try profileVariables(&arguments)
@@ -119,12 +119,7 @@ extension Command {
         run.variables = variables
         // Steps are judged from their counts and histograms; a history per step would only fill the disk.
         run.history = false
-        if let seedText {
-            guard let seed = UInt64(seedText) else {
-                throw CLIError(.usage, "--seed expects an unsigned integer, got '\(seedText)'")
-            }
-            run.seed = seed
-        }
+        if let seed { run.seed = seed }
         var options = CapacityOptions(run: run)
         options.slos = slos
         func check(_ value: Double?, _ name: String, _ range: ClosedRange<Double>) throws -> Double? {
@@ -150,6 +145,9 @@ extension Command {
         }
         options.maxSteps = Int(try check(maxSteps.map(Double.init), "--max-steps", 1...100) ?? 16)
         options.maxRate = try check(maxRate, "--max-rate", 0.1...10_000_000)
+        if let start = options.start, let maxRate = options.maxRate, start > maxRate {
+            throw CLIError(.usage, "--start \(fmt(start)) is above --max-rate \(fmt(maxRate)): no step could run at it")
+        }
         return options
     }
 

@@ -27,11 +27,11 @@ extension Command {
         var arguments = arguments
         let seeds = try arguments.int("--seeds") ?? 5
         let chosen = try arguments.options("--flaw")
-        let reports = try arguments.option("--reports") ?? "Reports"
+        let reports = try arguments.folder("--reports") ?? "Reports"
         let variables = try profileVariables(&arguments)
         let profile = arguments.positional() ?? "Profiles/detect.json5"
         try arguments.finish()
-        guard seeds >= 0 else { throw CLIError(.usage, "--seeds must be 0 or more") }
+        guard seeds >= 1 else { throw CLIError(.usage, "--seeds must be 1 or more, got \(seeds)") }
         guard FileManager.default.isReadableFile(atPath: profile) else {
             throw CLIError(.noInput, "cannot read profile \(profile)")
         }

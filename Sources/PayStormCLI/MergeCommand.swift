@@ -27,7 +27,7 @@ extension Command {
             """
     ) { arguments in
         var arguments = arguments
-        guard let out = try arguments.option("--out") else { throw CLIError(.usage, "merge needs --out DIR") }
+        guard let out = try arguments.folder("--out") else { throw CLIError(.usage, "merge needs --out DIR") }
         var directories: [String] = []
         while let directory = arguments.positional() { directories.append(directory) }
         try arguments.finish()

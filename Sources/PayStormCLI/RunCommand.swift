@@ -103,7 +103,7 @@ extension Command {
         let noHistory = arguments.flag("--no-history")
         let historyMax = try arguments.int("--history-max-mb")
         let metricsListen = try arguments.option("--metrics-listen")
-        let seedText = try arguments.option("--seed")
+        let seed = try arguments.seed()
         let account = try arguments.option("--account")
         let namespaceText = try arguments.option("--namespace")
         let shardText = try arguments.option("--shard")
@@ -111,7 +111,7 @@ extension Command {
         // --check) instead of an embedded ledger that fails to start.
         let flaws = try LedgerFlaw.parse(try arguments.options("--flaw")).map(\.rawValue)
         let pki = try arguments.option("--pki")
-        let reports = try arguments.option("--reports")
+        let reports = try arguments.folder("--reports")
         let scale = try arguments.double("--rate-scale")
         let rate = try arguments.double("--rate")
         let duration = try arguments.option("--duration").map { try seconds($0, flag: "--duration") }
@@ -127,7 +127,7 @@ extension Command {
         var options = RunOptions(profilePath: profile)
         try applyIdentity(
             to: &options,
-            seed: seedText,
+            seed: seed,
             account: account,
             namespace: namespaceText,
             shard: shardText,
@@ -156,16 +156,13 @@ extension Command {
     /// the shard.
     private static func applyIdentity(
         to options: inout RunOptions,
-        seed seedText: String?,
+        seed: UInt64?,
         account: String?,
         namespace namespaceText: String?,
         shard shardText: String?,
         replay: Bool
     ) throws {
-        if let seedText {
-            guard let seed = UInt64(seedText) else {
-                throw CLIError(.usage, "--seed expects an unsigned integer, got '\(seedText)'")
-            }
+        if let seed {
             options.seed = seed
         } else if replay {
             throw CLIError(.usage, "replay needs --seed N (the seed printed in the report)")

@@ -241,3 +241,19 @@ public struct Threshold: Sendable, Hashable, Decodable, CustomStringConvertible 
     /// The text as written.
     public var description: String { text }
 }
+
+extension Profile {
+    /// Every command the profile names (probe, transform, provisioning, restart), each with its JSON path, so
+    /// that a program that does not exist is found before anything is sent.
+    public var commands: [(path: String, arguments: [String])] {
+        var out: [(String, [String])] = []
+        if let command = target.probe?.command { out.append(("target.probe.command", command)) }
+        if let transform = target.probe?.transform { out.append(("target.probe.transform", transform)) }
+        if let provision = target.accounts?.provision { out.append(("target.accounts.provision", provision)) }
+        if let restart = faults.targetRestart {
+            out.append(("faults.targetRestart.killCommand", restart.killCommand))
+            out.append(("faults.targetRestart.startCommand", restart.startCommand))
+        }
+        return out.filter { !$0.1.isEmpty }
+    }
+}

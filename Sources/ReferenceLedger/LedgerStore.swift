@@ -36,7 +36,9 @@ final class LedgerStore: Sendable {
             reader = Mutex(readerDatabase)
         } catch let error as SQLiteError {
             lock.release()
-            throw LedgerError(Self.kind(of: error), message: "database \(path): \(error)")
+            let kind = Self.kind(of: error)
+            let holder = kind == .databaseInUse ? " (another program holds a lock on it)" : ""
+            throw LedgerError(kind, message: "database \(path): \(error)\(holder)")
         } catch {
             lock.release()
             throw error
@@ -44,11 +46,12 @@ final class LedgerStore: Sendable {
         self.policy = LedgerPolicy(flaws: flaws)
     }
 
-    /// Write and open failures mean the file cannot be written; anything else, that it is not a ledger
-    /// database.
-    private static func kind(of error: SQLiteError) -> LedgerError.Kind {
+    /// Write and open failures mean the file cannot be written, and a lock held past the busy timeout that
+    /// another program holds it; anything else, that it is not a ledger database.
+    static func kind(of error: SQLiteError) -> LedgerError.Kind {
         switch error.code & 0xff {
         case 3, 8, 10, 13, 14: .databaseNotWritable  // SQLITE_PERM, READONLY, IOERR, FULL, CANTOPEN
+        case 5, 6: .databaseInUse  // SQLITE_BUSY, SQLITE_LOCKED
         default: .malformedDatabase
         }
     }

@@ -89,6 +89,34 @@ enum Schema {
         """,
     ]
 
+    /// The tables the migrations create, read from their `CREATE TABLE` statements.
+    static let ownTables: Set<String> = Set(
+        migrations.flatMap { migration in
+            migration.split(separator: "CREATE TABLE ", omittingEmptySubsequences: false).dropFirst().compactMap {
+                rest in
+                rest.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") }).first.map(String.init)
+            }
+        }
+    )
+
+    /// Refuses a database that holds tables the ledger does not make: someone else's database, which the
+    /// migrations would otherwise extend with the ledger's tables and serve.
+    /// - Throws: `SQLiteError` naming the tables.
+    static func refuseForeignTables(_ database: Database) throws {
+        let tables = try database.query(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        ).compactMap { $0.first?.string }
+        let foreign = Set(tables).subtracting(ownTables).sorted()
+        guard foreign.isEmpty else {
+            throw SQLiteError(
+                code: 0,
+                operation: "open",
+                message: "not a PayStorm ledger database: it holds table\(foreign.count == 1 ? "" : "s") "
+                    + "\(foreign.joined(separator: ", ")), which the ledger does not make; give the ledger a file of its own"
+            )
+        }
+    }
+
     /// The version a fully migrated database has.
     static var currentVersion: Int { migrations.count }
 
@@ -108,6 +136,7 @@ enum Schema {
         // leaves, the header) are copied a quarter as often. Commits stay `synchronous = FULL` on the WAL.
         try database.execute("PRAGMA wal_autocheckpoint = 4000")
         try database.transaction {
+            try refuseForeignTables(database)
             let version = Int(try database.query("PRAGMA user_version").first?.first?.int ?? 0)
             guard version <= currentVersion else {
                 throw SQLiteError(

@@ -85,4 +85,80 @@ struct HostileInputTests {
         #expect(output.contains("target.headers.Authorization: expected a header value without control"), "\(output)")
         #expect(try PayStormRunner.exec(["run", file.path, "--check", "--set", "TOK=abc"]).0 == 0)
     }
+
+    @Test func checkReadsTheAdmissionsFileARunWouldRead() throws {
+        let file = try Self.profile("second,1\n")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let garbage = try PayStormRunner.exec(["run", "Profiles/smoke.json5", "--check", "--admissions", file.path])
+        #expect(garbage.0 == 65, "\(garbage.1)")
+        #expect(garbage.1.contains("--admissions \(file.path): line 1"), "\(garbage.1)")
+        let missing = try PayStormRunner.exec([
+            "run", "Profiles/smoke.json5", "--check", "--admissions", "/nonexistent/a.csv",
+        ])
+        #expect(missing.0 == 66, "\(missing.1)")
+        #expect(missing.1.contains("/nonexistent/a.csv"), "\(missing.1)")
+    }
+
+    @Test(arguments: [
+        (
+            "probe: { kind: \"command\", command: [\"/nonexistent/probe\", \"{appAccountToken}\"] }",
+            "target.probe.command"
+        ),
+        ("accounts: { provision: [\"paystorm-no-such-provisioner\"] }", "target.accounts.provision"),
+    ])
+    func aProfilesMissingProgramIsFoundBeforeSending(section: String, path: String) throws {
+        let file = try Self.profile(
+            """
+            { name: "p", seed: 1,
+              target: { webhookURL: "http://127.0.0.1:1/n", \(section) },
+              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
+              population: { accounts: 2 }, actionMix: { consumable: 1 },
+              schedule: [{ kind: "constant", rate: 1, seconds: 1 }] }
+            """
+        )
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        for mode in [["--check"], ["--quiet"]] {
+            let (code, output) = try PayStormRunner.exec(["run", file.path] + mode)
+            #expect(code == 66, "\(mode): \(output)")
+            #expect(output.contains("\(path): cannot run"), "\(output)")
+        }
+    }
+
+    @Test func detectRefusesZeroSeeds() throws {
+        let (code, output) = try PayStormRunner.exec(["detect", "Profiles/detect.json5", "--seeds", "0"])
+        #expect(code == 64, "\(output)")
+        #expect(output.contains("--seeds must be 1 or more, got 0"), "\(output)")
+    }
+
+    @Test func capacityRefusesAStartAboveItsCeiling() throws {
+        let (code, output) = try PayStormRunner.exec([
+            "capacity", "Profiles/capacity.json5", "--slo", "p99 < 1s", "--start", "50", "--max-rate", "10",
+        ])
+        #expect(code == 64, "\(output)")
+        #expect(output.contains("--start 50 is above --max-rate 10"), "\(output)")
+    }
+
+    @Test func ledgerRefusesSomeoneElsesDatabase() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-foreign-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let pki = directory.appendingPathComponent("pki")
+        #expect(try PayStormRunner.exec(["pki", "init", pki.path]).0 == 0)
+        let database = directory.appendingPathComponent("app.db").path
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sqlite.arguments = [
+            "python3", "-c",
+            "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute('CREATE TABLE accounts (id INTEGER)'); d.commit()",
+            database,
+        ]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        let (code, output) = try PayStormRunner.exec([
+            "ledger", "serve", "--db", database, "--trust", pki.appendingPathComponent("root.der").path,
+            "--bundle-id", "com.example.paystorm",
+        ])
+        #expect(code == 65, "\(output)")
+        #expect(output.contains("not a PayStorm ledger database: it holds table accounts"), "\(output)")
+    }
 }

@@ -89,6 +89,8 @@ mkdir -p "$dir/directory.json5"
 head -c 2000000 /dev/zero | tr '\0' '[' >"$dir/deep.json5"
 printf 'not a certificate\n' >"$dir/not-a-cert.der"
 printf 'second,1\n' >"$dir/garbage-admissions.csv"
+# A capacity step folder as far as its name goes (step.json), for the folder-given-twice check.
+mkdir -p "$dir/step" && printf '{}' >"$dir/step/step.json"
 # Someone else's SQLite database: the ledger must not adopt it.
 python3 - "$dir/foreign.db" <<'PY'
 import sqlite3, sys

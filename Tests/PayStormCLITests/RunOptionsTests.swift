@@ -28,6 +28,31 @@ struct RunOptionsTests {
         #expect(options.seed == 42)
     }
 
+    @Test(arguments: [
+        (["--seed", "9223372036854775808"], "--seed expects an unsigned integer from 0 to 9223372036854775807"),
+        (["--seed", "18446744073709551615"], "--seed expects an unsigned integer from 0 to 9223372036854775807"),
+        (["--reports", ""], "--reports expects a folder, got an empty value"),
+    ])
+    func refusesWhatAProfileOrAFolderCannotBe(extra: [String], message: String) throws {
+        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("run-options-\(UUID()).json5")
+        try Data("{}".utf8).write(to: profile)
+        defer { try? FileManager.default.removeItem(at: profile) }
+        var arguments = Arguments(extra + [profile.path])
+        #expect {
+            _ = try Command.runOptions(&arguments, replay: false)
+        } throws: { error in
+            (error as? CLIError)?.message.hasPrefix(message) == true && (error as? CLIError)?.exitCode == .usage
+        }
+    }
+
+    @Test func theLargestSeedAProfileTakesIsAccepted() throws {
+        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("run-options-\(UUID()).json5")
+        try Data("{}".utf8).write(to: profile)
+        defer { try? FileManager.default.removeItem(at: profile) }
+        var arguments = Arguments(["--seed", "9223372036854775807", profile.path])
+        #expect(try Command.runOptions(&arguments, replay: false).seed == UInt64(Int64.max))
+    }
+
     /// `paystorm replay --seed 42 --account ACCOUNT PROFILE`'s options, with an empty profile file.
     private func replayOptions(account: String) throws -> RunOptions {
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("run-options-\(UUID()).json5")

@@ -124,6 +124,27 @@ struct CapacityStepReaderTests {
         #expect(!PayStormCapacity.judgesInvariants(["p99 < 250ms"]))
     }
 
+    @Test func aFolderGivenTwiceIsRefusedNamingIt() throws {
+        let folder = try Self.writeStep()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let link = folder.deletingLastPathComponent().appendingPathComponent("link-\(UUID())")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: folder)
+        defer { try? FileManager.default.removeItem(at: link) }
+        for second in [folder.path, link.path] {
+            #expect {
+                _ = try PayStormCapacity.analyse(
+                    paths: [folder.path, second],
+                    slos: ["p99 < 1s"],
+                    out: nil,
+                    reports: folder.deletingLastPathComponent().appendingPathComponent("reports-\(UUID())").path
+                )
+            } throws: { error in
+                guard case .badInput(let message) = error as? RunError else { return false }
+                return message.contains("is already given by \(folder.path)")
+            }
+        }
+    }
+
     @Test func aFolderWithoutStepJSONIsMissingInput() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nostep-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -250,6 +250,26 @@ struct MergeTests {
         }
     }
 
+    @Test(arguments: ["sent", "missed", "late", "failed"])
+    func refusesANegativeCountNamingIt(field: String) throws {
+        var report = Self.shard(0, of: 2, micros: [1, 2])
+        switch field {
+        case "sent": report.shard?.figures?.counts["webhook"]?.sent = -5
+        case "missed": report.shard?.figures?.counts["all"]?.missed = -1
+        case "late": report.shard?.figures?.late = -3
+        default: report.shard?.figures?.tallies["no-double-grant"]?.failed = -1
+        }
+        let (root, folders) = try Self.folders([report, Self.shard(1, of: 2, micros: [1])])
+        defer { try? FileManager.default.removeItem(at: root) }
+        #expect {
+            _ = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path)
+        } throws: { error in
+            guard case .badInput(let message) = error as? RunError else { return false }
+            return message.contains("shard.figures.") && message.contains(".\(field) is negative")
+                || (field == "late" && message.contains("shard.figures.late is negative"))
+        }
+    }
+
     @Test func namesTheMissingShards() throws {
         let (root, folders) = try Self.folders([Self.shard(1, of: 4, micros: [1])])
         defer { try? FileManager.default.removeItem(at: root) }

@@ -80,4 +80,52 @@ struct LedgerSchemaTests {
             #expect(error.map { "\($0)" }?.contains("newer than this ledger's \(Schema.currentVersion)") == true)
         }
     }
+
+    @Test func knowsEveryTableItsMigrationsMake() throws {
+        try Self.withDatabasePath { path in
+            let store = try LedgerStore(path: path, flaws: [])
+            store.close()
+            let database = try Database(path: path)
+            defer { database.close() }
+            let tables = try database.query(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'"
+            ).compactMap { $0.first?.string }
+            #expect(Set(tables) == Schema.ownTables)
+            // And reopens its own database.
+            try LedgerStore(path: path, flaws: []).close()
+        }
+    }
+
+    @Test func refusesSomeoneElsesDatabaseWithoutAddingTables() throws {
+        try Self.withDatabasePath { path in
+            try Self.makeDatabase(path) { database in
+                try database.execute("CREATE TABLE accounts (id INTEGER PRIMARY KEY, name TEXT)")
+                try database.execute("CREATE TABLE users (id INTEGER PRIMARY KEY)")
+            }
+            let error = #expect(throws: LedgerError.self) { try LedgerStore(path: path, flaws: []) }
+            #expect(error?.kind == .malformedDatabase)
+            #expect(
+                error.map { "\($0)" }?.contains("holds tables accounts, users") == true,
+                "\(String(describing: error))"
+            )
+            let database = try Database(path: path)
+            defer { database.close() }
+            let tables = try database.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            #expect(tables.compactMap { $0.first?.string } == ["accounts", "users"])
+        }
+    }
+
+    @Test func aDatabaseLockedByAnotherProgramIsInUse() throws {
+        try Self.withDatabasePath { path in
+            try Self.makeDatabase(path) { _ in }
+            let holder = try Database(path: path)
+            defer { holder.close() }
+            try holder.execute("BEGIN EXCLUSIVE")
+            defer { try? holder.execute("ROLLBACK") }
+            // SQLite waits its busy timeout (5 s) for the lock, then the ledger refuses: in use, not malformed.
+            let error = #expect(throws: LedgerError.self) { try LedgerStore(path: path, flaws: []) }
+            #expect(error?.kind == .databaseInUse, "\(String(describing: error))")
+            #expect(error.map { "\($0)" }?.contains("another program holds a lock on it") == true)
+        }
+    }
 }
