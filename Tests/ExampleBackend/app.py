@@ -64,6 +64,8 @@ KNOWN_BUGS = {
     "ack-on-rate-limit": "the pull endpoint answers 200 without granting when Apple answers 429 (rate limited)",
     "ack-before-commit": "webhooks are answered 200 at once and filed half a second later, from memory",
     "stale-expiry": "an expiry (EXPIRED, billing retry, a device's view of a lapsed period) is applied whatever its signedDate",
+    "refuse-reversal": "every REFUND_REVERSED is answered 500: its handler throws, so Apple retries it until it gives up",
+    "dies-on-restart": "start-up replays a journal after an outage and fails from the second restart on (exit 1)",
 }
 
 BUGS = frozenset(name.strip() for name in os.environ.get("BUGS", "").split(",") if name.strip())
@@ -548,6 +550,23 @@ class DeferredFiling:
                         log.exception("deferred notification not filed")
 
 
+def start_up(db_path):
+    """What start.sh runs before it starts the server. With dies-on-restart, it counts the starts of the database
+    (in DB.starts) and fails from the third on: the first restart comes back, the second never does."""
+    if "dies-on-restart" not in BUGS:
+        return
+    counter = db_path + ".starts"
+    starts = 1
+    with contextlib.suppress(FileNotFoundError, ValueError):
+        with open(counter) as file:
+            starts = int(file.read().strip()) + 1
+    with open(counter, "w") as file:
+        file.write(str(starts))
+    if starts >= 3:
+        raise SystemExit(f"start-up failed: replaying the journal after an outage (start {starts} of {db_path}) "
+                         "found a torn page")
+
+
 def create_app():
     db_path = os.environ["EXAMPLE_DB"]
     with open(os.environ["EXAMPLE_TRUST"], "rb") as file:
@@ -624,6 +643,9 @@ def create_app():
             note = verifier.notification(signed_payload)
         except VerificationException as failure:
             return error(400, f"notification not verified: {failure.status}")
+        if "refuse-reversal" in BUGS and note.rawNotificationType == "REFUND_REVERSED":
+            # The bug: the reversal's handler throws on every copy, so no attempt of Apple's is ever acknowledged.
+            return error(500, "internal error while applying REFUND_REVERSED")
         store = Store(connect(db_path))
         try:
             if store.seen_notification(note.notificationUUID):

@@ -92,6 +92,8 @@ declare -A expected=(
     [token-case]="no-lost-purchase subscription-state"
     [ack-before-commit]="no-lost-purchase"
     [stale-expiry]="subscription-state"
+    [refuse-reversal]="no-lost-notification"
+    [dies-on-restart]="target-recovers"
 )
 # What a witness of the bug must say, where only one mechanism can catch it: a grant lost in a restart and
 # repaired by a later delivery shows only to the read after recovery, and an expiry that the next renewal repairs
@@ -99,14 +101,18 @@ declare -A expected=(
 declare -A witness_says=(
     [ack-before-commit]="the first probe after it came back shows it lost"
     [stale-expiry]="by what the target acknowledged"
+    [refuse-reversal]="REFUND_REVERSED"
+    [dies-on-restart]="start-up failed"
 )
 # What a bug also does to state, read from its witnesses, so a strict run does not count it as invented:
 # grant-unconfirmed files a claimed subscription as a permanent unlock (its state outlives its period, and its
 # refund when the pull of a refunded renewal fails), and credits one unit of a consumable whatever its quantity;
-# ack-before-commit loses subscription purchases too, which show as a subscription not entitled.
+# ack-before-commit loses subscription purchases too, which show as a subscription not entitled; refuse-reversal
+# never applies a reversal, so what Apple reinstated stays refunded (a purchase or a period lost).
 declare -A consequences=(
     [grant-unconfirmed]="subscription-state no-lost-purchase revocation-honored"
     [ack-before-commit]="subscription-state"
+    [refuse-reversal]="no-lost-purchase subscription-state"
 )
 # The rows named: bugs, and `correct` or `correct-pull` for the correct backend's rows; none names every row.
 bugs=() corrects=()
@@ -120,12 +126,13 @@ for row in "$@"; do
 done
 if (( $# == 0 )); then
     bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case grant-unconfirmed ack-on-rate-limit
-        ack-before-commit stale-expiry)
+        ack-before-commit stale-expiry refuse-reversal dies-on-restart)
     corrects=(correct correct-nowindows correct-lapses correct-pull correct-tokens correct-limited correct-device-limited)
 fi
 # A bug that shows only in traffic the mapping's profile makes rarely runs a variant of it (made below): stale-expiry
-# needs views of lapsed periods that reach the backend after a newer renewal, which late listeners make.
-declare -A variants=([stale-expiry]=example-backend-lapses.json5)
+# needs views of lapsed periods that reach the backend after a newer renewal, which late listeners make;
+# refuse-reversal needs refund reversals, which the mapping's mix makes about once a run.
+declare -A variants=([stale-expiry]=example-backend-lapses.json5 [refuse-reversal]=example-backend-reversals.json5)
 # The pull bugs live in the pull endpoint, so they run with the pulling profile.
 declare -A pulling=([grant-unconfirmed]=1 [ack-on-rate-limit]=1)
 # A race credits whichever purchase two copies meet on, most often a subscription or an unlock (a device delivery
@@ -180,6 +187,7 @@ variant("example-backend-lapses", [
     ("consumable: 4, nonConsumable: 2, subscribe: 3,", "consumable: 2, nonConsumable: 1, subscribe: 6,"),
     ("lateListener: { probability: 0.05, delaySeconds: 3 },", "lateListener: { probability: 0.5, delaySeconds: 8 },"),
 ])
+variant("example-backend-reversals", [("refund: 1.5, refundReversal: 0.1,", "refund: 3, refundReversal: 2,")])
 EOF
     # The backend's App Store Server API key (a .p8 and its public half, which the pulling profile gives PayStorm).
     "$python" - "$work" <<'EOF'

@@ -17,8 +17,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 port="$1" db="$2" trust="$3"
 export BUGS="${4:-}" EXAMPLE_DB="$db" EXAMPLE_TRUST="$trust"
 python="${EXAMPLE_PYTHON:-$here/.venv/bin/python}"
-# Import the app once in the foreground, so that a bad BUGS value fails here with its message, not in a daemon.
-(cd "$here" && "$python" -c 'import app')
+# Import the app once in the foreground, so that a bad BUGS value fails here with its message, not in a daemon,
+# and run its start-up step (which the dies-on-restart bug makes fail from the second restart on).
+(cd "$here" && "$python" -c 'import app, os; app.start_up(os.environ["EXAMPLE_DB"])')
 # Several workers with threads: concurrent duplicates really run in parallel, on different processes.
 "$python" -m gunicorn --daemon --chdir "$here" --bind "127.0.0.1:$port" --workers 3 --threads 4 \
     --pid "$db.pid" --error-logfile "$db.log" --capture-output --graceful-timeout 2 \

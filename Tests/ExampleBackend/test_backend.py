@@ -594,3 +594,34 @@ def test_a_late_view_of_a_lapsed_period_ends_the_subscription_only_under_stale_e
                         signed=lapsed, **sub)
     assert backend.verify(view)[0] == 409
     assert backend.wallet()["subscriptions"][0]["state"] == ("EXPIRED" if bugs else "ACTIVE")
+
+
+@pytest.mark.parametrize("bugs", ["", "refuse-reversal"])
+def test_a_refund_reversal_is_refused_every_time_only_under_refuse_reversal(start, bugs):
+    backend = start(bugs)
+    assert backend.verify(backend.mint("--transaction", "--transaction-id", "9301"))[0] == 200
+    assert backend.notify(backend.mint("--type", "REFUND", "--transaction-id", "9301"))[0] == 200
+    assert backend.wallet()["coins"] == {}
+    reversal = backend.mint("--type", "REFUND_REVERSED", "--transaction-id", "9301", signed=now_ms() + 1_000)
+    # Apple's retries send the same bytes: each is refused under the bug, and the refund stays.
+    statuses = [backend.notify(reversal)[0] for _ in range(3)]
+    assert statuses == ([500, 500, 500] if bugs else [200, 200, 200])
+    assert backend.wallet()["coins"] == ({} if bugs else {"coins.100": 1})
+
+
+@pytest.mark.parametrize("bugs", ["", "dies-on-restart"])
+def test_the_second_restart_fails_only_under_dies_on_restart(start, bugs):
+    backend = start(bugs)
+    backend.restart(bugs)
+    assert backend.wallet() == {"owned": [], "subscriptions": [], "coins": {}}
+    backend.stop()
+    second = subprocess.run(
+        [HERE / "start.sh", str(backend.port), str(backend.db), str(backend.pki / "root.der"), bugs],
+        capture_output=True, text=True, timeout=60,
+    )
+    if bugs:
+        assert second.returncode != 0
+        assert "start-up failed" in second.stderr
+    else:
+        assert second.returncode == 0, second.stderr
+        assert backend.wallet()["coins"] == {}
