@@ -345,7 +345,8 @@ extension Transport {
         // A copy refused before it went out was not sent again.
         result.resent = pending.retried && !error.neverSent
         let (error, detail) = pending.retried ? failureAfterDeadConnection(error, detail: detail) : (error, detail)
-        result.error = error
+        // Without a wire start (and no earlier copy out) the request was never written: its connect timed out.
+        result.error = error.unlessNeverOnTheWire(wireStart != nil || pending.retried)
         result.detail = detail
         finished.append(result)
     }

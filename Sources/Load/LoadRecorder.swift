@@ -35,10 +35,13 @@ public struct LatencyFigures: Codable, Sendable, Hashable {
 
 /// Request counters of a run or of one kind.
 public struct LoadCounts: Codable, Sendable, Hashable {
-    /// Requests whose intended time came (sent plus missed).
+    /// Requests whose intended time came (sent, unsent and missed).
     public var scheduled = 0
-    /// Requests handed to the transport.
+    /// Requests that went on a connection (the target may have read them).
     public var sent = 0
+    /// Requests handed to the transport whose timeout ran out before they went on a connection (class
+    /// ``LoadErrorClass/unsent``): failures the target never saw, not counted in ``sent``.
+    public var unsent = 0
     /// Results that succeeded: a 2xx status unless the caller classified them (``LoadRecorder/record(_:succeeded:)``).
     public var ok = 0
     /// Results by status class: `1xx` … `5xx`.
@@ -56,11 +59,12 @@ public struct LoadCounts: Codable, Sendable, Hashable {
     /// Creates empty counters.
     public init() {}
 
-    /// Sent requests that failed: transport errors plus statuses that are not a success.
-    public var failed: Int { sent - ok }
+    /// Requests that failed: sent ones with a transport error or a status that is not a success, and unsent ones
+    /// (a target too slow to free a connection in time fails them as surely).
+    public var failed: Int { sent - ok + unsent }
 
-    /// `failed / sent` (0 when nothing was sent).
-    public var errorRate: Double { sent == 0 ? 0 : Double(failed) / Double(sent) }
+    /// `failed / (sent + unsent)` (0 when nothing was handed to the transport).
+    public var errorRate: Double { sent + unsent == 0 ? 0 : Double(failed) / Double(sent + unsent) }
 
     /// Status class names, preallocated so that counting a result allocates nothing.
     static let classKeys = (0...9).map { "\($0)xx" }
@@ -74,6 +78,11 @@ public struct LoadCounts: Codable, Sendable, Hashable {
         scheduled += 1
         if result.error == .missed {
             missed += 1
+            return
+        }
+        if result.error == .unsent {
+            unsent += 1
+            errors[LoadErrorClass.unsent.rawValue, default: 0] += 1
             return
         }
         sent += 1
@@ -96,7 +105,8 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     public var intendedRate: Double
     /// Requests whose intended time came in the second.
     public var scheduled: Int
-    /// Requests sent in the second.
+    /// Requests handed to the transport in the second (one whose timeout then runs out before it goes on a
+    /// connection is also counted in `unsent`, in the second it fails).
     public var sent: Int
     /// Results that succeeded in the second (see ``LoadCounts/ok``).
     public var ok: Int
@@ -127,10 +137,11 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     /// The error classes that have a CSV column, in column order.
     static let errorClasses = ["timeout", "reset", "refused", "dns", "tls", "hung-up", "other", "missed"]
 
-    /// The CSV header, documented in the Load module's `Docs.docc` and ``csvLine``.
+    /// The CSV header, documented in the Load module's `Docs.docc` and ``csvLine``. `unsent` comes last, so
+    /// readers of the columns before it by position still read them.
     public static let csvHeader =
         "second,intended_rate,scheduled,sent,ok,non_2xx,timeout,reset,refused,dns,tls,hung_up,other,missed,late,"
-        + "in_flight,p50_us,p90_us,p99_us,max_us,service_p99_us"
+        + "in_flight,p50_us,p90_us,p99_us,max_us,service_p99_us,unsent"
 
     /// The row as one CSV line (no newline), columns as in ``csvHeader``.
     public var csvLine: String {
@@ -140,7 +151,7 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
             + classes
             + [
                 String(late), String(inFlight), String(p50Micros), String(p90Micros), String(p99Micros),
-                String(maxMicros), String(serviceP99Micros),
+                String(maxMicros), String(serviceP99Micros), String(errors[LoadErrorClass.unsent.rawValue] ?? 0),
             ]).joined(separator: ",")
     }
 }
@@ -289,14 +300,16 @@ public final class LoadRecorder {
         intervalCounts.add(result, succeeded: succeeded)
         guard result.error != .missed else { return }
         let latencyMicros = result.latency.microseconds
-        let serviceMicros = result.serviceTime.microseconds
         latency.record(latencyMicros)
-        service.record(serviceMicros)
         intervalAll.record(latencyMicros)
-        intervalServiceAll.record(serviceMicros)
         kind.latency.record(latencyMicros)
-        kind.service.record(serviceMicros)
         kind.intervalLatency.record(latencyMicros)
+        // An unsent request waited for its whole timeout (its latency) but was never served.
+        guard result.error != .unsent else { return }
+        let serviceMicros = result.serviceTime.microseconds
+        service.record(serviceMicros)
+        intervalServiceAll.record(serviceMicros)
+        kind.service.record(serviceMicros)
         kind.intervalService.record(serviceMicros)
     }
 
@@ -458,7 +471,7 @@ public final class LoadRecorder {
             startedAt: formatter.string(from: startTime),
             durationSeconds: (duration * 1000).rounded() / 1000,
             intendedRate: (Double(stats.scheduled) / duration * 10).rounded() / 10,
-            achievedRate: (Double(stats.sent) / duration * 10).rounded() / 10,
+            achievedRate: (Double(totals.sent) / duration * 10).rounded() / 10,
             totals: totals,
             kinds: kinds,
             late: stats.late,

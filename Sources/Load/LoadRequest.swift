@@ -73,6 +73,9 @@ public struct LoadErrorClass: RawRepresentable, Hashable, Sendable, Codable, Cus
     public static let dns = LoadErrorClass(rawValue: "dns")
     /// The TLS handshake or certificate verification failed.
     public static let tls = LoadErrorClass(rawValue: "tls")
+    /// Handed to the transport, but its timeout ran out before it went on a connection (every connection
+    /// busy, or the connect itself): it never reached the target, so it is not counted as sent.
+    public static let unsent = LoadErrorClass(rawValue: "unsent")
     /// Never sent: the in-flight cap was reached at the intended time (an open-loop "missed" send).
     public static let missed = LoadErrorClass(rawValue: "missed")
     /// The caller hung up when the response started (``LoadRequest/hangUpOnResponse``).
@@ -81,11 +84,18 @@ public struct LoadErrorClass: RawRepresentable, Hashable, Sendable, Codable, Cus
     public static let other = LoadErrorClass(rawValue: "other")
 
     /// Every class PayStorm produces, in report order.
-    public static let all: [LoadErrorClass] = [.timeout, .reset, .refused, .dns, .tls, .missed, .hungUp, .other]
+    public static let all: [LoadErrorClass] = [
+        .timeout, .reset, .refused, .dns, .tls, .missed, .hungUp, .other, .unsent,
+    ]
 
-    /// Whether a request failing so never reached the server: refused, unresolved, or missed by the harness.
-    /// Any other failure may come after the server read the request.
-    public var neverSent: Bool { self == .refused || self == .dns || self == .missed }
+    /// Whether a request failing so never reached the server: refused, unresolved, timed out before it went on
+    /// a connection, or missed by the harness. Any other failure may come after the server read the request.
+    public var neverSent: Bool { self == .refused || self == .dns || self == .missed || self == .unsent }
+
+    /// A timeout of a request that never went on a connection is `unsent`; any other class is kept.
+    func unlessNeverOnTheWire(_ wentOnTheWire: Bool) -> LoadErrorClass {
+        self == .timeout && !wentOnTheWire ? .unsent : self
+    }
 
     public var description: String { rawValue }
 }

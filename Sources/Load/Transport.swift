@@ -263,7 +263,7 @@ final class Transport {
             wireStart: .nanoseconds(received),
             received: .nanoseconds(received),
             status: 0,
-            error: .timeout,
+            error: .unsent,
             detail: "still waiting for a connection when the \(timeoutNanos / 1_000_000) ms request timeout, "
                 + "counted from its intended time, ran out; never sent"
         )
@@ -408,7 +408,9 @@ final class Transport {
         var error: LoadErrorClass?
         var detail = ""
         if code != CURLE_OK {
+            // libcurl calls the pre-request callback once the connection is up, before the request's first byte.
             error = classifyCurlFailure(code: Int(code.rawValue), osErrno: osErrno)
+                .unlessNeverOnTheWire(transfer.wireStartAbsolute != 0)
             if transfer.hangUp && code == CURLE_WRITE_ERROR { error = .hungUp }
             detail = curlFailureDetail(code, osErrno: osErrno)
             if transfer.wireStartAbsolute != 0, let failed = error {

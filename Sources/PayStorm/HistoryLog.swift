@@ -15,7 +15,7 @@ import Simulation
 /// - `dispatch`: the delivery was handed to the load engine at its intended time `t`, under `kind`
 ///   (`webhook`, `device`, `forged`, `network-fault`, `restart`); the engine may still miss it.
 /// - `send`: the engine really sent it (written with the result; `t` is when it went on the wire).
-/// - `result`: its outcome at `t`: `sent` (false when it never left: missed, refused), `status`,
+/// - `result`: its outcome at `t`: `sent` (false when it never left: missed, refused, unsent), `status`,
 ///   `latencyMicros` from the intended time, `error` and its `detail` (libcurl's and the system's words), and
 ///   `resent: true` when the transport sent it a second time after a kept-alive connection closed unanswered
 ///   (the target may have read both copies).

@@ -245,6 +245,7 @@ public enum PayStormMerge {
                 requests.missed += shard.missed
                 requests.late += shard.late
                 requests.resent += shard.resent
+                requests.unsent += shard.unsent
             }
         }
 

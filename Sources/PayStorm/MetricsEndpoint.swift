@@ -131,7 +131,7 @@ final class MetricsEndpoint: Sendable {
         let kinds = load.kinds.sorted { $0.key < $1.key }
         let counters: [(String, String, KeyPath<LoadCounts, Int>)] = [
             ("paystorm_scheduled", "Requests whose intended time came (sent plus missed), by kind.", \.scheduled),
-            ("paystorm_sends", "Requests handed to the transport, by kind.", \.sent),
+            ("paystorm_sends", "Requests that went on a connection, by kind.", \.sent),
             ("paystorm_missed", "Requests not sent because the in-flight cap was reached, by kind.", \.missed),
             ("paystorm_succeeded", "Results that succeeded as the target contract reads them, by kind.", \.ok),
             (

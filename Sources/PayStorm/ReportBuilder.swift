@@ -88,7 +88,8 @@ enum ReportBuilder {
             errors: errors,
             missed: summary.totals.missed,
             late: summary.late,
-            resent: summary.totals.resent
+            resent: summary.totals.resent,
+            unsent: summary.totals.unsent
         )
     }
 
@@ -299,7 +300,8 @@ extension ShardCounts {
             ok: counts.ok,
             statusClasses: counts.statusClasses,
             errors: counts.errors,
-            missed: counts.missed
+            missed: counts.missed,
+            unsent: counts.unsent
         )
     }
 }
@@ -313,6 +315,7 @@ extension LoadCounts {
         statusClasses = counts.statusClasses
         errors = counts.errors
         missed = counts.missed
+        unsent = counts.unsent
     }
 }
 

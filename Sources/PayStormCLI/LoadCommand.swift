@@ -165,6 +165,7 @@ enum LoadCLI {
                 summary.late,
                 summary.durationSeconds
             )
+                + (totals.unsent > 0 ? "; \(totals.unsent) unsent (timed out waiting for a connection)" : "")
         )
         lines.append(
             String(format: "rate      intended %.1f/s, achieved %.1f/s", summary.intendedRate, summary.achievedRate)

@@ -348,7 +348,9 @@ extension Command {
         }
         let sent = report.requests
         // Resends are rare and matter only when they happen, so a run without any keeps its line as it was.
-        let resent = sent.resent > 0 ? ", \(sent.resent) resent" : ""
+        let resent =
+            (sent.resent > 0 ? ", \(sent.resent) resent" : "")
+            + (sent.unsent > 0 ? ", \(sent.unsent) unsent (timed out waiting for a connection)" : "")
         text +=
             "\nsent \(sent.sent) of \(sent.intended) intended, \(sent.ok) ok, \(sent.errorCount) errors, "
             + "\(sent.missed) missed\(resent)\n"

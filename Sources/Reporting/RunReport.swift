@@ -178,8 +178,11 @@ public enum Verdict: String, Codable, Sendable, Hashable {
 public struct RequestTotals: Codable, Sendable, Hashable {
     /// Sends the schedule asked for.
     public var intended: Int
-    /// Requests actually sent.
+    /// Requests that went on a connection (the target may have read them).
     public var sent: Int
+    /// Requests whose timeout ran out before they went on a connection (every connection busy): never seen by
+    /// the target, counted among the errors (class `unsent`) and not in ``sent``.
+    public var unsent: Int
     /// Responses with a success status.
     public var ok: Int
     /// Failures by class (`timeout`, `reset`, `refused`, `http4xx`, `http5xx`, ...).
@@ -200,10 +203,12 @@ public struct RequestTotals: Codable, Sendable, Hashable {
         errors: [String: Int] = [:],
         missed: Int = 0,
         late: Int = 0,
-        resent: Int = 0
+        resent: Int = 0,
+        unsent: Int = 0
     ) {
         self.intended = intended
         self.sent = sent
+        self.unsent = unsent
         self.ok = ok
         self.errors = errors
         self.missed = missed
@@ -222,6 +227,7 @@ public struct RequestTotals: Codable, Sendable, Hashable {
         missed = try c.decode(Int.self, forKey: .missed)
         late = try c.decode(Int.self, forKey: .late)
         resent = try c.decodeIfPresent(Int.self, forKey: .resent) ?? 0
+        unsent = try c.decodeIfPresent(Int.self, forKey: .unsent) ?? 0
     }
 
     /// All failures, whatever their class.

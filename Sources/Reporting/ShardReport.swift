@@ -66,8 +66,11 @@ public struct ShardFigures: Codable, Sendable, Hashable {
 public struct ShardCounts: Codable, Sendable, Hashable {
     /// Sends the schedule asked for.
     public var scheduled: Int
-    /// Requests sent.
+    /// Requests that went on a connection.
     public var sent: Int
+    /// Requests whose timeout ran out before they went on a connection (0 in a shard written before they were
+    /// counted apart).
+    public var unsent: Int
     /// Successful answers.
     public var ok: Int
     /// Answers by status class (`2xx`, `4xx`...).
@@ -84,10 +87,12 @@ public struct ShardCounts: Codable, Sendable, Hashable {
         ok: Int,
         statusClasses: [String: Int],
         errors: [String: Int],
-        missed: Int
+        missed: Int,
+        unsent: Int = 0
     ) {
         self.scheduled = scheduled
         self.sent = sent
+        self.unsent = unsent
         self.ok = ok
         self.statusClasses = statusClasses
         self.errors = errors
@@ -102,8 +107,21 @@ public struct ShardCounts: Codable, Sendable, Hashable {
             ok: lhs.ok + rhs.ok,
             statusClasses: lhs.statusClasses.merging(rhs.statusClasses, uniquingKeysWith: +),
             errors: lhs.errors.merging(rhs.errors, uniquingKeysWith: +),
-            missed: lhs.missed + rhs.missed
+            missed: lhs.missed + rhs.missed,
+            unsent: lhs.unsent + rhs.unsent
         )
+    }
+
+    /// Reads counters; a shard written before `unsent` was counted reads as 0 unsent.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        scheduled = try c.decode(Int.self, forKey: .scheduled)
+        sent = try c.decode(Int.self, forKey: .sent)
+        unsent = try c.decodeIfPresent(Int.self, forKey: .unsent) ?? 0
+        ok = try c.decode(Int.self, forKey: .ok)
+        statusClasses = try c.decode([String: Int].self, forKey: .statusClasses)
+        errors = try c.decode([String: Int].self, forKey: .errors)
+        missed = try c.decode(Int.self, forKey: .missed)
     }
 }
 

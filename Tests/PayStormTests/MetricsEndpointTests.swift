@@ -67,7 +67,7 @@ struct MetricsEndpointTests {
         # HELP paystorm_scheduled Requests whose intended time came (sent plus missed), by kind.
         paystorm_scheduled_total{kind="web\"hook\\\n"} 10
         # TYPE paystorm_sends counter
-        # HELP paystorm_sends Requests handed to the transport, by kind.
+        # HELP paystorm_sends Requests that went on a connection, by kind.
         paystorm_sends_total{kind="web\"hook\\\n"} 9
         # TYPE paystorm_missed counter
         # HELP paystorm_missed Requests not sent because the in-flight cap was reached, by kind.
