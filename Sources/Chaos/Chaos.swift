@@ -64,22 +64,7 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
             : forgeries.filter { $0 != "forged-inner-transaction" }
         rng = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0xC4A0_5C4A_05C4_A05C))
         identities = profile.identities
-        var restartRNG = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0x0005_7A27))
-        var restarts: [TargetRestartEvent] = []
-        if let restart = faults.targetRestart {
-            for _ in 0..<restart.count {
-                restarts.append(
-                    TargetRestartEvent(
-                        at: restartRNG.between(0.1, 0.9) * profile.durationSeconds,
-                        downSeconds: restart.downSeconds,
-                        killCommand: restart.killCommand,
-                        startCommand: restart.startCommand,
-                        startTimeoutSeconds: restart.startTimeoutSeconds
-                    )
-                )
-            }
-        }
-        self.restarts = restarts.sorted { $0.at < $1.at }
+        restarts = TargetRestartEvent.planned(by: profile)
     }
 
     /// The next delivery in intended-time order, or nil at the end.
@@ -336,8 +321,14 @@ public struct ChaosPolicy: Sendable {
     /// Seconds after a webhook chain's first attempt at which the App Store retries it while unacknowledged
     /// (`faults.appStoreRetries`, compressed by the profile's time compression); empty when retries are off.
     public var appStoreRetryDelays: [Double]
+    /// The least real time between an unacknowledged attempt's answer and its retry, in seconds
+    /// (`faults.appStoreRetries.floorSeconds`).
+    public var appStoreRetryFloor: Double
     /// Most redeliveries of one device transaction.
     public var maxDeviceAttempts: Int
+    /// The App Store time the planned restarts stand for (`targetRestart.outageHours`), as run time from each
+    /// kill: the App Store's webhook attempts due inside fail as into a target that is down.
+    public var declaredOutages: [Range<Double>]
 
     /// The policy of a profile.
     public init(profile: Profile) {
@@ -346,7 +337,17 @@ public struct ChaosPolicy: Sendable {
         let retries = profile.faults.appStoreRetries
         appStoreRetryDelays =
             retries.enabled ? retries.scheduleHours.map { profile.timeCompression.seconds(days: $0 / 24) } : []
+        appStoreRetryFloor = retries.floorSeconds
+        declaredOutages = TargetRestartEvent.planned(by: profile).filter { $0.outageSeconds > 0 }.map {
+            $0.at..<($0.at + $0.outageSeconds)
+        }
         maxDeviceAttempts = 5
+    }
+
+    /// Whether `t` seconds into the run falls inside the App Store time a planned restart declares
+    /// (`targetRestart.outageHours`): the App Store's webhook attempts due then fail, even once the target is back.
+    public func inDeclaredOutage(_ t: Double) -> Bool {
+        declaredOutages.contains { $0.contains(t) }
     }
 
     /// The ID of the `index`-th follow-up of a delivery (unique, disjoint from planned IDs).
@@ -452,8 +453,11 @@ public struct ChaosPolicy: Sendable {
         guard delivery.attempt < appStoreRetryDelays.count else { return nil }
         let first = delivery.firstAttemptAt ?? delivery.at
         // Apple's schedule counts from the first attempt; an answer that came later than the next slot (a slow
-        // timeout under strong time compression) is retried as soon as it is known, never before.
-        let due = Swift.max(now, first + appStoreRetryDelays[delivery.attempt])
+        // timeout under strong time compression) is retried as soon as it is known, never before, and never
+        // sooner than the floor after it: a backend gets real time to act on between attempts. A slot inside a
+        // declared outage keeps Apple's compressed schedule: the target is down then, with nothing to act on.
+        let slot = Swift.max(now, first + appStoreRetryDelays[delivery.attempt])
+        let due = inDeclaredOutage(slot) ? slot : Swift.max(slot, now + appStoreRetryFloor)
         let offset = Self.format(appStoreRetryDelays[delivery.attempt])
         return (
             due,
@@ -473,4 +477,24 @@ public struct ChaosPolicy: Sendable {
 private final class Box: Sendable {
     let delivery: PlannedDelivery
     init(_ delivery: PlannedDelivery) { self.delivery = delivery }
+}
+
+extension TargetRestartEvent {
+    /// The target restarts a profile plans, drawn from its seed alone, in time order (empty without
+    /// `faults.targetRestart`).
+    public static func planned(by profile: Profile) -> [TargetRestartEvent] {
+        guard let restart = profile.faults.targetRestart else { return [] }
+        var rng = SplitMix64(seed: SplitMix64.mix(profile.seed ^ 0x0005_7A27))
+        let events = (0..<restart.count).map { _ in
+            TargetRestartEvent(
+                at: rng.between(0.1, 0.9) * profile.durationSeconds,
+                downSeconds: restart.downSeconds,
+                killCommand: restart.killCommand,
+                startCommand: restart.startCommand,
+                startTimeoutSeconds: restart.startTimeoutSeconds,
+                outageSeconds: profile.timeCompression.seconds(days: restart.outageHours / 24)
+            )
+        }
+        return events.sorted { $0.at < $1.at }
+    }
 }

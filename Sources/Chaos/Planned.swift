@@ -129,4 +129,7 @@ public struct TargetRestartEvent: Sendable, Hashable {
     public var startCommand: [String]
     /// Longest wait for the start command to exit, then for the target to accept connections.
     public var startTimeoutSeconds: Double = 60
+    /// The App Store time the outage stands for, as run time from the kill (`outageHours`, compressed); 0 when the
+    /// restart declares none.
+    public var outageSeconds: Double = 0
 }

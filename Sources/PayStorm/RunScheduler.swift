@@ -77,6 +77,8 @@ final class RunScheduler: TimedRequestSource {
     private(set) var retriesHeldForRestart = 0
     /// The retries waiting so now, so each is counted once however often it is asked about.
     private var heldForRestart = Set<UInt64>()
+    /// App Store attempts failed inside the App Store time planned restarts declare.
+    private(set) var declaredOutages = DeclaredOutages()
     /// How often a held retry asks whether the target is back, in seconds.
     private static let restartPoll = 0.2
     /// Answers outside 2xx that their role classified as acknowledged, by status class (`4xx`...), so the
@@ -236,6 +238,10 @@ final class RunScheduler: TimedRequestSource {
         }
         guard let body else {
             history.write(event: "skip", at: now, delivery: delivery, detail: "nothing to send")
+            return nil
+        }
+        if DeclaredOutages.fails(delivery, at: now, policy: policy) {
+            failInDeclaredOutage(delivery, at: now)
             return nil
         }
         guard let role = Endpoints.role(of: delivery) else { return nil }
@@ -398,7 +404,16 @@ final class RunScheduler: TimedRequestSource {
         followWindow(delivery, outcome: outcome, at: now)
         if wasSent { history.write(event: "send", at: result.wireStart.seconds, delivery: delivery) }
         history.write(event: "result", at: now, delivery: delivery, result: result, sent: wasSent)
+        scheduleFollowUps(after: delivery, outcome: outcome, at: now)
+    }
+
+    /// Schedules what follows a delivery's outcome (retries, redeliveries, duplicates) up to the longest settle,
+    /// and forgets its minted body once nothing waits to resend it.
+    /// - Returns: whether a retry or redelivery of its chain follows.
+    @discardableResult
+    private func scheduleFollowUps(after delivery: PlannedDelivery, outcome: DeliveryOutcome, at now: Double) -> Bool {
         var next = policy.followUps(after: delivery, outcome: outcome, at: now)
+        let continues = next.contains { $0.copy == .retry || $0.copy == .redelivery }
         let due = next.count
         next.removeAll { $0.at > endOfFollowUps }
         followUpsAfterSettle += due - next.count
@@ -408,6 +423,18 @@ final class RunScheduler: TimedRequestSource {
         if waitingFor[key] == nil { cache.forget(key) }
         // A planned copy (a concurrent or delayed duplicate) was minted under its own ID as well.
         if key != delivery.id { cache.forget(delivery.id) }
+        return continues
+    }
+
+    /// Fails an App Store attempt due inside the App Store time a planned restart declares, without sending it:
+    /// booked as refused, in the API's history as a socket issue, and retried on Apple's schedule.
+    private func failInDeclaredOutage(_ delivery: PlannedDelivery, at now: Double) {
+        let outcome = DeliveryOutcome.notSent(reason: DeclaredOutages.reason)
+        faultCounts[DeclaredOutages.fault, default: 0] += 1
+        checker.record(delivery, outcome: outcome, at: now)
+        attempts?.record(delivery, at: now, result: DeclaredOutages.attemptResult)
+        history.write(event: "skip", at: now, delivery: delivery, detail: DeclaredOutages.reason)
+        declaredOutages.count(retried: scheduleFollowUps(after: delivery, outcome: outcome, at: now))
     }
 
     /// Puts off an App Store retry due while a planned restart has the target down, until it answers again.
@@ -417,7 +444,8 @@ final class RunScheduler: TimedRequestSource {
     /// relaunch in real seconds and are not held.
     /// - Returns: whether the retry was put off (nothing is sent in this slot).
     private func holdsForRestart(_ delivery: PlannedDelivery, at now: Double) -> Bool {
-        guard delivery.copy == .retry, restartWindows.contains(now) else {
+        // Inside the App Store time a restart declares, Apple's attempts fail instead (`failInDeclaredOutage`).
+        guard delivery.copy == .retry, restartWindows.contains(now), !policy.inDeclaredOutage(now) else {
             if !heldForRestart.isEmpty { heldForRestart.remove(delivery.id) }
             return false
         }
@@ -560,7 +588,7 @@ final class RunScheduler: TimedRequestSource {
     /// The report's lines on follow-ups that did not go out when first due: those after the longest settle, and
     /// App Store retries that waited for a planned restart.
     var followUpNotes: [String] {
-        var lines: [String] = []
+        var lines: [String] = declaredOutages.note.map { [$0] } ?? []
         if followUpsAfterSettle > 0 {
             lines.append(
                 "\(followUpsAfterSettle) retries or redeliveries fell after the longest settle (settleMaxSeconds) and "

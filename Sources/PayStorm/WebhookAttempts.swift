@@ -22,7 +22,8 @@ struct WebhookAttempts: Sendable {
         record(delivery, at: at.seconds, result: SendAttemptResult(result, outcome: outcome))
     }
 
-    /// Records an attempt that ended as `result` at `t` seconds into the run.
+    /// Records an attempt that ended as `result` at `t` seconds into the run (one the run failed without sending,
+    /// inside a declared outage).
     func record(_ delivery: PlannedDelivery, at t: Double, result: SendAttemptResult) {
         guard !delivery.isForged, case .notification(let notification) = delivery.action.delivery else { return }
         store.recordSendAttempt(

@@ -227,8 +227,10 @@ public struct Faults: Sendable, Hashable, Decodable {
 
     /// The App Store's retries of unacknowledged webhooks: the same bytes (same `notificationUUID`, same
     /// `signedDate`) again at these hours after the first attempt, compressed like every simulated period
-    /// (hours × `secondsPerMonth` / 720 seconds), until one attempt is acknowledged. A retry due while a planned
-    /// `targetRestart` has the target down waits until it answers again, since a restart is not compressed.
+    /// (hours × `secondsPerMonth` / 720 seconds), until one attempt is acknowledged, and never sooner than
+    /// ``floorSeconds`` after the attempt before it was answered. A retry due while a planned `targetRestart` has
+    /// the target down waits until it answers again, since a restart is not compressed (unless it falls inside
+    /// the outage the restart declares, ``TargetRestart/outageHours``).
     ///
     /// Apple retries only in Production (the sandbox attempts once); they are on by default in every
     /// environment because a target must survive them wherever it runs. `enabled: false` plays the sandbox.
@@ -237,6 +239,13 @@ public struct Faults: Sendable, Hashable, Decodable {
         public var enabled = true
         /// Hours after the first attempt at which each retry is due, ascending (Apple's: 1, 12, 24, 48, 72).
         public var scheduleHours = Self.appleScheduleHours
+        /// The least real time between an attempt's answer and the retry that follows it, in seconds: compressed,
+        /// Apple's hour lasts milliseconds, while a backend that answers 500 until its own state catches up needs
+        /// time it can act on.
+        public var floorSeconds = Self.defaultFloorSeconds
+
+        /// The default ``floorSeconds``.
+        public static let defaultFloorSeconds = 3.0
 
         /// Apple's documented retry schedule, in hours after the first attempt.
         public static let appleScheduleHours: [Double] = [1, 12, 24, 48, 72]
@@ -246,8 +255,9 @@ public struct Faults: Sendable, Hashable, Decodable {
 
         /// Strict decoding.
         public init(from decoder: any Decoder) throws {
-            let f = try Fields(decoder, allowed: ["enabled", "scheduleHours"])
+            let f = try Fields(decoder, allowed: ["enabled", "scheduleHours", "floorSeconds"])
             enabled = try f.value("enabled", default: true)
+            floorSeconds = try f.number("floorSeconds", in: 0...3600, default: Self.defaultFloorSeconds)
             scheduleHours = try f.value("scheduleHours", default: Self.appleScheduleHours)
             if scheduleHours.count > 20 {
                 throw ProfileIssue(
@@ -283,17 +293,23 @@ public struct Faults: Sendable, Hashable, Decodable {
         /// Longest wait for the start command to exit and then for the target to accept connections; past it the
         /// restart is reported as failed.
         public var startTimeoutSeconds: Double
+        /// The App Store time the outage stands for, in hours (compressed like every period; 0: none). The App
+        /// Store's webhook attempts due within it after the kill fail as into a target that is down, even once the
+        /// target is back in real time, so a notification whose retries it outlasts reaches the target only through
+        /// the App Store Server API's notification history; retries due after it wait for the target as usual.
+        public var outageHours: Double
         /// Strict decoding.
         public init(from decoder: any Decoder) throws {
             let f = try Fields(
                 decoder,
-                allowed: ["count", "killCommand", "startCommand", "downSeconds", "startTimeoutSeconds"]
+                allowed: ["count", "killCommand", "startCommand", "downSeconds", "startTimeoutSeconds", "outageHours"]
             )
             count = Int(try f.integer("count", in: 0...1000, default: 1))
             killCommand = try f.value("killCommand", default: [])
             startCommand = try f.value("startCommand", default: [])
             downSeconds = try f.number("downSeconds", in: 0...3600, default: 1)
             startTimeoutSeconds = try f.number("startTimeoutSeconds", in: 1...3600, default: 60)
+            outageHours = try f.number("outageHours", in: 0...8760, default: 0)
             if killCommand.isEmpty != startCommand.isEmpty {
                 throw ProfileIssue(
                     path: f.at(killCommand.isEmpty ? "killCommand" : "startCommand"),

@@ -307,9 +307,12 @@ struct ChaosTests {
         return all
     }
 
+    /// Apple's schedule alone, without the real-time floor between attempts.
+    static let noFloor = "{ appStoreRetries: { floorSeconds: 0 } }"
+
     @Test func unacknowledgedWebhookIsRetriedOnApplesScheduleFromItsFirstAttempt() throws {
         // A month of 60 s: an hour is 60 / 720 s.
-        let profile = try chaosProfile(faults: "{}")
+        let profile = try chaosProfile(faults: Self.noFloor)
         let first = try firstWebhook(profile)
         let chain = attempts(of: first, profile, Array(repeating: .rejected(status: 500), count: 8))
         #expect(chain.count == 6)
@@ -325,6 +328,56 @@ struct ChaosTests {
         }
     }
 
+    /// Compressed, Apple's five retries fall within half a second of a refused attempt (an hour is 8 ms with a 6 s
+    /// month): the floor gives the backend real seconds to act on between attempts, Apple's later slots kept.
+    @Test func retriesComeNoSoonerThanTheFloorAfterTheAttemptBefore() throws {
+        let profile = try chaosProfile(faults: "{ appStoreRetries: { floorSeconds: 2.5 } }")
+        let first = try firstWebhook(profile)
+        let chain = attempts(of: first, profile, Array(repeating: .rejected(status: 500), count: 8))
+        #expect(chain.count == 6)
+        // Each answered 0.05 s after it was due; the 72-hour slot (6 s after the first attempt) is earlier.
+        let gaps = zip(chain.dropFirst(), chain).map { $0.at - $1.at }
+        #expect(gaps.allSatisfy { abs($0 - 2.55) < 1e-9 }, "\(gaps)")
+        // A slot later than the floor is kept: 96 hours of a 60 s month come 8 s after the first attempt.
+        let slow = try chaosProfile(faults: "{ appStoreRetries: { floorSeconds: 2.5, scheduleHours: [1, 96] } }")
+        let slowFirst = try firstWebhook(slow)
+        let slowChain = attempts(of: slowFirst, slow, Array(repeating: .rejected(status: 500), count: 3))
+        #expect(abs(slowChain[1].at - (slowFirst.at + 2.55)) < 1e-9)
+        #expect(abs(slowChain[2].at - (slowFirst.at + 96 * 60 / 720)) < 1e-9)
+    }
+
+    /// A restart that declares 96 hours of App Store time (8 s with a 60 s month) from its kill: Apple's retries of a
+    /// notification refused inside it keep their compressed schedule there (the target is down, nothing to act on),
+    /// and the floor applies again to the first slot after it.
+    @Test func retriesInsideADeclaredOutageKeepApplesScheduleAndTheFloorComesBackAfterIt() throws {
+        let profile = try chaosProfile(
+            faults: "{ targetRestart: { count: 1, outageHours: 96 }, appStoreRetries: { floorSeconds: 2 } }"
+        )
+        let policy = ChaosPolicy(profile: profile)
+        let outage = try #require(policy.declaredOutages.first)
+        #expect(policy.declaredOutages.count == 1 && abs(outage.upperBound - outage.lowerBound - 8) < 1e-9)
+        #expect(outage.lowerBound == TargetRestartEvent.planned(by: profile).first?.at)
+        #expect(policy.inDeclaredOutage(outage.lowerBound) && !policy.inDeclaredOutage(outage.upperBound))
+        let refused = Array(repeating: DeliveryOutcome.notSent(reason: "refused"), count: 8)
+        var first = try firstWebhook(profile)
+        first.at = outage.lowerBound + 0.5
+        let inside = attempts(of: first, profile, refused)
+        // All six attempts inside: 1, 12, 24, 48 and 72 hours after the first, compressed, no floor between them.
+        let offsets = inside.dropFirst().map { $0.at - first.at }
+        let expected = [1.0, 12, 24, 48, 72].map { $0 * 60 / 720 }
+        #expect(inside.count == 6 && zip(offsets, expected).allSatisfy { abs($0 - $1) < 1e-9 }, "\(offsets)")
+        // Refused 7 s after the kill: the 1-hour slot is inside, the 12-hour one falls at the outage's end, where
+        // the floor holds it 2 s after the attempt before.
+        first.at = outage.lowerBound + 7
+        let late = attempts(of: first, profile, refused)
+        #expect(abs(late[1].at - (first.at + 60.0 / 720)) < 1e-9)
+        #expect(abs(late[2].at - (late[1].at + 0.05 + 2)) < 1e-9)
+        // Without a declared outage nothing is inside one.
+        #expect(
+            ChaosPolicy(profile: try chaosProfile(faults: "{ targetRestart: { count: 2 } }")).declaredOutages.isEmpty
+        )
+    }
+
     @Test func retriesStopOnceAnAttemptIsAcknowledged() throws {
         let profile = try chaosProfile(faults: "{}")
         let chain = attempts(
@@ -336,7 +389,7 @@ struct ChaosTests {
     }
 
     @Test func answerLaterThanTheNextSlotIsRetriedWhenKnownNeverBefore() throws {
-        let profile = try chaosProfile(faults: "{}")
+        let profile = try chaosProfile(faults: Self.noFloor)
         let first = try firstWebhook(profile)
         // A timeout known 5 s after the first attempt: the 1-hour slot (0.083 s) has passed.
         let next = ChaosPolicy(profile: profile).followUps(
@@ -349,7 +402,9 @@ struct ChaosTests {
     }
 
     @Test func lostResponseRetryIsTheChainsSecondAttempt() throws {
-        let profile = try chaosProfile(faults: "{ lostResponse: { probability: 0.5, retrySeconds: 3 } }")
+        let profile = try chaosProfile(
+            faults: "{ lostResponse: { probability: 0.5, retrySeconds: 3 }, appStoreRetries: { floorSeconds: 0 } }"
+        )
         var first = try firstWebhook(profile)
         first.network = .lostResponse
         let chain = attempts(

@@ -6,7 +6,8 @@ import Testing
 /// also have all its retries refused, and its purchase would go unchecked, which no real restart causes.
 @Suite(.serialized)
 struct RestartRetryTests {
-    /// A month lasts a second, so Apple's 72 hours of retries last 0.1 s, a tenth of the planned down time.
+    /// A month lasts a second, so Apple's 72 hours of retries last 0.1 s, a tenth of the planned down time (no
+    /// real-time floor between attempts, which would put every retry after the restart).
     static let profile = """
         { name: "restart-retries", seed: 11,
           target: { embeddedLedger: true, bundleId: "com.example.paystorm", environment: "Sandbox" },
@@ -17,7 +18,7 @@ struct RestartRetryTests {
           actionMix: { consumable: 2, nonConsumable: 1 },
           timeCompression: { secondsPerMonth: 1 },
           schedule: [{ kind: "constant", rate: 20, seconds: 6 }],
-          faults: { targetRestart: { count: 1, downSeconds: 1 } },
+          faults: { targetRestart: { count: 1, downSeconds: 1 }, appStoreRetries: { floorSeconds: 0 } },
           settleSeconds: 3 }
         """
 
@@ -36,5 +37,25 @@ struct RestartRetryTests {
         #expect(!refused.isEmpty, "the restart refused no webhook")
         let lost = refused.subtracting(acknowledged)
         #expect(lost.isEmpty, "\(lost.count) of \(refused.count) refused chains never acknowledged: \(lost.prefix(3))")
+    }
+
+    /// The restart stands for 120 hours of App Store time (5 s with a 30 s month), longer than Apple's 72 hours of
+    /// retries and than the embedded ledger's real outage: the App Store's attempts due inside it fail even once
+    /// the ledger is back, and a notification first sent early in it has every attempt fail.
+    static let declaredOutage = profile.replacingOccurrences(of: "secondsPerMonth: 1", with: "secondsPerMonth: 30")
+        .replacingOccurrences(of: "downSeconds: 1 }", with: "downSeconds: 0.5, outageHours: 120 }")
+
+    @Test func attemptsInsideTheDeclaredOutageFailEvenOnceTheTargetIsBack() throws {
+        #expect(Self.declaredOutage.contains("outageHours: 120"))
+        let run = try PayStormRunner.run(inline: Self.declaredOutage, name: "declared-outage")
+        // No invariant fails: a notification the webhook never delivered obliges the target to nothing.
+        #expect(run.exitCode != 1 && run.exitCode < 3, "\(run.output)")
+        let note = try #require(run.notes.first { $0.contains("fell inside the App Store time") }, "\(run.notes)")
+        #expect(!note.contains(" 0 notifications had"), "\(note)")
+        let failed = run.events.filter {
+            $0["event"] as? String == "skip" && ($0["detail"] as? String)?.contains("App Store time") == true
+        }.compactMap { $0["t"] as? Double }
+        // Over most of the 5 s declared, long after the ledger (down 0.5 s) was back.
+        #expect((failed.max() ?? 0) - (failed.min() ?? 0) > 3, "\(failed)")
     }
 }
