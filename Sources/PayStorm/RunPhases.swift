@@ -158,6 +158,12 @@ extension PayStormRun {
                     + ", then probing every account"
             )
             options.interruption.sleep(settleLeft + held)
+            let waited = waitForRestart(parts, until: profile.durationSeconds + profile.longestSettleSeconds)
+            if waited >= 0.1 {
+                let line = String(format: "the final probe waited %.1f s more for a planned restart to end", waited)
+                log(line)
+                notes.append(line)
+            }
         }
         // Also when interrupted: the accounts it does not read are then made unknown.
         let accounts = options.account.map { [$0] } ?? checker.knownAccounts()

@@ -92,6 +92,9 @@ final class RunScheduler: TimedRequestSource {
     private(set) var deferred = DeferredTally()
     /// Safety probes the target answered 429, for the report's note.
     var rateLimitedProbes: RateLimitedSafetyProbes { probes.rateLimited }
+    /// Whether a planned restart has the target down `t` seconds into the run: from its kill until it answers
+    /// again, or its restart failed.
+    func restartUnderWay(at t: Double) -> Bool { restartWindows.contains(t) }
     /// Until when the target's `Retry-After` asked not to be probed, in seconds since the start.
     var probesHeldUntil: Double { probes.heldUntil }
 

@@ -47,4 +47,18 @@ struct SettleFollowUpTests {
         let quiet = Double(settle.dropFirst("settle: quiet ".count).prefix { $0 != " " }) ?? 0
         #expect(quiet > 2, "\(settle)")
     }
+
+    /// The same restart with no App Store retries: nothing waits for the target in the engine, which goes quiet
+    /// at the schedule's end, yet the final probe waits for the restart to end instead of finding the target gone.
+    static let slowRestartNothingRetried = slowRestart.replacingOccurrences(
+        of: "appStoreRetries: { floorSeconds: 0 }",
+        with: "appStoreRetries: { enabled: false }"
+    )
+
+    @Test func theFinalProbeWaitsForARestartStillUnderWay() throws {
+        #expect(Self.slowRestartNothingRetried.contains("enabled: false"))
+        let run = try PayStormRunner.run(inline: Self.slowRestartNothingRetried, name: "slow-restart-no-retry")
+        #expect(!run.output.contains("final probes failed"), "\(run.output)")
+        #expect(run.notes.contains { $0.hasPrefix("the final probe waited ") }, "\(run.notes)")
+    }
 }
