@@ -91,8 +91,14 @@ final class HTTP1Pool {
     var firstWaiting: HTTP1Pending? { waiting.first }
 
     /// Queues a request: last, or first when it is a priority request (a probe the verdict rests on).
+    /// Others wait in deadline order (a request released late may come due before those queued ahead of it), so
+    /// the head's deadline is the next one and no request expires unnoticed behind it.
     func enqueue(_ pending: HTTP1Pending) {
-        if pending.request.isPriority { waiting.prepend(pending) } else { waiting.append(pending) }
+        if pending.request.isPriority {
+            waiting.prepend(pending)
+        } else {
+            waiting.append(pending) { !$0.request.isPriority && $0.deadline > pending.deadline }
+        }
     }
 
     /// Puts a request back at the head (a retry goes first).

@@ -236,7 +236,8 @@ final class Transport {
         } else if request.isPriority {
             waiting.prepend((request, intended, sent))
         } else {
-            waiting.append((request, intended, sent))
+            // In deadline order (intended order): one released late must not expire unnoticed behind the head.
+            waiting.append((request, intended, sent)) { !$0.request.isPriority && $0.intended > intended }
         }
     }
 
