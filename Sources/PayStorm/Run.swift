@@ -84,6 +84,9 @@ public struct RunOutcome: Sendable {
     public var folder: URL
     /// Seconds into the run at which each invariant first failed (the detection matrix).
     public var firstDetection: [String: Double]
+    /// Why `latest` beside the folder does not name it (someone's file or folder of that name), for the
+    /// console even when it is quiet; nil when it does.
+    public var latestNote: String? = nil
 }
 
 /// One PayStorm run: wires Profile → Simulation → Chaos → Load → Checking → Reporting.
@@ -283,7 +286,8 @@ public enum PayStormRun {
             api: api,
             startMillis: startMillis
         )
-        folder.linkAsLatest()
+        let latestNote = folder.linkAsLatest()
+        if let latestNote { log("note: " + latestNote) }
         markStarted()
 
         let parts = RunParts(
@@ -306,7 +310,8 @@ public enum PayStormRun {
             restarts: (restarts, restartWindows),
             thresholds: thresholds,
             startedAt: startedAt,
-            folder: folder
+            folder: folder,
+            latestNote: latestNote
         )
     }
 
@@ -317,7 +322,8 @@ public enum PayStormRun {
         restarts: ([TargetRestartEvent], RestartWindows),
         thresholds: [Load.Threshold],
         startedAt: Date,
-        folder: ReportFolder
+        folder: ReportFolder,
+        latestNote: String?
     ) throws(RunError) -> RunOutcome {
         let restartThread = restartPlayer(
             options: parts.options,
@@ -353,7 +359,8 @@ public enum PayStormRun {
         )
         refresher?.finish()
         notes += refresher?.notes ?? []
-        return try report(
+        if let latestNote { notes.append(latestNote) }
+        var outcome = try report(
             parts,
             stats: stats,
             thresholds: thresholds,
@@ -366,6 +373,8 @@ public enum PayStormRun {
             ),
             folder: folder
         )
+        outcome.latestNote = latestNote
+        return outcome
     }
 
     static func format(_ seconds: Double) -> String { String(format: "%g", seconds) }

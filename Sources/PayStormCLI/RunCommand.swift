@@ -355,6 +355,7 @@ extension Command {
             "\nsent \(sent.sent) of \(sent.intended) intended, \(sent.ok) ok, \(sent.errorCount) errors, "
             + "\(sent.missed) missed\(resent)\n"
         text += "report: \(outcome.folder.path)/report.html\n"
+        if let latest = outcome.latestNote { text += "note: \(latest)\n" }
         return text
     }
 }

@@ -65,18 +65,37 @@ public struct ReportFolder: Sendable {
 
     /// Points `root/latest` at this folder (a relative link, so the reports folder stays movable).
     /// Call it once the run can start, so a run that never sends leaves `latest` where it was.
-    public func linkAsLatest() {
+    ///
+    /// A `latest` that is not a link (someone's file or folder of that name) is left as it is: a run never
+    /// deletes what it did not make, and it does not fail over a convenience link either.
+    /// - Returns: nil once `latest` names this folder, else one line saying why it does not (for the console
+    ///   and the report's notes), so that a script reading `latest` is not silently handed an older run.
+    @discardableResult
+    public func linkAsLatest() -> String? {
         let latest = root.appendingPathComponent("latest")
+        var existing = stat()
+        if lstat(latest.path, &existing) == 0 && existing.st_mode & S_IFMT != S_IFLNK {
+            let what = existing.st_mode & S_IFMT == S_IFDIR ? "a directory" : "a file"
+            return "\(latest.path) is \(what), not PayStorm's link: left as it is and not updated to this run "
+                + "(\(url.lastPathComponent)); remove it to have latest follow the newest run"
+        }
         // Replace the link atomically: a link under a temporary name, renamed over the old one.
         let temporary = root.appendingPathComponent(".latest-\(getpid())-\(url.lastPathComponent)")
         try? FileManager.default.removeItem(at: temporary)
-        guard
-            (try? FileManager.default.createSymbolicLink(
+        var failure: String?
+        do {
+            try FileManager.default.createSymbolicLink(
                 atPath: temporary.path,
                 withDestinationPath: url.lastPathComponent
-            )) != nil
-        else { return }
-        if rename(temporary.path, latest.path) != 0 { try? FileManager.default.removeItem(at: temporary) }
+            )
+            if rename(temporary.path, latest.path) != 0 {
+                failure = String(cString: strerror(errno))
+                try? FileManager.default.removeItem(at: temporary)
+            }
+        } catch {
+            failure = error.localizedDescription
+        }
+        return failure.map { "\(latest.path) was not updated to this run (\(url.lastPathComponent)): \($0)" }
     }
 
     /// Removes the folder and everything in it: for a run that failed before it sent anything.

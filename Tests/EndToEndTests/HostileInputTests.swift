@@ -161,4 +161,19 @@ struct HostileInputTests {
         #expect(code == 65, "\(output)")
         #expect(output.contains("not a PayStorm ledger database: it holds table accounts"), "\(output)")
     }
+
+    @Test func aFileNamedLatestIsKeptAndTheRunSaysSo() throws {
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-latest-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
+        let latest = reports.appendingPathComponent("latest")
+        try Data("precious\n".utf8).write(to: latest)
+        let (code, output) = try PayStormRunner.exec([
+            "run", "Profiles/smoke.json5", "--rate", "5", "--duration", "1s", "--settle", "0", "--quiet",
+            "--no-history", "--reports", reports.path,
+        ])
+        #expect(code == 0, "\(output)")
+        #expect(output.contains("note: \(latest.path) is a file, not PayStorm's link"), "\(output)")
+        #expect(try String(contentsOf: latest, encoding: .utf8) == "precious\n")
+    }
 }
