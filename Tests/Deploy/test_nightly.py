@@ -181,6 +181,10 @@ pki = given[given.index("--pki") + 1] if "--pki" in given else ""
 with open(os.path.join(work, "arguments.pki")) as f:
     pki_files = f.read().split()
 check("nightly.sh: --pki is the unpacked secret", pki and pki_files == ["leaf.key", "root.der", "root.pem"], pki_files)
+# Replay lines name --pki: a temporary folder deleted on exit would make every one fail.
+check("nightly.sh: --pki is a stable path, not a temporary folder", pki == "paystorm-pki", pki)
+check("nightly.sh: says how to unpack the PKI for a replay", "to replay, unpack the same PKI there" in output, output)
+check("nightly.sh: the keys do not outlive the job", not os.path.exists(os.path.join(ROOT, "paystorm-pki")))
 sets = [given[i + 1] for i, a in enumerate(given) if a == "--set"]
 check(
     "nightly.sh: the URL and its bare host as variables, then the extra ones",
@@ -211,6 +215,12 @@ for paystorm_code, unknown, warn_exit, expected in [
     code, output = nightly(paystorm_code, PAYSTORM_UNKNOWN=unknown, PAYSTORM_WARN_EXIT=warn_exit)
     check(f"nightly.sh: paystorm {paystorm_code}, unknown={unknown}, warn exit {warn_exit} -> {expected}",
           code == expected, f"exited {code}: {output}")
+
+taken = os.path.join(work, "taken-pki")
+os.makedirs(taken)
+code, output = nightly(0, PAYSTORM_PKI_DIR=taken)
+check("nightly.sh: never unpacks over an existing folder", code == 64 and "already exists" in output, output)
+check("nightly.sh: and leaves that folder alone", os.path.isdir(taken))
 
 code, output = nightly(69)
 with open(os.path.join(work, "report", "junit.xml")) as f:

@@ -13,6 +13,9 @@
 #   PAYSTORM_SET           optional extra NAME=VALUE profile variables, separated by spaces
 #   PAYSTORM               the paystorm binary (default .build/release/paystorm)
 #   PAYSTORM_REPORT        where the report folder goes (default paystorm-report); junit.xml is inside it
+#   PAYSTORM_PKI_DIR       where the PKI is unpacked for the run (default paystorm-pki, beside the report); it must
+#                          not exist yet, and is removed at the end (the keys stay out of the artifacts). The
+#                          replay lines of the report name it, so they replay once the same PKI is unpacked there.
 #
 # Job exit codes: 0 for a pass, and for unknown with PAYSTORM_UNKNOWN=warn (the job then prints a warning, and
 # exits $PAYSTORM_WARN_EXIT instead when that is set: GitLab's allow_failure:exit_codes shows it as a warning).
@@ -45,17 +48,21 @@ host="${host%:*}"
 [[ "$url" == http://* || "$url" == https://* ]] && [[ -n "$host" ]] ||
     fail_setup "PAYSTORM_STAGING_URL must be an http:// or https:// URL with a host"
 
+# The PKI goes to a stable path, not the temporary folder: the report's replay lines name it, and a folder deleted
+# on exit would make every one of them fail.
+pki="${PAYSTORM_PKI_DIR:-paystorm-pki}"
+[[ ! -e "$pki" ]] || fail_setup "$pki already exists; remove it or set PAYSTORM_PKI_DIR to a path that does not"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/pki"
+trap 'rm -rf "$work" "$pki"' EXIT
+mkdir -p "$pki" || fail_setup "cannot create $pki for the PKI"
 if [[ -f "$PAYSTORM_PKI_TAR_B64" ]]; then
     base64 -d <"$PAYSTORM_PKI_TAR_B64" >"$work/pki.tar" 2>/dev/null
 else
     printf '%s' "$PAYSTORM_PKI_TAR_B64" | base64 -d >"$work/pki.tar" 2>/dev/null
 fi || fail_setup "PAYSTORM_PKI_TAR_B64 is not base64"
-tar -xf "$work/pki.tar" -C "$work/pki" || fail_setup "PAYSTORM_PKI_TAR_B64 does not hold a tar archive"
+tar -xf "$work/pki.tar" -C "$pki" || fail_setup "PAYSTORM_PKI_TAR_B64 does not hold a tar archive"
 
-arguments=(run "$profile" --pki "$work/pki" --reports "$work/reports" --plain
+arguments=(run "$profile" --pki "$pki" --reports "$work/reports" --plain
     --set "STAGING_URL=$url" --set "STAGING_HOST=$host")
 [[ -n "${PAYSTORM_RATE_SCALE:-}" ]] && arguments+=(--rate-scale "$PAYSTORM_RATE_SCALE")
 read -r -a extra <<<"${PAYSTORM_SET:-}"
@@ -64,6 +71,8 @@ for assignment in "${extra[@]}"; do arguments+=(--set "$assignment"); done
 echo "nightly.sh: paystorm ${arguments[*]}"
 "$paystorm" "${arguments[@]}"
 code=$?
+echo "nightly.sh: replay lines name --pki $pki, removed now; to replay, unpack the same PKI there first:" \
+    "mkdir -p $pki && printf %s \"\$PAYSTORM_PKI_TAR_B64\" | base64 -d | tar -xz -C $pki"
 
 rm -rf "$report"
 if [[ -d "$work/reports/latest" ]]; then
