@@ -205,6 +205,7 @@ extension Checker {
             tx.sent = true
             tx.reached = true
             tx.quantity = truth.quantity
+            tx.refundsForgotten = true
             if let reversed, let number {
                 tx.reinstatedDate = reversed
                 book.foldedReversals[number] = nil

@@ -9,13 +9,16 @@ import TargetContract
 /// subscription state.
 extension Checker {
     /// No-double-refund: nil when the probe lists no refunds (the invariant is then not checked). A transaction
-    /// the oracle no longer keeps (folded) or never issued decides nothing; one the App Store never refunded is
-    /// an over-revocation (``overRevocationFinding(_:)``).
+    /// the oracle no longer keeps (folded), rebuilt from the folded counts (its earlier refunds forgotten) or
+    /// never issued decides nothing; one the App Store never refunded is an over-revocation
+    /// (``overRevocationFinding(_:)``).
     func doubleRefundFinding(_ c: Context) -> Finding? {
         guard let refunds = c.observed.refunds else { return nil }
         let counts = Dictionary(refunds.map { ($0.transactionId, $0.count) }, uniquingKeysWith: +)
         for (id, count) in counts.sorted(by: { $0.key < $1.key }) where count > 1 {
-            guard let tx = c.book.txs[id], tx.genuine, tx.refundsIssued > 0, count > tx.refundsIssued else { continue }
+            guard let tx = c.book.txs[id], tx.genuine, !tx.refundsForgotten, tx.refundsIssued > 0,
+                count > tx.refundsIssued
+            else { continue }
             let issued = tx.refundsIssued == 1 ? "once" : "\(tx.refundsIssued) times"
             return .fail(
                 "the target applied the refund of transaction \(id) of \(tx.product) \(count) times, but the App "

@@ -290,6 +290,7 @@ struct Book: Sendable {
         tx.revoked = true
         tx.revokedDate = refund.revokedDate
         tx.revocationAcked = true
+        tx.refundsForgotten = true
         if let product = truth.productId, var folded = folded[product] {
             folded.add(tx, sign: -1)
             self.folded[product] = folded

@@ -18,6 +18,7 @@ final class RareFields: Sendable {
         var reversalAcked = false
         var expirySignedDate: Int64 = 0
         var refundDates: [Int64] = []
+        var refundsForgotten = false
     }
 
     let values: Values
@@ -145,6 +146,13 @@ struct Tx: KeyedByID, Sendable {
     /// How many distinct refunds (and revocations) of the transaction the App Store issued: copies of one
     /// (duplicates, retries) share its signed date.
     var refundsIssued: Int { rare?.values.refundDates.count ?? 0 }
+
+    /// Rebuilt from the folded counts (see `Book.unfoldRefund`, `Book.unfoldForRefund`): the refunds issued
+    /// before it folded are no longer known, so ``refundsIssued`` counts too few to judge a double refund.
+    var refundsForgotten: Bool {
+        get { rare?.values.refundsForgotten ?? false }
+        set { if newValue != refundsForgotten { rareValues.refundsForgotten = newValue } }
+    }
 
     /// Notes a refund of the transaction signed at `date` (a copy of one already noted changes nothing).
     mutating func noteRefundIssued(_ date: Int64) {

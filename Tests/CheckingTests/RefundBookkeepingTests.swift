@@ -1,9 +1,10 @@
 import Chaos
-import Checking
 import Profile
 import Simulation
 import TargetContract
 import Testing
+
+@testable import Checking
 
 /// What the target's books say of refunds (the probe's `refunds` and `transactions`): each refund applied once
 /// (no-double-refund), nothing refunded or revoked that the App Store did not refund (revocation-honored), and a
@@ -57,6 +58,33 @@ struct RefundBookkeepingTests {
         #expect(!failures(script.check(twice, at: 30)).contains(.noDoubleRefund))
         let thrice = AccountState(balances: Self.coins, refunds: [.init(transactionId: "1001", count: 3)])
         #expect(failures(script.check(thrice, at: 31)).contains(.noDoubleRefund))
+    }
+
+    /// Refunded, reversed, folded away with the account's settled purchases, then refunded again: the oracle
+    /// rebuilt the transaction from the folded counts without its first refund, so the two refunds the target
+    /// applied decide nothing (they did read as a double refund of the correct ledger at 30 times the rate).
+    @Test(arguments: [false, true])
+    func aTransactionRebuiltFromTheFoldedCountsDecidesNoDoubleRefund(refundedWhenFolded: Bool) throws {
+        var script = try Script(try scriptProfile(), foldAbove: 4)
+        script.play(.grant, "1001", "coins", .consumable, at: 1)
+        script.play(.revoke, "1001", "coins", .consumable, at: 2)
+        if !refundedWhenFolded {
+            script.play(.reinstate, "1001", "coins", .consumable, at: 3, notification: "REFUND_REVERSED")
+        }
+        // A refund settles (and may fold) a minute and a half after it was acknowledged.
+        let later = refundedWhenFolded ? 100.0 : 4
+        script.buyCoins(8, from: later, first: 2001)
+        if refundedWhenFolded {
+            // Two later refunds of the product, so the first is no longer among its latest and folds.
+            script.play(.revoke, "2001", "coins", .consumable, at: later + 1)
+            script.play(.revoke, "2002", "coins", .consumable, at: later + 1.1)
+            script.buyCoins(2, from: later + 1.5, first: 3001)
+            script.play(.reinstate, "1001", "coins", .consumable, at: later + 2, notification: "REFUND_REVERSED")
+        }
+        script.play(.revoke, "1001", "coins", .consumable, at: later + 3)
+        let twice = AccountState(balances: ["coins": 8], refunds: [.init(transactionId: "1001", count: 2)])
+        #expect(script.checker.storage(of: script.token).foldedIDs > 0)
+        #expect(!failures(script.check(twice, at: later + 4, final: false)).contains(.noDoubleRefund))
     }
 
     /// A copy of a refund (a duplicate, a retry) is no second refund.
