@@ -68,19 +68,9 @@ extension Checker {
         for tx in c.book.txs.values.sorted(by: { $0.sequence < $1.sequence })
         where tx.genuine && !tx.revoked && tx.revokedDate == 0 && tx.acknowledged(by: down) {
             switch tx.type {
-            case .nonConsumable:
-                checked = true
-                if !entitled.contains(tx.product) {
-                    return lostAcrossRestart(
-                        tx,
-                        c,
-                        down: down,
-                        shows: "showed no entitlement to \(tx.product)",
-                        about: .transaction(tx.id)
-                    )
-                }
-            case .nonRenewing:
-                guard let expires = tx.expires, c.now + c.boundary < expires else { continue }
+            case .nonConsumable, .nonRenewing:
+                // A non-renewing subscription is owed for its catalog period only.
+                if tx.type == .nonRenewing, (tx.expires ?? .min) <= c.now + c.boundary { continue }
                 checked = true
                 if !entitled.contains(tx.product) {
                     return lostAcrossRestart(
