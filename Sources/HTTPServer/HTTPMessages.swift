@@ -71,8 +71,8 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     /// The `errno` at the failure, or 0.
     public var code: Int32
 
-    /// A description for logs and the command line.
-    public var description: String { code == 0 ? message : "\(message) (errno \(code))" }
+    /// A description for logs and the command line: the message, which says what the `errno` meant.
+    public var description: String { message }
 }
 
 /// Limits that keep a server answering when clients misbehave (idle or half-sent connections by the

@@ -166,14 +166,36 @@ public final class HTTPServer: @unchecked Sendable {
             context.release()
             free(keyPEM)
             free(certificatePEM)
-            let what = tls == nil ? "" : " with TLS (is the key and certificate PEM valid?)"
-            throw HTTPServerError(message: "cannot listen on \(host):\(port)\(what)", code: code)
+            throw HTTPServerError(
+                message: "cannot listen on \(host):\(port): " + Self.listenFailure(code: code, tls: tls != nil),
+                code: code
+            )
         }
         self.tlsStrings = (keyPEM, certificatePEM)
         self.daemon = started
         self.context = context
         self.host = host
         self.port = ps_mhd_daemon_port(started)
+    }
+
+    /// Why listening failed, from the `errno` libmicrohttpd left: an address in use or refused is said as such;
+    /// only a failure without one points at the TLS key and certificate.
+    static func listenFailure(code: Int32, tls: Bool) -> String {
+        switch code {
+        case EADDRINUSE:
+            return
+                "the address is already in use (another process listens there; choose another port, or 0 for any free one)"
+        case EACCES:
+            return "permission denied (a port below 1024 needs privileges; choose another port)"
+        case EADDRNOTAVAIL:
+            return "no such local address on this machine"
+        case 0:
+            return tls
+                ? "libmicrohttpd refused the TLS setup (is the key and certificate PEM valid?)"
+                : "libmicrohttpd could not start"
+        default:
+            return String(cString: strerror(code)) + (tls ? " (with TLS: is the key and certificate PEM valid?)" : "")
+        }
     }
 
     /// A numeric IPv4 or IPv6 listen address with its port, and whether it is IPv6; nil for anything else.

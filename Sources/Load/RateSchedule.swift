@@ -144,6 +144,14 @@ public struct RateSchedule: Sendable, Equatable {
             }
         }
         guard peakRate > 0 else { throw LoadConfigurationError("the schedule never sends (peak rate 0)") }
+        // A schedule intending less than one request would send one at its start and end at once, with an
+        // intended rate computed over no time at all: a mistyped rate or duration, refused as such.
+        let intended = segments.reduce(0) { $0 + $1.count(until: $1.seconds) }
+        guard intended >= 1 else {
+            throw LoadConfigurationError(
+                "the schedule intends \(String(format: "%g", intended)) requests in all, fewer than one: raise the rate or the duration"
+            )
+        }
     }
 
     /// Says, before the run, whether `maxInFlight` can sustain the peak rate when responses take

@@ -22,7 +22,13 @@ enum AccountProvisioning {
         for token in tokens { input += Array("{\"appAccountToken\":\"\(JSONEscaping.escaped(token))\"}\n".utf8) }
         let result: CapturedCommand.Output
         do {
-            result = try CapturedCommand.run(command, input: input, timeout: timeout, interruption: interruption)
+            result = try CapturedCommand.run(
+                command,
+                input: input,
+                timeout: timeout,
+                interruption: interruption,
+                maxOutputBytes: CapturedCommand.outputLimit(accounts: tokens.count)
+            )
         } catch {
             if case .timedOut = error {
                 throw .unreachable(

@@ -34,6 +34,8 @@ enum CapturedCommand {
         case timedOut(Double)
         /// The run was interrupted by this signal before it ended (its session was killed) or before it started.
         case interrupted(StopSignal)
+        /// It printed more bytes than the caller reads (the size, the limit); none of it was read.
+        case outputTooLarge(Int, limit: Int)
 
         var description: String {
             switch self {
@@ -42,9 +44,21 @@ enum CapturedCommand {
             case .lost(let reason): "lost while waiting for it: \(reason)"
             case .timedOut(let seconds): "timed out after \(PayStormRun.format(seconds)) s"
             case .interrupted(let signal): "stopped: the run was interrupted (\(signal.name))"
+            case .outputTooLarge(let size, let limit):
+                "printed \(mebibytes(size)) on its standard output, more than the \(mebibytes(limit)) PayStorm reads "
+                    + "from it; none of it was read"
             }
         }
     }
+
+    /// The most standard output read from one command unless the caller allows more: far above one account's
+    /// JSON, far below what would crowd the run's memory.
+    static let defaultOutputLimit = 64 << 20
+
+    /// The output limit of a command that answers for `accounts` accounts at once (a bulk probe, provisioning).
+    static func outputLimit(accounts: Int) -> Int { max(defaultOutputLimit, accounts * (16 << 10)) }
+
+    static func mebibytes(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
 
     /// Runs `arguments` (no shell; a bare name is searched in `PATH`) with `input` on its standard input.
     /// - Parameters:
@@ -52,13 +66,15 @@ enum CapturedCommand {
     ///   - input: bytes for its standard input (empty: an empty input).
     ///   - timeout: seconds it may run before its session is killed.
     ///   - interruption: kills its session at once when the run is interrupted; an interrupted run starts none.
+    ///   - maxOutputBytes: the most standard output read; more is ``Failure/outputTooLarge(_:limit:)``.
     /// - Returns: its exit status and both outputs, whatever the status.
     /// - Throws: ``Failure`` when it could not run to its end.
     static func run(
         _ arguments: [String],
         input: [UInt8],
         timeout: Double,
-        interruption: Interruption
+        interruption: Interruption,
+        maxOutputBytes: Int = defaultOutputLimit
     ) throws(Failure) -> Output {
         if let signal = interruption.signal { throw .interrupted(signal) }
         let stdinFile = try scratchFile()
@@ -97,7 +113,12 @@ enum CapturedCommand {
         }
         switch ended {
         case .exited(let status):
-            return Output(status: status, stdout: readAll(stdoutFile), stderr: readAll(stderrFile))
+            // Sized before it is read: a runaway command's output is refused, not loaded into memory.
+            var size = stat()
+            if fstat(stdoutFile, &size) == 0, Int(size.st_size) > maxOutputBytes {
+                throw .outputTooLarge(Int(size.st_size), limit: maxOutputBytes)
+            }
+            return Output(status: status, stdout: readAll(stdoutFile), stderr: readAll(stderrFile, limit: 1 << 20))
         case .lost(let number):
             throw .lost(String(cString: strerror(number)))
         case .stillRunning:
@@ -131,8 +152,11 @@ enum CapturedCommand {
         return true
     }
 
-    private static func readAll(_ fd: Int32) -> [UInt8] {
-        guard lseek(fd, 0, SEEK_SET) == 0 else { return [] }
+    /// The file's bytes, at most `limit` of them (standard error is only quoted: its end is enough).
+    private static func readAll(_ fd: Int32, limit: Int = .max) -> [UInt8] {
+        var size = stat()
+        let start = fstat(fd, &size) == 0 && Int(size.st_size) > limit ? Int(size.st_size) - limit : 0
+        guard lseek(fd, off_t(start), SEEK_SET) == off_t(start) else { return [] }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {

@@ -65,7 +65,7 @@ final class MetricsEndpoint: Sendable {
                 )
             }
         } catch {
-            throw .unreachable("--metrics-listen: cannot listen on \(listen.host):\(listen.port): \(error)")
+            throw .unreachable("--metrics-listen: \(error)")
         }
     }
 

@@ -18,18 +18,25 @@ enum ProbeCommand {
         _ arguments: [String],
         input: [UInt8] = [],
         timeout: Double,
-        interruption: Interruption
+        interruption: Interruption,
+        maxOutputBytes: Int = CapturedCommand.defaultOutputLimit
     ) throws(ProbeError) -> [UInt8] {
         guard !arguments.isEmpty else { throw .transport("the probe command is empty") }
         let shown = "'\(arguments.joined(separator: " "))'"
         let output: CapturedCommand.Output
         do {
-            output = try CapturedCommand.run(arguments, input: input, timeout: timeout, interruption: interruption)
+            output = try CapturedCommand.run(
+                arguments,
+                input: input,
+                timeout: timeout,
+                interruption: interruption,
+                maxOutputBytes: maxOutputBytes
+            )
         } catch {
             switch error {
             case .cannotStart(let reason): throw .transport("cannot start \(shown): \(reason)")
             case .lost(let reason): throw .transport("lost \(shown): \(reason)")
-            case .timedOut, .noScratchFile, .interrupted: throw .transport("\(shown) \(error)")
+            case .timedOut, .noScratchFile, .interrupted, .outputTooLarge: throw .transport("\(shown) \(error)")
             }
         }
         guard output.status == 0 else {

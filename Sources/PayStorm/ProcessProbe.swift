@@ -33,7 +33,12 @@ struct ProcessProbe: Sendable {
             let answer: BulkAnswer
             do {
                 answer = try JSONLines.parse(
-                    try ProbeCommand.run(command, timeout: config.timeoutSeconds, interruption: interruption)
+                    try ProbeCommand.run(
+                        command,
+                        timeout: config.timeoutSeconds,
+                        interruption: interruption,
+                        maxOutputBytes: CapturedCommand.outputLimit(accounts: accounts.count)
+                    )
                 )
             } catch let error as ProbeError {
                 return accounts.map { ($0, .failure(error)) }

@@ -44,6 +44,9 @@ public struct RunOptions: Sendable {
     public var historyMaxMegabytes = 512
     /// Where to serve live OpenMetrics at `GET /metrics` during the run (nil: nowhere).
     public var metricsListen: MetricsListen?
+    /// Where the lines go that a user needs even from a quiet run: the `--metrics-listen` address, whose port
+    /// is chosen when the run starts when it was given as 0.
+    public var announce: @Sendable (String) -> Void = { _ in }
     /// The `paystorm` binary, for starting the embedded ledger (default: this process's executable).
     public var executablePath: String?
     /// Multiplies every segment of the rate schedule (capacity planning without editing the profile).
@@ -269,8 +272,7 @@ public enum PayStormRun {
             options: options,
             snapshots: snapshots,
             checker: checker,
-            admission: pipeline.admission,
-            log: log
+            admission: pipeline.admission
         )
         // Served through settle and the final probes too (their checks still count), until the report is out.
         defer { metrics?.shutdown() }

@@ -80,7 +80,7 @@ final class RunAPI: Sendable {
         } catch let error as RunError {
             throw error
         } catch {
-            throw .unreachable("\(field).listen: cannot serve on \(config.host):\(config.port): \(error)")
+            throw .unreachable("\(field).listen: \(error)")
         }
     }
 

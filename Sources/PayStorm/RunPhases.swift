@@ -302,7 +302,7 @@ extension PayStormRun {
         let (profile, options, target, api) = (parts.profile, parts.options, parts.target, parts.api)
         let (checker, recorder, history, scheduler) = (parts.checker, parts.recorder, parts.history, parts.scheduler)
         let (safetyProbes, startMillis, log) = (parts.safetyProbes, parts.startMillis, parts.log)
-        var notes = run.notes
+        var notes = target.notes + run.notes
         api?.drain(into: history, startMillis: startMillis)
         notes += api?.notes ?? []
         let summary = recorder.finish(
@@ -393,12 +393,11 @@ extension PayStormRun {
         options: RunOptions,
         snapshots: LoadSnapshots?,
         checker: Checker,
-        admission: ArrivalAdmission?,
-        log: @Sendable (String) -> Void
+        admission: ArrivalAdmission?
     ) throws(RunError) -> MetricsEndpoint? {
         guard let listen = options.metricsListen, let snapshots else { return nil }
         let endpoint = try MetricsEndpoint(listen: listen, snapshots: snapshots, checker: checker, admission: admission)
-        log("metrics: http://\(endpoint.address)/metrics")
+        options.announce("metrics: http://\(endpoint.address)/metrics")
         return endpoint
     }
 

@@ -12,6 +12,9 @@ struct PreparedTarget {
     var pki: TestPKI
     var ledger: LedgerProcess?
     var description: String
+    /// What setting the target up found that the report should say (a provisioning command that printed only
+    /// some of the accounts).
+    var notes: [String] = []
 }
 
 /// Starts or locates the target, and checks that it answers.
@@ -161,7 +164,20 @@ enum TargetSetup {
             timeout: accounts.timeoutSeconds,
             interruption: interruption
         )
-        log("provisioned \(target.endpoints.accounts.count) of \(tokens.count) accounts")
+        let printed = target.endpoints.accounts.count
+        log("provisioned \(printed) of \(tokens.count) accounts")
+        if let note = provisionNote(printed: printed, of: tokens.count) {
+            log("note: " + note)
+            target.notes.append(note)
+        }
+    }
+
+    /// The note for a provisioning command that printed fewer accounts than it was given, nil when it printed all.
+    static func provisionNote(printed: Int, of given: Int) -> String? {
+        guard printed < given else { return nil }
+        return "target.accounts.provision printed \(printed) of the \(given) accounts it was given; the other "
+            + "\(given - printed) keep their defaults ({account.id} is their appAccountToken, other account fields "
+            + "are missing), so their requests and probes may not address the backend's accounts"
     }
 
     /// The accounts a run provisions: the replayed one, else the shard's, else every account.

@@ -104,7 +104,7 @@ extension Command {
         do {
             server = try APIServer(api: api, host: host, port: port, tls: tls, threads: threads)
         } catch {
-            throw CLIError(.unreachable, "cannot listen on \(listen): \(error)")
+            throw CLIError(.unreachable, "\(error)")
         }
         let feeder = profile.map { WorldFeeder(profile: $0, store: store) }
         let caFile = (pkiDirectory as NSString).appendingPathComponent("root.pem")

@@ -128,7 +128,7 @@ extension Command {
         do {
             address = try ledger.start()
         } catch {
-            throw CLIError(.unreachable, "cannot listen on \(listen): \(error)")
+            throw CLIError(.unreachable, "\(error)")
         }
         // A parent that went away must not kill the ledger with SIGPIPE as it announces its address: it then
         // shuts down cleanly when its standard input ends.

@@ -166,7 +166,7 @@ private func pkiOCSP(_ arguments: inout Arguments) throws -> ExitCode {
             )
         }
     } catch {
-        throw CLIError(.unreachable, "cannot listen on \(address): \(error)")
+        throw CLIError(.unreachable, "\(error)")
     }
     // The address goes straight to fd 1, unbuffered, so scripts can read it at once.
     FileHandle.standardOutput.write(Data((server.address + "\n").utf8))

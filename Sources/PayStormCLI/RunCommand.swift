@@ -139,6 +139,7 @@ extension Command {
         options.pkiDirectory = pki
         if let reports { options.reportsDirectory = reports }
         options.status = status
+        options.announce = { PayStormCLI.printError($0) }
         options.history = !noHistory
         try applyBounded(
             to: &options,
@@ -267,6 +268,13 @@ extension Command {
                 throw CLIError(
                     .usage,
                     "--duration must be from 1ms to \(Int(RateSegment.secondsBounds.upperBound)) seconds (a year), got \(format(duration))"
+                )
+            }
+            guard rate * duration >= 1 else {
+                throw CLIError(
+                    .usage,
+                    "--rate \(format(rate)) for \(format(duration)) s starts \(String(format: "%g", rate * duration)) actions, "
+                        + "fewer than one: raise --rate or --duration"
                 )
             }
             return [RateSegment(.constant(rate: rate), seconds: duration)]

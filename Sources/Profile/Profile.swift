@@ -173,6 +173,13 @@ extension Profile: Decodable {
         if schedule.isEmpty {
             throw ProfileIssue(path: f.at("schedule"), expected: "at least one rate segment")
         }
+        let intended = schedule.reduce(0) { $0 + $1.count(until: $1.seconds) }
+        if intended < 1 {
+            throw ProfileIssue(
+                path: f.at("schedule"),
+                expected: "segments that start at least one action in all, found \(String(format: "%g", intended))"
+            )
+        }
         if actionMix.total <= 0 {
             throw ProfileIssue(path: f.at("actionMix"), expected: "at least one weight above 0")
         }

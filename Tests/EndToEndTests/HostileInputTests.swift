@@ -176,4 +176,40 @@ struct HostileInputTests {
         #expect(output.contains("note: \(latest.path) is a file, not PayStorm's link"), "\(output)")
         #expect(try String(contentsOf: latest, encoding: .utf8) == "precious\n")
     }
+
+    @Test func aPortInUseIsSaidOnceAndPlainly() throws {
+        let holder = try SilentServer()
+        defer { holder.close() }
+        let address = "127.0.0.1:\(holder.port)"
+        let pki = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-port-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: pki) }
+        #expect(try PayStormRunner.exec(["pki", "init", pki.path]).0 == 0)
+        let commands = [
+            ["api", "serve", "--pki", pki.path, "--listen", address],
+            [
+                "ledger", "serve", "--db", pki.appendingPathComponent("l.db").path, "--trust",
+                pki.appendingPathComponent("root.der").path, "--bundle-id", "x", "--listen", address,
+            ],
+            ["run", "Profiles/smoke.json5", "--quiet", "--metrics-listen", address, "--reports", pki.path + "/r"],
+        ]
+        for command in commands {
+            let (code, output) = try PayStormRunner.exec(command)
+            #expect(code == 69, "\(command[0]): \(output)")
+            #expect(output.contains("cannot listen on \(address): the address is already in use"), "\(output)")
+            #expect(output.components(separatedBy: "cannot listen").count == 2, "said once: \(output)")
+            #expect(!output.contains("PEM"), "\(output)")
+        }
+    }
+
+    @Test func aQuietRunStillSaysWhereItsMetricsAre() throws {
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-quiet-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let (code, output) = try PayStormRunner.exec([
+            "run", "Profiles/smoke.json5", "--quiet", "--metrics-listen", "127.0.0.1:0", "--rate", "2", "--duration",
+            "1s", "--settle", "0", "--no-history", "--reports", reports.path,
+        ])
+        #expect(code == 0, "\(output)")
+        let line = try #require(output.firstMatch(of: #/metrics: http://127\.0\.0\.1:(\d+)/metrics/#), "\(output)")
+        #expect(Int(line.output.1).map { $0 > 0 } == true)
+    }
 }

@@ -80,6 +80,12 @@ variant probe-missing-command external 'probe: { kind: "http", url: "${TARGET}/a
     'probe: { kind: "command", command: ["/nonexistent/paystorm-probe", "{appAccountToken}"] }'
 variant provision-missing external 'probe: {' \
     'accounts: { provision: ["/nonexistent/paystorm-provision"] }, probe: {'
+variant schedule-tiny smoke '{ kind: "ramp", from: 5, to: 30, seconds: 10 },
+    { kind: "constant", rate: 30, seconds: 40 },' '{ kind: "constant", rate: 0.0001, seconds: 2 },'
+variant provision-half external 'probe: {' \
+    'accounts: { provision: ["sh", "-c", "head -n 2"] }, probe: {'
+variant probe-huge-output external 'probe: { kind: "http", url: "${TARGET}/accounts/{appAccountToken}" }' \
+    'probe: { kind: "command", command: ["sh", "-c", "head -c 67200000 /dev/zero", "{appAccountToken}"] }'
 
 # Files that are not what their name says.
 printf '\x00\x01\x02 not json5 at all \xff' >"$dir/binary.json5"

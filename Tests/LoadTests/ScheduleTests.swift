@@ -138,3 +138,20 @@ struct LongDurationTests {
         #expect(try parseDuration("8760h") == .seconds(31_536_000))
     }
 }
+
+/// A schedule that intends less than one request would send one at its start and end at once.
+struct TinyScheduleTests {
+    @Test func aScheduleOfLessThanOneRequestIsRefused() {
+        let error = #expect(throws: LoadConfigurationError.self) {
+            try RateSchedule.constant(0.0001, for: .seconds(2)).validate()
+        }
+        #expect(
+            error?.message
+                == "the schedule intends 0.0002 requests in all, fewer than one: raise the rate or the duration"
+        )
+    }
+
+    @Test func oneRequestIsEnough() throws {
+        try RateSchedule.constant(0.5, for: .seconds(2)).validate()
+    }
+}

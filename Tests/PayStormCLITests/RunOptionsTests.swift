@@ -32,6 +32,7 @@ struct RunOptionsTests {
         (["--seed", "9223372036854775808"], "--seed expects an unsigned integer from 0 to 9223372036854775807"),
         (["--seed", "18446744073709551615"], "--seed expects an unsigned integer from 0 to 9223372036854775807"),
         (["--reports", ""], "--reports expects a folder, got an empty value"),
+        (["--rate", "0.0001", "--duration", "2s"], "--rate 0.0001 for 2 s starts 0.0002 actions, fewer than one"),
     ])
     func refusesWhatAProfileOrAFolderCannotBe(extra: [String], message: String) throws {
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("run-options-\(UUID()).json5")

@@ -122,6 +122,11 @@ struct ProfileTests {
             expectation: "true or false"
         ),
         BadCase(
+            replacing: ("rate: 5, seconds: 10", "rate: 0.0001, seconds: 2"),
+            path: "schedule",
+            expectation: "segments that start at least one action in all, found 0.0002"
+        ),
+        BadCase(
             replacing: ("type: \"consumable\"", "type: \"coin\""),
             path: "catalog.products[0].type",
             expectation: "one of consumable"
