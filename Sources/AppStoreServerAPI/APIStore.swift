@@ -78,7 +78,7 @@ public final class APIStore: Sendable {
     /// - Parameters:
     ///   - notificationUUID: the notification's `notificationUUID`.
     ///   - at: when the attempt was made, in UNIX milliseconds.
-    ///   - result: how it ended, such as ``SendAttemptResult/success`` or ``SendAttemptResult/timedOut``.
+    ///   - result: how it ended, such as `SendAttemptResult.success` or `SendAttemptResult.timedOut`.
     public func recordSendAttempt(notificationUUID: String, at: Int64, result: SendAttemptResult) {
         state.withLock { state in
             guard let index = state.notificationIndex[notificationUUID] else { return }
