@@ -63,6 +63,13 @@ enum AccountProvisioning {
                         "\(name): output line \(lineNumber): \"\(key)\" is \(value.jsonText), expected a string"
                     )
                 }
+                // Fields fill headers and URLs as they are: a CR or LF would start another header on the wire.
+                if let bad = text.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                    throw .unreachable(
+                        "\(name): output line \(lineNumber): \"\(key)\" holds a control character "
+                            + "(U+\(String(format: "%04X", bad.value))); account fields are sent as they are"
+                    )
+                }
                 strings[key] = text
             }
             guard let token = strings.removeValue(forKey: "appAccountToken") else {

@@ -258,6 +258,14 @@ struct DeliveryRequestsTests {
         let slow = try #require(try Self.provisioningError("sleep 5", timeout: 0.3))
         #expect(slow.contains("did not finish within 0.3 s"), "\(slow)")
     }
+
+    @Test func aProvisionedFieldWithALineBreakIsRefused() throws {
+        let token = World.appAccountToken(seed: 9, account: 0)
+        let script = #"cat >/dev/null; printf '{"appAccountToken": "TOKEN", "token": "abc\\r\\nX-Evil: b"}\n'"#
+            .replacingOccurrences(of: "TOKEN", with: token)
+        let message = try #require(try Self.provisioningError(script))
+        #expect(message.contains(#"output line 1: "token" holds a control character (U+000D)"#), "\(message)")
+    }
 }
 
 /// A small profile with a `TARGET` to fill in.
