@@ -82,6 +82,10 @@ variant provision-missing external 'probe: {' \
     'accounts: { provision: ["/nonexistent/paystorm-provision"] }, probe: {'
 variant schedule-tiny smoke '{ kind: "ramp", from: 5, to: 30, seconds: 10 },
     { kind: "constant", rate: 30, seconds: 40 },' '{ kind: "constant", rate: 0.0001, seconds: 2 },'
+variant one-connection external 'requestTimeoutSeconds: 1,
+    connections: 2,' 'requestTimeoutSeconds: 0.2,
+    connections: 1,'
+variant one-connection-busy one-connection 'rate: 5, seconds: 1' 'rate: 40, seconds: 2'
 variant provision-half external 'probe: {' \
     'accounts: { provision: ["sh", "-c", "head -n 2"] }, probe: {'
 variant probe-huge-output external 'probe: { kind: "http", url: "${TARGET}/accounts/{appAccountToken}" }' \
