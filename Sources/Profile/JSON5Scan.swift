@@ -327,7 +327,15 @@ struct JSON5Scan {
         switch text {
         case "\n", "\r": return "a line break"
         case "\t": return "a tab"
-        default: return "'\(text)'"
+        default:
+            // A control byte (a NUL in a binary file) printed as itself would garble the one line of the error.
+            guard let scalar = text.unicodeScalars.first, scalar.value >= 0x20, scalar.value != 0x7F,
+                scalar != "\u{FFFD}"
+            else {
+                let hex = String(bytes[index], radix: 16, uppercase: true)
+                return "the byte 0x" + (hex.count == 1 ? "0" : "") + hex + " (not text)"
+            }
+            return "'\(text)'"
         }
     }
 

@@ -281,6 +281,8 @@ struct ProfileTests {
         ("{ name: \"unterminated\n}", 1, 22, "closing quote"),
         ("[1, 2,, 3]", 1, 7, "a value"),
         ("{ name: 'é', x: @ }", 1, 17, "'@'"),
+        ("\u{0}\u{1}\u{2} not json5", 1, 1, "found the byte 0x00 (not text)"),
+        ("{ x: \u{7F} }", 1, 6, "found the byte 0x7F (not text)"),
     ])
     func namesLineAndColumnOfASyntaxError(text: String, line: Int, column: Int, words: String) {
         let error = #expect(throws: ProfileError.self) { try Profile.decode(Data(text.utf8), file: "x.json5") }
