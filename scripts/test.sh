@@ -27,7 +27,7 @@ grep -E 'Test run with [0-9]+ tests?' .build/swift-test.log | tail -1
 echo "slowest Swift tests (seconds):"
 sed -nE '/^✔ Test run with /d; s/^✔ Test (.*) (with [0-9]+ test cases )?passed after ([0-9.]+) seconds\.$/\3 \1/p' \
     .build/swift-test.log |
-    sort -rn | head -10 | sed 's/^/  /'
+    sort -rn | awk 'NR <= 10 { print "  " $0 }'  # awk reads to the end: head's early exit would SIGPIPE sort
 
 for suite in Tests/Docs/run.sh Tests/Interop/run.sh Tests/APIInterop/run.sh Tests/LoadTests/Interop/run.sh Tests/Metrics/run.sh Tests/Deploy/run.sh Tests/ExampleBackend/run.sh \
     Tests/Hostile/run.sh; do
