@@ -49,6 +49,14 @@ def checks(text):
     return total(text, "paystorm_invariant_checks", "paystorm_invariant_checks_total")
 
 
+def probe_checks(text):
+    """Checks a probe made (no-double-grant is judged only on what a probe read; others, such as
+    no-lost-notification, are judged on the target's answers alone)."""
+    return sum(s.value for f in text_string_to_metric_families(text) if f.name == "paystorm_invariant_checks"
+               for s in f.samples if s.name == "paystorm_invariant_checks_total"
+               and s.labels.get("invariant") == "no-double-grant")
+
+
 def main(binary, work):
     profile = os.path.join(work, "metrics.json5")
     with open(profile, "w") as f:
@@ -75,7 +83,7 @@ def main(binary, work):
             scraped = body
             # Keep scraping until the safety probes have checked something (every 2 s on the embedded ledger they
             # read the accounts a refund or a forgery touched).
-            if checks(body) > 0:
+            if probe_checks(body) > 0:
                 break
     try:
         output, _ = run.communicate(timeout=90)
