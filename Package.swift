@@ -75,23 +75,24 @@ let package = Package(
         ),
         .executableTarget(name: "paystorm", dependencies: ["PayStormCLI"]),
 
-        // Test support shared by the test targets (as swift-metrics' MetricsTestKit): a raw HTTP client and a
+        // What the test targets share (as swift-metrics' MetricsTestKit): the built binary and its package, process
+        // and temporary-folder helpers, golden-file snapshots, a Python test server, a raw HTTP client and a
         // reference-ledger fixture.
-        .target(name: "TestSupport", dependencies: ["ReferenceLedger"], path: "Tests/TestSupport"),
+        .target(name: "PayStormTestKit", dependencies: ["ReferenceLedger"], path: "Tests/PayStormTestKit"),
 
         // Tests mirror the modules.
         .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel"]),
         .testTarget(name: "TargetContractTests", dependencies: ["TargetContract"]),
         .testTarget(name: "ProfileTests", dependencies: ["Profile", "AppStoreModel"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel", "HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "PayStormTestKit"]),
+        .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel", "HTTPServer", "PayStormTestKit"]),
         .testTarget(
             name: "MintingTests",
             dependencies: ["Minting", "Signing", "AppStoreModel", "Profile", "HTTPServer"]
         ),
         .testTarget(
             name: "SimulationTests",
-            dependencies: ["Simulation", "Profile", "AppStoreModel"],
+            dependencies: ["Simulation", "Profile", "AppStoreModel", "PayStormTestKit"],
             exclude: ["Snapshots"]
         ),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),
@@ -100,14 +101,16 @@ let package = Package(
             name: "CheckingTests",
             dependencies: ["Checking", "Simulation", "Chaos", "Profile", "AppStoreModel"]
         ),
-        .testTarget(name: "ReportingTests", dependencies: ["Reporting"], exclude: ["Snapshots"]),
+        .testTarget(name: "ReportingTests", dependencies: ["Reporting", "PayStormTestKit"], exclude: ["Snapshots"]),
         .testTarget(
             name: "ReferenceLedgerTests",
-            dependencies: ["ReferenceLedger", "Signing", "Minting", "AppStoreModel", "TestSupport", "TargetContract"]
+            dependencies: [
+                "ReferenceLedger", "Signing", "Minting", "AppStoreModel", "PayStormTestKit", "TargetContract",
+            ]
         ),
         .testTarget(
             name: "PayStormCLITests",
-            dependencies: ["PayStormCLI", "PayStorm", "AppStoreModel", "Minting", "Signing"],
+            dependencies: ["PayStormCLI", "PayStorm", "AppStoreModel", "Minting", "Signing", "PayStormTestKit"],
             exclude: ["Snapshots"]
         ),
         .testTarget(
@@ -123,7 +126,7 @@ let package = Package(
                 "AppStoreServerAPI", "AppStoreModel", "Simulation", "Signing", "Minting", "HTTPServer", "Profile",
             ]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["paystorm", "TestSupport", "HTTPServer"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["paystorm", "PayStormTestKit", "HTTPServer"]),
     ]
 )
 

@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 /// A soak against a backend whose bearer tokens expire: `target.accounts.refreshSeconds` re-runs the provisioning

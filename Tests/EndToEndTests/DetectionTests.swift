@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 /// Proof that the checker works: every flaw of the reference ledger is caught by the invariant it breaks,
@@ -103,11 +104,6 @@ enum PayStormRunner {
         var summary: Summary
     }
 
-    static var root: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-    }
-
     static func run(_ extra: [String], profile: String = "Profiles/detect.json5") throws -> Run {
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-e2e-\(UUID())")
         defer { try? FileManager.default.removeItem(at: reports) }
@@ -176,9 +172,9 @@ enum PayStormRunner {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [
-            "-c", "exec '\(try LedgerProcess.binary().path)' \(words) \(quoted.joined(separator: " "))",
+            "-c", "exec '\(try PayStormBinary.url().path)' \(words) \(quoted.joined(separator: " "))",
         ]
-        process.currentDirectoryURL = root
+        process.currentDirectoryURL = PayStormBinary.packageRoot
         let pipe = Pipe()
         (process.standardOutput, process.standardError) = (pipe, pipe)
         try process.run()
@@ -189,16 +185,7 @@ enum PayStormRunner {
 
     /// Runs the binary in the package root and returns its exit code and combined output.
     static func exec(_ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = try LedgerProcess.binary()
-        process.arguments = arguments
-        process.currentDirectoryURL = root
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let run = try PayStormBinary.run(arguments)
+        return (run.status, run.output)
     }
 }

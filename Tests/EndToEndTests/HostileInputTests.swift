@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 /// Values past every range, through every entry point of the built binary: one line naming the value and the
@@ -16,7 +17,7 @@ struct HostileInputTests {
     /// The smoke profile with `old` replaced by `new`.
     private static func smoke(replacing old: String, with new: String) throws -> URL {
         let text = try String(
-            contentsOf: PayStormRunner.root.appendingPathComponent("Profiles/smoke.json5"),
+            contentsOf: PayStormBinary.packageRoot.appendingPathComponent("Profiles/smoke.json5"),
             encoding: .utf8
         )
         #expect(text.contains(old), "smoke.json5 no longer holds \(old)")

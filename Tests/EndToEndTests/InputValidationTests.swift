@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 /// Bad input to the built binary: the README's exit code at once, and one line that names the problem.
@@ -10,7 +11,7 @@ struct InputValidationTests {
 
     /// A copy of a shipped profile with one piece of text replaced.
     private static func profile(_ shipped: String, replacing old: String, with new: String) throws -> URL {
-        let source = PayStormRunner.root.appendingPathComponent("Profiles/\(shipped).json5")
+        let source = PayStormBinary.packageRoot.appendingPathComponent("Profiles/\(shipped).json5")
         let text = try String(contentsOf: source, encoding: .utf8)
         #expect(text.contains(old), "\(shipped).json5 no longer holds \(old)")
         let file = temporary(shipped).appendingPathExtension("json5")

@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 #if canImport(Glibc)
@@ -169,9 +170,9 @@ final class SignalledRun {
         let run = SignalledRun(outputPath: path)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
-        run.process.executableURL = try LedgerProcess.binary()
+        run.process.executableURL = try PayStormBinary.url()
         run.process.arguments = arguments
-        run.process.currentDirectoryURL = PayStormRunner.root
+        run.process.currentDirectoryURL = PayStormBinary.packageRoot
         run.process.standardOutput = handle
         run.process.standardError = handle
         try run.process.run()

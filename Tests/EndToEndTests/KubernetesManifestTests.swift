@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 /// `deploy/kubernetes/paystorm-job.yaml`, parsed as YAML (PyYAML, in a venv made on first use when the
@@ -7,7 +8,7 @@ import Testing
 struct KubernetesManifestTests {
     /// The manifest's documents as JSON values.
     static func documents() throws -> [[String: Any]] {
-        let root = PayStormRunner.root
+        let root = PayStormBinary.packageRoot
         var python = "python3"
         if try run(["python3", "-c", "import yaml"]).0 != 0 {
             let venv = root.appendingPathComponent(".build/pyyaml-venv").path

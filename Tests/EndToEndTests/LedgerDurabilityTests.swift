@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import PayStormTestKit
 import Testing
 
 #if canImport(Glibc)
@@ -82,7 +82,7 @@ struct LedgerDurabilityTests {
     @discardableResult
     static func run(_ arguments: [String]) throws -> String {
         let process = Process()
-        process.executableURL = try LedgerProcess.binary()
+        process.executableURL = try PayStormBinary.url()
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
@@ -158,29 +158,8 @@ final class LedgerProcess: @unchecked Sendable {
     private var killed = false
     let port: UInt16
 
-    static func binary() throws -> URL {
-        var candidates: [URL] = []
-        if let override = ProcessInfo.processInfo.environment["PAYSTORM"]
-            ?? ProcessInfo.processInfo.environment["PAYSTORM_BINARY"]
-        {
-            candidates.append(URL(fileURLWithPath: override))
-        }
-        let bundleDirectory = Bundle.main.bundleURL.deletingLastPathComponent()
-        candidates.append(bundleDirectory.appendingPathComponent("paystorm"))
-        for bundle in Bundle.allBundles {
-            candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("paystorm"))
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug/paystorm"))
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw DurabilityError("cannot find the paystorm binary; build it or set PAYSTORM_BINARY")
-        }
-        return found
-    }
-
     init(arguments: [String]) throws {
-        process.executableURL = try Self.binary()
+        process.executableURL = try PayStormBinary.url()
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output

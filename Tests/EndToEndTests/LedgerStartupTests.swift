@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 #if canImport(Glibc)
@@ -27,7 +28,7 @@ struct LedgerStartupTests {
     /// reported as exit -1, so a regression fails instead of hanging.
     static func execBounded(_ arguments: [String]) throws -> (code: Int32, output: String) {
         let process = Process()
-        process.executableURL = try LedgerProcess.binary()
+        process.executableURL = try PayStormBinary.url()
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe

@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 /// A provisioning command that prints only some of the accounts it was given: the run goes on (the others keep

@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 /// A backend that limits its API's rate, as most staging gateways do: the final probe of every account at once

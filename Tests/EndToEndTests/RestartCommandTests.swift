@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 #if canImport(Glibc)
@@ -174,9 +175,9 @@ struct RestartCommandTests {
         let handle = try FileHandle(forWritingTo: output)
         defer { try? handle.close() }
         let process = Process()
-        process.executableURL = try LedgerProcess.binary()
+        process.executableURL = try PayStormBinary.url()
         process.arguments = arguments
-        process.currentDirectoryURL = PayStormRunner.root
+        process.currentDirectoryURL = PayStormBinary.packageRoot
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
@@ -216,7 +217,7 @@ struct DaemonLedger {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         #expect(try PayStormRunner.exec(["pki", "init", work + "/pki"]).0 == 0)
         port = try RestartCommandTests.freePort()
-        let binary = try LedgerProcess.binary().path
+        let binary = try PayStormBinary.url().path
         serve = """
             "\(binary)" ledger serve --listen 127.0.0.1:\(port) --db "\(work)/ledger.db" \
               --trust "\(work)/pki/root.der" --bundle-id com.example.paystorm >>"\(work)/ledger.out" 2>&1 &

@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 #if canImport(Glibc)
@@ -98,9 +99,9 @@ struct RunCommandTests {
             """
         try Data(text.utf8).write(to: file)
         let process = Process()
-        process.executableURL = try LedgerProcess.binary()
+        process.executableURL = try PayStormBinary.url()
         process.arguments = ["run", file.path, "--quiet", "--no-history", "--reports", reports.path]
-        process.currentDirectoryURL = PayStormRunner.root
+        process.currentDirectoryURL = PayStormBinary.packageRoot
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -137,7 +138,7 @@ struct RunCommandTests {
 /// Every shipped profile loads and its thresholds parse.
 struct ShippedProfileTests {
     static var profiles: [String] {
-        let directory = PayStormRunner.root.appendingPathComponent("Profiles")
+        let directory = PayStormBinary.packageRoot.appendingPathComponent("Profiles")
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         return names.filter { $0.hasSuffix(".json5") }.sorted().map { "Profiles/" + $0 }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 /// Three `paystorm run --shard I/3` processes against one separately started reference ledger, merged with
@@ -69,9 +70,9 @@ struct ShardedRunTests {
     /// Starts `paystorm` with `arguments` in the package root; its output goes to `log`.
     static func start(_ arguments: [String], log: URL) throws -> Process {
         let process = Process()
-        process.executableURL = try LedgerProcess.binary()
+        process.executableURL = try PayStormBinary.url()
         process.arguments = arguments
-        process.currentDirectoryURL = PayStormRunner.root
+        process.currentDirectoryURL = PayStormBinary.packageRoot
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle

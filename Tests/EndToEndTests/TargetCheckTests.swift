@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 /// `paystorm target check`: passes on a working mapping, names the problem on a wrong one.
@@ -27,7 +28,7 @@ struct TargetCheckTests {
         defer { try? FileManager.default.removeItem(atPath: work) }
         #expect(try PayStormRunner.exec(["pki", "init", work + "/pki"]).0 == 0)
         let port = try RestartCommandTests.freePort()
-        let binary = try LedgerProcess.binary().path
+        let binary = try PayStormBinary.url().path
         let start = """
             "\(binary)" ledger serve --listen 127.0.0.1:\(port) --db "\(work)/ledger.db" \
               --trust "\(work)/pki/root.der" --bundle-id com.example.paystorm >>"\(work)/ledger.out" 2>&1 &

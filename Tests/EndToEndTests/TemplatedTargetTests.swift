@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 #if canImport(Glibc)

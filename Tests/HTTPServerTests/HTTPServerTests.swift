@@ -1,6 +1,6 @@
 import Foundation
 import HTTPServer
-import TestSupport
+import PayStormTestKit
 import Testing
 
 #if canImport(Glibc)

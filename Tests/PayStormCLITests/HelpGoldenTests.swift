@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 @testable import PayStormCLI
@@ -12,12 +13,7 @@ struct HelpGoldenTests {
 
     @Test(arguments: texts)
     func helpMatchesItsGoldenFile(name: String, text: String) throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Snapshots").appendingPathComponent(name)
-        if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] != nil {
-            try Data(text.utf8).write(to: url)
-        }
-        #expect(text == (try String(contentsOf: url, encoding: .utf8)))
+        try expectSnapshot(text, named: name)
     }
 
     @Test func everyCommandHasUsageInItsHelp() {

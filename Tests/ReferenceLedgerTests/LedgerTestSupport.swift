@@ -1,8 +1,8 @@
 import AppStoreModel
 import Foundation
 import HTTPServer
+import PayStormTestKit
 import TargetContract
-import TestSupport
 import Testing
 
 @testable import ReferenceLedger

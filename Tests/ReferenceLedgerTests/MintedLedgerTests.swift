@@ -1,9 +1,9 @@
 import AppStoreModel
 import Foundation
 import Minting
+import PayStormTestKit
 import Signing
 import TargetContract
-import TestSupport
 import Testing
 
 @testable import ReferenceLedger

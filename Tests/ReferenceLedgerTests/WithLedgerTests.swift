@@ -1,8 +1,8 @@
 import Foundation
 import Minting
+import PayStormTestKit
 import ReferenceLedger
 import Signing
-import TestSupport
 import Testing
 
 /// The shared `withLedger` fixture: the ledger answers during the body, and nothing of it outlives the body.

@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 @testable import Reporting
@@ -270,12 +271,7 @@ struct CapacityAnalysisTests {
             case "capacity.html": CapacityWriter.html(report)
             default: CapacityWriter.json(report)
             }
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Snapshots").appendingPathComponent(name)
-        if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] != nil {
-            try Data(text.utf8).write(to: url)
-        }
-        #expect(text == (try String(contentsOf: url, encoding: .utf8)))
+        try expectSnapshot(text, named: name)
     }
 
     @Test(arguments: [(999.7, "1,000"), (999.4, "999"), (12.345, "12.3"), (1_234_567, "1,234,567"), (0.5, "0.5")])

@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 @testable import Reporting
@@ -74,14 +75,7 @@ struct ReportWriterTests {
         ] as [(String, @Sendable (RunReport) -> String)]
     )
     func rendersGoldenFile(name: String, render: @Sendable (RunReport) -> String) throws {
-        let text = render(Self.sampleReport())
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Snapshots").appendingPathComponent(name)
-        if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] != nil {
-            try Data(text.utf8).write(to: url)
-        }
-        let golden = try String(contentsOf: url, encoding: .utf8)
-        #expect(text == golden)
+        try expectSnapshot(render(Self.sampleReport()), named: name)
     }
 
     @Test func summaryJSONRoundTripsWithItsSchemaVersion() throws {

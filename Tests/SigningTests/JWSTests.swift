@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 @testable import Signing
@@ -179,7 +180,7 @@ import Testing
 
     @Test func pythonLibraryAcceptsASignedTransaction() throws {
         guard pythonLibraryAvailable, let python = findExecutable("python3") else { return }
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryFolder("paystorm-signing").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try sharedPKI.write(to: directory)
         let now = Int64(Date().timeIntervalSince1970 * 1000)

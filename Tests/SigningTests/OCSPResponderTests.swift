@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 @testable import Signing
@@ -7,7 +8,7 @@ import Testing
     @Test(arguments: [("leaf", "intermediate", "-sha256"), ("intermediate", "root", "-sha1")])
     func answersGoodSignedByTheIssuer(_ subject: String, _ issuer: String, _ hash: String) throws {
         let openssl = try #require(findExecutable("openssl"))
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryFolder("paystorm-signing").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try sharedPKI.write(to: directory)
         let (made, madeOutput) = try runProcess(
@@ -44,7 +45,7 @@ import Testing
 
     @Test func answersUnauthorizedForAForeignIssuer() throws {
         let openssl = try #require(findExecutable("openssl"))
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryFolder("paystorm-signing").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let foreign = try TestPKI.generate()
         try foreign.write(to: directory)

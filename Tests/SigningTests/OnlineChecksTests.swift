@@ -1,6 +1,7 @@
 import AppStoreModel
 import Foundation
 import HTTPServer
+import PayStormTestKit
 import Testing
 
 @testable import Signing

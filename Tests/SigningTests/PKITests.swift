@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 @testable import Signing
@@ -36,7 +37,7 @@ import Testing
 
     @Test func opensslStrictVerifyAcceptsTheChain() throws {
         let openssl = try #require(findExecutable("openssl"))
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryFolder("paystorm-signing").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try sharedPKI.write(to: directory)
         let (status, output) = try runProcess(
@@ -50,7 +51,7 @@ import Testing
     }
 
     @Test func writeThenLoadRoundTrips() throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryFolder("paystorm-signing").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try sharedPKI.write(to: directory)
         let loaded = try TestPKI.load(from: directory)
@@ -74,7 +75,7 @@ import Testing
         ("mismatched-key", .malformed),
     ])
     func loadRejectsBrokenDirectories(_ damage: String, _ kind: PKIError.Kind) throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryFolder("paystorm-signing").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try sharedPKI.write(to: directory)
         switch damage {
@@ -92,7 +93,7 @@ import Testing
 
     @Test(arguments: [("leaf", "intermediate"), ("intermediate", "root")])
     func loadRefusesACertificateItsIssuerDidNotSign(_ name: String, _ issuer: String) throws {
-        let directory = try temporaryDirectory()
+        let directory = try makeTemporaryFolder("paystorm-signing").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try sharedPKI.write(to: directory)
         // Another chain's certificate with its own key: the two match, but the issuer here did not sign it.

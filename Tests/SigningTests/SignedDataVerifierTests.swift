@@ -1,5 +1,6 @@
 import AppStoreModel
 import Foundation
+import PayStormTestKit
 import Testing
 
 @testable import Signing

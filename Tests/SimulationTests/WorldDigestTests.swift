@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Profile
 import Simulation
 import Testing
@@ -72,13 +73,7 @@ struct WorldDigestTests {
 
     @Test func shippedProfilesGenerateTheRecordedWorlds() throws {
         let text = try Self.currentDigests()
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Snapshots").appendingPathComponent("world-digests.txt")
-        if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] != nil {
-            try Data(text.utf8).write(to: url)
-        }
-        let golden = try String(contentsOf: url, encoding: .utf8)
-        #expect(text == golden)
+        try expectSnapshot(text, named: "world-digests.txt")
         #expect(text.split(separator: "\n").count >= 7)
     }
 }

@@ -1,18 +1,17 @@
 import Foundation
-import Testing
 
 /// A Python HTTP server a test starts on 127.0.0.1:0: `python3 server.py WORK`, which writes its port to
 /// `WORK/port` and stops when the test closes its standard input (or after 120 s at most).
-struct PythonTestServer {
+public struct PythonTestServer {
     /// The port the server listens on.
-    let port: Int
+    public let port: Int
     private let process: Process
     private let control: Pipe
 
     /// A whole server script around `respond`, Python that defines `respond(request, body)`: the request handler
     /// and the body's bytes in, `(status, answer bytes)` or `(status, answer bytes, {header: value})` out, under `lock`. The script has `work` (the folder),
     /// `lock`, and the modules `base64`, `json`, `sys`, `threading` and `time`.
-    static func script(respond: String) -> String {
+    public static func script(respond: String) -> String {
         """
         import base64, json, sys, threading, time
         from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
@@ -55,7 +54,7 @@ struct PythonTestServer {
         """#
 
     /// Writes `script` to `WORK/server.py`, starts it and waits (10 s at most) for its port.
-    static func start(_ script: String, in work: String) throws -> PythonTestServer {
+    public static func start(_ script: String, in work: String) throws -> PythonTestServer {
         try script.write(toFile: work + "/server.py", atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -77,24 +76,26 @@ struct PythonTestServer {
 
     /// Lends `body` a fresh work folder holding `provision.py` and a test PKI (`pki`), with `script` serving
     /// from it; the server is stopped and the folder removed afterwards.
-    static func withBackend(
+    /// - Throws: ``TestKitError`` when `paystorm pki init` fails, and what starting the server or `body` throws.
+    public static func withBackend(
         _ name: String,
         server script: String,
         provision: String,
         _ body: (_ work: String, _ server: PythonTestServer) throws -> Void
     ) throws {
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: work) }
-        try provision.write(toFile: work + "/provision.py", atomically: true, encoding: .utf8)
-        #expect(try PayStormRunner.exec(["pki", "init", work + "/pki"]).0 == 0)
-        let server = try start(script, in: work)
-        defer { server.stop() }
-        try body(work, server)
+        try withTemporaryFolder(name) { folder in
+            let work = folder.path
+            try provision.write(toFile: work + "/provision.py", atomically: true, encoding: .utf8)
+            let pki = try PayStormBinary.run(["pki", "init", work + "/pki"])
+            guard pki.status == 0 else { throw TestKitError("paystorm pki init failed: \(pki.output)") }
+            let server = try start(script, in: work)
+            defer { server.stop() }
+            try body(work, server)
+        }
     }
 
     /// Stops the server and waits for it to exit.
-    func stop() {
+    public func stop() {
         try? control.fileHandleForWriting.close()
         process.terminate()
         process.waitUntilExit()
