@@ -4,8 +4,8 @@ import Testing
 
 /// Proof that the checker works: every flaw of the reference ledger is caught by the invariant it breaks,
 /// and the correct ledger passes with no violation across five seeds. Each case spawns the built
-/// `paystorm run Profiles/detect.json5` (about 30 seconds), one at a time so runs do not starve each other.
-@Suite(.serialized)
+/// `paystorm run Profiles/detect.json5` (about 30 seconds, mostly waiting on its schedule), a few at a time
+/// (``ProcessSlots``) so that runs do not starve each other and the rest of the suite goes on meanwhile.
 struct DetectionTests {
     /// Each flaw and the invariants it may show up as (a stale overwrite corrupts whichever state it
     /// overwrites: a refund, a reversal or an expiry).
@@ -26,13 +26,13 @@ struct DetectionTests {
     ]
 
     @Test(arguments: cases)
-    func catchesEveryFlawWithItsInvariant(flaw: String, invariants: [String]) throws {
-        var run = try PayStormRunner.run(["--flaw", flaw])
+    func catchesEveryFlawWithItsInvariant(flaw: String, invariants: [String]) async throws {
+        var run = try await PayStormRunner.run(["--flaw", flaw])
         // A run whose harness could not send all it planned (a machine busy with other suites: deliveries shed,
         // arrivals dropped at the source) may never have sent what exposes the flaw; it runs once more.
         if run.exitCode != 1 && run.summary.harnessMissedSome {
             let first = "first run: exit \(run.exitCode), \(run.summary.requests.missed) deliveries missed"
-            run = try PayStormRunner.run(["--flaw", flaw])
+            run = try await PayStormRunner.run(["--flaw", flaw])
             run.output = first + "\n" + run.output
         }
         #expect(run.exitCode == 1, "flaw \(flaw): exit \(run.exitCode)\n\(run.output)")
@@ -55,8 +55,8 @@ struct DetectionTests {
     static let witnessSays = ["ack-before-commit": "and the first probe after it came back shows it lost"]
 
     @Test(arguments: [7, 8, 9, 10, 11] as [UInt64])
-    func passesTheCorrectLedgerWithoutFalseAlarms(seed: UInt64) throws {
-        let run = try PayStormRunner.run(["--seed", String(seed)])
+    func passesTheCorrectLedgerWithoutFalseAlarms(seed: UInt64) async throws {
+        let run = try await PayStormRunner.run(["--seed", String(seed)])
         #expect(run.summary.violations.isEmpty, "seed \(seed): \(run.summary.violations.map(\.summary))")
         #expect(run.exitCode == 0 || run.exitCode == 2, "seed \(seed): exit \(run.exitCode)\n\(run.output)")
         #expect(run.summary.seed == seed)
@@ -65,12 +65,12 @@ struct DetectionTests {
 
 /// Runs `paystorm run` on the detect profile into a fresh reports folder and reads its summary.
 enum PayStormRunner {
-    struct Summary: Decodable {
-        struct Invariant: Decodable {
+    struct Summary: Decodable, Sendable {
+        struct Invariant: Decodable, Sendable {
             var name: String
             var status: String
         }
-        struct Violation: Decodable {
+        struct Violation: Decodable, Sendable {
             var invariant: String
             var summary: String
             var witness: [String]
@@ -84,11 +84,11 @@ enum PayStormRunner {
         var requests: Requests
         var harnessLimited: HarnessLimited?
 
-        struct Requests: Decodable {
+        struct Requests: Decodable, Sendable {
             var missed: Int
         }
-        struct HarnessLimited: Decodable {
-            struct Actions: Decodable {
+        struct HarnessLimited: Decodable, Sendable {
+            struct Actions: Decodable, Sendable {
                 var dropped: Int
             }
             var actions: Actions?
@@ -98,18 +98,24 @@ enum PayStormRunner {
         var harnessMissedSome: Bool { requests.missed > 0 || (harnessLimited?.actions?.dropped ?? 0) > 0 }
     }
 
-    struct Run {
+    struct Run: Sendable {
         var exitCode: Int32
         var output: String
         var summary: Summary
     }
 
+    /// Runs `paystorm run PROFILE` with `extra` into a fresh reports folder and reads its summary.
     static func run(_ extra: [String], profile: String = "Profiles/detect.json5") throws -> Run {
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-e2e-\(UUID())")
         defer { try? FileManager.default.removeItem(at: reports) }
         let (code, output) = try exec(["run", profile, "--quiet", "--no-history", "--reports", reports.path] + extra)
         let data = try Data(contentsOf: reports.appendingPathComponent("latest/summary.json"))
         return Run(exitCode: code, output: output, summary: try JSONDecoder().decode(Summary.self, from: data))
+    }
+
+    /// The same, awaited in a ``ProcessSlots`` slot, so the test leaves the concurrency pool free while it waits.
+    static func run(_ extra: [String], profile: String = "Profiles/detect.json5") async throws -> Run {
+        try await ProcessSlots.shared.run { try run(extra, profile: profile) }
     }
 
     /// What a run of a profile given as text left, read before its folder is removed.
