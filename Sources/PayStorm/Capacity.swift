@@ -70,7 +70,7 @@ public enum PayStormCapacity {
     }
 
     /// The objectives as a capacity report lists them: the thresholds, then ``invariantsSLO`` when judged.
-    static func expressions(_ thresholds: [Load.Threshold], invariants: Bool) -> [String] {
+    static func expressions(_ thresholds: [Threshold], invariants: Bool) -> [String] {
         thresholds.map(\.expression) + (invariants ? [invariantsSLO] : [])
     }
 
@@ -81,9 +81,9 @@ public enum PayStormCapacity {
     /// Parses objectives in the threshold grammar (``invariantsSLO`` is not one, and is left out). Count
     /// metrics are judged on all traffic, so only latency objectives may name a kind.
     /// - Throws: `LoadConfigurationError` (Load) naming the objective.
-    public static func parseSLOs(_ texts: [String]) throws(LoadConfigurationError) -> [Load.Threshold] {
+    public static func parseSLOs(_ texts: [String]) throws(LoadConfigurationError) -> [Threshold] {
         try texts.filter { !isInvariantsSLO($0) }.map { text throws(LoadConfigurationError) in
-            let slo = try Load.Threshold.parse(text, kinds: PayStormRun.thresholdKinds)
+            let slo = try Threshold.parse(text, kinds: PayStormRun.thresholdKinds)
             if slo.kind != nil && slo.kind != "all" && !slo.metric.isLatency {
                 throw LoadConfigurationError("SLO '\(text)': only latency SLOs may name a kind; drop '\(slo.kind!).'")
             }
@@ -105,7 +105,7 @@ public enum PayStormCapacity {
         let (profile, thresholds) = try PayStormRun.load(options.run)
         // The profile's thresholds go through the same rules as --slo: a count on one kind would be judged on
         // counts a step does not keep per kind, and always hold.
-        let slos: [Load.Threshold]
+        let slos: [Threshold]
         let texts = options.slos.isEmpty ? thresholds.map(\.expression) : options.slos
         let invariants = judgesInvariants(texts)
         do {
@@ -184,7 +184,7 @@ public enum PayStormCapacity {
         index: Int,
         rate: Double,
         options: CapacityOptions,
-        slos: (thresholds: [Load.Threshold], invariants: Bool),
+        slos: (thresholds: [Threshold], invariants: Bool),
         folder: URL
     ) throws(RunError) -> CapacityStep? {
         var run = options.run

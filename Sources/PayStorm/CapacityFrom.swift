@@ -31,7 +31,7 @@ extension PayStormCapacity {
         }
         guard !texts.isEmpty else { throw .badInput("no SLO to judge the steps by: pass --slo") }
         let invariants = judgesInvariants(texts)
-        let parsed: [Load.Threshold]
+        let parsed: [Threshold]
         do {
             parsed = try parseSLOs(texts)
         } catch {

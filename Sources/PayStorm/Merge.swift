@@ -307,9 +307,9 @@ public enum PayStormMerge {
         let metrics = figures.metrics
         var thresholds: [ThresholdResult] = []
         for result in shards[0].report.thresholds {
-            let threshold: Load.Threshold
+            let threshold: Threshold
             do {
-                threshold = try Load.Threshold.parse(result.expression, kinds: PayStormRun.thresholdKinds)
+                threshold = try Threshold.parse(result.expression, kinds: PayStormRun.thresholdKinds)
             } catch {
                 throw .badInput("\(shards[0].directory)/summary.json: thresholds: \(error)")
             }

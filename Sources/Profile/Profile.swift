@@ -49,7 +49,7 @@ public struct Profile: Sendable, Hashable {
         max(settleSeconds, settleMaxSeconds ?? settleSeconds + Self.settleQuietAllowance)
     }
     /// Pass/fail thresholds such as `"p99 < 250ms"` or `"errors < 1%"`, evaluated by Reporting.
-    public var thresholds: [Threshold]
+    public var thresholds: [DeclaredThreshold]
 
     /// Total seconds of the schedule (the settle time excluded).
     public var durationSeconds: Double { schedule.reduce(0) { $0 + $1.seconds } }
@@ -221,11 +221,11 @@ public struct ProfileUnreadable: Error, Sendable, Hashable, CustomStringConverti
 
 // MARK: - Thresholds
 
-/// One threshold such as `p99 < 250ms` or `webhook.errorRate < 1%`, kept as written.
+/// A threshold as the profile declares it, such as `p99 < 250ms` or `webhook.errorRate < 1%`, kept as written.
 ///
 /// The grammar (metrics, kinds, units, operators) belongs to the load engine, which evaluates thresholds;
 /// a run parses each one with it before sending anything and names `thresholds[i]` on an error.
-public struct Threshold: Sendable, Hashable, Decodable, CustomStringConvertible {
+public struct DeclaredThreshold: Sendable, Hashable, Decodable, CustomStringConvertible {
     /// The text as written.
     public var text: String
 

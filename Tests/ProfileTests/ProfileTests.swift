@@ -349,10 +349,12 @@ struct ProfileTests {
     }
 
     @Test func keepsThresholdTextForTheEngineToParse() throws {
-        let threshold = try JSONDecoder().decode([Threshold].self, from: Data(#"["webhook.p99 < 250ms"]"#.utf8))
+        let threshold = try JSONDecoder().decode([DeclaredThreshold].self, from: Data(#"["webhook.p99 < 250ms"]"#.utf8))
         #expect(threshold.first?.text == "webhook.p99 < 250ms")
-        #expect(throws: (any Error).self) { try JSONDecoder().decode([Threshold].self, from: Data(#"[""]"#.utf8)) }
-        #expect(throws: (any Error).self) { try JSONDecoder().decode([Threshold].self, from: Data("[3]".utf8)) }
+        #expect(throws: (any Error).self) {
+            try JSONDecoder().decode([DeclaredThreshold].self, from: Data(#"[""]"#.utf8))
+        }
+        #expect(throws: (any Error).self) { try JSONDecoder().decode([DeclaredThreshold].self, from: Data("[3]".utf8)) }
     }
 
     @Test(arguments: [

@@ -121,7 +121,7 @@ public enum PayStormRun {
     /// deliveries refused while the target is down for a planned restart.
     public static let thresholdKinds = ["webhook", "device", "probe", "forged", "network-fault", "restart"]
 
-    static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Load.Threshold]) {
+    static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Threshold]) {
         var profile: Profile
         do {
             profile = try Profile.load(path: options.profilePath, variables: ProfileVariables(set: options.variables))
@@ -147,10 +147,10 @@ public enum PayStormRun {
         if options.rateScale != 1 {
             profile.schedule = profile.schedule.map { $0.scaled(by: options.rateScale) }
         }
-        var thresholds: [Load.Threshold] = []
+        var thresholds: [Threshold] = []
         for (index, threshold) in profile.thresholds.enumerated() {
             do {
-                thresholds.append(try Load.Threshold.parse(threshold.text, kinds: thresholdKinds))
+                thresholds.append(try Threshold.parse(threshold.text, kinds: thresholdKinds))
             } catch {
                 throw .badProfile("\(options.profilePath): thresholds[\(index)]: \(error)")
             }
@@ -238,7 +238,7 @@ public enum PayStormRun {
     private static func start(
         options: RunOptions,
         loaded: (
-            profile: Profile, thresholds: [Load.Threshold], startedAt: Date, admissions: [ArrivalAdmission.Change]?
+            profile: Profile, thresholds: [Threshold], startedAt: Date, admissions: [ArrivalAdmission.Change]?
         ),
         folder: ReportFolder,
         target: PreparedTarget,
@@ -322,7 +322,7 @@ public enum PayStormRun {
     private static func playAndReport(
         _ parts: RunParts,
         restarts: ([TargetRestartEvent], RestartWindows),
-        thresholds: [Load.Threshold],
+        thresholds: [Threshold],
         startedAt: Date,
         folder: ReportFolder,
         latestNote: String?

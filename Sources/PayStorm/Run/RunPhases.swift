@@ -295,7 +295,7 @@ extension PayStormRun {
     static func report(
         _ parts: RunParts,
         stats: LoadEngineStats,
-        thresholds: [Load.Threshold],
+        thresholds: [Threshold],
         run: RunFacts,
         folder: ReportFolder
     ) throws(RunError) -> RunOutcome {
