@@ -365,9 +365,9 @@ public enum PayStormMerge {
     /// anywhere fails; too few decided checks (of all, or of one invariant) leave it unknown, as does a merge of
     /// shards that were each unknown (for example a target that acknowledged nothing).
     static func mergedInvariantVerdict(
-        _ verdicts: [Reporting.Verdict],
+        _ verdicts: [VerdictOutcome],
         tallies: [String: ShardTally]
-    ) -> Reporting.Verdict {
+    ) -> VerdictOutcome {
         if verdicts.contains(.fail) || tallies.values.contains(where: { $0.failed > 0 }) { return .fail }
         // As in a run, only the probes' checks decide whether enough decided.
         let probed = Set(Invariant.probed.map(\.rawValue))

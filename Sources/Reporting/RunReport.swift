@@ -34,11 +34,11 @@ public struct RunReport: Codable, Sendable, Hashable {
     /// The run's verdict: `fail` when an invariant was violated or a threshold breached, `unknown` when
     /// nothing failed but the run was interrupted or its invariants could not decide, else `pass`.
     /// It agrees with ``exitCode``: only a `pass` exits 0.
-    public var verdict: Verdict
+    public var verdict: VerdictOutcome
     /// Why the verdict is not a pass, one line each (empty on a pass).
     public var reasons: [String]
     /// The invariants' own verdict, Jepsen style: thresholds and interruptions do not change it.
-    public var invariantVerdict: Verdict
+    public var invariantVerdict: VerdictOutcome
     /// Whether the run was interrupted (SIGINT/SIGTERM) before it finished; its figures are partial.
     public var interrupted: Bool
     /// The process exit code that goes with the verdict and thresholds.
@@ -75,9 +75,9 @@ public struct RunReport: Codable, Sendable, Hashable {
         startedAt: Date,
         endedAt: Date,
         target: String,
-        verdict: Verdict,
+        verdict: VerdictOutcome,
         reasons: [String] = [],
-        invariantVerdict: Verdict? = nil,
+        invariantVerdict: VerdictOutcome? = nil,
         interrupted: Bool = false,
         exitCode: Int32,
         requests: RequestTotals,
@@ -122,8 +122,9 @@ extension RunReport {
     }
 }
 
-/// A verdict, Jepsen style: of the invariants alone, or of the whole run (``RunReport/verdict``).
-public enum Verdict: String, Codable, Sendable, Hashable {
+/// A verdict's outcome, Jepsen style (pass, fail or unknown): of the invariants alone, or of the whole run
+/// (``RunReport/verdict``).
+public enum VerdictOutcome: String, Codable, Sendable, Hashable {
     /// Every checked invariant held (and, for a run, every threshold held and the run finished).
     case pass
     /// At least one invariant was violated (or, for a run, a threshold was breached).
@@ -144,11 +145,11 @@ public enum Verdict: String, Codable, Sendable, Hashable {
     ///     final probes failed, and the first error).
     /// - Returns: the verdict and one line per reason (empty on a pass).
     public static func ofRun(
-        invariants: (verdict: Verdict, results: [InvariantResult]),
+        invariants: (verdict: VerdictOutcome, results: [InvariantResult]),
         thresholds: [ThresholdResult],
         interrupted: Bool,
         undecided: String? = nil
-    ) -> (verdict: Verdict, reasons: [String]) {
+    ) -> (verdict: VerdictOutcome, reasons: [String]) {
         var reasons: [String] = []
         for result in invariants.results where result.status == .failed {
             let count = result.violations == 1 ? "1 violation" : "\(result.violations) violations"

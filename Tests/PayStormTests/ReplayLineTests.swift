@@ -8,7 +8,7 @@ import Testing
 
 struct ReplayLineTests {
     /// A failed verdict with one violation, on account "A".
-    static func oneViolation() -> Checking.Verdict {
+    static func oneViolation() -> Verdict {
         let witness = Witness(
             invariant: .noDoubleGrant,
             account: "A",
@@ -19,7 +19,7 @@ struct ReplayLineTests {
             observed: AccountState(),
             seed: 3
         )
-        return Checking.Verdict(
+        return Verdict(
             outcome: .fail,
             violations: [witness],
             violationCount: 1,

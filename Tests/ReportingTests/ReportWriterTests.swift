@@ -91,7 +91,7 @@ struct ReportWriterTests {
         report.invariants = [InvariantResult(name: "no-double-grant", status: .passed, reason: "9 checks held")]
         report.violations = []
         report.thresholds = [ThresholdResult(expression: "p99 < 1ms", observed: "9.000 ms", passed: false)]
-        let (verdict, reasons) = Verdict.ofRun(
+        let (verdict, reasons) = VerdictOutcome.ofRun(
             invariants: (.pass, report.invariants),
             thresholds: report.thresholds,
             interrupted: false
@@ -124,7 +124,7 @@ struct ReportWriterTests {
         ]
         #expect(report.thresholds.map(\.status) == ["unknown", "held"])
         #expect(report.thresholds[1].unknown == nil)
-        let (verdict, reasons) = Verdict.ofRun(
+        let (verdict, reasons) = VerdictOutcome.ofRun(
             invariants: (.pass, report.invariants),
             thresholds: report.thresholds,
             interrupted: false
@@ -285,7 +285,7 @@ struct ReportWriterTests {
     @Test(
         arguments: [
             // (invariants, a threshold breached, interrupted) → run verdict
-            (Verdict.pass, false, false, Verdict.pass),
+            (VerdictOutcome.pass, false, false, VerdictOutcome.pass),
             (.pass, true, false, .fail),
             (.unknown, true, false, .fail),
             (.fail, false, false, .fail),
@@ -295,12 +295,12 @@ struct ReportWriterTests {
         ]
     )
     func runVerdictAgreesWithThresholdsAndInterruptions(
-        invariants: Verdict,
+        invariants: VerdictOutcome,
         breached: Bool,
         interrupted: Bool,
-        expected: Verdict
+        expected: VerdictOutcome
     ) {
-        let (verdict, reasons) = Verdict.ofRun(
+        let (verdict, reasons) = VerdictOutcome.ofRun(
             invariants: (invariants, []),
             thresholds: [ThresholdResult(expression: "missed == 0", observed: "3", passed: !breached)],
             interrupted: interrupted
@@ -313,7 +313,7 @@ struct ReportWriterTests {
 
     @Test func undecidedRunSaysWhyWhenTheCheckerKnows() {
         let why = "40 of 120 final probes failed: probe failed: 'jq -c .' exited 5: jq: error"
-        let (verdict, reasons) = Verdict.ofRun(
+        let (verdict, reasons) = VerdictOutcome.ofRun(
             invariants: (.unknown, []),
             thresholds: [],
             interrupted: false,
@@ -321,7 +321,7 @@ struct ReportWriterTests {
         )
         #expect(verdict == .unknown)
         #expect(reasons == ["undecided: " + why])
-        let (_, generic) = Verdict.ofRun(invariants: (.unknown, []), thresholds: [], interrupted: false)
+        let (_, generic) = VerdictOutcome.ofRun(invariants: (.unknown, []), thresholds: [], interrupted: false)
         #expect(generic == ["undecided: too few invariant checks could decide"])
     }
 

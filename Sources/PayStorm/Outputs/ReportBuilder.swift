@@ -11,7 +11,7 @@ enum ReportBuilder {
         options: RunOptions,
         startedAt: Date,
         target: String,
-        verdict: Checking.Verdict,
+        verdict: Verdict,
         summary: LoadSummary,
         recorder: LoadRecorder,
         faults: [String: Int],
@@ -25,7 +25,7 @@ enum ReportBuilder {
     ) -> RunReport {
         let thresholds = thresholdResults(summary, harnessLimited: harnessLimited, latency: latencyThresholds)
         let invariants = Invariant.allCases.map { invariantResult($0, verdict: verdict) }
-        let invariantVerdict: Reporting.Verdict =
+        let invariantVerdict: VerdictOutcome =
             switch verdict.outcome {
             case .pass: .pass
             case .fail: .fail
@@ -116,7 +116,7 @@ enum ReportBuilder {
     /// admissions of a thinned run) and the target (flaws, variables, and the test PKI an external target trusts:
     /// without it the replay is refused, or minted under a root the target rejects).
     static func violations(
-        _ verdict: Checking.Verdict,
+        _ verdict: Verdict,
         profile: Profile,
         options: RunOptions,
         admissionsPath: String? = nil
@@ -175,7 +175,7 @@ enum ReportBuilder {
     /// The run's notes, then what the verdict could not show in full and when each invariant first failed.
     static func runNotes(
         _ notes: [String],
-        verdict: Checking.Verdict,
+        verdict: Verdict,
         firstDetection: [Invariant: Double]
     ) -> [String] {
         var allNotes = notes
@@ -201,12 +201,12 @@ enum ReportBuilder {
     /// The verdict, its reasons and the exit code of a run or a merge of shards, from the invariants' verdict,
     /// the thresholds and the signal that interrupted the run, if one did.
     static func judge(
-        invariants: (verdict: Reporting.Verdict, results: [InvariantResult]),
+        invariants: (verdict: VerdictOutcome, results: [InvariantResult]),
         thresholds: [ThresholdResult],
         interruptedBy signal: StopSignal?,
         undecided: String?
-    ) -> (verdict: Reporting.Verdict, reasons: [String], exitCode: Int32) {
-        let (verdict, reasons) = Reporting.Verdict.ofRun(
+    ) -> (verdict: VerdictOutcome, reasons: [String], exitCode: Int32) {
+        let (verdict, reasons) = VerdictOutcome.ofRun(
             invariants: invariants,
             thresholds: thresholds,
             interrupted: signal != nil,
@@ -225,9 +225,9 @@ enum ReportBuilder {
     /// 143 by the signal), violation, breach, unknown, pass.
     private static func exitCode(
         interruptedBy signal: StopSignal?,
-        invariantVerdict: Reporting.Verdict,
+        invariantVerdict: VerdictOutcome,
         thresholds: [ThresholdResult],
-        runVerdict: Reporting.Verdict
+        runVerdict: VerdictOutcome
     ) -> Int32 {
         if let signal {
             signal.exitCode.rawValue
@@ -244,7 +244,7 @@ enum ReportBuilder {
 
     /// What a shard keeps for `paystorm merge`: whole histograms and counters, which percentiles and
     /// rates cannot be recomputed from.
-    static func shardFigures(summary: LoadSummary, recorder: LoadRecorder, verdict: Checking.Verdict) -> ShardFigures {
+    static func shardFigures(summary: LoadSummary, recorder: LoadRecorder, verdict: Verdict) -> ShardFigures {
         var counts = summary.kinds.mapValues(ShardCounts.init)
         counts["all"] = ShardCounts(summary.totals)
         var histograms: [String: String] = [:]
@@ -271,7 +271,7 @@ enum ReportBuilder {
     }
 
     /// One invariant's outcome from its tally and what the run could not check.
-    static func invariantResult(_ invariant: Invariant, verdict: Checking.Verdict) -> InvariantResult {
+    static func invariantResult(_ invariant: Invariant, verdict: Verdict) -> InvariantResult {
         let tally = verdict.tallies[invariant]
         // The checker words a limitation that leaves part of the invariant checkable "partly: ...".
         let unchecked = verdict.unchecked.first { $0.invariant == invariant }.map {
