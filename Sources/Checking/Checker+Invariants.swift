@@ -1,5 +1,6 @@
 import Profile
 import Simulation
+import TargetContract
 
 /// The invariants, each judged from one account's books and its probed state.
 extension Checker {

@@ -2,6 +2,7 @@ public import Chaos
 public import Profile
 import Simulation
 import Synchronization
+public import TargetContract
 
 /// The oracle and the invariant checker of one run.
 ///

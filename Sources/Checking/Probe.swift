@@ -1,12 +1,9 @@
 import Foundation
 public import Profile
-// Re-exported (as swift-nio's umbrella module re-exports NIOCore): the checker's API speaks in AccountState,
-// so its clients keep using it as Checking's own type, without importing the contract module themselves.
+// Re-exported (as swift-nio's umbrella module re-exports NIOCore): the checker's API speaks in the contract's
+// AccountState (shared with the reference ledger that produces it), so its clients use it without importing
+// the contract module themselves.
 @_exported public import TargetContract
-
-/// What a target grants one account; the contract type lives in TargetContract, shared with the reference
-/// ledger that produces it.
-public typealias AccountState = TargetContract.AccountState
 
 extension AccountState {
     /// Decodes the contract JSON.

@@ -1,3 +1,5 @@
+public import TargetContract
+
 /// The rules a target must never break.
 public enum Invariant: String, Sendable, Hashable, Codable, CaseIterable, CodingKeyRepresentable {
     /// Each transaction is granted at most once; balances never exceed the distinct purchases sent.

@@ -20,7 +20,7 @@ struct FamilyShare: Sendable, Hashable {
     var stopped = false
 }
 
-extension AccountState {
+extension SimulatedAccount {
     func familyShare(_ group: Int) -> FamilyShare? { familyShares.first { $0.group == group } }
 
     mutating func setFamilyShare(_ share: FamilyShare) {

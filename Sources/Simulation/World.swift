@@ -24,7 +24,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     public let startMillis: Int64
 
     var rng: SplitMix64
-    var accounts: [AccountState]
+    var accounts: [SimulatedAccount]
     private var queue = Heap<TimedEntry<Job>>()
     private var arrivals: ArrivalTimes
     private var nextArrival: Double
@@ -55,7 +55,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         self.startMillis = startMillis
         self.admission = admission
         rng = SplitMix64(seed: profile.seed)
-        accounts = Array(repeating: AccountState(), count: profile.population.accounts)
+        accounts = Array(repeating: SimulatedAccount(), count: profile.population.accounts)
         duration = profile.durationSeconds
         arrivals = ArrivalTimes(profile.schedule)
         nextArrival = arrivals.next() ?? .infinity

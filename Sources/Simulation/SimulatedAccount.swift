@@ -55,7 +55,7 @@ struct PurchaseRef: Sendable {
 }
 
 /// What the world remembers of one account.
-struct AccountState: Sendable {
+struct SimulatedAccount: Sendable {
     /// The subscription of each group the account ever subscribed to, by group index.
     var subs: [SubscriptionLifecycle?] = []
     var purchases: [PurchaseRef] = []
