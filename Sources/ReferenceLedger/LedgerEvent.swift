@@ -24,8 +24,8 @@ struct ApplyOutcome: Sendable, Equatable {
     var granted = 0
 }
 
-/// A device report of a purchase outcome (never a grant in the correct ledger).
-struct DeviceReport: Sendable {
+/// A device report of a purchase outcome as the ledger received it (never a grant in the correct ledger).
+struct ReceivedDeviceReport: Sendable {
     var purchaseResult: String
     var productId: String
     var appAccountToken: String

@@ -115,7 +115,7 @@ struct LedgerPolicy: Sendable, Equatable {
     }
 
     /// The transaction ID a device report is granted under, or nil: reports never grant.
-    func reportGrant(_ report: DeviceReport) -> String? {
+    func reportGrant(_ report: ReceivedDeviceReport) -> String? {
         guard grantingReports.contains(report.purchaseResult) else { return nil }
         if report.purchaseResult == "success" {
             return report.transactionId ?? "claim-\(UUID().uuidString.lowercased())"

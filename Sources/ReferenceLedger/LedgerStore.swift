@@ -84,7 +84,7 @@ final class LedgerStore: Sendable {
     }
 
     /// Records a device report; grants only when the policy says so (never in the correct ledger).
-    func record(_ report: DeviceReport, now: Int64) throws -> ApplyOutcome {
+    func record(_ report: ReceivedDeviceReport, now: Int64) throws -> ApplyOutcome {
         try writer.withLock { database in
             try database.transaction {
                 try database.query(

@@ -366,7 +366,7 @@ public final class ReferenceLedger: Sendable {
         guard let token = object["appAccountToken"] as? String, AppStoreJSON.isValidUUID(token) else {
             return badRequest("report appAccountToken is not a UUID")
         }
-        let report = DeviceReport(
+        let report = ReceivedDeviceReport(
             purchaseResult: result,
             productId: productId,
             appAccountToken: token.lowercased(),

@@ -38,13 +38,23 @@ struct LedgerPolicyTests {
 
     @Test(arguments: ["pending", "success", "userCancelled"])
     func neverGrantsOnADeviceReport(_ result: String) {
-        let report = DeviceReport(purchaseResult: result, productId: "p", appAccountToken: "a", transactionId: "t")
+        let report = ReceivedDeviceReport(
+            purchaseResult: result,
+            productId: "p",
+            appAccountToken: "a",
+            transactionId: "t"
+        )
         #expect(LedgerPolicy.correct.reportGrant(report) == nil)
     }
 
     @Test func grantsReportsOnlyWithTheReportFlaws() {
-        let pending = DeviceReport(purchaseResult: "pending", productId: "p", appAccountToken: "a")
-        let claim = DeviceReport(purchaseResult: "success", productId: "p", appAccountToken: "a", transactionId: "t")
+        let pending = ReceivedDeviceReport(purchaseResult: "pending", productId: "p", appAccountToken: "a")
+        let claim = ReceivedDeviceReport(
+            purchaseResult: "success",
+            productId: "p",
+            appAccountToken: "a",
+            transactionId: "t"
+        )
         #expect(LedgerPolicy(flaws: [.unlockOnPending]).reportGrant(pending) != nil)
         #expect(LedgerPolicy(flaws: [.unlockOnPending]).reportGrant(claim) == nil)
         #expect(LedgerPolicy(flaws: [.trustClientClaims]).reportGrant(claim) == "t")
