@@ -57,17 +57,17 @@ extension Checker {
         entry: LogEntry?,
         sentence: () -> String,
         at t: Double,
-        in state: inout State
+        in state: inout OracleState
     ) {
         let action = delivery.action
         let truth = action.truth
         let limit = options.entriesPerTransaction
         let foldAbove = options.foldAbove
         // Retries and redeliveries continue the attempt chain of the delivery they follow; any other copy starts
-        // its own chain (see `Tx.chains`).
+        // its own chain (see `OracleTransaction.chains`).
         let startsChain = delivery.sends && delivery.copy != .retry && delivery.copy != .redelivery
         // Taken out of the dictionary while it changes, so that its tables are changed in place, not copied.
-        var book = state.books.removeValue(forKey: action.appAccountToken) ?? Book()
+        var book = state.books.removeValue(forKey: action.appAccountToken) ?? AccountBook()
         book.latest = max(book.latest, truth.effectiveDate)
         defer {
             if book.txs.count > foldAbove {
@@ -108,7 +108,7 @@ extension Checker {
     }
 
     /// A forged delivery: what a target that trusts it would credit.
-    private func bookForgery(_ truth: Truth, entry: LogEntry?, limit: Int, in book: inout Book) {
+    private func bookForgery(_ truth: Truth, entry: LogEntry?, limit: Int, in book: inout AccountBook) {
         guard let id = truth.transactionId else { return }
         var tx =
             book.txs[id] ?? book.newTx(id, label: label(truth.productId ?? "?", group: nil), type: truth.productType)
@@ -125,7 +125,7 @@ extension Checker {
         entry: LogEntry?,
         startsChain: Bool,
         limit: Int,
-        in book: inout Book
+        in book: inout AccountBook
     ) {
         let truth = delivery.action.truth
         guard let id = truth.transactionId, let product = truth.productId else { return }
@@ -184,7 +184,7 @@ extension Checker {
     }
 
     /// A refund or revocation. Returns whether the account is to be checked again (false without a transaction).
-    private func bookRefund(_ truth: Truth, entry: LogEntry?, limit: Int, in book: inout Book) -> Bool {
+    private func bookRefund(_ truth: Truth, entry: LogEntry?, limit: Int, in book: inout AccountBook) -> Bool {
         guard let id = truth.transactionId else { return false }
         // A copy of a refund already folded away with its purchase: nothing changes.
         if book.foldedRefund(id) != nil { return true }
@@ -201,7 +201,7 @@ extension Checker {
         tx.noteRefundIssued(truth.effectiveDate)
         if unfolded {
             // Back from the folded counts, sent as it was: refunded like any kept purchase, it folds again once
-            // its refund settled (see `Book.fold`).
+            // its refund settled (see `AccountBook.fold`).
             tx.sent = true
             tx.reached = true
             tx.quantity = truth.quantity
@@ -211,7 +211,7 @@ extension Checker {
                 book.foldedReversals[number] = nil
             }
         }
-        // A past period's refund names its series and period: it folds like the period would (see `Book.fold`).
+        // A past period's refund names its series and period: it folds like the period would (see `AccountBook.fold`).
         if truth.productType == .autoRenewable && tx.original == nil {
             tx.original = truth.originalTransactionId
             tx.expires = tx.expires ?? truth.expiresDate
@@ -244,7 +244,7 @@ extension Checker {
         entry: LogEntry?,
         sentence: () -> String,
         at t: Double,
-        in state: inout State
+        in state: inout OracleState
     ) {
         let truth = delivery.action.truth
         let limit = options.entriesPerTransaction
@@ -318,7 +318,7 @@ extension Checker {
     }
 }
 
-extension State {
+extension OracleState {
     /// Counts a genuine delivery's answer, for the run's totals.
     mutating func tallyGenuine(_ outcome: DeliveryOutcome) {
         genuineDispatched += 1
@@ -351,7 +351,7 @@ extension Part {
     }
 }
 
-extension Tx {
+extension OracleTransaction {
     /// A forged copy's answer: a refusal (4xx) credited nothing, and so did an answer read as "already had it"
     /// (the target says it granted nothing); a server error may have come after a commit. `claim`: the forgery
     /// went as a device report, which a correct target may acknowledge.

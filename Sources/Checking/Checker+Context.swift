@@ -4,7 +4,7 @@ import TargetContract
 extension Checker {
     /// One account's books and its probed state, as the invariants read them.
     struct Context {
-        var book: Book
+        var book: AccountBook
         var observed: AccountState
         var now: Int64
         /// When the probe asked, in milliseconds since the start of the run: the target read its state no
@@ -23,7 +23,7 @@ extension Checker {
         /// already hold later answers: a probe's answer can reach the checker after deliveries that followed
         /// it were booked (a `transform` runs off the engine's thread), and the target may have read its
         /// state before applying a refund whose answer came back while the probe was in flight.
-        func refundStood(_ tx: Tx) -> Bool {
+        func refundStood(_ tx: OracleTransaction) -> Bool {
             tx.revoked && tx.revocationAcked && tx.revocationAckedMillis <= asked
         }
 
@@ -41,7 +41,7 @@ extension Checker {
             }
         }
 
-        func genuine(_ product: String) -> [(String, Tx)] {
+        func genuine(_ product: String) -> [(String, OracleTransaction)] {
             book.txs.filter { $0.value.product == product && $0.value.genuine && $0.value.sent }.map {
                 ($0.key, $0.value)
             }
@@ -49,7 +49,7 @@ extension Checker {
 
         /// The product's verified purchases sent that the target may have credited: all of them, or (see
         /// `learnsOnlyFromDeliveries`) those an attempt of which may have reached it, or still may.
-        func creditable(_ product: String) -> [(String, Tx)] {
+        func creditable(_ product: String) -> [(String, OracleTransaction)] {
             genuine(product).filter { !learnsOnlyFromDeliveries || $0.1.reached || $0.1.chains > 0 }
         }
 
@@ -74,8 +74,8 @@ extension Checker {
         }
 
         /// Transactions of the product that exist only in forged deliveries, one of which the target may have
-        /// credited (see `Tx.forgeryMayCount`): a target that refused every forgery credited none.
-        func forgedOnly(_ product: String) -> [Tx] {
+        /// credited (see `OracleTransaction.forgeryMayCount`): a target that refused every forgery credited none.
+        func forgedOnly(_ product: String) -> [OracleTransaction] {
             book.txs.values.filter { $0.product == product && $0.forged && !$0.genuine && $0.forgeryMayCount }
         }
 
@@ -133,7 +133,7 @@ extension Checker {
         }
 
         /// The chosen parts of each transaction's trail, as witness entries, oldest first.
-        func evidence(_ parts: [(Tx, Part)], pending: WitnessEntry? = nil) -> [WitnessEntry] {
+        func evidence(_ parts: [(OracleTransaction, Part)], pending: WitnessEntry? = nil) -> [WitnessEntry] {
             var seen: Set<[UInt64]> = []
             var entries: [WitnessEntry] = []
             for (tx, part) in parts {
@@ -153,7 +153,7 @@ extension Checker {
             return Array(entries.sorted { $0.at < $1.at }.suffix(10))
         }
 
-        func evidence(_ txs: [Tx], _ part: Part, pending: WitnessEntry? = nil) -> [WitnessEntry] {
+        func evidence(_ txs: [OracleTransaction], _ part: Part, pending: WitnessEntry? = nil) -> [WitnessEntry] {
             evidence(txs.map { ($0, part) }, pending: pending)
         }
     }

@@ -22,7 +22,7 @@ struct ViolationKey: Hashable, Sendable {
     var subject: Subject
 }
 
-extension State {
+extension OracleState {
     /// Books a failed check: a new violation counts and keeps its witness (up to `limit`); one seen before adds
     /// a sighting to its witness. Returns the witness that stands for it.
     mutating func book(_ witness: Witness, key: ViolationKey, limit: Int) -> Witness {

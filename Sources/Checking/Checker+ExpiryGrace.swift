@@ -15,7 +15,7 @@ extension Checker {
     }
 
     /// How the declared buffer reads an entitlement of `sub`, which the App Store says ended.
-    func expiryGrace(of sub: Sub, _ c: Context) -> GraceReading {
+    func expiryGrace(of sub: SubscriptionSeries, _ c: Context) -> GraceReading {
         guard expiryGrace > 0, sub.status != .revoked else { return .outside }
         let graceEnd = sub.end + expiryGrace
         if abs(c.now - graceEnd) < c.boundary {

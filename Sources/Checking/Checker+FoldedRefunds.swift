@@ -31,7 +31,7 @@ extension Checker {
 
     /// A folded refund whose transaction a probe no longer showed and now shows entitled again (stale
     /// regression); marks those the probe does not show.
-    func foldedRefundRegressionFinding(_ c: Context, book: inout Book) -> Finding? {
+    func foldedRefundRegressionFinding(_ c: Context, book: inout AccountBook) -> Finding? {
         let shown = Set(c.observed.entitlements.compactMap { $0.transactionId.flatMap { UInt64($0) } })
         guard let refund = book.noteFoldedRefunds(shown: shown).first,
             let entitlement = c.observed.entitlements.first(where: {

@@ -23,7 +23,7 @@ extension Checker {
     }
 
     /// Notes how many of `book`'s purchases are held, at the account's final check (a later one replaces it).
-    func noteHeld(_ book: Book, account: String, in state: inout State) {
+    func noteHeld(_ book: AccountBook, account: String, in state: inout OracleState) {
         let held = book.txs.values.count { $0.genuine && !$0.forged && $0.held && !$0.accepted && !$0.revoked }
         state.heldAtEnd[account] = held > 0 ? held : nil
         state.bookedAtEnd[account] = book.genuineBooked
@@ -43,7 +43,7 @@ extension Checker {
     }
 }
 
-extension State {
+extension OracleState {
     /// Purchases held at the final probe, and the genuine purchases of the accounts it checked.
     var heldAndBooked: (held: Int, purchases: Int) {
         (heldAtEnd.values.reduce(0, +), bookedAtEnd.values.reduce(0, +))

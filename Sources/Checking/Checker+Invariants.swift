@@ -140,7 +140,7 @@ extension Checker {
         return merged
     }
 
-    func regressionFinding(_ c: Context, book: inout Book) -> Finding {
+    func regressionFinding(_ c: Context, book: inout AccountBook) -> Finding {
         var failure: Finding?
         var observedMax: [String: Int64] = [:]
         for entitlement in c.observed.entitlements {
@@ -254,7 +254,7 @@ extension Checker {
     /// product when no other purchase explains it, or its subscription group; or an unrefunded purchase that
     /// the refund also took away.
     func stillEntitledFinding(
-        refunded tx: Tx,
+        refunded tx: OracleTransaction,
         id: String,
         entitled entitledProducts: Set<String>,
         _ c: Context
@@ -351,7 +351,7 @@ extension Checker {
     /// `refunded`'s refund, if one is owed now (a non-renewing one only within its period, away from its end).
     /// Only a purchase the target acknowledged before the refund was first dispatched can have been taken by
     /// it: one bought later and missing is lost (no-lost-purchase), not revoked.
-    func overRevoked(by refunded: Tx, _ c: Context) -> Tx? {
+    func overRevoked(by refunded: OracleTransaction, _ c: Context) -> OracleTransaction? {
         guard let refundSent = refunded.trail.earliest(.refund) else { return nil }
         return c.book.txs.values.filter { tx in
             guard tx.id != refunded.id, tx.product == refunded.product, tx.genuine, tx.acked, !tx.revoked,
@@ -367,7 +367,7 @@ extension Checker {
         var undecided = Undecided()
         let entitledProducts = Set(c.observed.entitlements.map(\.productId))
         var owed: [String: Int] = [:]
-        var owedTxs: [String: [Tx]] = [:]
+        var owedTxs: [String: [OracleTransaction]] = [:]
         for (id, tx) in c.book.txs.sorted(by: { $0.value.sequence < $1.value.sequence })
         where tx.genuine && !tx.revoked {
             if tx.neverAccepted {
@@ -442,7 +442,7 @@ extension Checker {
         return undecided.finding
     }
 
-    func neverAcceptedFailure(_ tx: Tx, _ c: Context, more: Int = 0) -> Finding {
+    func neverAcceptedFailure(_ tx: OracleTransaction, _ c: Context, more: Int = 0) -> Finding {
         let others = more > 1 ? " (and \(more - 1) other purchases of this account)" : ""
         let owned =
             c.observed.entitlements.contains { $0.productId == tx.product }

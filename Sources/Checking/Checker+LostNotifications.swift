@@ -52,7 +52,7 @@ extension Checker {
         fate: NotificationFate,
         sentence: () -> String,
         at t: Double,
-        in state: inout State
+        in state: inout OracleState
     ) {
         let event = delivery.action.event
         switch fate {
@@ -79,7 +79,12 @@ extension Checker {
         )
     }
 
-    private func bookLost(_ delivery: PlannedDelivery, attempts: RefusedAttempts, at t: Double, in state: inout State) {
+    private func bookLost(
+        _ delivery: PlannedDelivery,
+        attempts: RefusedAttempts,
+        at t: Double,
+        in state: inout OracleState
+    ) {
         guard case .notification(let note) = delivery.action.delivery else { return }
         let type = "\(note.notificationType)" + (note.payload.subtype.map { "/\($0)" } ?? "")
         let chain = delivery.attempt + 1

@@ -63,7 +63,7 @@ extension Checker {
     /// acknowledged before the outage is owed now.
     func lostAcrossRestartFinding(_ c: Context, down: Int64) -> Finding? {
         let entitled = Set(c.observed.entitlements.map(\.productId))
-        var owedUnits: [String: (units: Int, txs: [Tx])] = [:]
+        var owedUnits: [String: (units: Int, txs: [OracleTransaction])] = [:]
         var checked = false
         for tx in c.book.txs.values.sorted(by: { $0.sequence < $1.sequence })
         where tx.genuine && !tx.revoked && tx.revokedDate == 0 && tx.acknowledged(by: down) {
@@ -108,12 +108,12 @@ extension Checker {
     }
 
     private func lostAcrossRestart(
-        _ tx: Tx,
+        _ tx: OracleTransaction,
         _ c: Context,
         down: Int64,
         shows: String,
         about: Subject,
-        also: ArraySlice<Tx> = []
+        also: ArraySlice<OracleTransaction> = []
     ) -> Finding {
         let acknowledged = tx.trail.earliest(.acks).map { "at t=\(format($0))s" } ?? "before it went down"
         return .fail(
@@ -162,7 +162,11 @@ extension Checker {
 
     /// The running periods' purchases and acknowledgments, and the latest answers of the whole series (a stale
     /// expiry the target took after the renewal, say).
-    private func evidenceParts(running: [Tx], series original: String, _ c: Context) -> [(Tx, Part)] {
+    private func evidenceParts(
+        running: [OracleTransaction],
+        series original: String,
+        _ c: Context
+    ) -> [(OracleTransaction, Part)] {
         let series = c.book.txs.values.filter { $0.original == original && $0.genuine }
         return running.map { ($0, .purchase) } + running.map { ($0, .acks) } + series.map { ($0, .recent) }
     }

@@ -32,7 +32,7 @@ extension Checker {
 
     /// Remembers the products the probe shows entitled that were never bought, while an Ask to Buy of them was
     /// reported pending and no forgery of them may have counted: the target unlocked them on the pending report.
-    func noteUnlocksOnPending(_ c: Context, book: inout Book) {
+    func noteUnlocksOnPending(_ c: Context, book: inout AccountBook) {
         for entitlement in c.observed.entitlements {
             let product = entitlement.productId
             if c.book.pending[product] != nil, !c.bought(product), c.forgedOnly(product).isEmpty {
@@ -68,7 +68,7 @@ extension Checker {
     /// neither was sent.
     private func unverifiedReading(
         of product: String,
-        beside genuine: [Tx],
+        beside genuine: [OracleTransaction],
         pendingCounts: Bool,
         _ c: Context
     ) -> (reading: String, evidence: [WitnessEntry])? {

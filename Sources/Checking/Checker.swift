@@ -52,7 +52,7 @@ public final class Checker: Sendable {
         public init() {}
     }
 
-    let state: Mutex<State>
+    let state: Mutex<OracleState>
     let options: Options
     let startMillis: Int64
     let seed: UInt64
@@ -105,7 +105,7 @@ public final class Checker: Sendable {
         self.expiryGrace = Int64(((profile.target.probe?.expiryGraceSeconds ?? 0) * 1000).rounded())
         let share = profile.target.probe?.windowShare ?? ProbeConfig.defaultWindowShare
         self.windowSample = share >= 1 ? .max : UInt64(share * 0x1p64)
-        state = Mutex(State())
+        state = Mutex(OracleState())
     }
 
     /// The label of a product and group: the catalog's shared one when they match it, else a new one (a
@@ -177,9 +177,9 @@ public final class Checker: Sendable {
         of account: String
     ) -> (kept: Int, reserved: Int, recordBytes: Int, foldedIDs: Int, foldedIDBytes: Int, foldedRefunds: Int) {
         state.withLock { state in
-            let book = state.books[account] ?? Book()
+            let book = state.books[account] ?? AccountBook()
             return (
-                book.txs.count, book.txs.capacity, MemoryLayout<Tx>.stride, book.foldedIDs.count,
+                book.txs.count, book.txs.capacity, MemoryLayout<OracleTransaction>.stride, book.foldedIDs.count,
                 book.foldedIDs.bytes, book.foldedRefunds.count
             )
         }
@@ -262,7 +262,7 @@ public final class Checker: Sendable {
             let account =
                 state.books[account] == nil && state.books[AccountToken.canonical(account)] != nil
                 ? AccountToken.canonical(account) : account
-            var book = state.books[account] ?? Book()
+            var book = state.books[account] ?? AccountBook()
             var findings: [Invariant: Finding] = [:]
             let context = Context(
                 book: book,
@@ -322,7 +322,7 @@ public final class Checker: Sendable {
         account: String,
         observed: AccountState,
         at t: Double,
-        in state: inout State
+        in state: inout OracleState
     ) -> [CheckResult] {
         var results: [CheckResult] = []
         for invariant in Invariant.allCases {

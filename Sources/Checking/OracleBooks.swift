@@ -46,11 +46,11 @@ struct Folded: Sendable {
     /// Units of refunded one-time purchases folded (see `FoldedRefund`).
     var refunded = 0
     /// The latest time (ms into the run) a folded refunded purchase was taken again after its refund (see
-    /// `Tx.regrantedMillis`, read by `Checker.unverifiedSource(of:_:)`).
+    /// `OracleTransaction.regrantedMillis`, read by `Checker.unverifiedSource(of:_:)`).
     var regrantedMillis: Int64 = 0
 }
 
-/// A refunded purchase folded away (see `Book.fold`), in 24 bytes instead of a kept transaction's ~270: what a
+/// A refunded purchase folded away (see `AccountBook.fold`), in 24 bytes instead of a kept transaction's ~270: what a
 /// reversal of its refund, a copy of the refund and a probe that names it need. Its units are in `Folded`.
 struct FoldedRefund: Sendable {
     let id: UInt64
@@ -75,7 +75,7 @@ struct SeenExpiry: Sendable {
 }
 
 /// A subscription series' latest truth, keyed by its original transaction.
-struct Sub: KeyedByID, Sendable {
+struct SubscriptionSeries: KeyedByID, Sendable {
     let key: RecordKey
     var group: String
     var product: String
@@ -111,11 +111,13 @@ struct Sub: KeyedByID, Sendable {
     }
 }
 
-struct Book: Sendable {
+/// One account's books: what the oracle knows was sent to it and what the target answered, per transaction
+/// and per subscription series.
+struct AccountBook: Sendable {
     /// The transactions kept (not folded), in the order first seen.
-    var txs = SmallTable<Tx>()
+    var txs = SmallTable<OracleTransaction>()
     /// Each subscription series, by its original transaction.
-    var subs = SmallTable<Sub>()
+    var subs = SmallTable<SubscriptionSeries>()
     /// Per product.
     var pending = SmallMap<String, WitnessEntry>()
     /// Per group: the longest expiry a probe showed, and the shortest any truth gave since (see
@@ -142,7 +144,7 @@ struct Book: Sendable {
     var foldedReversals: [UInt64: Int64] = [:]
     /// IDs of folded purchases whose every attempt was rejected, and the first of them, kept for its witness.
     var neverAccepted: Set<UInt64> = []
-    var neverAcceptedSample: Tx?
+    var neverAcceptedSample: OracleTransaction?
     var sequence: UInt64 = 0
     /// Genuine transactions first booked in this book (kept or folded since): what held purchases are a share of.
     var genuineBooked = 0
@@ -170,9 +172,9 @@ struct Book: Sendable {
         }
     }
 
-    mutating func newTx(_ id: String, label: Label, type: ProductKind?) -> Tx {
+    mutating func newTx(_ id: String, label: Label, type: ProductKind?) -> OracleTransaction {
         sequence += 1
-        return Tx(id: id, sequence: sequence, label: label, type: type)
+        return OracleTransaction(id: id, sequence: sequence, label: label, type: type)
     }
 
     /// Folds the oldest settled transactions into per-product counts until at most `keep` remain (or none is
@@ -244,7 +246,7 @@ struct Book: Sendable {
     /// The latest two refunds of each product stay whole: they keep the product-level checks (still entitled,
     /// revoked too much, not taken back) and their witnesses, and they are the ones a reversal usually finds.
     /// An earlier one folds: a `REFUND_REVERSED` that comes for it later brings it back (see `unfoldRefund`).
-    private func refundSettled(_ tx: Tx, now: Int64, after settle: Int64) -> Bool {
+    private func refundSettled(_ tx: OracleTransaction, now: Int64, after settle: Int64) -> Bool {
         tx.revocationAcked && tx.revocationAckedMillis + settle <= now && tx.sent && !tx.indeterminate
             && tx.key.text == nil && tx.type != nil
     }
@@ -279,7 +281,7 @@ struct Book: Sendable {
 
     /// Brings a folded refund back as a kept, refunded transaction, as it was when it folded (less its trail),
     /// for a reversal of its refund to reinstate: its units leave the folded counts.
-    mutating func unfoldRefund(_ refund: FoldedRefund, truth: Truth, label: Label) -> Tx {
+    mutating func unfoldRefund(_ refund: FoldedRefund, truth: Truth, label: Label) -> OracleTransaction {
         if let index = foldedRefundIndex(refund.id) { foldedRefunds.remove(at: index) }
         foldedIDs.remove(refund.id)
         var tx = newTx(String(refund.id), label: label, type: truth.productType)
@@ -377,7 +379,7 @@ struct Book: Sendable {
                 return
             }
         }
-        subs[key] = Sub(
+        subs[key] = SubscriptionSeries(
             key: key,
             group: group,
             product: product,
@@ -407,15 +409,15 @@ struct Book: Sendable {
     }
 
     /// The group's series that expires last: what a probe of the group's expiry should show.
-    func longestTruth(of group: String) -> Sub? {
+    func longestTruth(of group: String) -> SubscriptionSeries? {
         // Lazily: this runs as each subscription truth is booked.
         subs.values.lazy.filter { $0.group == group }.max { $0.expires < $1.expires }
     }
 }
 
 extension Folded {
-    /// Counts a transaction that folds (`sign` 1) or takes it out again (`sign` -1, see `Book.unfoldRefund`).
-    mutating func add(_ tx: Tx, sign: Int = 1) {
+    /// Counts a transaction that folds (`sign` 1) or takes it out again (`sign` -1, see `AccountBook.unfoldRefund`).
+    mutating func add(_ tx: OracleTransaction, sign: Int = 1) {
         switch tx.type {
         case .consumable:
             sent += sign * tx.quantity
@@ -433,8 +435,10 @@ extension Folded {
     }
 }
 
-struct State: Sendable {
-    var books: [String: Book] = [:]
+/// The oracle's whole state, behind the checker's lock: every account's books, the tallies, witnesses and
+/// violations found so far.
+struct OracleState: Sendable {
+    var books: [String: AccountBook] = [:]
     var tallies: [Invariant: Tally] = [:]
     var witnesses: [Witness] = []
     /// Distinct violations found (see `ViolationKey`), and for each the index of its witness in `witnesses`
@@ -484,7 +488,7 @@ struct State: Sendable {
     }
 }
 
-/// A transaction a genuine notification carried ahead of the delivery that grants it (see `Book.issuedAhead`).
+/// A transaction a genuine notification carried ahead of the delivery that grants it (see `AccountBook.issuedAhead`).
 struct CarriedAhead: Sendable {
     var product: String
     /// Its units (consumables): a target may credit them from the notification that carried it.

@@ -44,7 +44,7 @@ final class Label: Sendable {
 /// product type in bits, the IDs as numbers, product and group shared, what few transactions have out of
 /// line) behind full-width accessors: 128 bytes with four trail entries inside, and no allocation of its own.
 /// It was 128 bytes, a 16-digit ID string (64 bytes of heap) and an array of 24-byte trail entries.
-struct Tx: KeyedByID, Sendable {
+struct OracleTransaction: KeyedByID, Sendable {
     /// The ID's number (0 when the ID is kept as text in `rare`).
     private var number: UInt64
     private var originalNumber: UInt64 = 0
@@ -132,7 +132,7 @@ struct Tx: KeyedByID, Sendable {
     /// of its series is among them. One missed at the harness's cap, or answered after the probe asked, leaves
     /// the period the target's latest word. Later is by purchase, the order in which the App Store numbers
     /// transactions, not by booking: an older period may be booked after this one (its refund, late).
-    func isSuperseded(among acknowledged: [Tx]) -> Bool {
+    func isSuperseded(among acknowledged: [OracleTransaction]) -> Bool {
         superseded && acknowledged.contains { $0.original == original && $0.number > number }
     }
 
@@ -147,7 +147,7 @@ struct Tx: KeyedByID, Sendable {
     /// (duplicates, retries) share its signed date.
     var refundsIssued: Int { rare?.values.refundDates.count ?? 0 }
 
-    /// Rebuilt from the folded counts (see `Book.unfoldRefund`, `Book.unfoldForRefund`): the refunds issued
+    /// Rebuilt from the folded counts (see `AccountBook.unfoldRefund`, `AccountBook.unfoldForRefund`): the refunds issued
     /// before it folded are no longer known, so ``refundsIssued`` counts too few to judge a double refund.
     var refundsForgotten: Bool {
         get { rare?.values.refundsForgotten ?? false }

@@ -60,7 +60,7 @@ struct OracleStorageTests {
             let id = base - 1000 + rng.next() % 60_000
             #expect(compact.contains(id) == plain.contains(id))
         }
-        // A refund reversed after it folded takes its ID out again (see `Book.unfoldRefund`).
+        // A refund reversed after it folded takes its ID out again (see `AccountBook.unfoldRefund`).
         for id in plain.sorted().enumerated().filter({ $0.offset % 3 == 0 }).map(\.element) {
             compact.remove(id)
             plain.remove(id)
@@ -118,7 +118,7 @@ struct OracleStorageTests {
                 entry.part = part.rawValue
                 #expect(entry.at == 12.345678)
                 #expect(entry.delivery == delivery)
-                // Past the phrase table's limit, every phrase is the placeholder, as `State.intern` gives.
+                // Past the phrase table's limit, every phrase is the placeholder, as `OracleState.intern` gives.
                 #expect(entry.phrase == (phrase < LogEntry.phraseLimit ? phrase : .max))
                 #expect(entry.part == part.rawValue)
             }
@@ -152,10 +152,10 @@ struct OracleStorageTests {
 
     @Test func transactionKeepsItsIDsAndRefundDates() {
         // Its scalars, a shared label and four trail entries inline (16 bytes each).
-        #expect(MemoryLayout<Tx>.stride <= 128)
+        #expect(MemoryLayout<OracleTransaction>.stride <= 128)
         let label = Label(product: "coins", group: nil)
         for (id, original) in [("1108962000000001", "1108962000000000"), ("t-1", "o-1"), ("012", "5")] {
-            var tx = Tx(id: id, sequence: 1, label: label, type: .consumable)
+            var tx = OracleTransaction(id: id, sequence: 1, label: label, type: .consumable)
             #expect(tx.id == id && tx.key == RecordKey(id) && tx.has(RecordKey(id)))
             #expect(!tx.has(RecordKey("9")) && !tx.has(RecordKey("other")))
             tx.original = original
@@ -171,7 +171,7 @@ struct OracleStorageTests {
         }
         // The product type and the narrow counters read back as set, next to the flags they share a word with.
         for type in [nil] + ProductKind.allCases.map(Optional.some) {
-            var tx = Tx(id: "7", sequence: 3, label: label, type: type)
+            var tx = OracleTransaction(id: "7", sequence: 3, label: label, type: type)
             tx.forged = true
             tx.superseded = true
             tx.rejected = 70_000
