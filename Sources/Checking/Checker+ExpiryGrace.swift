@@ -15,14 +15,14 @@ extension Checker {
     }
 
     /// How the declared buffer reads an entitlement of `sub`, which the App Store says ended.
-    func expiryGrace(of sub: SubscriptionSeries, _ c: Context) -> GraceReading {
+    func expiryGrace(of sub: SubscriptionSeries, _ context: Context) -> GraceReading {
         guard expiryGrace > 0, sub.status != .revoked else { return .outside }
         let graceEnd = sub.end + expiryGrace
-        if abs(c.now - graceEnd) < c.boundary {
+        if abs(context.now - graceEnd) < context.boundary {
             return .nearItsEnd(
-                "the declared buffer past the expiry of transaction \(sub.transactionId) ends within \(c.boundary) ms"
+                "the declared buffer past the expiry of transaction \(sub.transactionId) ends within \(context.boundary) ms"
             )
         }
-        return c.now < graceEnd ? .within : .outside
+        return context.now < graceEnd ? .within : .outside
     }
 }

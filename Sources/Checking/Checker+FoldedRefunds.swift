@@ -7,9 +7,9 @@ import TargetContract
 /// gone: its witness is the refund itself and what the probe showed.
 extension Checker {
     /// A folded refund that the target's books or entitlements still grant (revocation honored).
-    func foldedRefundRevocationFinding(_ c: Context) -> Finding? {
-        for listed in c.observed.transactions ?? [] where listed.state == .granted {
-            guard let refund = c.book.foldedRefund(listed.transactionId) else { continue }
+    func foldedRefundRevocationFinding(_ context: Context) -> Finding? {
+        for listed in context.observed.transactions ?? [] where listed.state == .granted {
+            guard let refund = context.book.foldedRefund(listed.transactionId) else { continue }
             return .fail(
                 "the target's books still show refunded transaction \(listed.transactionId) of \(listed.productId) as granted",
                 [entry(refund)],
@@ -17,8 +17,8 @@ extension Checker {
                 about: .transaction(listed.transactionId)
             )
         }
-        for entitlement in c.observed.entitlements {
-            guard let id = entitlement.transactionId, let refund = c.book.foldedRefund(id) else { continue }
+        for entitlement in context.observed.entitlements {
+            guard let id = entitlement.transactionId, let refund = context.book.foldedRefund(id) else { continue }
             return .fail(
                 "the target still entitles \(entitlement.productId) through refunded transaction \(id)",
                 [entry(refund)],
@@ -31,10 +31,10 @@ extension Checker {
 
     /// A folded refund whose transaction a probe no longer showed and now shows entitled again (stale
     /// regression); marks those the probe does not show.
-    func foldedRefundRegressionFinding(_ c: Context, book: inout AccountBook) -> Finding? {
-        let shown = Set(c.observed.entitlements.compactMap { $0.transactionId.flatMap { UInt64($0) } })
+    func foldedRefundRegressionFinding(_ context: Context, book: inout AccountBook) -> Finding? {
+        let shown = Set(context.observed.entitlements.compactMap { $0.transactionId.flatMap { UInt64($0) } })
         guard let refund = book.noteFoldedRefunds(shown: shown).first,
-            let entitlement = c.observed.entitlements.first(where: {
+            let entitlement = context.observed.entitlements.first(where: {
                 $0.transactionId.flatMap { UInt64($0) } == refund.id
             })
         else { return nil }

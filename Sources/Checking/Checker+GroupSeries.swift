@@ -9,13 +9,14 @@ extension Checker {
     /// names a transaction of another series. An entitlement without a transaction ID may be any series': it is
     /// this one's only while no other series of the group may be owed one (a wallet lists a group's entitlement
     /// without saying which series it is for).
-    func entitlement(ofGroup group: String, series original: String, _ c: Context) -> AccountState.Entitlement? {
-        let anotherMayBeOwed = c.book.subs.contains {
-            $0.key != original && $0.value.group == group && $0.value.mayBeOwed(at: c.now, boundary: c.boundary)
+    func entitlement(ofGroup group: String, series original: String, _ context: Context) -> AccountState.Entitlement? {
+        let anotherMayBeOwed = context.book.subs.contains {
+            $0.key != original && $0.value.group == group
+                && $0.value.mayBeOwed(at: context.now, boundary: context.boundary)
         }
-        return c.observed.entitlements.first { entitlement in
+        return context.observed.entitlements.first { entitlement in
             guard groupOf[entitlement.productId] == group else { return false }
-            guard let id = entitlement.transactionId, let other = c.book.txs[id]?.original else {
+            guard let id = entitlement.transactionId, let other = context.book.txs[id]?.original else {
                 return !anotherMayBeOwed
             }
             return other == original

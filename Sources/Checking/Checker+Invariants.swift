@@ -4,22 +4,22 @@ import TargetContract
 
 /// The invariants, each judged from one account's books and its probed state.
 extension Checker {
-    func unlockFinding(_ c: Context) -> Finding {
-        for entitlement in c.observed.entitlements {
-            if let id = entitlement.transactionId, let tx = c.book.txs[id], tx.forged && !tx.genuine {
+    func unlockFinding(_ context: Context) -> Finding {
+        for entitlement in context.observed.entitlements {
+            if let id = entitlement.transactionId, let tx = context.book.txs[id], tx.forged && !tx.genuine {
                 return .fail(
                     "the target entitles \(entitlement.productId) through transaction \(id), which exists only in a forged delivery",
-                    c.evidence([tx], .all),
+                    context.evidence([tx], .all),
                     showing(entitlement),
                     about: .transaction(id)
                 )
             }
-            if !c.bought(entitlement.productId) {
-                let forged = c.book.txs.values.filter { $0.product == entitlement.productId && $0.forged }
-                if let pending = c.book.pending[entitlement.productId] {
+            if !context.bought(entitlement.productId) {
+                let forged = context.book.txs.values.filter { $0.product == entitlement.productId && $0.forged }
+                if let pending = context.book.pending[entitlement.productId] {
                     return .fail(
                         "the target entitles \(entitlement.productId), whose only purchase was pending (Ask to Buy) or declined",
-                        c.evidence(forged, .all, pending: pending),
+                        context.evidence(forged, .all, pending: pending),
                         showing(entitlement),
                         about: .product(entitlement.productId)
                     )
@@ -28,13 +28,15 @@ extension Checker {
                     forged.isEmpty ? "no purchase of it was ever sent" : "only forged transactions of it were sent"
                 return .fail(
                     "the target entitles \(entitlement.productId) but \(how)",
-                    c.evidence(forged, .all),
+                    context.evidence(forged, .all),
                     showing(entitlement),
                     about: .product(entitlement.productId)
                 )
             }
             // An entitlement through a genuine transaction is that purchase's, whatever else was sent.
-            if !c.namesGenuineTransaction(entitlement), let source = unverifiedSource(of: entitlement.productId, c) {
+            if !context.namesGenuineTransaction(entitlement),
+                let source = unverifiedSource(of: entitlement.productId, context)
+            {
                 return .fail(
                     "the target entitles \(entitlement.productId), whose every verified purchase was refunded, and "
                         + source.reading + " (or a refund was not honored)",
@@ -43,7 +45,7 @@ extension Checker {
                     about: .product(entitlement.productId)
                 )
             }
-            if let source = unverifiedSource(ofSubscription: entitlement, c) {
+            if let source = unverifiedSource(ofSubscription: entitlement, context) {
                 return .fail(
                     "the target entitles \(entitlement.productId), though no subscription of its group is owed one, and "
                         + source.reading + " (or a refund or an expiry was not honored)",
@@ -53,24 +55,24 @@ extension Checker {
                 )
             }
         }
-        for (product, balance) in c.observed.balances where balance > 0 && !c.bought(product) {
-            let forged = c.book.txs.values.filter { $0.product == product && $0.forged }
-            let pending = c.book.pending[product]
+        for (product, balance) in context.observed.balances where balance > 0 && !context.bought(product) {
+            let forged = context.book.txs.values.filter { $0.product == product && $0.forged }
+            let pending = context.book.pending[product]
             return .fail(
                 "the target shows a balance of \(balance) \(product) but no verified purchase of it was sent",
-                c.evidence(forged, .all, pending: pending),
+                context.evidence(forged, .all, pending: pending),
                 "showed a balance of \(balance) \(product)",
                 about: .product(product)
             )
         }
-        for (product, balance) in c.observed.balances where balance > 0 && c.bought(product) {
-            if let failure = creditedForgeryFinding(product, balance: balance, c) { return failure }
+        for (product, balance) in context.observed.balances where balance > 0 && context.bought(product) {
+            if let failure = creditedForgeryFinding(product, balance: balance, context) { return failure }
         }
-        for grant in c.observed.grants ?? [] where grant.count > 0 {
-            guard let tx = c.book.txs[grant.transactionId] else {
-                if let number = UInt64(grant.transactionId), c.book.foldedIDs.contains(number) { continue }
+        for grant in context.observed.grants ?? [] where grant.count > 0 {
+            guard let tx = context.book.txs[grant.transactionId] else {
+                if let number = UInt64(grant.transactionId), context.book.foldedIDs.contains(number) { continue }
                 // Carried by a genuine notification before its own deliveries came: issued, not yet booked.
-                if c.book.issuedAhead[grant.transactionId] != nil { continue }
+                if context.book.issuedAhead[grant.transactionId] != nil { continue }
                 return .fail(
                     "the target granted transaction \(grant.transactionId), which the App Store never issued",
                     [],
@@ -81,7 +83,7 @@ extension Checker {
             if tx.forged && !tx.genuine {
                 return .fail(
                     "the target granted transaction \(grant.transactionId), which exists only in a forged delivery",
-                    c.evidence([tx], .all),
+                    context.evidence([tx], .all),
                     showing(grant),
                     about: .transaction(grant.transactionId)
                 )
@@ -90,32 +92,32 @@ extension Checker {
         return .pass
     }
 
-    func doubleGrantFinding(_ c: Context) -> Finding {
-        for grant in Self.grantsByTransaction(c.observed.grants ?? []) where grant.count > 1 {
-            let tx = c.book.txs[grant.transactionId]
+    func doubleGrantFinding(_ context: Context) -> Finding {
+        for grant in Self.grantsByTransaction(context.observed.grants ?? []) where grant.count > 1 {
+            let tx = context.book.txs[grant.transactionId]
             // The decisive events: the copies the target acknowledged (each one a grant).
             return .fail(
                 "the target granted transaction \(grant.transactionId) \(grant.count) times",
-                c.evidence(tx.map { [$0] } ?? [], [.purchase, .acks, .recent]),
+                context.evidence(tx.map { [$0] } ?? [], [.purchase, .acks, .recent]),
                 showing(grant),
                 about: .transaction(grant.transactionId)
             )
         }
-        for (product, balance) in c.observed.balances where balance > 0 {
-            let sent = c.genuine(product)
-            guard c.bought(product) else { continue }
-            let upper = c.genuineUnits(product)
+        for (product, balance) in context.observed.balances where balance > 0 {
+            let sent = context.genuine(product)
+            guard context.bought(product) else { continue }
+            let upper = context.genuineUnits(product)
             // An excess that forged units explain is filed as an unlock without a verified purchase.
-            let forgedUnits = c.forgedOnly(product).reduce(0) { $0 + $1.quantity }
+            let forgedUnits = context.forgedOnly(product).reduce(0) { $0 + $1.quantity }
             if balance > upper && !(forgedUnits > 0 && balance <= upper + forgedUnits) {
-                let unreached = c.unreachedUnits(product)
+                let unreached = context.unreachedUnits(product)
                 let besides =
                     unreached > 0
                     ? " (\(unreached) more were sent, but every attempt was refused or never left the harness)" : ""
                 return .fail(
                     "the target shows \(balance) \(product) but the distinct purchases sent add up to \(upper)"
                         + besides,
-                    c.evidence(sent.map(\.1), .acks),
+                    context.evidence(sent.map(\.1), .acks),
                     "showed a balance of \(balance) \(product)",
                     about: .product(product)
                 )
@@ -140,10 +142,10 @@ extension Checker {
         return merged
     }
 
-    func regressionFinding(_ c: Context, book: inout AccountBook) -> Finding {
+    func regressionFinding(_ context: Context, book: inout AccountBook) -> Finding {
         var failure: Finding?
         var observedMax: [String: Int64] = [:]
-        for entitlement in c.observed.entitlements {
+        for entitlement in context.observed.entitlements {
             guard let group = groupOf[entitlement.productId], let expires = entitlement.expiresDate else { continue }
             observedMax[group] = max(observedMax[group] ?? .min, expires)
         }
@@ -160,7 +162,7 @@ extension Checker {
             // would lengthen the group again (an upgrade, an extension, another series' renewal) may still be on
             // its way. With nothing of the group standing acknowledged, nothing it shows is stale.
             if let truth, truth.expires >= previous.longest, truth.status != .revoked,
-                let acknowledged = book.longestAcknowledged(of: group, by: c.asked, answered: c.answered),
+                let acknowledged = book.longestAcknowledged(of: group, by: context.asked, answered: context.answered),
                 acknowledged > seen
             {
                 // The stale delivery that set the older expiry, and the newer one it overrode.
@@ -173,23 +175,23 @@ extension Checker {
                     failure
                     ?? .fail(
                         "the target moved the expiry of group \(group) back from \(previous.longest) to \(seen) ms although no newer data shortened it",
-                        c.evidence(Array(txs), .acks),
+                        context.evidence(Array(txs), .acks),
                         "showed group \(group) expiring at \(seen) ms, after \(previous.longest) ms earlier",
                         about: .groupExpiry(group, seen)
                     )
             }
         }
-        let entitledIDs = Set(c.observed.entitlements.compactMap(\.transactionId))
-        let entitledProducts = Set(c.observed.entitlements.map(\.productId))
+        let entitledIDs = Set(context.observed.entitlements.compactMap(\.transactionId))
+        let entitledProducts = Set(context.observed.entitlements.map(\.productId))
         // Only a refund that stood when the probe asked is one the target must show (see `refundStood`).
-        for (id, tx) in book.txs where tx.genuine && c.refundStood(tx) {
+        for (id, tx) in book.txs where tx.genuine && context.refundStood(tx) {
             if entitledIDs.contains(id) {
                 if book.gone.contains(id) {
                     failure =
                         failure
                         ?? .fail(
                             "transaction \(id) of \(tx.product) was revoked, disappeared, then came back without a refund reversal",
-                            c.evidence([tx], [.refund, .acks]),
+                            context.evidence([tx], [.refund, .acks]),
                             "showed entitlement \(tx.product) (transaction \(id)) again",
                             about: .transaction(id)
                         )
@@ -197,16 +199,16 @@ extension Checker {
             } else {
                 book.gone.insert(id)
             }
-            guard tx.type == .nonConsumable, !c.unrefundedPurchase(of: tx.product, besides: id) else { continue }
+            guard tx.type == .nonConsumable, !context.unrefundedPurchase(of: tx.product, besides: id) else { continue }
             let key = "product:" + tx.product
             if entitledProducts.contains(tx.product) {
                 // An unverified source the target trusted explains the return too: filed as an unlock.
-                if book.gone.contains(key), unverifiedSource(of: tx.product, c) == nil {
+                if book.gone.contains(key), unverifiedSource(of: tx.product, context) == nil {
                     failure =
                         failure
                         ?? .fail(
                             "\(tx.product) was revoked, disappeared, then came back without a refund reversal",
-                            c.evidence([tx], [.refund, .acks]),
+                            context.evidence([tx], [.refund, .acks]),
                             "showed entitlement \(tx.product) again",
                             about: .product(tx.product)
                         )
@@ -215,38 +217,38 @@ extension Checker {
                 book.gone.insert(key)
             }
         }
-        let folded = foldedRefundRegressionFinding(c, book: &book)
+        let folded = foldedRefundRegressionFinding(context, book: &book)
         return failure ?? folded ?? .pass
     }
 
-    func revocationFinding(_ c: Context) -> Finding {
-        if let failure = overRevocationFinding(c) { return failure }
+    func revocationFinding(_ context: Context) -> Finding {
+        if let failure = overRevocationFinding(context) { return failure }
         var undecided = Undecided()
         // The target's own books: a transaction the App Store refunded must read `revoked` there.
-        for listed in c.observed.transactions ?? [] where listed.state == .granted {
-            guard let tx = c.book.txs[listed.transactionId], tx.genuine, tx.revoked, tx.revocationAcked else {
+        for listed in context.observed.transactions ?? [] where listed.state == .granted {
+            guard let tx = context.book.txs[listed.transactionId], tx.genuine, tx.revoked, tx.revocationAcked else {
                 continue
             }
             return .fail(
                 "the target's books still show refunded transaction \(listed.transactionId) of \(tx.product) as granted",
-                c.evidence([tx], [.purchase, .refund, .acks]),
+                context.evidence([tx], [.purchase, .refund, .acks]),
                 showing(listed),
                 about: .transaction(listed.transactionId)
             )
         }
-        if let failure = foldedRefundRevocationFinding(c) { return failure }
-        let entitledProducts = Set(c.observed.entitlements.map(\.productId))
-        for (id, tx) in c.book.txs.sorted(by: { $0.value.sequence < $1.value.sequence })
+        if let failure = foldedRefundRevocationFinding(context) { return failure }
+        let entitledProducts = Set(context.observed.entitlements.map(\.productId))
+        for (id, tx) in context.book.txs.sorted(by: { $0.value.sequence < $1.value.sequence })
         where tx.revoked && tx.genuine {
             guard tx.revocationAcked else {
                 if tx.revocationIndeterminate { undecided.note("the refund of \(id) got no answer") }
                 continue
             }
-            if let failure = stillEntitledFinding(refunded: tx, id: id, entitled: entitledProducts, c) {
+            if let failure = stillEntitledFinding(refunded: tx, id: id, entitled: entitledProducts, context) {
                 return failure
             }
         }
-        if let failure = refundNotTakenBackFinding(c, undecided: &undecided) { return failure }
+        if let failure = refundNotTakenBackFinding(context, undecided: &undecided) { return failure }
         return undecided.finding
     }
 
@@ -257,14 +259,14 @@ extension Checker {
         refunded tx: OracleTransaction,
         id: String,
         entitled entitledProducts: Set<String>,
-        _ c: Context
+        _ context: Context
     )
         -> Finding?
     {
-        if let entitlement = c.observed.entitlements.first(where: { $0.transactionId == id }) {
+        if let entitlement = context.observed.entitlements.first(where: { $0.transactionId == id }) {
             return .fail(
                 "the target still entitles \(tx.product) through refunded transaction \(id)",
-                c.evidence([tx], [.purchase, .refund, .acks]),
+                context.evidence([tx], [.purchase, .refund, .acks]),
                 showing(entitlement),
                 about: .transaction(id)
             )
@@ -273,25 +275,25 @@ extension Checker {
         case .nonConsumable, .nonRenewing:
             // Another unrefunded purchase of the product, kept or folded, may be what the target entitles.
             // An unverified source the target trusted explains it too: filed as an unlock (`unverifiedSource`).
-            if entitledProducts.contains(tx.product) && !c.unrefundedPurchase(of: tx.product, besides: id)
-                && unverifiedSource(of: tx.product, c) == nil
+            if entitledProducts.contains(tx.product) && !context.unrefundedPurchase(of: tx.product, besides: id)
+                && unverifiedSource(of: tx.product, context) == nil
             {
-                let entitlement = c.observed.entitlements.first { $0.productId == tx.product }
+                let entitlement = context.observed.entitlements.first { $0.productId == tx.product }
                 // A replay after the refund outweighed a pending report (see `unverifiedSource`): say both.
-                let pending = c.book.pending[tx.product]
+                let pending = context.book.pending[tx.product]
                 return .fail(
                     "the target still entitles \(tx.product) although its only purchase \(id) was refunded"
                         + (pending == nil ? "" : " (or the Ask to Buy of it reported pending unlocked it)"),
-                    c.evidence([tx], [.purchase, .refund, .acks], pending: pending),
+                    context.evidence([tx], [.purchase, .refund, .acks], pending: pending),
                     entitlement.map(showing) ?? "showed entitlement \(tx.product)",
                     about: .transaction(id)
                 )
             }
             // Revoked too much: the refund of this transaction also took away another, unrefunded one.
-            if !entitledProducts.contains(tx.product), let victim = overRevoked(by: tx, c) {
+            if !entitledProducts.contains(tx.product), let victim = overRevoked(by: tx, context) {
                 return .fail(
                     "the target revoked too much: the refund of transaction \(id) also removed unrefunded transaction \(victim.id) of \(tx.product)",
-                    c.evidence([(tx, .refund), (victim, [.purchase, .acks])]),
+                    context.evidence([(tx, .refund), (victim, [.purchase, .acks])]),
                     "showed no entitlement to \(tx.product)",
                     about: .transaction(victim.id)
                 )
@@ -299,13 +301,14 @@ extension Checker {
         case .autoRenewable:
             // Not while another transaction of the series runs by what the target acknowledged (its own refund
             // never reached the target): that one may be what it entitles.
-            if let group = tx.group, let original = tx.original, let sub = c.book.subs[original],
-                sub.status == .revoked, let entitlement = entitlement(ofGroup: group, series: original, c),
-                unverifiedSource(ofSubscription: entitlement, c) == nil, !c.stillRunsAsAcknowledged(series: original)
+            if let group = tx.group, let original = tx.original, let sub = context.book.subs[original],
+                sub.status == .revoked, let entitlement = entitlement(ofGroup: group, series: original, context),
+                unverifiedSource(ofSubscription: entitlement, context) == nil,
+                !context.stillRunsAsAcknowledged(series: original)
             {
                 return .fail(
                     "the target still entitles subscription group \(group) although transaction \(id) was refunded",
-                    c.evidence([tx], [.purchase, .refund]),
+                    context.evidence([tx], [.purchase, .refund]),
                     showing(entitlement),
                     about: .transaction(id)
                 )
@@ -318,27 +321,27 @@ extension Checker {
 
     /// A consumable's balance beyond what its refunds leave, once forgeries the target may have credited are
     /// set aside: a refund not taken back.
-    func refundNotTakenBackFinding(_ c: Context, undecided: inout Undecided) -> Finding? {
-        for (product, balance) in c.observed.balances where typeOf[product] == .consumable {
-            let refunded = c.genuine(product).filter { c.refundStood($0.1) }
-            guard !refunded.isEmpty || (c.book.folded[product]?.refunded ?? 0) > 0 else { continue }
-            let allowed = c.unitsNotRefunded(product)
+    func refundNotTakenBackFinding(_ context: Context, undecided: inout Undecided) -> Finding? {
+        for (product, balance) in context.observed.balances where typeOf[product] == .consumable {
+            let refunded = context.genuine(product).filter { context.refundStood($0.1) }
+            guard !refunded.isEmpty || (context.book.folded[product]?.refunded ?? 0) > 0 else { continue }
+            let allowed = context.unitsNotRefunded(product)
             // Units that forged transactions the target may have credited explain are an unlock without a
             // verified purchase (filed there); only what remains beyond them proves a refund was not taken back.
-            let forgedUnits = c.forgedOnly(product).reduce(0) { $0 + $1.quantity }
+            let forgedUnits = context.forgedOnly(product).reduce(0) { $0 + $1.quantity }
             // Units that the probe's grants show credited more than once are a double grant (filed there): a
             // refund taken back leaves them too. Transactions folded away may explain the rest: then undecided.
-            let excess = balance - forgedUnits - c.unitsGrantedAgain(product) - allowed
-            if excess > 0 && excess <= c.unitsFoldedGrantedAgain(product) {
+            let excess = balance - forgedUnits - context.unitsGrantedAgain(product) - allowed
+            if excess > 0 && excess <= context.unitsFoldedGrantedAgain(product) {
                 undecided.note("\(product) beyond its refunds may be folded transactions the target granted twice")
             } else if excess > 0 {
                 let twice =
-                    c.observed.grants == nil && balance <= c.genuineUnits(product)
+                    context.observed.grants == nil && balance <= context.genuineUnits(product)
                     ? " (or a purchase was credited twice: the probe shows no per-transaction grants)" : ""
                 return .fail(
                     "the target shows \(balance) \(product) but only \(allowed) remain once refunds are taken back"
                         + twice,
-                    c.evidence(refunded.map(\.1), .refund),
+                    context.evidence(refunded.map(\.1), .refund),
                     "showed a balance of \(balance) \(product)",
                     about: .product(product)
                 )
@@ -351,27 +354,27 @@ extension Checker {
     /// `refunded`'s refund, if one is owed now (a non-renewing one only within its period, away from its end).
     /// Only a purchase the target acknowledged before the refund was first dispatched can have been taken by
     /// it: one bought later and missing is lost (no-lost-purchase), not revoked.
-    func overRevoked(by refunded: OracleTransaction, _ c: Context) -> OracleTransaction? {
+    func overRevoked(by refunded: OracleTransaction, _ context: Context) -> OracleTransaction? {
         guard let refundSent = refunded.trail.earliest(.refund) else { return nil }
-        return c.book.txs.values.filter { tx in
+        return context.book.txs.values.filter { tx in
             guard tx.id != refunded.id, tx.product == refunded.product, tx.genuine, tx.acked, !tx.revoked,
                 !tx.forged, let acknowledged = tx.trail.earliest(.acks), acknowledged < refundSent
             else { return false }
             guard tx.type == .nonRenewing else { return true }
             guard let expires = tx.expires else { return false }
-            return c.now + c.boundary < expires
+            return context.now + context.boundary < expires
         }.min { $0.sequence < $1.sequence }
     }
 
-    func lostFinding(_ c: Context) -> Finding {
+    func lostFinding(_ context: Context) -> Finding {
         var undecided = Undecided()
-        let entitledProducts = Set(c.observed.entitlements.map(\.productId))
+        let entitledProducts = Set(context.observed.entitlements.map(\.productId))
         var owed: [String: Int] = [:]
         var owedTxs: [String: [OracleTransaction]] = [:]
-        for (id, tx) in c.book.txs.sorted(by: { $0.value.sequence < $1.value.sequence })
+        for (id, tx) in context.book.txs.sorted(by: { $0.value.sequence < $1.value.sequence })
         where tx.genuine && !tx.revoked {
             if tx.neverAccepted {
-                return neverAcceptedFailure(tx, c)
+                return neverAcceptedFailure(tx, context)
             }
             if tx.awaitingRetry {
                 undecided.note("every attempt of purchase \(id) so far was rejected, and another is still to come")
@@ -382,7 +385,7 @@ extension Checker {
                 if !entitledProducts.contains(tx.product) {
                     return .fail(
                         "the target acknowledged purchase \(id) of \(tx.product) but does not entitle it",
-                        c.evidence([tx], [.purchase, .acks, .refund]),
+                        context.evidence([tx], [.purchase, .acks, .refund]),
                         "showed no entitlement to \(tx.product)",
                         about: .transaction(id)
                     )
@@ -391,12 +394,12 @@ extension Checker {
                 // Owed for its catalog period after purchase; after that the target decides when it ends. An
                 // entitled product loses nothing, however near the end: only its absence is in doubt there.
                 guard let expires = tx.expires, !entitledProducts.contains(tx.product) else { continue }
-                if abs(c.now - expires) < c.boundary {
+                if abs(context.now - expires) < context.boundary {
                     undecided.note("\(tx.product) ends within the boundary", later: true)
-                } else if c.now < expires {
+                } else if context.now < expires {
                     return .fail(
                         "the target acknowledged purchase \(id) of \(tx.product), owed until at least \(expires), but does not entitle it",
-                        c.evidence([tx], [.purchase, .acks, .refund]),
+                        context.evidence([tx], [.purchase, .acks, .refund]),
                         "showed no entitlement to \(tx.product)",
                         about: .transaction(id)
                     )
@@ -408,23 +411,25 @@ extension Checker {
                 break
             }
         }
-        if let sample = c.book.neverAcceptedSample {
-            return neverAcceptedFailure(sample, c, more: c.book.neverAccepted.count)
-        } else if let number = c.book.neverAccepted.min() {
+        if let sample = context.book.neverAcceptedSample {
+            return neverAcceptedFailure(sample, context, more: context.book.neverAccepted.count)
+        } else if let number = context.book.neverAccepted.min() {
             return .fail(
-                "genuine delivery never accepted: the target answered every attempt to deliver purchase \(number) with a rejection (\(c.book.neverAccepted.count) such purchases)",
+                "genuine delivery never accepted: the target answered every attempt to deliver purchase \(number) with a rejection (\(context.book.neverAccepted.count) such purchases)",
                 [],
                 "was not needed: the target's own rejections prove it (the run's history lists them)",
                 about: .transaction(String(number))
             )
         }
-        for (product, folded) in c.book.folded where folded.acked > 0 { owed[product, default: 0] += folded.acked }
+        for (product, folded) in context.book.folded where folded.acked > 0 {
+            owed[product, default: 0] += folded.acked
+        }
         for (product, lower) in owed.sorted(by: { $0.key < $1.key }) {
-            let balance = c.observed.balances[product] ?? 0
+            let balance = context.observed.balances[product] ?? 0
             if balance < lower {
                 // A refund of another purchase of the product that stood when the probe asked is the usual
                 // cause (a backend that takes back by product): name it, and put it in the evidence.
-                let refund = c.book.txs.values.filter { $0.product == product && c.refundStood($0) }
+                let refund = context.book.txs.values.filter { $0.product == product && context.refundStood($0) }
                     .max { $0.sequence < $1.sequence }
                 let after =
                     refund.map {
@@ -433,7 +438,9 @@ extension Checker {
                     } ?? ""
                 return .fail(
                     "the target shows \(balance) \(product) but acknowledged purchases of \(lower)" + after,
-                    c.evidence((owedTxs[product] ?? []).map { ($0, .acks) } + (refund.map { [($0, .refund)] } ?? [])),
+                    context.evidence(
+                        (owedTxs[product] ?? []).map { ($0, .acks) } + (refund.map { [($0, .refund)] } ?? [])
+                    ),
                     "showed a balance of \(balance) \(product)",
                     about: .product(product)
                 )
@@ -442,17 +449,17 @@ extension Checker {
         return undecided.finding
     }
 
-    func neverAcceptedFailure(_ tx: OracleTransaction, _ c: Context, more: Int = 0) -> Finding {
+    func neverAcceptedFailure(_ tx: OracleTransaction, _ context: Context, more: Int = 0) -> Finding {
         let others = more > 1 ? " (and \(more - 1) other purchases of this account)" : ""
         let owned =
-            c.observed.entitlements.contains { $0.productId == tx.product }
+            context.observed.entitlements.contains { $0.productId == tx.product }
             ? "showed \(tx.product) entitled, though the target rejected every delivery of this purchase"
-            : (c.observed.balances[tx.product] ?? 0) > 0
-                ? "showed a balance of \(c.observed.balances[tx.product] ?? 0) \(tx.product); the purchase itself was rejected every time"
+            : (context.observed.balances[tx.product] ?? 0) > 0
+                ? "showed a balance of \(context.observed.balances[tx.product] ?? 0) \(tx.product); the purchase itself was rejected every time"
                 : "showed nothing granted for \(tx.product)"
         return .fail(
             "genuine delivery never accepted: the target answered all \(tx.rejected) attempts to deliver purchase \(tx.id) of \(tx.product) with a rejection (last \(tx.lastRejection))\(others)",
-            c.evidence([tx], [.purchase, .rejections]),
+            context.evidence([tx], [.purchase, .rejections]),
             owned,
             about: .transaction(tx.id)
         )
@@ -463,32 +470,32 @@ extension Checker {
     /// previous period and stretched it over the refunded one) makes the target entitle the subscription for
     /// a time it was not bought, or not for a time it was. That is a wrong subscription state, not a stale
     /// regression: no older data overrode newer, the target computed the period wrongly from current data.
-    func subscriptionFinding(_ c: Context) -> Finding {
-        if let failure = revokedPeriodFinding(c) { return failure }
+    func subscriptionFinding(_ context: Context) -> Finding {
+        if let failure = revokedPeriodFinding(context) { return failure }
         var undecided = Undecided()
-        for listed in c.observed.transactions ?? [] where listed.state == .granted {
+        for listed in context.observed.transactions ?? [] where listed.state == .granted {
             // An upgraded (superseded) period may legitimately end early; a refunded one is revocation's.
-            guard let end = listed.periodEnd, let tx = c.book.txs[listed.transactionId], tx.genuine, tx.acked,
+            guard let end = listed.periodEnd, let tx = context.book.txs[listed.transactionId], tx.genuine, tx.acked,
                 !tx.revoked, !tx.superseded, tx.type == .autoRenewable, let truthEnd = tx.expires
             else { continue }
-            if abs(end - truthEnd) > c.boundary {
+            if abs(end - truthEnd) > context.boundary {
                 return .fail(
                     "the target's books give transaction \(listed.transactionId) of \(tx.product) a period ending at \(end), but the App Store signed \(truthEnd)",
-                    c.evidence([tx], [.purchase, .acks, .refund, .recent]),
+                    context.evidence([tx], [.purchase, .acks, .refund, .recent]),
                     showing(listed),
                     about: .transaction(listed.transactionId)
                 )
             }
         }
-        for (original, sub) in c.book.subs where sub.status != .revoked {
+        for (original, sub) in context.book.subs where sub.status != .revoked {
             // Owed: any entitlement of the group will do. Not owed: only one this series can explain fails.
-            let entitlement = entitlement(ofGroup: sub.group, series: original, c)
-            let entitled = c.observed.entitlements.contains { groupOf[$0.productId] == sub.group }
+            let entitlement = entitlement(ofGroup: sub.group, series: original, context)
+            let entitled = context.observed.entitlements.contains { groupOf[$0.productId] == sub.group }
             let end = sub.end
-            let series = c.book.txs.values.filter { $0.original == original && $0.genuine && !$0.revoked }
-            if sub.near(c.now, boundary: c.boundary) {
+            let series = context.book.txs.values.filter { $0.original == original && $0.genuine && !$0.revoked }
+            if sub.near(context.now, boundary: context.boundary) {
                 undecided.note(
-                    "subscription \(original) is within \(c.boundary) ms of an expiry or a change",
+                    "subscription \(original) is within \(context.boundary) ms of an expiry or a change",
                     later: true
                 )
                 continue
@@ -500,38 +507,38 @@ extension Checker {
                 }
                 return .fail(
                     "subscription \(original) is in billing retry, where the profile wants entitled = \(rule)",
-                    c.evidence(Array(series), [.purchase, .acks]),
+                    context.evidence(Array(series), [.purchase, .acks]),
                     shows,
                     about: .transaction(sub.transactionId)
                 )
             }
-            let truthEntitled = sub.owed(at: c.now)
+            let truthEntitled = sub.owed(at: context.now)
             // The level owed is the current transaction's: an upgrade (also by an offer) takes effect at once,
             // a downgrade only at the next renewal. Judged once the target acknowledged that transaction.
             if truthEntitled, let entitlement, entitlement.productId != sub.product,
-                let current = c.book.txs[sub.transactionId], current.acked, !current.revoked
+                let current = context.book.txs[sub.transactionId], current.acked, !current.revoked
             {
                 return .fail(
                     "subscription \(original) is owed \(sub.product) since transaction \(sub.transactionId), which the target acknowledged, but the target entitles \(entitlement.productId)",
-                    c.evidence([current], [.purchase, .acks, .recent]),
+                    context.evidence([current], [.purchase, .acks, .recent]),
                     showing(entitlement),
                     about: .transaction(sub.transactionId)
                 )
             }
             if truthEntitled && !entitled {
-                let covering = series.filter { ($0.expires ?? 0) > c.now + c.boundary }
+                let covering = series.filter { ($0.expires ?? 0) > context.now + context.boundary }
                 // Owed up to the expiry the target acknowledged: a later one may not have reached it yet. A period
                 // an upgrade the target acknowledged superseded obliges it to nothing, however long it ran.
                 let acknowledged = covering.filter(\.acked)
-                let known = c.book.txs.values.filter {
-                    $0.original == original && $0.genuine && $0.acknowledged(by: c.asked)
+                let known = context.book.txs.values.filter {
+                    $0.original == original && $0.genuine && $0.acknowledged(by: context.asked)
                 }
                 if acknowledged.contains(where: {
-                    ($0.acknowledgedExpires ?? 0) > c.now + c.boundary && !$0.isSuperseded(among: known)
+                    ($0.acknowledgedExpires ?? 0) > context.now + context.boundary && !$0.isSuperseded(among: known)
                 }) {
                     return .fail(
                         "subscription \(original) (\(sub.product)) is active until \(end) and the target acknowledged it, but does not entitle it",
-                        c.evidence(covering, [.purchase, .acks]),
+                        context.evidence(covering, [.purchase, .acks]),
                         shows,
                         about: .transaction(sub.transactionId)
                     )
@@ -541,13 +548,13 @@ extension Checker {
                 } else if !acknowledged.isEmpty {
                     undecided.note("the latest expiry of subscription \(original) has not reached the target")
                 }
-            } else if !truthEntitled, let entitlement, unverifiedSource(ofSubscription: entitlement, c) == nil {
-                if c.stillRunsAsAcknowledged(series: original) {
+            } else if !truthEntitled, let entitlement, unverifiedSource(ofSubscription: entitlement, context) == nil {
+                if context.stillRunsAsAcknowledged(series: original) {
                     // The data that ended it (a refund, a resubscription ending sooner) has not reached the target.
                     undecided.note("the end of subscription \(original) has not reached the target")
                     continue
                 }
-                switch expiryGrace(of: sub, c) {
+                switch expiryGrace(of: sub, context) {
                 case .within: continue
                 case .nearItsEnd(let reason):
                     undecided.note(reason, later: true)
@@ -556,7 +563,7 @@ extension Checker {
                 }
                 return .fail(
                     "subscription \(original) (\(sub.product)) ended at \(end) (status \(sub.status)) but the target still entitles group \(sub.group)",
-                    c.evidence(Array(series), [.acks, .refund, .recent]),
+                    context.evidence(Array(series), [.acks, .refund, .recent]),
                     shows,
                     about: .transaction(sub.transactionId)
                 )

@@ -61,21 +61,21 @@ extension Checker {
     /// are left to the final probe (a reversal's acknowledgment may still be on its way), and so are
     /// subscriptions (``acknowledgedSubscriptionFinding(_:)`` reads them in every probe). Nil when nothing
     /// acknowledged before the outage is owed now.
-    func lostAcrossRestartFinding(_ c: Context, down: Int64) -> Finding? {
-        let entitled = Set(c.observed.entitlements.map(\.productId))
+    func lostAcrossRestartFinding(_ context: Context, down: Int64) -> Finding? {
+        let entitled = Set(context.observed.entitlements.map(\.productId))
         var owedUnits: [String: (units: Int, txs: [OracleTransaction])] = [:]
         var checked = false
-        for tx in c.book.txs.values.sorted(by: { $0.sequence < $1.sequence })
+        for tx in context.book.txs.values.sorted(by: { $0.sequence < $1.sequence })
         where tx.genuine && !tx.revoked && tx.revokedDate == 0 && tx.acknowledged(by: down) {
             switch tx.type {
             case .nonConsumable, .nonRenewing:
                 // A non-renewing subscription is owed for its catalog period only.
-                if tx.type == .nonRenewing, (tx.expires ?? .min) <= c.now + c.boundary { continue }
+                if tx.type == .nonRenewing, (tx.expires ?? .min) <= context.now + context.boundary { continue }
                 checked = true
                 if !entitled.contains(tx.product) {
                     return lostAcrossRestart(
                         tx,
-                        c,
+                        context,
                         down: down,
                         shows: "showed no entitlement to \(tx.product)",
                         about: .transaction(tx.id)
@@ -91,12 +91,12 @@ extension Checker {
         }
         for (product, owed) in owedUnits.sorted(by: { $0.key < $1.key }) {
             // What folded away was acknowledged long before and is owed too.
-            let lower = owed.units + (c.book.folded[product]?.acked ?? 0)
-            let balance = c.observed.balances[product] ?? 0
+            let lower = owed.units + (context.book.folded[product]?.acked ?? 0)
+            let balance = context.observed.balances[product] ?? 0
             if balance < lower, let last = owed.txs.last {
                 return lostAcrossRestart(
                     last,
-                    c,
+                    context,
                     down: down,
                     shows: "showed a balance of \(balance) \(product), below the \(lower) it had acknowledged",
                     about: .product(product),
@@ -109,7 +109,7 @@ extension Checker {
 
     private func lostAcrossRestart(
         _ tx: OracleTransaction,
-        _ c: Context,
+        _ context: Context,
         down: Int64,
         shows: String,
         about: Subject,
@@ -119,7 +119,7 @@ extension Checker {
         return .fail(
             "the target acknowledged purchase \(tx.id) of \(tx.product) \(acknowledged), went down at "
                 + "t=\(format(Double(down) / 1000))s, and the first probe after it came back shows it lost",
-            c.evidence([tx] + Array(also), [.purchase, .acks]),
+            context.evidence([tx] + Array(also), [.purchase, .acks]),
             shows,
             about: about
         )
@@ -132,27 +132,29 @@ extension Checker {
     /// nothing of the series acknowledged while the probe was in flight (the target may have read its state
     /// before applying it). Data that ends the series earlier is in the books as soon as it is dispatched, so a
     /// series ended by anything still in flight is not owed. Nil when no series is sure enough to judge.
-    func acknowledgedSubscriptionFinding(_ c: Context) -> Finding? {
+    func acknowledgedSubscriptionFinding(_ context: Context) -> Finding? {
         var checked = false
-        for (original, sub) in c.book.subs {
-            guard sub.status == .active || sub.status == .gracePeriod, sub.owed(at: c.now),
-                !sub.near(c.now, boundary: c.boundary), sub.lastAcknowledged <= c.asked
+        for (original, sub) in context.book.subs {
+            guard sub.status == .active || sub.status == .gracePeriod, sub.owed(at: context.now),
+                !sub.near(context.now, boundary: context.boundary), sub.lastAcknowledged <= context.asked
             else { continue }
-            let known = c.book.txs.values.filter {
-                $0.original == original && $0.genuine && $0.acknowledged(by: c.asked)
+            let known = context.book.txs.values.filter {
+                $0.original == original && $0.genuine && $0.acknowledged(by: context.asked)
             }
             let running = known.filter { tx in
                 !tx.revoked && tx.revokedDate == 0 && tx.reinstatedDate == 0
-                    && (tx.acknowledgedExpires ?? 0) > c.now + c.boundary && !tx.isSuperseded(among: known)
+                    && (tx.acknowledgedExpires ?? 0) > context.now + context.boundary && !tx.isSuperseded(among: known)
             }
             guard !running.isEmpty else { continue }
             checked = true
-            guard !c.observed.entitlements.contains(where: { groupOf[$0.productId] == sub.group }) else { continue }
+            guard !context.observed.entitlements.contains(where: { groupOf[$0.productId] == sub.group }) else {
+                continue
+            }
             let until = running.compactMap(\.acknowledgedExpires).max() ?? sub.end
             return .fail(
                 "subscription \(original) (\(sub.product)) runs until \(until) by what the target acknowledged, "
                     + "and nothing signed later ended it, but the target does not entitle it",
-                c.evidence(evidenceParts(running: running, series: original, c)),
+                context.evidence(evidenceParts(running: running, series: original, context)),
                 "showed no entitlement in group \(sub.group)",
                 about: .transaction(sub.transactionId)
             )
@@ -165,9 +167,9 @@ extension Checker {
     private func evidenceParts(
         running: [OracleTransaction],
         series original: String,
-        _ c: Context
+        _ context: Context
     ) -> [(OracleTransaction, Part)] {
-        let series = c.book.txs.values.filter { $0.original == original && $0.genuine }
+        let series = context.book.txs.values.filter { $0.original == original && $0.genuine }
         return running.map { ($0, .purchase) } + running.map { ($0, .acks) } + series.map { ($0, .recent) }
     }
 }

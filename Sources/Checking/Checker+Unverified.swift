@@ -14,28 +14,28 @@ extension Checker {
     /// pending report, without saying it had it already, may have resurrected it (a stale overwrite): the later
     /// cause outweighs the pending report, and only an acknowledged forgery explains it then (either reading
     /// names the other). Nil when a purchase still stands or neither was sent.
-    func unverifiedSource(of product: String, _ c: Context) -> (reading: String, evidence: [WitnessEntry])? {
-        guard typeOf[product] == .nonConsumable || typeOf[product] == .nonRenewing, c.bought(product),
-            !c.unrefundedPurchase(of: product, besides: "")
+    func unverifiedSource(of product: String, _ context: Context) -> (reading: String, evidence: [WitnessEntry])? {
+        guard typeOf[product] == .nonConsumable || typeOf[product] == .nonRenewing, context.bought(product),
+            !context.unrefundedPurchase(of: product, besides: "")
         else { return nil }
-        let refunded = c.genuine(product).map(\.1)
+        let refunded = context.genuine(product).map(\.1)
         // The later cause is the plainer one: a replay taken after both the refund and the pending report. But a
         // target already seen unlocking this product on a pending report is known to do so; a replay is only
         // possibly taken, so the unlock stays the reading.
-        let pendingAt = Int64(((c.book.pending[product]?.at ?? 0) * 1000).rounded(.up))
+        let pendingAt = Int64(((context.book.pending[product]?.at ?? 0) * 1000).rounded(.up))
         let regranted = refunded.map(\.regrantedMillis).max() ?? 0
         let replayed =
-            !c.book.unlockedOnPending.contains(product)
-            && max(regranted, c.book.folded[product]?.regrantedMillis ?? 0) > pendingAt
-        return unverifiedReading(of: product, beside: refunded, pendingCounts: !replayed, c)
+            !context.book.unlockedOnPending.contains(product)
+            && max(regranted, context.book.folded[product]?.regrantedMillis ?? 0) > pendingAt
+        return unverifiedReading(of: product, beside: refunded, pendingCounts: !replayed, context)
     }
 
     /// Remembers the products the probe shows entitled that were never bought, while an Ask to Buy of them was
     /// reported pending and no forgery of them may have counted: the target unlocked them on the pending report.
-    func noteUnlocksOnPending(_ c: Context, book: inout AccountBook) {
-        for entitlement in c.observed.entitlements {
+    func noteUnlocksOnPending(_ context: Context, book: inout AccountBook) {
+        for entitlement in context.observed.entitlements {
             let product = entitlement.productId
-            if c.book.pending[product] != nil, !c.bought(product), c.forgedOnly(product).isEmpty {
+            if context.book.pending[product] != nil, !context.bought(product), context.forgedOnly(product).isEmpty {
                 book.unlockedOnPending.insert(product)
             }
         }
@@ -50,17 +50,19 @@ extension Checker {
     /// entitlement may be a series', a series may still be owed it, or neither source was sent.
     func unverifiedSource(
         ofSubscription entitlement: AccountState.Entitlement,
-        _ c: Context
+        _ context: Context
     ) -> (reading: String, evidence: [WitnessEntry])? {
         let product = entitlement.productId
         guard typeOf[product] == .autoRenewable, let group = groupOf[product], entitlement.expiresDate == nil
         else { return nil }
-        if c.namesGenuineTransaction(entitlement) { return nil }
+        if context.namesGenuineTransaction(entitlement) { return nil }
         guard
-            !c.book.subs.values.contains(where: { $0.group == group && $0.mayBeOwed(at: c.now, boundary: c.boundary) })
+            !context.book.subs.values.contains(where: {
+                $0.group == group && $0.mayBeOwed(at: context.now, boundary: context.boundary)
+            })
         else { return nil }
-        let ended = c.book.txs.values.filter { $0.group == group && $0.genuine && $0.sent }
-        return unverifiedReading(of: product, beside: Array(ended), pendingCounts: true, c)
+        let ended = context.book.txs.values.filter { $0.group == group && $0.genuine && $0.sent }
+        return unverifiedReading(of: product, beside: Array(ended), pendingCounts: true, context)
     }
 
     /// The unverified source that explains an unlock of `product`, with the genuine purchases it outlived as
@@ -70,37 +72,37 @@ extension Checker {
         of product: String,
         beside genuine: [OracleTransaction],
         pendingCounts: Bool,
-        _ c: Context
+        _ context: Context
     ) -> (reading: String, evidence: [WitnessEntry])? {
         // Only a forgery the target acknowledged, and one it had to refuse: one that got no answer (a restart)
         // from a target that refuses forgeries, or a bare claim acknowledged as a report, leaves the refund not
         // honored as the plainer reading.
-        let forged = c.forgedOnly(product).filter(\.forgeryAcknowledged)
+        let forged = context.forgedOnly(product).filter(\.forgeryAcknowledged)
         if !forged.isEmpty {
             return (
                 "forged transactions of it were not refused: a forgery was credited",
-                c.evidence(forged + genuine, .all)
+                context.evidence(forged + genuine, .all)
             )
         }
-        guard pendingCounts, let pending = c.book.pending[product] else { return nil }
+        guard pendingCounts, let pending = context.book.pending[product] else { return nil }
         return (
             "an Ask to Buy of it was reported pending: the pending purchase unlocked it",
-            c.evidence(genuine, .all, pending: pending)
+            context.evidence(genuine, .all, pending: pending)
         )
     }
 
     /// A consumable's balance beyond what its genuine purchases allow (all sent, or what their refunds leave)
     /// that forged transactions the target may have credited explain: a forgery was credited.
-    func creditedForgeryFinding(_ product: String, balance: Int, _ c: Context) -> Finding? {
+    func creditedForgeryFinding(_ product: String, balance: Int, _ context: Context) -> Finding? {
         // A probe without per-transaction grants cannot tell it from a double grant or a refund not taken back;
         // forged units covering the excess make the forgery the plainer reading.
-        let upper = c.genuineUnits(product)
-        let allowed = c.unitsNotRefunded(product)
-        let forged = c.forgedOnly(product)
+        let upper = context.genuineUnits(product)
+        let allowed = context.unitsNotRefunded(product)
+        let forged = context.forgedOnly(product)
         let forgedUnits = forged.reduce(0) { $0 + $1.quantity }
         guard forgedUnits > 0 else { return nil }
         // Units that the probe's grants show credited twice are a double grant's (filed there), not a forgery's.
-        let counted = balance - c.unitsGrantedAgain(product)
+        let counted = balance - context.unitsGrantedAgain(product)
         let bound: String
         if counted > upper && counted <= upper + forgedUnits {
             bound = "the verified purchases sent add up to \(upper)"
@@ -113,7 +115,7 @@ extension Checker {
             "the target shows \(balance) \(product) but \(bound), and forged transactions of it were "
                 + "not refused: a forgery was credited (or "
                 + (counted > upper ? "a purchase was credited twice)" : "a refund was not taken back)"),
-            c.evidence(forged + c.genuine(product).map(\.1), .all),
+            context.evidence(forged + context.genuine(product).map(\.1), .all),
             "showed a balance of \(balance) \(product)",
             about: .product(product)
         )
