@@ -102,7 +102,7 @@ STDLIB = re.compile(r"^\$s(s|S[a-zA-Z])")
 
 
 def demangled(names):
-    """Short readable names: `Array._createNewBuffer<Checking.Tx>`, `Checker.dispatch`."""
+    """Short readable names: `Array._createNewBuffer<Checking.OracleTransaction>`, `Checker.dispatch`."""
     names = sorted(names)
     if not names or not shutil.which("swift"):
         return {}
