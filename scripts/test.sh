@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs every PayStorm test: format lint, a build with warnings as errors, a DocC check, Swift tests,
 # then the interop suites against Apple's own App Store Server Library and the PyPI hdrhistogram package.
+# Usage: scripts/test.sh [--swift-only]   (--swift-only: stop after the Swift tests, before the shell suites)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+swift_only=0
+[[ "${1:-}" == --swift-only ]] && swift_only=1
 scripts/install-deps.sh --tests
 
 echo "== swift format lint"
@@ -20,15 +23,49 @@ echo "== docc (warnings are errors)"
 scripts/check-docs.sh "${build_flags[@]}" 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || { echo "docc check failed"; exit 1; }
 
 echo "== swift test"
-swift test --skip-build 2>&1 | tee .build/swift-test.log | grep -vE '^(◇|✔) ' || true
-grep -qE '✔ Test run with [0-9]+ tests? .*passed' .build/swift-test.log || { echo "swift test failed"; exit 1; }
-grep -E 'Test run with [0-9]+ tests?' .build/swift-test.log | tail -1
+# Four processes of the test bundle, not one `swift test` (which locks .build, so it cannot run twice): each
+# process has its own thread per core for tests that wait on a child process, so the end-to-end tests, which
+# mostly wait on their runs' schedules, do not hold back every other test on a two-core machine. Together the
+# shards run every test once (checked against the bundle's list): detection, the other end-to-end suites A to L,
+# the rest of them, and every other target.
+bundle=.build/debug/PayStormPackageTests.xctest
+shards=(
+    "--filter EndToEndTests\.DetectionTests"
+    "--filter EndToEndTests\.[A-L] --skip EndToEndTests\.DetectionTests"
+    "--filter EndToEndTests --skip EndToEndTests\.DetectionTests --skip EndToEndTests\.[A-L]"
+    "--skip EndToEndTests"
+)
+pids=()
+for i in "${!shards[@]}"; do
+    # shellcheck disable=SC2086 # each shard is a list of options
+    NO_COLOR=1 "$bundle" --testing-library swift-testing ${shards[$i]} >".build/swift-test-$i.log" 2>&1 &
+    pids+=("$!")
+done
+failed_shards=0
+for i in "${!pids[@]}"; do
+    if ! wait "${pids[$i]}" || ! grep -qE '✔ Test run with [0-9]+ tests? .*passed' ".build/swift-test-$i.log"; then
+        echo "swift test shard (${shards[$i]}) failed:"
+        grep -vE '^(◇|✔|↳) ' ".build/swift-test-$i.log" | tail -200 || true
+        failed_shards=$((failed_shards + 1))
+    fi
+    grep -E 'Test run with [0-9]+ tests?' ".build/swift-test-$i.log" | tail -1 | sed "s/^/  (${shards[$i]}) /" || true
+done
+cat .build/swift-test-[0-9].log >.build/swift-test.log
+(( failed_shards == 0 )) || { echo "swift test failed"; exit 1; }
+ran=$(sed -nE 's/^✔ Test run with ([0-9]+) tests? .*/\1/p' .build/swift-test-[0-9].log | awk '{ n += $1 } END { print n }')
+listed=$("$bundle" --testing-library swift-testing --list-tests 2>/dev/null | grep -c /)
+(( ran == listed )) || { echo "swift test: the shards ran $ran tests of the $listed the bundle lists"; exit 1; }
+echo "  $ran tests in all"
 # Where the suite's time goes: the ten slowest tests (each from its start to its end; tests run in parallel).
 echo "slowest Swift tests (seconds):"
 sed -nE '/^✔ Test run with /d; s/^✔ Test (.*) (with [0-9]+ test cases )?passed after ([0-9.]+) seconds\.$/\3 \1/p' \
     .build/swift-test.log |
     sort -rn | awk 'NR <= 10 { print "  " $0 }'  # awk reads to the end: head's early exit would SIGPIPE sort
 
+if (( swift_only )); then
+    echo "Swift tests passed (the shell suites were not run)"
+    exit 0
+fi
 for suite in Tests/Docs/run.sh Tests/Interop/run.sh Tests/APIInterop/run.sh Tests/LoadTests/Interop/run.sh Tests/Metrics/run.sh Tests/Deploy/run.sh Tests/ExampleBackend/run.sh \
     Tests/Hostile/run.sh; do
     if [[ -x "$suite" ]]; then
