@@ -1,3 +1,5 @@
+import Foundation
+
 /// The three kinds of request a run sends to a target, each shaped by its own ``RequestTemplate``.
 public enum RequestRole: String, Sendable, Hashable, CaseIterable {
     /// App Store → backend: a server notification.
@@ -8,338 +10,170 @@ public enum RequestRole: String, Sendable, Hashable, CaseIterable {
     case deviceReport
 }
 
-/// One `{name}` of a request template.
-public enum Placeholder: Sendable, Hashable {
-    /// `{signedPayload}`: the notification JWS (webhook only).
-    case signedPayload
-    /// `{signedTransaction}`: the transaction JWS (device delivery only).
-    case signedTransaction
-    /// `{appAccountToken}`: the account's UUID as minted (uppercase).
-    case appAccountToken
-    /// `{appAccountToken.lower}`.
-    case appAccountTokenLower
-    /// `{appAccountToken.upper}`.
-    case appAccountTokenUpper
-    /// `{productId}` of the delivery's transaction (empty when it has none).
-    case productId
-    /// `{transactionId}` of the delivery's transaction (empty when it has none).
-    case transactionId
-    /// `{originalTransactionId}` of the delivery's transaction (empty when it has none).
-    case originalTransactionId
-    /// `{purchaseResult}`: the device report's result after the template's value map (device report only).
-    case purchaseResult
-    /// `{account.NAME}`: a field of the account in the backend; `id` defaults to the `appAccountToken`.
-    case account(String)
+/// How one role's requests are shaped and its answers read: profile `target.webhook`, `target.deviceDelivery`,
+/// `target.deviceReport`.
+///
+/// ```json5
+/// deviceDelivery: {
+///   url: "http://127.0.0.1:8000/api/v1/purchases/verify",
+///   body: { jws: "{signedTransaction}", userId: "{account.id}" },
+///   responses: { granted: ["200-299"], alreadyHad: [409] },
+/// }
+/// ```
+public struct RequestTemplate: Sendable, Hashable {
+    /// The role this template shapes.
+    public var role: RequestRole
+    /// The HTTP method, as written (default `POST`).
+    public var method: String
+    /// The URL; substituted values are percent-encoded.
+    public var url: TemplateString
+    /// Headers of this role, merged over `target.headers` (names compared case-insensitively).
+    public var headers: [Header]
+    /// The body, or nil for contract v1's body of the role.
+    public var body: BodyTemplate?
+    /// How answers are classified.
+    public var responses: ResponseClassification
+    /// `{purchaseResult}`'s value map (device report); a result not in it is sent as it is.
+    public var purchaseResult: [String: String]
+    /// `{account.NAME}` fields other than `id` that the template uses, with the path of their first use.
+    public var accountFields: [String: String]
+    /// Whether this device delivery pulls: its body names the transaction by `{transactionId}` or
+    /// `{originalTransactionId}` and carries no `{signedTransaction}`, so the backend must ask the App Store
+    /// Server API what was bought (nothing is minted for it, and its forgeries are made-up or other accounts' ids).
+    public var pulls = false
 
-    /// Parses the name between the braces; nil when it is not one of the placeholders.
-    init?(name: String) {
-        switch name {
-        case "signedPayload": self = .signedPayload
-        case "signedTransaction": self = .signedTransaction
-        case "appAccountToken": self = .appAccountToken
-        case "appAccountToken.lower": self = .appAccountTokenLower
-        case "appAccountToken.upper": self = .appAccountTokenUpper
-        case "productId": self = .productId
-        case "transactionId": self = .transactionId
-        case "originalTransactionId": self = .originalTransactionId
-        case "purchaseResult": self = .purchaseResult
-        default:
-            let field = name.dropFirst("account.".count)
-            guard name.hasPrefix("account."), !field.isEmpty,
-                field.utf8.allSatisfy({ Self.isNameByte($0) && $0 != UInt8(ascii: ".") })
-            else { return nil }
-            self = .account(String(field))
+    /// One header whose value may hold placeholders.
+    public struct Header: Sendable, Hashable {
+        /// The header name.
+        public var name: String
+        /// The value template.
+        public var value: TemplateString
+
+        /// Creates a header.
+        public init(name: String, value: TemplateString) {
+            self.name = name
+            self.value = value
         }
     }
 
-    /// The role a placeholder is limited to, or nil when every role has it.
-    var onlyRole: RequestRole? {
-        switch self {
-        case .signedPayload: .webhook
-        case .signedTransaction: .deviceDelivery
-        case .purchaseResult: .deviceReport
-        default: nil
-        }
+    static let keys = ["method", "url", "headers", "body", "responses", "purchaseResult"]
+
+    /// Contract v1's request for `role` at `url` (the `webhookURL`/`deviceURL` shorthands, the embedded ledger).
+    /// - Throws: ``TemplateError`` when the URL names an unknown placeholder.
+    public static func contractV1(_ role: RequestRole, url: String) throws(TemplateError) -> RequestTemplate {
+        RequestTemplate(
+            role: role,
+            method: "POST",
+            url: try TemplateString(url),
+            headers: [],
+            body: nil,
+            responses: ResponseClassification(role: role),
+            purchaseResult: [:],
+            accountFields: [:]
+        )
     }
 
-    static func isNameByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."):
-            true
-        default: false
-        }
-    }
-
-    /// Every name the templates accept, for error messages.
-    static let names =
-        "{signedPayload}, {signedTransaction}, {appAccountToken}, {appAccountToken.lower}, {appAccountToken.upper}, "
-        + "{productId}, {transactionId}, {originalTransactionId}, {purchaseResult}, {account.id}, {account.NAME}"
-}
-
-/// What one delivery puts into its template's placeholders.
-public struct TemplateValues: Sendable {
-    /// The JWS: the notification's for a webhook, the transaction's for a device delivery.
-    public var signed: String
-    /// The account's `appAccountToken` as minted.
-    public var appAccountToken: String
-    /// The product of the delivery's transaction, or empty.
-    public var productId: String
-    /// The delivery's transaction, or empty.
-    public var transactionId: String
-    /// The delivery's original transaction, or empty.
-    public var originalTransactionId: String
-    /// A device report's result as the world says it (`pending`, `userCancelled`, `success`), before the map.
-    public var purchaseResult: String
-    /// The account's fields in the backend (from ``AccountDirectory``); `id` defaults to the token.
-    public var account: [String: String]
-
-    /// Creates values; absent ones are empty.
-    public init(
-        signed: String = "",
-        appAccountToken: String,
-        productId: String = "",
-        transactionId: String = "",
-        originalTransactionId: String = "",
-        purchaseResult: String = "",
-        account: [String: String] = [:]
+    init(
+        role: RequestRole,
+        method: String,
+        url: TemplateString,
+        headers: [Header],
+        body: BodyTemplate?,
+        responses: ResponseClassification,
+        purchaseResult: [String: String],
+        accountFields: [String: String]
     ) {
-        self.signed = signed
-        self.appAccountToken = appAccountToken
-        self.productId = productId
-        self.transactionId = transactionId
-        self.originalTransactionId = originalTransactionId
+        self.role = role
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.responses = responses
         self.purchaseResult = purchaseResult
-        self.account = account
+        self.accountFields = accountFields
     }
 
-    func value(of placeholder: Placeholder, resultMap: [String: String]) -> String {
+    /// Strict decoding of a role section; `url` may be absent only when `fallbackURL` is given (a shorthand).
+    init(_ f: Fields, role: RequestRole, fallbackURL: String?) throws {
+        self.role = role
+        method = try f.text("method", default: "POST")
+        guard method.utf8.allSatisfy({ (65...90).contains($0) || (97...122).contains($0) }) else {
+            throw ProfileIssue(
+                path: f.at("method"),
+                expected: "an HTTP method such as POST or PUT, found \"\(method)\""
+            )
+        }
+        var uses: [(path: String, placeholder: Placeholder)] = []
+        func compile(_ text: String, _ path: String) throws -> TemplateString {
+            do {
+                let template = try TemplateString(text)
+                uses += template.placeholders.map { (path, $0) }
+                return template
+            } catch {
+                throw ProfileIssue(path: path, expected: error.message)
+            }
+        }
+        guard let urlText = try f.optional("url", String.self) ?? fallbackURL else {
+            throw ProfileIssue(path: f.at("url"), expected: "an http(s) URL (this key is required)")
+        }
+        url = try compile(urlText, f.at("url"))
+        let headerValues = try f.headers()
+        headers = try headerValues.keys.sorted().map { name in
+            Header(name: name, value: try compile(headerValues[name]!, f.at("headers.\(name)")))
+        }
+        // The JWS is rendered with the body, ahead of the schedule; a URL or header cannot carry it.
+        if let (path, _) = uses.first(where: { [.signedPayload, .signedTransaction].contains($0.placeholder) }) {
+            throw ProfileIssue(path: path, expected: "the signed payload or transaction only in the body")
+        }
+        if let json: TemplateJSON = try f.optional("body") {
+            let compiled = try BodyTemplate(json, path: f.at("body"))
+            uses += compiled.uses
+            body = compiled
+        } else {
+            body = nil
+        }
+        responses = try f.optional("responses") ?? ResponseClassification(role: role)
+        if f.has("purchaseResult") && role != .deviceReport {
+            throw ProfileIssue(path: f.at("purchaseResult"), expected: "no purchaseResult map outside deviceReport")
+        }
+        purchaseResult = try f.value("purchaseResult", default: [:])
+        var fields: [String: String] = [:]
+        for (path, placeholder) in uses {
+            if let only = placeholder.onlyRole, only != role {
+                throw ProfileIssue(
+                    path: path,
+                    expected: "a placeholder available in \(role.rawValue); {\(Self.name(of: placeholder))} "
+                        + "exists only in \(only.rawValue)"
+                )
+            }
+            if case .account(let field) = placeholder, field != "id", fields[field] == nil { fields[field] = path }
+        }
+        accountFields = fields
+        let named = Set(uses.map(\.placeholder))
+        pulls =
+            role == .deviceDelivery && body != nil && !named.contains(.signedTransaction)
+            && (named.contains(.transactionId) || named.contains(.originalTransactionId))
+    }
+
+    static func name(of placeholder: Placeholder) -> String {
         switch placeholder {
-        case .signedPayload, .signedTransaction: signed
-        case .appAccountToken: appAccountToken
-        case .appAccountTokenLower: appAccountToken.lowercased()
-        case .appAccountTokenUpper: appAccountToken.uppercased()
-        case .productId: productId
-        case .transactionId: transactionId
-        case .originalTransactionId: originalTransactionId
-        case .purchaseResult: resultMap[purchaseResult] ?? purchaseResult
-        case .account(let field): account[field] ?? (field == "id" ? appAccountToken : "")
+        case .signedPayload: "signedPayload"
+        case .signedTransaction: "signedTransaction"
+        case .purchaseResult: "purchaseResult"
+        default: "\(placeholder)"
         }
     }
-}
 
-/// A string with placeholders, split once into literal pieces and slots (a URL, a header value).
-public struct TemplateString: Sendable, Hashable, CustomStringConvertible {
-    enum Piece: Sendable, Hashable {
-        case literal(String)
-        case slot(Placeholder)
-    }
-
-    /// How substituted values are written.
-    public enum Encoding: Sendable {
-        /// Percent-encoded: everything but RFC 3986's unreserved characters (URLs).
-        case url
-        /// As they are, without control characters (header values: a value cannot add a header line).
-        case header
-        /// As they are (command arguments).
-        case raw
-    }
-
-    let pieces: [Piece]
-    /// The text as written.
-    public let text: String
-
-    /// Splits `text`; `{name}` must name a placeholder.
-    /// - Throws: ``TemplateError`` with the offending name.
-    public init(_ text: String) throws(TemplateError) {
-        self.text = text
-        var pieces: [Piece] = []
-        var literal = ""
-        var rest = Substring(text)
-        while let open = rest.firstIndex(of: "{") {
-            literal += rest[..<open]
-            let afterOpen = rest.index(after: open)
-            guard let close = rest[afterOpen...].firstIndex(of: "}"),
-                rest[afterOpen..<close].utf8.allSatisfy(Placeholder.isNameByte), afterOpen < close
-            else {
-                // Not a `{name}`: a literal brace (JSON inside a string, say).
-                literal += "{"
-                rest = rest[afterOpen...]
-                continue
-            }
-            let name = String(rest[afterOpen..<close])
-            guard let placeholder = Placeholder(name: name) else {
-                throw TemplateError("a known placeholder (\(Placeholder.names)), found unknown placeholder {\(name)}")
-            }
-            if !literal.isEmpty { pieces.append(.literal(literal)) }
-            literal = ""
-            pieces.append(.slot(placeholder))
-            rest = rest[rest.index(after: close)...]
+    /// `scheme://host[:port]/`: where the target listens, without anything a placeholder fills; nil when a
+    /// placeholder is part of the scheme or host.
+    public var origin: String? {
+        let text = url.literalPrefix
+        guard let schemeEnd = text.range(of: "://") else { return nil }
+        let rest = text[schemeEnd.upperBound...]
+        guard let hostEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) else {
+            // No path yet: the host is whole only when nothing follows the literal text.
+            return url.placeholders.isEmpty ? text + "/" : nil
         }
-        literal += rest
-        if !literal.isEmpty { pieces.append(.literal(literal)) }
-        self.pieces = pieces
+        return String(text[..<hostEnd]) + "/"
     }
-
-    /// The placeholders used, in order.
-    public var placeholders: [Placeholder] {
-        pieces.compactMap { if case .slot(let p) = $0 { p } else { nil } }
-    }
-
-    /// The literal text before the first placeholder.
-    public var literalPrefix: String {
-        if case .literal(let text)? = pieces.first { return text }
-        return ""
-    }
-
-    /// Substitutes `values`.
-    public func render(_ values: TemplateValues, encoding: Encoding, resultMap: [String: String] = [:]) -> String {
-        var out = ""
-        for piece in pieces {
-            switch piece {
-            case .literal(let text): out += text
-            case .slot(let placeholder):
-                let value = values.value(of: placeholder, resultMap: resultMap)
-                switch encoding {
-                case .url: out += Self.percentEncoded(value)
-                case .header: out += String(value.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
-                case .raw: out += value
-                }
-            }
-        }
-        return out
-    }
-
-    /// `value` with every byte outside RFC 3986's unreserved set (`A-Z a-z 0-9 - . _ ~`) as `%XX`.
-    public static func percentEncoded(_ value: String) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(value.utf8.count)
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                out.append(byte)
-            default:
-                out.append(UInt8(ascii: "%"))
-                out.append(upperHex[Int(byte >> 4)])
-                out.append(upperHex[Int(byte & 0x0F)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static let upperHex = Array("0123456789ABCDEF".utf8)
-
-    /// The text as written.
-    public var description: String { text }
-}
-
-/// A JSON body template compiled once into literal bytes and slots, so rendering a delivery's body copies the
-/// literals and escapes only the substituted values: no JSON encoding per delivery.
-public struct BodyTemplate: Sendable, Hashable {
-    enum Piece: Sendable, Hashable {
-        case literal([UInt8])
-        /// A body string that is exactly one placeholder: the value's JSON string, quotes included.
-        case string(Placeholder)
-        /// A placeholder inside a longer string: the value escaped, the quotes being in the literals.
-        case inside(Placeholder)
-    }
-
-    let pieces: [Piece]
-    /// Placeholders by the JSON path of the string that holds them (for the profile's checks).
-    let uses: [(path: String, placeholder: Placeholder)]
-    /// Bytes of the literal pieces, to size the output once.
-    private let literalBytes: Int
-
-    /// Compiles a JSON value; `path` names it in errors (such as `target.deviceDelivery.body`).
-    /// - Throws: ``ProfileIssue`` naming the string with an unknown placeholder.
-    init(_ json: TemplateJSON, path: String) throws {
-        var pieces: [Piece] = []
-        var uses: [(String, Placeholder)] = []
-        var literal: [UInt8] = []
-        func flush() {
-            if !literal.isEmpty { pieces.append(.literal(literal)) }
-            literal = []
-        }
-        func walk(_ value: TemplateJSON, _ at: String) throws {
-            switch value {
-            case .string(let text):
-                let template: TemplateString
-                do {
-                    template = try TemplateString(text)
-                } catch {
-                    throw ProfileIssue(path: at, expected: error.message)
-                }
-                uses += template.placeholders.map { (at, $0) }
-                if template.pieces.count == 1, case .slot(let only) = template.pieces[0] {
-                    flush()
-                    pieces.append(.string(only))
-                    return
-                }
-                literal.append(UInt8(ascii: "\""))
-                for piece in template.pieces {
-                    switch piece {
-                    case .literal(let text): JSONEscaping.append(text, to: &literal)
-                    case .slot(let placeholder):
-                        flush()
-                        pieces.append(.inside(placeholder))
-                    }
-                }
-                literal.append(UInt8(ascii: "\""))
-            case .array(let items):
-                literal.append(UInt8(ascii: "["))
-                for (index, item) in items.enumerated() {
-                    if index > 0 { literal.append(UInt8(ascii: ",")) }
-                    try walk(item, "\(at)[\(index)]")
-                }
-                literal.append(UInt8(ascii: "]"))
-            case .object(let fields):
-                literal.append(UInt8(ascii: "{"))
-                for (index, key) in fields.keys.sorted().enumerated() {
-                    if index > 0 { literal.append(UInt8(ascii: ",")) }
-                    literal += Array("\"\(JSONEscaping.escaped(key))\":".utf8)
-                    try walk(fields[key]!, joinPath(at, key))
-                }
-                literal.append(UInt8(ascii: "}"))
-            case .null, .bool, .number:
-                literal += Array(value.jsonText.utf8)
-            }
-        }
-        try walk(json, path)
-        flush()
-        self.pieces = pieces
-        self.uses = uses
-        literalBytes = pieces.reduce(0) { if case .literal(let bytes) = $1 { $0 + bytes.count } else { $0 } }
-    }
-
-    /// The body for `values`.
-    public func render(_ values: TemplateValues, resultMap: [String: String] = [:]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(literalBytes + values.signed.utf8.count + 128)
-        for piece in pieces {
-            switch piece {
-            case .literal(let bytes): out += bytes
-            case .string(let placeholder):
-                out.append(UInt8(ascii: "\""))
-                JSONEscaping.append(values.value(of: placeholder, resultMap: resultMap), to: &out)
-                out.append(UInt8(ascii: "\""))
-            case .inside(let placeholder):
-                JSONEscaping.append(values.value(of: placeholder, resultMap: resultMap), to: &out)
-            }
-        }
-        return out
-    }
-
-    public static func == (a: BodyTemplate, b: BodyTemplate) -> Bool { a.pieces == b.pieces }
-    public func hash(into hasher: inout Hasher) { hasher.combine(pieces) }
-}
-
-/// A template that cannot be compiled: one line saying why.
-public struct TemplateError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What is wrong.
-    public var message: String
-    init(_ message: String) { self.message = message }
-    /// The message.
-    public var description: String { message }
 }
