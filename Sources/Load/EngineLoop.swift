@@ -128,32 +128,54 @@ struct EngineLoop {
                 report(at: now, to: tick)
                 nextTick = (now / tickNanos + 1) * tickNanos
             }
-            if !releasing && transport.inFlight == 0 { break }
-            if stopRequested() && !releasing {
-                transport.cancelAll(into: &completions)
-                for result in completions {
-                    stats.completed += 1
-                    sink(result)
-                }
-                break
-            }
-            // Wait for I/O, the next due time or the next tick, whichever is first.
-            var wait = nextTick - now
-            if sourceNotReady {
-                // Its due time has passed: waiting for it would spin; a millisecond lets the source catch up.
-                wait = min(wait, 1_000_000)
-            } else if releasing, let due = nextDue() {
-                wait = min(wait, due - now)
-            }
-            wait = min(wait, 50_000_000)
+            if ends(sink: sink) { break }
             // Sockets are read only here, so this runs even with requests overdue (a zero wait only polls):
             // skipping it whenever the engine was behind left every answer unread, the in-flight cap full and
             // every further release missed, a collapse instead of a slowdown.
-            transport.wait(nanoseconds: max(wait, 0))
+            transport.wait(nanoseconds: waitTime(now: now, nextTick: nextTick))
         }
         stats.inFlight = transport.inFlight
         report(at: monotonicNanoseconds() - start, to: tick, final: true)
         return stats
+    }
+
+    /// Whether the run ends now: libcurl failed (what is in flight ends as failed, and the stats say why),
+    /// nothing more is released and nothing is in flight, or a stop was asked for (what is in flight ends).
+    private mutating func ends(sink: (LoadResult) -> Void) -> Bool {
+        if let failure = transport.failure {
+            stats.stopped = true
+            stats.failure = failure.message
+            cancelAll(detail: "the run stopped: \(failure.message)", sink: sink)
+            return true
+        }
+        if !releasing && transport.inFlight == 0 { return true }
+        if stopRequested() && !releasing {
+            cancelAll(detail: "run stopped", sink: sink)
+            return true
+        }
+        return false
+    }
+
+    /// How long to wait for I/O: until the next due time or the next tick, whichever is first, 50 ms at most.
+    private mutating func waitTime(now: Int64, nextTick: Int64) -> Int64 {
+        var wait = nextTick - now
+        if sourceNotReady {
+            // Its due time has passed: waiting for it would spin; a millisecond lets the source catch up.
+            wait = min(wait, 1_000_000)
+        } else if releasing, let due = nextDue() {
+            wait = min(wait, due - now)
+        }
+        return max(min(wait, 50_000_000), 0)
+    }
+
+    /// Ends every request in flight or waiting and hands each result to `sink`.
+    private mutating func cancelAll(detail: String, sink: (LoadResult) -> Void) {
+        var results: [LoadResult] = []
+        transport.cancelAll(detail: detail, into: &results)
+        for result in results {
+            stats.completed += 1
+            sink(result)
+        }
     }
 
     /// Hands the counters to `tick` (the intended rate is 0 in the final report) and starts the next

@@ -40,7 +40,7 @@ final class HTTP1Connection {
     init?(
         pool: HTTP1Pool,
         configuration: LoadEngineConfiguration,
-        transport: UnsafeMutableRawPointer
+        callbacks: UnsafeMutableRawPointer
     ) throws(CurlSetupError) {
         guard let easy = curl_easy_init() else { return nil }
         self.pool = pool
@@ -50,7 +50,7 @@ final class HTTP1Connection {
             setup,
             owner: Unmanaged.passUnretained(self).toOpaque(),
             configuration: configuration,
-            transport: transport
+            callbacks: callbacks
         )
         try setup.set(CURLOPT_CONNECT_ONLY, 1)
         try setup.set(CURLOPT_FRESH_CONNECT, 1)

@@ -155,11 +155,13 @@ public struct LoadEngineStats: Sendable, Equatable {
     /// Whether nothing more will be released and the run only waits for the requests in flight
     /// (each ends by its intended time plus the request timeout).
     public var draining = false
-    /// Why the run could not start (the transport could not be set up, libcurl's refusal named), or nil.
+    /// Why the run could not start (the transport could not be set up, libcurl's refusal named) or stopped
+    /// early on a libcurl failure (the call and libcurl's message named; the requests in flight then end as
+    /// `other` failures), or nil.
     public var failure: String?
 }
 
-/// Why the engine could not start.
+/// Why the engine could not start, or could not go on with a run.
 public struct LoadEngineError: Error, Sendable, CustomStringConvertible {
     /// One line naming the problem.
     public var message: String

@@ -37,14 +37,14 @@ final class Transfer {
     /// Makes a handle with the options every transfer shares.
     /// - Throws: ``CurlSetupError`` when libcurl refuses one (the handle is freed); nil when libcurl
     ///   cannot make a handle at all (out of memory).
-    init?(configuration: LoadEngineConfiguration, transport: UnsafeMutableRawPointer) throws(CurlSetupError) {
+    init?(configuration: LoadEngineConfiguration, callbacks: UnsafeMutableRawPointer) throws(CurlSetupError) {
         guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
         capture = configuration.captureBodies
         captureLimit = configuration.maxCapturedBodyBytes
         let me = Unmanaged.passUnretained(self).toOpaque()
         let setup = CurlEasySetup(easy: easy)
-        try setCommonOptions(setup, owner: me, configuration: configuration, transport: transport)
+        try setCommonOptions(setup, owner: me, configuration: configuration, callbacks: callbacks)
         try setup.set(CURLOPT_WRITEDATA, pointer: me)
         try setup.callback(CURLOPT_WRITEFUNCTION, ps_curl_easy_setopt_write_function(easy, transferWrite))
         try setup.set(CURLOPT_PREREQDATA, pointer: me)
@@ -162,21 +162,22 @@ final class Transfer {
     }
 }
 
-/// The options every easy handle of the transport shares: `owner` as its private pointer, the
-/// transport's socket callbacks, no signals, no proxy, TCP_NODELAY, the connect timeout, the CA file.
+/// The options every easy handle of the transport shares: `owner` as its private pointer, the socket
+/// callbacks with `callbacks` (the ``CurlMulti``), no signals, no proxy, TCP_NODELAY, the connect timeout,
+/// the CA file.
 /// - Throws: ``CurlSetupError`` naming the first option libcurl refuses.
 func setCommonOptions(
     _ setup: CurlEasySetup,
     owner: UnsafeMutableRawPointer,
     configuration: LoadEngineConfiguration,
-    transport: UnsafeMutableRawPointer
+    callbacks: UnsafeMutableRawPointer
 ) throws(CurlSetupError) {
     let easy = setup.easy
     try setup.set(CURLOPT_NOSIGNAL, 1)
     try setup.set(CURLOPT_PRIVATE, pointer: owner)
-    try setup.set(CURLOPT_SOCKOPTDATA, pointer: transport)
+    try setup.set(CURLOPT_SOCKOPTDATA, pointer: callbacks)
     try setup.callback(CURLOPT_SOCKOPTFUNCTION, ps_curl_easy_setopt_sockopt_function(easy, transportNewSocket))
-    try setup.set(CURLOPT_CLOSESOCKETDATA, pointer: transport)
+    try setup.set(CURLOPT_CLOSESOCKETDATA, pointer: callbacks)
     try setup.callback(
         CURLOPT_CLOSESOCKETFUNCTION,
         ps_curl_easy_setopt_closesocket_function(easy, transportCloseSocket)

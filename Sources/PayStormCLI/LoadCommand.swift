@@ -111,7 +111,7 @@ enum LoadCLI {
             recorder.tick(stats)
         }
         if let failure = stats.failure {
-            throw CLIError(.internalError, "the load engine could not start: \(failure)")
+            throw CLIError(.internalError, "the load engine failed: \(failure)")
         }
         return (stats, recorder.finish(stats, thresholds: plan.thresholds, settings: plan.settings))
     }

@@ -349,7 +349,7 @@ public enum PayStormRun {
         refresher?.start()
         defer { refresher?.finish() }
         let (stats, harnessLimit) = play(parts)
-        if let failure = stats.failure { throw .internalError("the load engine could not start: \(failure)") }
+        if let failure = stats.failure { throw .internalError("the load engine failed: \(failure)") }
 
         var (notes, probeSawGrants) = settle(parts, stats: stats)
         let interruptedBy = parts.options.interruption.signal
