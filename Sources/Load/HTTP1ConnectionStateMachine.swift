@@ -1,7 +1,7 @@
 /// The life of one fast-path HTTP/1.1 connection as a value: events in, actions out, the way
 /// async-http-client writes its connection state machines. It owns the request's write progress and the
 /// response parser, so every decision (write more, wait, keep the connection, close it, retry the request
-/// once) is made here and tested without sockets; ``Transport`` only does the I/O the actions name.
+/// once) is made here and tested without sockets; ``HTTP1Path`` only does the I/O the actions name.
 struct HTTP1ConnectionStateMachine {
     /// Where the connection is.
     enum State: Equatable {
