@@ -59,17 +59,24 @@ let package = Package(
             name: "AppStoreServerAPI",
             dependencies: ["AppStoreModel", "Profile", "Simulation", "Signing", "Minting", "HTTPServer"]
         ),
+        // How a command stops and ends: its exit codes, its errors, the interruption a signal sets.
+        .target(name: "RunControl"),
+        // The target's child processes: the embedded ledger, provisioning and probe commands, restarts' commands.
+        .target(
+            name: "TargetProcesses",
+            dependencies: ["RunControl", "Profile", "Checking", "AppStoreModel", "CPayStormShims"]
+        ),
         .target(
             name: "PayStorm",
             dependencies: [
-                "AppStoreModel", "Profile", "Signing", "Minting", "Simulation", "Chaos", "Load",
-                "Checking", "Reporting", "HTTPServer", "CPayStormShims", "AppStoreServerAPI",
+                "RunControl", "TargetProcesses", "AppStoreModel", "Profile", "Signing", "Minting", "Simulation",
+                "Chaos", "Load", "Checking", "Reporting", "HTTPServer", "CPayStormShims", "AppStoreServerAPI",
             ]
         ),
         .target(
             name: "PayStormCLI",
             dependencies: [
-                "PayStorm", "AppStoreModel", "Profile", "Signing", "Minting", "Load", "ReferenceLedger",
+                "PayStorm", "RunControl", "AppStoreModel", "Profile", "Signing", "Minting", "Load", "ReferenceLedger",
                 "Reporting", "HTTPServer", "AppStoreServerAPI", "Simulation",
             ]
         ),
@@ -110,13 +117,18 @@ let package = Package(
         ),
         .testTarget(
             name: "PayStormCLITests",
-            dependencies: ["PayStormCLI", "PayStorm", "AppStoreModel", "Minting", "Signing", "PayStormTestKit"],
+            dependencies: [
+                "PayStormCLI", "PayStorm", "RunControl", "AppStoreModel", "Minting", "Signing", "PayStormTestKit",
+            ],
             exclude: ["Snapshots"]
         ),
+        .testTarget(name: "RunControlTests", dependencies: ["RunControl"]),
+        .testTarget(name: "TargetProcessesTests", dependencies: ["TargetProcesses", "RunControl", "Checking"]),
         .testTarget(
             name: "PayStormTests",
             dependencies: [
-                "PayStorm", "Profile", "Simulation", "Chaos", "Checking", "Minting", "Signing", "AppStoreModel", "Load",
+                "PayStorm", "RunControl", "TargetProcesses", "Profile", "Simulation", "Chaos", "Checking", "Minting",
+                "Signing", "AppStoreModel", "Load",
                 "Reporting", "AppStoreServerAPI", "HTTPServer",
             ]
         ),

@@ -2,6 +2,7 @@ public import Foundation
 public import Load
 import Profile
 public import Reporting
+public import RunControl
 import Synchronization
 
 #if canImport(Glibc)
@@ -97,7 +98,7 @@ public enum PayStormCapacity {
     ///   - options: what to search.
     ///   - log: where progress lines go.
     /// - Returns: the analysis and its folder.
-    /// - Throws: ``RunError`` when the profile is bad or a step cannot run.
+    /// - Throws: `RunError` when the profile is bad or a step cannot run.
     public static func execute(
         _ options: CapacityOptions,
         log: @escaping @Sendable (String) -> Void = { _ in }

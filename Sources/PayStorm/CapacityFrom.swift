@@ -1,6 +1,7 @@
 import Foundation
 import Load
 import Reporting
+public import RunControl
 
 extension PayStormCapacity {
     /// Re-analyses steps already run (`paystorm capacity --from DIR...`), sending nothing.
@@ -11,7 +12,7 @@ extension PayStormCapacity {
     ///     new `<UTC time>-<profile>-<seed>-capacity` folder under `reports`.
     ///   - reports: the reports directory for a new folder.
     /// - Returns: the analysis and its folder.
-    /// - Throws: ``RunError``: `.noInput` for a missing folder or file, `.badInput` for a folder that is not a
+    /// - Throws: `RunError`: `.noInput` for a missing folder or file, `.badInput` for a folder that is not a
     ///   capacity step or an objective that does not parse, `.cannotWrite` for the output.
     public static func analyse(
         paths: [String],

@@ -2,6 +2,7 @@ import Checking
 import Foundation
 import Load
 import Reporting
+public import RunControl
 
 /// `paystorm merge`: the shards of a split run (`paystorm run --shard I/N`) combined into one report, as
 /// if one process had run them.
@@ -20,9 +21,9 @@ public enum PayStormMerge {
     ///   - directories: one report folder per shard, each with the `summary.json` of a `--shard` run.
     ///   - out: the folder the merged report is written into (created when missing).
     /// - Returns: the merged report and its folder.
-    /// - Throws: ``RunError/noInput(_:)`` for an unreadable summary or missing shards,
-    ///   ``RunError/badInput(_:)`` for a folder that is not a shard, shards of different runs, a
-    ///   shard given twice or an `out` that is one of the shards, ``RunError/cannotWrite(_:)`` when `out` cannot be written.
+    /// - Throws: `RunError.noInput` for an unreadable summary or missing shards,
+    ///   `RunError.badInput` for a folder that is not a shard, shards of different runs, a
+    ///   shard given twice or an `out` that is one of the shards, `RunError.cannotWrite` when `out` cannot be written.
     public static func execute(directories: [String], out: String) throws(RunError) -> RunOutcome {
         let shards = try readShards(directories)
         // Writing into a shard's own folder would replace the summary that shard is merged from.
@@ -219,7 +220,7 @@ public enum PayStormMerge {
         var durationSeconds: Double
         var requests = RequestTotals(intended: 0, sent: 0, ok: 0)
 
-        /// - Throws: ``RunError/badInput(_:)`` naming the shard and the key of a histogram that does not decode.
+        /// - Throws: `RunError.badInput` naming the shard and the key of a histogram that does not decode.
         init(_ shards: [ShardReport]) throws(RunError) {
             late = shards.map(\.figures.late).reduce(0, +)
             durationSeconds = shards.map(\.figures.durationSeconds).max() ?? 0

@@ -7,8 +7,10 @@ import Load
 import Minting
 import Profile
 import Reporting
+public import RunControl
 import Signing
 import Simulation
+import TargetProcesses
 
 /// One line of `paystorm target check`'s table: what was sent through one role, how the target answered, how
 /// PayStorm classified the answer, what the probe then saw on the account, and a hint when it looks wrong.
@@ -104,7 +106,7 @@ public enum TargetCheck {
     ///   - options: the profile, `--pki`, `--set` values and (for the embedded ledger) flaws; the rest is unused.
     ///   - log: where progress lines go.
     /// - Returns: the table and whether the mapping works.
-    /// - Throws: ``RunError`` when the check cannot start (bad profile, missing PKI, unreachable target).
+    /// - Throws: `RunError` when the check cannot start (bad profile, missing PKI, unreachable target).
     public static func execute(
         _ options: RunOptions,
         log: @escaping @Sendable (String) -> Void = { _ in }

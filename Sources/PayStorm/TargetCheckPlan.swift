@@ -2,6 +2,7 @@ import AppStoreModel
 import Chaos
 import Foundation
 import Profile
+import RunControl
 import Simulation
 
 extension TargetCheck {

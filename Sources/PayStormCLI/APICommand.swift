@@ -4,6 +4,7 @@ import Foundation
 import HTTPServer
 import PayStorm
 import Profile
+import RunControl
 import Signing
 import Simulation
 import Synchronization

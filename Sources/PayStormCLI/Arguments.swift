@@ -1,4 +1,5 @@
 import PayStorm
+import RunControl
 
 /// A small command-line parser: options are consumed by name, whatever is left
 /// over is an error. `--name value` and `--name=value` both work.

@@ -1,5 +1,6 @@
 import Foundation
 import PayStorm
+import RunControl
 
 extension Command {
     /// `paystorm bench ceiling PROFILE`: the rate at which a run of the profile can sign its deliveries.

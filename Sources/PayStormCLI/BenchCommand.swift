@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Minting
 import PayStorm
+import RunControl
 import Signing
 import Synchronization
 

@@ -1,4 +1,4 @@
-public import PayStorm
+public import RunControl
 
 /// An error that ends a command with one line of explanation and an exit code.
 public struct CLIError: Error, CustomStringConvertible, Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import PayStorm
 import ReferenceLedger
 import Reporting
+import RunControl
 
 extension Command {
     /// `paystorm capacity`: the highest rate a target sustains within its objectives.

@@ -1,4 +1,4 @@
-public import PayStorm
+public import RunControl
 
 /// One `paystorm` subcommand.
 public struct Command: Sendable {

@@ -3,6 +3,7 @@ import Load
 import PayStorm
 import ReferenceLedger
 import Reporting
+import RunControl
 
 extension Command {
     /// `paystorm detect`: proves the checker catches every flaw of the reference ledger.

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import PayStorm
 import ReferenceLedger
+import RunControl
 import Signing
 
 #if canImport(Glibc)

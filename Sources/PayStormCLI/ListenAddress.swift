@@ -1,4 +1,5 @@
 import PayStorm
+import RunControl
 
 /// Listen addresses and the loopback rule, in one place for every command that binds or sends.
 enum ListenAddress {

@@ -1,6 +1,7 @@
 import Foundation
 import Load
 import PayStorm
+import RunControl
 
 extension Command {
     /// `paystorm load`: a vegeta-like open-loop attack on one URL.

@@ -1,6 +1,7 @@
 import Foundation
 import Load
 import PayStorm
+import RunControl
 
 import enum Profile.HeaderField
 import enum Profile.TargetURL

@@ -1,5 +1,6 @@
 import PayStorm
 import Reporting
+import RunControl
 
 extension Command {
     /// `paystorm merge`: the shards of a split run combined into one report.

@@ -1,6 +1,7 @@
 import AppStoreModel
 import Minting
 import PayStorm
+import RunControl
 
 /// `paystorm mint`'s options, parsed and validated: every bad value is a usage error naming its flag.
 struct MintOptions {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HTTPServer
 import PayStorm
+import RunControl
 import Signing
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
-public import PayStorm
+import PayStorm
+public import RunControl
 
 /// The `paystorm` command line: dispatches to one subcommand and turns every
 /// error into one line on standard error and a documented exit code.

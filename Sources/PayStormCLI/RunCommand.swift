@@ -6,6 +6,7 @@ import PayStorm
 import Profile
 import ReferenceLedger
 import Reporting
+import RunControl
 
 #if canImport(Glibc)
 import Glibc

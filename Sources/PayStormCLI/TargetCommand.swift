@@ -1,6 +1,7 @@
 import Foundation
 import PayStorm
 import ReferenceLedger
+import RunControl
 
 extension Command {
     /// `paystorm target check`: proves a profile's mapping of its target before a long run.

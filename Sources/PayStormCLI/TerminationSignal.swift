@@ -1,5 +1,6 @@
 import Dispatch
 import PayStorm
+import RunControl
 import Synchronization
 
 #if canImport(Glibc)

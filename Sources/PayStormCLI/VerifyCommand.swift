@@ -2,6 +2,7 @@ import AppStoreModel
 import Foundation
 import Minting
 import PayStorm
+import RunControl
 import Signing
 
 extension Command {

@@ -1,5 +1,5 @@
 import Foundation
-import PayStorm
+import RunControl
 import Testing
 
 @testable import PayStormCLI

@@ -1,4 +1,4 @@
-import PayStorm
+import RunControl
 import Testing
 
 @testable import PayStormCLI

@@ -1,7 +1,7 @@
 import AppStoreModel
 import Foundation
 import Minting
-import PayStorm
+import RunControl
 import Signing
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import PayStorm
+import RunControl
 import Testing
 
 @testable import PayStormCLI

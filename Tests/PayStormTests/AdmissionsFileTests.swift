@@ -1,4 +1,5 @@
 import Foundation
+import RunControl
 import Simulation
 import Testing
 

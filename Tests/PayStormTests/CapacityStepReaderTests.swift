@@ -1,6 +1,7 @@
 import Foundation
 import Load
 import Reporting
+import RunControl
 import Testing
 
 @testable import PayStorm

@@ -3,11 +3,13 @@ import Foundation
 import Load
 import Minting
 import Profile
+import RunControl
 import Signing
 import Simulation
 import Testing
 
 @testable import PayStorm
+@testable import TargetProcesses
 
 /// Each delivery's request from its role's template, the answer's classification into the oracle's outcome,
 /// and account provisioning (issue 9, items 1–3).

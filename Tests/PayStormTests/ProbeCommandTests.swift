@@ -1,10 +1,12 @@
 import Checking
 import Foundation
 import Profile
+import RunControl
 import Synchronization
 import Testing
 
 @testable import PayStorm
+@testable import TargetProcesses
 
 /// A profile against an external target whose probe is `probe` (JSON5).
 func probeProfile(_ probe: String) throws -> Profile {

@@ -1,5 +1,6 @@
 import Foundation
 import Profile
+import RunControl
 import Simulation
 import Testing
 

@@ -2,6 +2,7 @@ import Chaos
 import Checking
 import Foundation
 import Profile
+import RunControl
 import Signing
 import Testing
 

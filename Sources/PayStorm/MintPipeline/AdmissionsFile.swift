@@ -1,4 +1,5 @@
 import Foundation
+import RunControl
 import Simulation
 
 /// `admissions.csv` in a thinned run's report folder: each change of the admitted share of the schedule's
@@ -19,7 +20,7 @@ enum AdmissionsFile {
     }
 
     /// Reads a file written by ``render(_:)``.
-    /// - Throws: ``RunError/noInput(_:)`` when it cannot be read, ``RunError/badInput(_:)`` naming the first bad
+    /// - Throws: `RunError.noInput` when it cannot be read, `RunError.badInput` naming the first bad
     ///   line.
     static func read(path: String) throws(RunError) -> [ArrivalAdmission.Change] {
         let text: String

@@ -2,6 +2,7 @@ import Chaos
 import Dispatch
 import Foundation
 import Profile
+public import RunControl
 import Signing
 import Simulation
 
@@ -37,7 +38,7 @@ extension PayStormRun {
     ///   - options: the profile, seed and rate scale (a scaled schedule gives a longer stream).
     ///   - seconds: how long to measure at most; a stream that ends sooner is measured to its end.
     /// - Returns: what was signed and in how long.
-    /// - Throws: ``RunError`` for a bad profile or a PKI that cannot be generated.
+    /// - Throws: `RunError` for a bad profile or a PKI that cannot be generated.
     public static func mintCeiling(_ options: RunOptions, seconds: Double) throws(RunError) -> MintCeiling {
         let (profile, _) = try load(options)
         let pki: TestPKI

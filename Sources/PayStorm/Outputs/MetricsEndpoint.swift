@@ -2,6 +2,7 @@ import Checking
 import Foundation
 import HTTPServer
 import Load
+import RunControl
 import Simulation
 
 /// Where `paystorm run --metrics-listen` serves its live metrics.
@@ -35,7 +36,7 @@ final class MetricsEndpoint: Sendable {
     static let contentType = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
     /// Starts serving.
-    /// - Throws: ``RunError/unreachable(_:)`` naming the address when it cannot be bound.
+    /// - Throws: `RunError.unreachable` naming the address when it cannot be bound.
     init(
         listen: MetricsListen,
         snapshots: LoadSnapshots,

@@ -3,6 +3,7 @@ import Foundation
 import Load
 import Profile
 import Reporting
+import RunControl
 
 /// Maps what the load engine and the checker found onto the plain ``RunReport`` every writer reads.
 enum ReportBuilder {

@@ -3,7 +3,9 @@ import Dispatch
 import Foundation
 import Load
 import Profile
+import RunControl
 import Synchronization
+import TargetProcesses
 
 /// Reads the final state of every account after the settle time, with whichever probe the target has:
 /// HTTP (the contract, a pointer mapping, or any JSON through a `transform` command) through the load engine,

@@ -1,6 +1,7 @@
 import Checking
 import Dispatch
 import Synchronization
+import TargetProcesses
 
 /// Safety probes that run commands during the run, off the load engine's thread so that sending never waits
 /// on them: rounds of a `command` or `bulk` probe on the accounts of interest (Ask to Buy, forgery, refund),

@@ -6,9 +6,11 @@ public import Load
 import Minting
 public import Profile
 public import Reporting
+public import RunControl
 import Signing
 import Simulation
 import Synchronization
+import TargetProcesses
 
 #if canImport(Glibc)
 import Glibc
@@ -103,7 +105,7 @@ public struct RunOutcome: Sendable {
 public enum PayStormRun {
     /// Loads and validates a profile (and its thresholds) without running it.
     /// - Returns: one line describing the profile, and a second line when an option will be ignored.
-    /// - Throws: ``RunError/badProfile(_:)`` naming the file, the JSON path and what was expected.
+    /// - Throws: `RunError.badProfile` naming the file, the JSON path and what was expected.
     public static func check(_ options: RunOptions) throws(RunError) -> String {
         let (profile, thresholds) = try load(options)
         // A real run reads the admissions file before it sends; so does the check.
@@ -164,7 +166,7 @@ public enum PayStormRun {
     ///   - log: where progress lines go (the verdict is the caller's to print).
     /// - Returns: the report and where it was written; interrupted (``RunOptions/interruption``), the report
     ///   holds what was decided until then.
-    /// - Throws: ``RunError`` when the run cannot start (bad profile, unreachable target, unwritable report).
+    /// - Throws: `RunError` when the run cannot start (bad profile, unreachable target, unwritable report).
     public static func execute(
         _ options: RunOptions,
         log: @escaping @Sendable (String) -> Void = { _ in }

@@ -1,4 +1,5 @@
 import Profile
+import RunControl
 import Simulation
 
 /// The namespace of a run's identities: account tokens and transaction IDs derive from the seed and it
@@ -30,7 +31,7 @@ public enum RunNamespace {
 
     /// The token `options.account` plays under in the run's namespace: the account with the same index in
     /// the namespace it was named in (`accountNamespace`, else the run's own).
-    /// - Throws: ``RunError/badInput(_:)`` when the token is none of the seed's accounts in that namespace.
+    /// - Throws: `RunError.badInput` when the token is none of the seed's accounts in that namespace.
     static func account(_ options: RunOptions, profile: Profile) throws(RunError) -> String? {
         guard let token = options.account else { return nil }
         let named = options.accountNamespace ?? profile.namespace

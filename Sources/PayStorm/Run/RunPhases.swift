@@ -4,6 +4,7 @@ import Foundation
 import Load
 import Profile
 import Reporting
+import RunControl
 import Simulation
 import Synchronization
 

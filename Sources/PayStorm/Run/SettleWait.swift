@@ -1,4 +1,5 @@
 import Foundation
+import RunControl
 
 /// How long a run settles after its schedule. The engine keeps sending the retries, redeliveries and relaunches
 /// that come due until none is left and every one was answered (quiet), or until the longest settle

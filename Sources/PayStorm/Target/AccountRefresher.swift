@@ -1,6 +1,8 @@
 import Foundation
 import Profile
+import RunControl
 import Synchronization
+import TargetProcesses
 
 /// Runs the profile's provisioning command again every `target.accounts.refreshSeconds` while the run lasts, and
 /// hands what it prints to every part of the run that renders requests (``AccountDirectory/refresh(with:)``).

@@ -1,11 +1,13 @@
 import Chaos
 import Foundation
+import RunControl
 import Synchronization
+import TargetProcesses
 
 /// Plays the profile's target restarts at their instants: kill, wait `downSeconds`, start, then wait until the
 /// target accepts connections again. Every planned restart ends in the report, whether it happened or not.
 ///
-/// An external target's kill and start commands run as ``DetachedCommand``s: in their own session, with only
+/// An external target's kill and start commands run as `DetachedCommand`s: in their own session, with only
 /// standard input, output and error open (output to `restart.log` in the report folder). The run waits for the
 /// start command itself to exit (a start script that daemonizes a server returns at once) and then for
 /// reachability, never for the processes the command leaves behind. Interrupted, it stops waiting at once, and a

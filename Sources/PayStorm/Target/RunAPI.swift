@@ -5,6 +5,7 @@ import HTTPServer
 import Load
 import Profile
 import Reporting
+import RunControl
 import Signing
 import Simulation
 import Synchronization
@@ -31,7 +32,7 @@ final class RunAPI: Sendable {
 
     /// Starts the API, or returns nil when the profile has no `target.appStoreAPI`; `file` is the profile's path,
     /// for error messages.
-    /// - Throws: ``RunError`` naming the profile field (an unreadable public key: 66; a bad key or a port that
+    /// - Throws: `RunError` naming the profile field (an unreadable public key: 66; a bad key or a port that
     ///   cannot be bound: 65 and 69) or the report file that cannot be written (73).
     static func start(
         profile: Profile,

@@ -1,5 +1,6 @@
 import Checking
 import Foundation
+import RunControl
 import Synchronization
 
 /// What the target's kill and start commands wrote to `restart.log`: the witness of a restart that failed.

@@ -2,8 +2,10 @@ import Foundation
 import Load
 import Profile
 import Reporting
+import RunControl
 import Signing
 import Simulation
+import TargetProcesses
 
 /// The target of a run, ready to receive: its endpoints, the PKI it trusts, and the embedded ledger
 /// process when the run started one.

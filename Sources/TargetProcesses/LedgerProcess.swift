@@ -1,5 +1,6 @@
-import AppStoreModel
+package import AppStoreModel
 import Foundation
+package import RunControl
 
 #if canImport(Glibc)
 import Glibc
@@ -12,7 +13,7 @@ import Glibc
 /// The child's standard input is a pipe whose other end only this process holds, and the child serves with
 /// `--exit-with-stdin`: however PayStorm ends, SIGKILL included, the kernel closes that end, and the ledger
 /// shuts down cleanly (its database committed and checkpointed) instead of serving on as an orphan.
-final class LedgerProcess: @unchecked Sendable {
+package final class LedgerProcess: @unchecked Sendable {
     // @unchecked: `process`, `lifeline` and `port` change only under `lock`.
     private let executable: String
     private let baseArguments: [String]
@@ -36,7 +37,7 @@ final class LedgerProcess: @unchecked Sendable {
     ///   - appAppleId: the app's Apple ID (Production).
     ///   - flaws: the ledger flaws to switch on.
     ///   - logPath: where the ledger's standard error goes.
-    init(
+    package init(
         executable: String,
         database: String,
         trustedRoot: String,
@@ -61,7 +62,7 @@ final class LedgerProcess: @unchecked Sendable {
     /// - Parameter interruption: when given, an interruption kills the starting ledger and ends the wait.
     /// - Throws: `RunError.unreachable` when it does not come up within 15 seconds (or was interrupted).
     @discardableResult
-    func start(interruption: Interruption? = nil) throws(RunError) -> String {
+    package func start(interruption: Interruption? = nil) throws(RunError) -> String {
         lock.lock()
         defer { lock.unlock() }
         let child = Process()
@@ -105,7 +106,7 @@ final class LedgerProcess: @unchecked Sendable {
     }
 
     /// Kills the ledger with SIGKILL (a crash: nothing is flushed) and waits for it to die.
-    func kill() {
+    package func kill() {
         lock.lock()
         defer { lock.unlock() }
         guard let process, process.isRunning else { return }
@@ -116,7 +117,7 @@ final class LedgerProcess: @unchecked Sendable {
     }
 
     /// Stops the ledger cleanly (SIGTERM) and waits for it.
-    func stop() {
+    package func stop() {
         lock.lock()
         defer { lock.unlock() }
         guard let process, process.isRunning else { return }
@@ -163,7 +164,7 @@ final class LockedBox<Value>: @unchecked Sendable {
 }
 
 /// The path of the running executable, for spawning the embedded ledger from the same binary.
-func currentExecutablePath() -> String {
+package func currentExecutablePath() -> String {
     if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
     return CommandLine.arguments[0]
 }

@@ -1,8 +1,9 @@
 import Checking
 import Foundation
+import RunControl
 import Testing
 
-@testable import PayStorm
+@testable import TargetProcesses
 
 /// A probe or provisioning command that prints without end is refused by its size, before any of it is read.
 struct CommandOutputLimitTests {

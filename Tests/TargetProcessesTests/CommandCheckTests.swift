@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import PayStorm
+@testable import TargetProcesses
 
 /// A profile's commands are found before anything is sent, as `posix_spawnp` finds them.
 struct CommandCheckTests {

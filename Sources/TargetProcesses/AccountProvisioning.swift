@@ -1,5 +1,6 @@
 import Foundation
-import Profile
+package import Profile
+package import RunControl
 
 /// Runs the profile's `target.accounts.provision` command once before traffic and reads each account's
 /// identity in the backend from it.
@@ -7,11 +8,11 @@ import Profile
 /// The command gets one `{"appAccountToken": "<UUID>"}` line per account on standard input and prints one
 /// `{"appAccountToken": "<UUID>", "id": "<backend user id>", ...}` line per account (string values only).
 /// Tokens are matched case-insensitively; an account it does not print keeps its defaults.
-enum AccountProvisioning {
+package enum AccountProvisioning {
     /// Runs `command` for `tokens`.
     /// - Throws: `RunError.unreachable` (exit 69) when the command cannot start, times out, exits non-zero
     ///   (its standard error quoted) or prints a line that is not an object of strings with a known token.
-    static func run(
+    package static func run(
         _ command: [String],
         tokens: [String],
         timeout: Double,
@@ -32,7 +33,7 @@ enum AccountProvisioning {
         } catch {
             if case .timedOut = error {
                 throw .unreachable(
-                    "\(name) failed: it did not finish within \(PayStormRun.format(timeout)) s "
+                    "\(name) failed: it did not finish within \(String(format: "%g", timeout)) s "
                         + "(target.accounts.timeoutSeconds)"
                 )
             }

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import PayStorm
+@testable import RunControl
 
 /// The object a command is interrupted through: its sleeps end at once, its actions run once.
 struct InterruptionTests {

@@ -1,5 +1,6 @@
 import Checking
 import Foundation
+import RunControl
 
 /// A probe's command (a `command` or `bulk` probe, or an `http` probe's `transform`), run with a deadline as a
 /// ``CapturedCommand``. Every failure is a ``ProbeError``, so the account's checks become unknown, never a crash

@@ -1,7 +1,8 @@
 import Foundation
+import RunControl
 import Testing
 
-@testable import PayStorm
+@testable import TargetProcesses
 
 #if canImport(Glibc)
 import Glibc

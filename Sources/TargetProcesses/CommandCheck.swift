@@ -1,12 +1,13 @@
 import Foundation
-import Profile
+package import Profile
+package import RunControl
 
 /// Finds the program of each command a profile names, as `posix_spawnp` will (a path as it is, a bare name
 /// through `PATH`), so that a misspelled or missing program is one line before anything is sent rather than
 /// failed probes, provisioning or restarts after the traffic.
-enum CommandCheck {
+package enum CommandCheck {
     /// - Throws: ``RunError/noInput(_:)`` naming the file, the JSON path and the program.
-    static func checkPrograms(of profile: Profile, file: String) throws(RunError) {
+    package static func checkPrograms(of profile: Profile, file: String) throws(RunError) {
         for (path, arguments) in profile.commands where !isRunnable(arguments[0]) {
             let program = arguments[0]
             let reason = program.contains("/") ? "no executable file there" : "not found in PATH"

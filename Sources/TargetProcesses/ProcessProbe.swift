@@ -1,12 +1,13 @@
-import Checking
-import Profile
+package import Checking
+package import Profile
+package import RunControl
 
 /// Reads accounts through the profile's probe commands: a `command` probe runs once per account, a `bulk`
 /// probe once for any number of accounts, and an `http` probe's `transform` turns one fetched body into the
 /// contract JSON. Shared by the safety rounds during the run and by the final probe.
-struct ProcessProbe: Sendable {
+package struct ProcessProbe: Sendable {
     /// One account's answer.
-    typealias Answer = (account: String, state: Result<AccountState, ProbeError>)
+    package typealias Answer = (account: String, state: Result<AccountState, ProbeError>)
 
     private let config: ProbeConfig
     private let interruption: Interruption
@@ -14,20 +15,20 @@ struct ProcessProbe: Sendable {
     /// - Parameters:
     ///   - config: the profile's probe.
     ///   - interruption: kills a command in progress when the run is interrupted; none starts after.
-    init(config: ProbeConfig, interruption: Interruption) {
+    package init(config: ProbeConfig, interruption: Interruption) {
         self.config = config
         self.interruption = interruption
     }
 
     /// Whether this probe reads accounts by running a command (`command` or `bulk`).
-    var readsByCommand: Bool { (config.kind == .command || config.kind == .bulk) && config.command != nil }
+    package var readsByCommand: Bool { (config.kind == .command || config.kind == .bulk) && config.command != nil }
 
     /// How many accounts one safety round reads: a bulk run answers any number at once.
-    var batchLimit: Int { config.kind == .bulk ? .max : config.sampleAccounts }
+    package var batchLimit: Int { config.kind == .bulk ? .max : config.sampleAccounts }
 
     /// Reads `accounts`: one bulk run for all of them, or one command run each. An account the bulk output
     /// does not name is ``ProbeError/missingAccount(_:)`` (unknown), never an empty state.
-    func read(_ accounts: [String]) -> [Answer] {
+    package func read(_ accounts: [String]) -> [Answer] {
         guard let command = config.command, !accounts.isEmpty else { return [] }
         if config.kind == .bulk {
             let answer: BulkAnswer
@@ -63,7 +64,7 @@ struct ProcessProbe: Sendable {
     }
 
     /// Runs the `http` probe's `transform` on a fetched body (the body itself when there is none).
-    func transform(_ body: [UInt8]) -> Result<AccountState, ProbeError> {
+    package func transform(_ body: [UInt8]) -> Result<AccountState, ProbeError> {
         Result { () throws(ProbeError) in
             guard let transform = config.transform else { return try decodeContract(body) }
             return try decodeContract(

@@ -1,5 +1,6 @@
 internal import CPayStormShims
 import Foundation
+package import RunControl
 
 #if canImport(Glibc)
 import Glibc
@@ -9,9 +10,9 @@ import Glibc
 /// of its own, with standard input from `/dev/null`, standard output and error appended to a log, and no other
 /// descriptor of PayStorm's. A daemon it leaves behind therefore holds nothing of the run's (no pipe, no socket)
 /// and is never waited for: only the command itself is.
-enum DetachedCommand {
+package enum DetachedCommand {
     /// How a command ended.
-    enum Outcome: Equatable {
+    package enum Outcome: Equatable {
         /// It exited with this status (or `128 + signal` when a signal ended it).
         case exited(Int32)
         /// It was still running at the deadline; it was left running, in its own session.
@@ -29,7 +30,7 @@ enum DetachedCommand {
     ///   - cancelled: polled while waiting; true stops the wait early with ``Outcome/timedOut``.
     ///   - interruption: when the run is interrupted, the command's session gets SIGTERM and the wait ends with
     ///     ``Outcome/timedOut``; an interrupted run starts none.
-    static func run(
+    package static func run(
         _ arguments: [String],
         logPath: String,
         timeout: Double,

@@ -1,4 +1,5 @@
 import Foundation
+import RunControl
 
 #if canImport(Glibc)
 import Glibc
@@ -42,7 +43,7 @@ enum CapturedCommand {
             case .noScratchFile(let reason): "cannot make its input and output files: \(reason)"
             case .cannotStart(let reason): "cannot start: \(reason)"
             case .lost(let reason): "lost while waiting for it: \(reason)"
-            case .timedOut(let seconds): "timed out after \(PayStormRun.format(seconds)) s"
+            case .timedOut(let seconds): "timed out after \(String(format: "%g", seconds)) s"
             case .interrupted(let signal): "stopped: the run was interrupted (\(signal.name))"
             case .outputTooLarge(let size, let limit):
                 "printed \(mebibytes(size)) on its standard output, more than the \(mebibytes(limit)) PayStorm reads "
