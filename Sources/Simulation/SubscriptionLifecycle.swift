@@ -3,87 +3,24 @@ internal import AppStoreModel
 // One account's auto-renewable subscription in one group, as a value state machine.
 
 /// One account's subscription in one group: events in (a renewal falls due, auto-renew is turned off, a refund),
-/// outputs out (what Apple notifies, which timers to set), in the way async-http-client writes its connection
+/// ``Effect``s out (what Apple notifies, which timers to set), in the way async-http-client writes its connection
 /// state machines.
 ///
 /// The machine draws no random numbers, numbers no transactions and knows the catalog only through the
-/// ``Level``s it is handed: ``World`` draws, numbers, schedules the ``Alarm``s and turns ``Notice``s into
-/// payloads, so the lifecycle is tested without a world.
+/// ``Level``s it is handed: ``World`` draws, numbers, carries out the effects in the order given and turns
+/// ``Notice``s into payloads, so the lifecycle is tested without a world.
 struct SubscriptionLifecycle: Sendable, Hashable {
     /// The subscription's state in `data.status` terms.
     typealias Status = SubscriptionStatus
 
-    /// What a product of the group brings to the lifecycle, by position in the group (0 the highest level).
-    struct Level: Sendable, Hashable {
-        /// How long one period lasts, in ms.
-        var periodMillis: Int64
-        /// How many periods each of the product's offers lasts, by offer index.
-        var offerPeriods: [Int8]
-    }
-
-    /// The group's billing settings.
-    struct Billing: Sendable, Hashable {
-        var gracePeriodSeconds: Double
-        var billingRetrySeconds: Double
-    }
-
-    /// Where a price increase stands.
-    enum PriceIncrease: Sendable, Hashable {
-        case notAnnounced, pending, accepted
-    }
-
-    /// The timers a subscription sets.
-    enum Timer: Sendable, Hashable {
-        /// The current period ends: renew, expire, or fail to bill.
-        case renewal
-        /// Billing succeeds again during the retry period.
-        case recovery
-        /// The billing grace period ends.
-        case graceEnd
-        /// The billing retry period ends without recovery.
-        case retryEnd
-        /// The customer answers a pending price increase.
-        case priceConsent
-    }
-
-    /// A timer to set: it fires `secondsAfterPeriodEnd` after `periodEndMs` (the end of the current period),
-    /// and only while the subscription's version is still `version` (any later transition makes it stale).
-    struct Alarm: Sendable, Hashable {
-        var timer: Timer
-        var version: UInt32
-        var periodEndMs: Int64
-        var secondsAfterPeriodEnd: Double
-    }
-
-    /// A notification about the current transaction (no new one).
-    struct Notice: Sendable, Hashable {
-        var type: NotificationTypeV2
-        var subtype: Subtype?
-        var lifecycle: Lifecycle
-        var truth: Truth.Kind
-    }
-
-    /// What a timer leads to.
-    enum Output: Sendable, Hashable {
-        /// Nothing: the timer is stale or no longer applies.
-        case ignored
-        /// Apple notifies about the current transaction.
-        case notify(Notice)
-        /// The period renews: number a new transaction and call ``renew(transaction:webOrder:nowMs:recovery:levels:)``.
-        case renew(recovery: Bool)
-        /// Billing failed: notify, and set ``billingAlarms(recoveryAfter:billing:)``.
-        case renewalFailed(Notice)
-    }
-
-    /// A period that is no longer current, kept so that a refund of an older renewal can be played.
-    struct Period: Sendable, Hashable {
-        var transaction: UInt64
-        var webOrder: UInt64
-        var purchaseMs: Int64
-        var expiresMs: Int64
-        var position: Int32
-        var offer: Int8?
-        var priceBumped: Bool
+    /// Where the subscription stands, with what only that state knows.
+    private enum State: Sendable, Hashable {
+        case active
+        case billingRetry
+        /// Billing failed; the customer keeps the product until `endsMs`.
+        case gracePeriod(endsMs: Int64)
+        case expired(intent: ExpirationIntent)
+        case revoked(atMs: Int64, reason: RevocationReason)
     }
 
     var original: UInt64
@@ -93,32 +30,28 @@ struct SubscriptionLifecycle: Sendable, Hashable {
     var webOrder: UInt64 = 0
     var purchaseMs: Int64 = 0
     var expiresMs: Int64 = 0
-    var graceExpiresMs: Int64 = 0
-    var revocationMs: Int64 = 0
     /// The transaction an immediate upgrade replaced, for the current period.
     var upgradedFrom: UInt64?
     /// Counts transitions; a timer set under an older version is stale.
-    var version: UInt32 = 0
+    private(set) var version: UInt32 = 0
     /// The current product's position in its group.
     var position: Int32 = 0
     /// The product the next renewal bills.
     var autoRenewPosition: Int32 = 0
-    var status: Status = .active
-    var autoRenew = true
+    private var state = State.active
+    private(set) var autoRenew = true
     /// The next renewal fails to bill.
-    var failNext = false
+    private(set) var failNext = false
     /// The current period is billed at the increased price.
     var priceBumped = false
-    var priceIncrease = PriceIncrease.notAnnounced
+    private(set) var priceIncrease = PriceIncrease.notAnnounced
     /// The offer of the current product in use, by index, and how many periods it still lasts.
     var offer: Int8?
     var offerRemaining: Int8 = 0
     /// An offer redeemed for the next renewal: an index into the offers of the auto-renew product.
-    var pendingOffer: Int8?
-    var expirationIntent: ExpirationIntent = 0
-    var revocationReason: RevocationReason = 0
+    private(set) var pendingOffer: Int8?
     /// The period before the current one (renewed from, never refunded), if any.
-    var previous: Period?
+    private(set) var previous: Period?
 
     /// A subscription about to start with transaction `original` at `originalMs`.
     init(original: UInt64, originalMs: Int64) {
@@ -127,21 +60,47 @@ struct SubscriptionLifecycle: Sendable, Hashable {
         self.recentStartMs = originalMs
     }
 
-    /// Active or in its grace period: the customer is owed the product.
-    var isEntitled: Bool { status == .active || status == .gracePeriod }
-
-    /// Billing failed and is being retried (with or without grace).
-    var isBilling: Bool { status == .billingRetry || status == .gracePeriod }
-
-    /// Whether the customer can subscribe to the group again.
-    var isOver: Bool { status == .expired || status == .revoked }
-
-    private mutating func transitioned() -> UInt32 {
-        version &+= 1
-        return version
+    /// The state as `data.status` says it.
+    var status: Status {
+        switch state {
+        case .active: .active
+        case .billingRetry: .billingRetry
+        case .gracePeriod: .gracePeriod
+        case .expired: .expired
+        case .revoked: .revoked
+        }
     }
 
-    private var renewalAlarm: Alarm { alarm(.renewal, after: 0) }
+    /// When the grace period ends (0 outside it).
+    var graceExpiresMs: Int64 {
+        if case .gracePeriod(let endsMs) = state { return endsMs }
+        return 0
+    }
+
+    /// Why the subscription expired (0 unless expired).
+    var expirationIntent: ExpirationIntent {
+        if case .expired(let intent) = state { return intent }
+        return 0
+    }
+
+    /// When the current period was refunded (0 unless revoked).
+    var revocationMs: Int64 {
+        if case .revoked(let atMs, _) = state { return atMs }
+        return 0
+    }
+
+    /// Why the current period was refunded (0 unless revoked).
+    var revocationReason: RevocationReason {
+        if case .revoked(_, let reason) = state { return reason }
+        return 0
+    }
+
+    private mutating func transition(to state: State) {
+        self.state = state
+        version &+= 1
+    }
+
+    private var renewalAlarm: Effect { .setAlarm(alarm(.renewal, after: 0)) }
 
     private func alarm(_ timer: Timer, after seconds: Double) -> Alarm {
         Alarm(timer: timer, version: version, periodEndMs: expiresMs, secondsAfterPeriodEnd: seconds)
@@ -151,7 +110,7 @@ struct SubscriptionLifecycle: Sendable, Hashable {
 
     /// A purchase of the product at `position` (an initial buy, or a resubscribe when `resubscribing`), with
     /// `offer` (introductory or win-back) if one applies. A lapse longer than `lapseMillis` starts a new
-    /// `recentSubscriptionStartDate`.
+    /// `recentSubscriptionStartDate`. The world announces the new transaction after the effects.
     mutating func subscribe(
         position: Int32,
         level: Level,
@@ -161,10 +120,9 @@ struct SubscriptionLifecycle: Sendable, Hashable {
         offer: Int8?,
         resubscribing: Bool,
         lapseMillis: Int64
-    ) -> Alarm {
+    ) -> [Effect] {
         if resubscribing, nowMs - expiresMs > lapseMillis { recentStartMs = nowMs }
         autoRenew = true
-        status = .active
         failNext = false
         priceIncrease = .notAnnounced
         startPeriod(
@@ -176,12 +134,12 @@ struct SubscriptionLifecycle: Sendable, Hashable {
             nowMs: nowMs
         )
         upgradedFrom = nil
-        _ = transitioned()
-        return renewalAlarm
+        transition(to: .active)
+        return [renewalAlarm]
     }
 
     /// An immediate upgrade to the higher `position`: a new transaction starts a full period now and replaces
-    /// the current one. Returns the replaced transaction and the new renewal alarm.
+    /// the current one (``upgradedFrom``). The world announces the new transaction after the effects.
     mutating func upgrade(
         to position: Int32,
         level: Level,
@@ -189,7 +147,7 @@ struct SubscriptionLifecycle: Sendable, Hashable {
         transaction: UInt64,
         webOrder: UInt64,
         nowMs: Int64
-    ) -> (replaced: UInt64, alarm: Alarm) {
+    ) -> [Effect] {
         let replaced = self.transaction
         startPeriod(
             position: position,
@@ -200,8 +158,8 @@ struct SubscriptionLifecycle: Sendable, Hashable {
             nowMs: nowMs
         )
         upgradedFrom = replaced
-        _ = transitioned()
-        return (replaced, renewalAlarm)
+        transition(to: state)
+        return [renewalAlarm]
     }
 
     /// A purchase starts a full period of the product at `position` now, with a new transaction: no earlier
@@ -228,56 +186,54 @@ struct SubscriptionLifecycle: Sendable, Hashable {
 
     // MARK: - Timers
 
-    /// A timer fires. `consents` is asked only when a pending price increase awaits the customer's answer.
-    mutating func fire(
-        _ timer: Timer,
-        version: UInt32,
-        billing: Billing,
-        consents: () -> Bool
-    ) -> Output {
-        guard version == self.version else { return .ignored }
+    /// A timer set under `version` fires; a stale one does nothing.
+    mutating func fire(_ timer: Timer, version: UInt32, billing: Billing) -> [Effect] {
+        guard version == self.version else { return [] }
         switch timer {
         case .renewal:
-            if !autoRenew { return .notify(expire(intent: .customerCancelled, subtype: .voluntary)) }
+            if !autoRenew { return [.notify(expire(intent: .customerCancelled, subtype: .voluntary))] }
             if priceIncrease == .pending {
-                return .notify(expire(intent: .customerDidNotConsentToPriceIncrease, subtype: .priceIncrease))
+                return [.notify(expire(intent: .customerDidNotConsentToPriceIncrease, subtype: .priceIncrease))]
             }
-            if failNext { return .renewalFailed(failRenewal(billing)) }
-            return .renew(recovery: false)
+            if failNext { return [.drawRecovery, .notify(failRenewal(billing))] }
+            return [.renew(recovery: false)]
         case .recovery:
-            return isBilling ? .renew(recovery: true) : .ignored
+            return isBilling ? [.renew(recovery: true)] : []
         case .graceEnd:
-            guard status == .gracePeriod else { return .ignored }
-            status = .billingRetry
-            return .notify(
-                Notice(type: .gracePeriodExpired, lifecycle: .gracePeriodExpired, truth: .subscriptionStatus)
-            )
+            guard status == .gracePeriod else { return [] }
+            // The retry timers set when billing failed stay valid: no new version.
+            state = .billingRetry
+            return [
+                .notify(Notice(type: .gracePeriodExpired, lifecycle: .gracePeriodExpired, truth: .subscriptionStatus))
+            ]
         case .retryEnd:
-            return isBilling ? .notify(expire(intent: .billingError, subtype: .billingRetry)) : .ignored
+            return isBilling ? [.notify(expire(intent: .billingError, subtype: .billingRetry))] : []
         case .priceConsent:
-            guard priceIncrease == .pending, consents() else { return .ignored }
-            priceIncrease = .accepted
-            return .notify(
-                Notice(type: .priceIncrease, subtype: .accepted, lifecycle: .priceIncreaseAccepted, truth: .none)
-            )
+            return priceIncrease == .pending ? [.askConsent] : []
         }
     }
 
+    /// The customer's answer to a pending price increase.
+    mutating func answerPriceIncrease(accepted: Bool) -> [Effect] {
+        guard priceIncrease == .pending, accepted else { return [] }
+        priceIncrease = .accepted
+        return [
+            .notify(Notice(type: .priceIncrease, subtype: .accepted, lifecycle: .priceIncreaseAccepted, truth: .none))
+        ]
+    }
+
     private mutating func expire(intent: ExpirationIntent, subtype: Subtype) -> Notice {
-        status = .expired
-        expirationIntent = intent
         autoRenew = false
-        graceExpiresMs = 0
-        _ = transitioned()
+        transition(to: .expired(intent: intent))
         return Notice(type: .expired, subtype: subtype, lifecycle: .expiry, truth: .subscriptionStatus)
     }
 
     private mutating func failRenewal(_ billing: Billing) -> Notice {
         failNext = false
         let grace = billing.gracePeriodSeconds > 0
-        status = grace ? .gracePeriod : .billingRetry
-        graceExpiresMs = grace ? expiresMs + Int64(billing.gracePeriodSeconds * 1000) : 0
-        _ = transitioned()
+        transition(
+            to: grace ? .gracePeriod(endsMs: expiresMs + Int64(billing.gracePeriodSeconds * 1000)) : .billingRetry
+        )
         return Notice(
             type: .didFailToRenew,
             subtype: grace ? .gracePeriod : nil,
@@ -288,17 +244,24 @@ struct SubscriptionLifecycle: Sendable, Hashable {
 
     /// The timers of a failed renewal: recovery `recoveryAfter` seconds into the retry period if billing
     /// recovers (else the end of the retry period), and the end of the grace period if there is one.
-    func billingAlarms(recoveryAfter: Double?, billing: Billing) -> [Alarm] {
+    func retryAlarms(recoveryAfter: Double?, billing: Billing) -> [Effect] {
         var alarms = [
             recoveryAfter.map { alarm(.recovery, after: $0) } ?? alarm(.retryEnd, after: billing.billingRetrySeconds)
         ]
         if status == .gracePeriod { alarms.append(alarm(.graceEnd, after: billing.gracePeriodSeconds)) }
-        return alarms
+        return alarms.map(Effect.setAlarm)
     }
 
     /// The period renews (on time, or on recovery from a billing failure at `nowMs`) with a new transaction:
-    /// the pending product and offer become current, an accepted price increase applies.
-    mutating func renew(transaction: UInt64, webOrder: UInt64, nowMs: Int64, recovery: Bool, levels: [Level]) -> Alarm {
+    /// the pending product and offer become current, an accepted price increase applies. The world announces
+    /// the new transaction after the effects.
+    mutating func renew(
+        transaction: UInt64,
+        webOrder: UInt64,
+        nowMs: Int64,
+        recovery: Bool,
+        levels: [Level]
+    ) -> [Effect] {
         previous = Period(
             transaction: self.transaction,
             webOrder: self.webOrder,
@@ -315,8 +278,6 @@ struct SubscriptionLifecycle: Sendable, Hashable {
         purchaseMs = recovery ? nowMs : expiresMs
         let level = levels[Int(position)]
         expiresMs = purchaseMs + level.periodMillis
-        status = .active
-        graceExpiresMs = 0
         upgradedFrom = nil
         if let pendingOffer {
             offer = pendingOffer
@@ -330,8 +291,8 @@ struct SubscriptionLifecycle: Sendable, Hashable {
         }
         if priceIncrease == .accepted { priceBumped = true }
         priceIncrease = .notAnnounced
-        _ = transitioned()
-        return renewalAlarm
+        transition(to: .active)
+        return [renewalAlarm]
     }
 }
 
@@ -339,60 +300,66 @@ struct SubscriptionLifecycle: Sendable, Hashable {
 
 extension SubscriptionLifecycle {
     /// The customer turns auto-renew on or off.
-    mutating func setAutoRenew(_ enable: Bool) -> Notice {
+    mutating func setAutoRenew(_ enable: Bool) -> [Effect] {
         autoRenew = enable
-        return Notice(
+        let notice = Notice(
             type: .didChangeRenewalStatus,
             subtype: enable ? .autoRenewEnabled : .autoRenewDisabled,
             lifecycle: enable ? .autoRenewEnabled : .autoRenewDisabled,
             truth: .none
         )
+        return [.notify(notice)]
     }
 
     /// A downgrade to the lower `position` from the next renewal; the current product stays owed until then.
-    mutating func downgrade(to position: Int32) -> Notice {
+    mutating func downgrade(to position: Int32) -> [Effect] {
         autoRenewPosition = position
         // An offer redeemed for the former renewal product does not carry over.
         pendingOffer = nil
-        return Notice(type: .didChangeRenewalPref, subtype: .downgrade, lifecycle: .downgrade, truth: .none)
+        return [.notify(Notice(type: .didChangeRenewalPref, subtype: .downgrade, lifecycle: .downgrade, truth: .none))]
     }
 
     /// An offer redeemed for the product at `position` (the current one or a lower level), from the next renewal.
-    mutating func redeemOffer(_ offer: Int8, at position: Int32) -> Notice {
+    mutating func redeemOffer(_ offer: Int8, at position: Int32) -> [Effect] {
         autoRenewPosition = position
         pendingOffer = offer
-        return Notice(
+        let notice = Notice(
             type: .offerRedeemed,
             subtype: position > self.position ? .downgrade : nil,
             lifecycle: .offerRedeemed,
             truth: .none
         )
+        return [.notify(notice)]
     }
 
     /// The next renewal will fail to bill.
-    mutating func armBillingFailure() { failNext = true }
+    mutating func armBillingFailure() -> [Effect] {
+        failNext = true
+        return [.mark(.billingFailureArmed)]
+    }
 
     /// Apple announces a price increase; the customer's answer is due at a ``Timer/priceConsent`` timer.
-    mutating func announcePriceIncrease() -> Notice {
+    mutating func announcePriceIncrease() -> [Effect] {
         priceIncrease = .pending
-        return Notice(type: .priceIncrease, subtype: .pending, lifecycle: .priceIncreasePending, truth: .none)
+        return [
+            .drawConsentTime(version: version, periodEndMs: expiresMs),
+            .notify(Notice(type: .priceIncrease, subtype: .pending, lifecycle: .priceIncreasePending, truth: .none)),
+        ]
     }
 
     /// Apple extends the current period by `millis`: the same transaction, owed until its new end.
-    mutating func extendRenewal(byMillis millis: Int64) -> (Notice, Alarm) {
+    mutating func extendRenewal(byMillis millis: Int64) -> [Effect] {
         expiresMs += millis
-        _ = transitioned()
+        transition(to: state)
         // A grant of the same transaction, with its new end: the backend owes the subscription until then.
-        return (Notice(type: .renewalExtended, lifecycle: .renewalExtended, truth: .grant), renewalAlarm)
+        return [renewalAlarm, .notify(Notice(type: .renewalExtended, lifecycle: .renewalExtended, truth: .grant))]
     }
 
-    /// The current period is refunded: the subscription is revoked and stops renewing.
+    /// The current period is refunded: the subscription is revoked and stops renewing. The world plays the
+    /// refund, which carries the revoked transaction rather than a ``Notice``.
     mutating func revoke(nowMs: Int64, reason: RevocationReason) {
-        status = .revoked
         autoRenew = false
-        revocationMs = nowMs
-        revocationReason = reason
-        _ = transitioned()
+        transition(to: .revoked(atMs: nowMs, reason: reason))
     }
 
     /// The period before the current one is refunded: it can no longer be refunded, the current one is untouched.
@@ -402,14 +369,11 @@ extension SubscriptionLifecycle {
     }
 
     /// The refund of the current period is reversed: owed again until its unchanged end, then it expires
-    /// (auto-renew stays off). Returns the renewal alarm when the period is still running at `nowMs`.
-    mutating func reinstate(nowMs: Int64) -> Alarm? {
+    /// (auto-renew stays off); already expired when the period ended before `nowMs`.
+    mutating func reinstate(nowMs: Int64) -> [Effect] {
         let ongoing = expiresMs > nowMs
-        status = ongoing ? .active : .expired
-        if !ongoing { expirationIntent = .customerCancelled }
-        revocationMs = 0
-        _ = transitioned()
-        return ongoing ? renewalAlarm : nil
+        transition(to: ongoing ? .active : .expired(intent: .customerCancelled))
+        return ongoing ? [renewalAlarm] : []
     }
 
     /// The subscription as it stood in its previous period (for that period's transaction), if there is one.
@@ -424,7 +388,7 @@ extension SubscriptionLifecycle {
         old.offer = period.offer
         old.priceBumped = period.priceBumped
         old.upgradedFrom = nil
-        old.status = .active
+        old.state = .active
         return old
     }
 }

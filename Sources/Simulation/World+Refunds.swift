@@ -319,9 +319,9 @@ extension World {
         guard var sub = accounts[account].sub(group) else { return }
         let now = millis(t)
         accounts[account].changedMs = now
-        let alarm = sub.reinstate(nowMs: now)
+        let effects = sub.reinstate(nowMs: now)
         accounts[account].setSub(group, sub)
-        if let alarm { setAlarm(alarm, account: account, group: group) }
+        play(effects, account: account, group: group, at: t)
         let facts = subscriptionTransaction(account: account, group: group, reason: nil, signedMs: now)
         let truth = subscriptionTruth(account: account, group: group, kind: .reinstate, signedMs: now)
         let note = notification(

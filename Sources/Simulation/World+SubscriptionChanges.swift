@@ -6,12 +6,8 @@ internal import Profile
 
 extension World {
     mutating func changeAutoRenew(account: Int, enable: Bool, at t: Double) -> Bool {
-        guard let group = pickEntitled(account, where: { sub, _ in sub.autoRenew != enable }),
-            var sub = accounts[account].sub(group)
-        else { return false }
-        let notice = sub.setAutoRenew(enable)
-        accounts[account].setSub(group, sub)
-        subscriptionNotification(account: account, group: group, notice, at: t)
+        guard let group = pickEntitled(account, where: { sub, _ in sub.autoRenew != enable }) else { return false }
+        drive(account: account, group: group, at: t) { $0.setAutoRenew(enable) }
         return true
     }
 
@@ -21,12 +17,10 @@ extension World {
         let candidate = pickEntitled(account) { sub, group in
             upgrade ? sub.position > 0 && sub.status == .active : Int(sub.position) < sizes[group] - 1
         }
-        guard let group = candidate, var sub = accounts[account].sub(group) else { return false }
+        guard let group = candidate, let sub = accounts[account].sub(group) else { return false }
         if !upgrade {
             let lower = sub.position + 1 + Int32(rng.below(sizes[group] - Int(sub.position) - 1))
-            let notice = sub.downgrade(to: lower)
-            accounts[account].setSub(group, sub)
-            subscriptionNotification(account: account, group: group, notice, at: t)
+            drive(account: account, group: group, at: t) { $0.downgrade(to: lower) }
             return true
         }
         upgradeNow(
@@ -54,7 +48,8 @@ extension World {
     ) {
         guard var sub = accounts[account].sub(group) else { return }
         let now = millis(t)
-        let (replaced, alarm) = sub.upgrade(
+        let replaced = sub.transaction
+        let effects = sub.upgrade(
             to: position,
             level: groupLevels[group][Int(position)],
             offer: offer,
@@ -63,7 +58,7 @@ extension World {
             nowMs: now
         )
         accounts[account].setSub(group, sub)
-        setAlarm(alarm, account: account, group: group)
+        play(effects, account: account, group: group, at: t)
         let event = newEvent()
         let facts = subscriptionTransaction(account: account, group: group, reason: .purchase, signedMs: now)
         var truth = subscriptionTruth(account: account, group: group, kind: .grant, signedMs: now)
@@ -89,18 +84,9 @@ extension World {
             let group = pickEntitled(
                 account,
                 where: { sub, _ in sub.autoRenew && !sub.failNext && sub.status == .active }
-            ), var sub = accounts[account].sub(group)
+            )
         else { return false }
-        sub.armBillingFailure()
-        accounts[account].setSub(group, sub)
-        emit(
-            .billingFailureArmed,
-            account: account,
-            event: newEvent(),
-            at: t,
-            .marker,
-            Truth(kind: .none, effectiveDate: millis(t))
-        )
+        drive(account: account, group: group, at: t) { $0.armBillingFailure() }
         return true
     }
 
@@ -122,7 +108,7 @@ extension World {
         }
         guard !choices.isEmpty else { return false }
         let choice = choices[rng.below(choices.count)]
-        guard var sub = accounts[account].sub(choice.group) else { return false }
+        guard let sub = accounts[account].sub(choice.group) else { return false }
         if choice.position < sub.position {
             upgradeNow(
                 account: account,
@@ -135,9 +121,7 @@ extension World {
             )
             return true
         }
-        let notice = sub.redeemOffer(choice.offer, at: choice.position)
-        accounts[account].setSub(choice.group, sub)
-        subscriptionNotification(account: account, group: choice.group, notice, at: t)
+        drive(account: account, group: choice.group, at: t) { $0.redeemOffer(choice.offer, at: choice.position) }
         return true
     }
 
@@ -216,10 +200,9 @@ extension World {
             subscriptionNotification(account: account, group: group, failure, at: t)
             return false
         }
-        let (notice, alarm) = sub.extendRenewal(byMillis: extra)
+        let effects = sub.extendRenewal(byMillis: extra)
         accounts[account].setSub(group, sub)
-        setAlarm(alarm, account: account, group: group)
-        subscriptionNotification(account: account, group: group, notice, at: t)
+        play(effects, account: account, group: group, at: t)
         return true
     }
 
@@ -229,16 +212,9 @@ extension World {
             let group = pickEntitled(
                 account,
                 where: { sub, _ in sub.priceIncrease == .notAnnounced && sub.autoRenew && sub.status == .active }
-            ), var sub = accounts[account].sub(group)
+            )
         else { return false }
-        let notice = sub.announcePriceIncrease()
-        accounts[account].setSub(group, sub)
-        let remaining = seconds(sub.expiresMs) - t
-        schedule(
-            .subscription(account: account, group: group, timer: .priceConsent, version: sub.version),
-            at: t + remaining * rng.between(0.2, 0.8)
-        )
-        subscriptionNotification(account: account, group: group, notice, at: t)
+        drive(account: account, group: group, at: t) { $0.announcePriceIncrease() }
         return true
     }
 }

@@ -21,7 +21,7 @@ extension World {
             offer = Int8(winBack)
         }
         let position = groupProducts[group].firstIndex(of: product)!
-        let alarm = sub.subscribe(
+        let effects = sub.subscribe(
             position: Int32(position),
             level: groupLevels[group][position],
             transaction: tx,
@@ -32,7 +32,7 @@ extension World {
             lapseMillis: Int64(profile.timeCompression.seconds(days: 60) * 1000)
         )
         accounts[account].setSub(group, sub)
-        setAlarm(alarm, account: account, group: group)
+        play(effects, account: account, group: group, at: t)
         let lifecycle: Lifecycle = approval ? .askToBuyApproved : (previous == nil ? .subscribe : .resubscribe)
         let cause = approval ? "askToBuy" : nil
         let event = newEvent()
@@ -57,47 +57,17 @@ extension World {
         }
     }
 
-    /// Schedules a subscription's timer.
-    mutating func setAlarm(_ alarm: SubscriptionLifecycle.Alarm, account: Int, group: Int) {
-        schedule(
-            .subscription(account: account, group: group, timer: alarm.timer, version: alarm.version),
-            at: seconds(alarm.periodEndMs) + alarm.secondsAfterPeriodEnd
-        )
-    }
-
     /// A subscription's timer fires: the lifecycle decides, the world plays the outcome.
     mutating func fire(_ timer: SubscriptionLifecycle.Timer, account: Int, group: Int, version: UInt32, at t: Double) {
-        guard var sub = accounts[account].sub(group) else { return }
-        let config = profile.catalog.groups[group]
-        let billing = SubscriptionLifecycle.Billing(
-            gracePeriodSeconds: config.gracePeriodSeconds,
-            billingRetrySeconds: config.billingRetrySeconds
-        )
-        // The customer accepts a pending price increase half of the time.
-        switch sub.fire(timer, version: version, billing: billing, consents: { rng.chance(0.5) }) {
-        case .ignored:
-            return
-        case .notify(let notice):
-            accounts[account].setSub(group, sub)
-            subscriptionNotification(account: account, group: group, notice, at: t)
-        case .renew(let recovery):
-            renew(account: account, group: group, at: t, recovery: recovery)
-        case .renewalFailed(let notice):
-            accounts[account].setSub(group, sub)
-            // Half of the failed renewals recover during the billing retry period.
-            let recovery = rng.chance(0.5) ? rng.between(0.1, 0.9) * billing.billingRetrySeconds : nil
-            for alarm in sub.billingAlarms(recoveryAfter: recovery, billing: billing) {
-                setAlarm(alarm, account: account, group: group)
-            }
-            subscriptionNotification(account: account, group: group, notice, at: t)
-        }
+        let billing = billing(group)
+        drive(account: account, group: group, at: t) { $0.fire(timer, version: version, billing: billing) }
     }
 
     /// The subscription renews with a new transaction (on time, or recovering from a billing failure).
     mutating func renew(account: Int, group: Int, at t: Double, recovery: Bool) {
         guard var sub = accounts[account].sub(group) else { return }
         let now = millis(t)
-        let alarm = sub.renew(
+        let effects = sub.renew(
             transaction: newTransaction(),
             webOrder: newWebOrder(),
             nowMs: now,
@@ -105,7 +75,7 @@ extension World {
             levels: groupLevels[group]
         )
         accounts[account].setSub(group, sub)
-        setAlarm(alarm, account: account, group: group)
+        play(effects, account: account, group: group, at: t)
         let event = newEvent()
         let facts = subscriptionTransaction(account: account, group: group, reason: .renewal, signedMs: now)
         let truth = subscriptionTruth(account: account, group: group, kind: .grant, signedMs: now)
