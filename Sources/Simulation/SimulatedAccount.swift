@@ -107,7 +107,7 @@ enum Job: Sendable {
     indirect case emit(Action)
     /// A subscription's timer, ignored when the subscription's version moved on since it was set.
     case subscription(account: Int, group: Int, timer: SubscriptionLifecycle.Timer, version: UInt32)
-    case askToBuy(account: Int, product: Int, device: Int, approve: Bool)
+    case askToBuy(account: Int, request: AskToBuy)
     case refund(account: Int)
     /// Apple's answer to a refund request, hours after its `CONSUMPTION_REQUEST`: `group` is nil for a one-time
     /// purchase, else the subscription group whose period `transaction` was asked about.

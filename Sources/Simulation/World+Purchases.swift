@@ -18,23 +18,14 @@ extension World {
         }
         let device = rng.below(profile.population.devicesPerAccount)
         if let ask = profile.faults.askToBuy, rng.chance(ask.probability) {
-            let approve = rng.chance(ask.approveProbability)
-            let event = newEvent()
-            var truth = Truth(kind: .pending, effectiveDate: millis(t))
-            truth.productId = product.id
-            truth.productType = product.type
-            let report = DeviceReport(
+            let (request, effects) = AskToBuy.request(
+                product: index,
                 device: device,
-                purchaseResult: "pending",
-                productId: product.id,
-                appAccountToken: token(account)
+                approve: rng.chance(ask.approveProbability),
+                nonConsumable: product.type == .nonConsumable,
+                pendingSeconds: ask.pendingSeconds
             )
-            emit(.askToBuyPending, account: account, event: event, at: t, .report(report), truth, cause: "askToBuy")
-            schedule(
-                .askToBuy(account: account, product: index, device: device, approve: approve),
-                at: t + ask.pendingSeconds
-            )
-            if product.type == .nonConsumable { accounts[account].setOwned(index, true) }
+            play(effects, of: request, account: account, at: t)
             return true
         }
         return complete(product: index, account: account, device: device, at: t, approval: false)
@@ -155,4 +146,59 @@ extension World {
         return true
     }
 
+}
+
+extension World {
+    /// Carries out an Ask to Buy request's effects in order.
+    mutating func play(_ effects: [AskToBuy.Effect], of request: AskToBuy, account: Int, at t: Double) {
+        let product = products[request.product]
+        for effect in effects {
+            switch effect {
+            case .reportPending:
+                let event = newEvent()
+                let report = DeviceReport(
+                    device: request.device,
+                    purchaseResult: "pending",
+                    productId: product.id,
+                    appAccountToken: token(account)
+                )
+                emit(
+                    .askToBuyPending,
+                    account: account,
+                    event: event,
+                    at: t,
+                    .report(report),
+                    pending(product, at: t),
+                    cause: "askToBuy"
+                )
+            case .awaitAnswer(let seconds):
+                schedule(.askToBuy(account: account, request: request), at: t + seconds)
+            case .holdOwnership:
+                accounts[account].setOwned(request.product, true)
+            case .complete:
+                // An answer takes an event number either way.
+                _ = newEvent()
+                _ = complete(product: request.product, account: account, device: request.device, at: t, approval: true)
+            case .markDeclined:
+                let event = newEvent()
+                emit(
+                    .askToBuyDeclined,
+                    account: account,
+                    event: event,
+                    at: t,
+                    .marker,
+                    pending(product, at: t),
+                    cause: "askToBuy"
+                )
+            }
+        }
+    }
+
+    /// The truth of an Ask to Buy request that is not answered yet: nothing owed.
+    private func pending(_ product: Product, at t: Double) -> Truth {
+        var truth = Truth(kind: .pending, effectiveDate: millis(t))
+        truth.productId = product.id
+        truth.productType = product.type
+        return truth
+    }
 }

@@ -227,16 +227,9 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         case .emit: break
         case .subscription(let account, let group, let timer, let version):
             fire(timer, account: account, group: group, version: version, at: t)
-        case .askToBuy(let account, let product, let device, let approve):
-            let event = newEvent()
-            guard approve else {
-                var truth = Truth(kind: .pending, effectiveDate: millis(t))
-                truth.productId = products[product].id
-                truth.productType = products[product].type
-                emit(.askToBuyDeclined, account: account, event: event, at: t, .marker, truth, cause: "askToBuy")
-                return
-            }
-            _ = complete(product: product, account: account, device: device, at: t, approval: true)
+        case .askToBuy(let account, var request):
+            let effects = request.answer()
+            play(effects, of: request, account: account, at: t)
         case .refund(let account):
             guard changesSettled(account: account, at: t) else {
                 // A millisecond later: the account's last refund or reversal was signed in this one.
