@@ -5,16 +5,21 @@ import PackageDescription
 /// The pipeline flows one way: Profile → Simulation → Chaos → Load → Checking → Reporting.
 ///
 /// The Swift modules as they depend on each other (C libraries and the shim left out; every arrow points
-/// down):
+/// down; a module may also import any module below it, RunControl most of all):
 ///
-///     paystorm → PayStormCLI → PayStorm (the run, capacity, target check, merge)
-///                  │              ├→ Checking → Chaos → Simulation → Profile → AppStoreModel
-///                  │              │      └→ TargetContract
-///                  │              ├→ Load → Profile
-///                  │              ├→ Reporting
-///                  │              ├→ AppStoreServerAPI → Minting → Signing → AppStoreModel
-///                  │              │      └→ HTTPServer
-///                  │              └→ Minting, Signing, HTTPServer
+///     paystorm → PayStormCLI → Capacity, TargetCheck, ShardMerge (drive runs: a run per capacity step, a
+///                  │              │                                 one-request check, a merge of shards)
+///                  │              └→ PayStorm (the run: Run/, MintPipeline/, Probes/, Target/, Outputs/)
+///                  │                   ├→ TargetProcesses (the ledger process, commands, probes, provisioning)
+///                  │                   │      ├→ RunControl (exit codes, RunError, Interruption)
+///                  │                   │      └→ Checking, Profile
+///                  │                   ├→ Checking → Chaos → Simulation → Profile → AppStoreModel
+///                  │                   │      └→ TargetContract
+///                  │                   ├→ Load → Profile
+///                  │                   ├→ Reporting
+///                  │                   ├→ AppStoreServerAPI → Minting → Signing → AppStoreModel
+///                  │                   │      └→ HTTPServer
+///                  │                   └→ Minting, Signing, HTTPServer
 ///                  └→ ReferenceLedger → Signing, HTTPServer, TargetContract (started as a child process by a run)
 let package = Package(
     name: "PayStorm",
@@ -73,10 +78,22 @@ let package = Package(
                 "Chaos", "Load", "Checking", "Reporting", "HTTPServer", "CPayStormShims", "AppStoreServerAPI",
             ]
         ),
+        // What drives runs: the capacity search (a run per step), the target check, the merge of shards' reports.
+        .target(name: "Capacity", dependencies: ["PayStorm", "RunControl", "Load", "Profile", "Reporting"]),
+        .target(
+            name: "TargetCheck",
+            dependencies: [
+                "PayStorm", "RunControl", "TargetProcesses", "AppStoreModel", "AppStoreServerAPI", "Chaos", "Checking",
+                "Load", "Minting", "Profile", "Reporting", "Signing", "Simulation",
+            ]
+        ),
+        .target(name: "ShardMerge", dependencies: ["PayStorm", "RunControl", "Checking", "Load", "Reporting"]),
         .target(
             name: "PayStormCLI",
             dependencies: [
-                "PayStorm", "RunControl", "AppStoreModel", "Profile", "Signing", "Minting", "Load", "ReferenceLedger",
+                "PayStorm", "Capacity", "TargetCheck", "ShardMerge", "RunControl", "AppStoreModel", "Profile",
+                "Signing",
+                "Minting", "Load", "ReferenceLedger",
                 "Reporting", "HTTPServer", "AppStoreServerAPI", "Simulation",
             ]
         ),
@@ -122,12 +139,18 @@ let package = Package(
             ],
             exclude: ["Snapshots"]
         ),
+        .testTarget(name: "CapacityTests", dependencies: ["Capacity", "RunControl", "Load", "Reporting"]),
+        .testTarget(
+            name: "ShardMergeTests",
+            dependencies: ["ShardMerge", "PayStorm", "RunControl", "Load", "Reporting"]
+        ),
         .testTarget(name: "RunControlTests", dependencies: ["RunControl"]),
         .testTarget(name: "TargetProcessesTests", dependencies: ["TargetProcesses", "RunControl", "Checking"]),
         .testTarget(
             name: "PayStormTests",
             dependencies: [
-                "PayStorm", "RunControl", "TargetProcesses", "Profile", "Simulation", "Chaos", "Checking", "Minting",
+                "PayStorm", "RunControl", "TargetProcesses", "TargetCheck", "Profile", "Simulation", "Chaos",
+                "Checking", "Minting",
                 "Signing", "AppStoreModel", "Load",
                 "Reporting", "AppStoreServerAPI", "HTTPServer",
             ]

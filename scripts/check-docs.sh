@@ -126,7 +126,8 @@ for source in Sources/*; do
     module="$(basename "$source")"
     # Library modules only: the C targets and the executable have no symbol graph of their own here.
     [[ -f "$graphs/$module.symbols.json" ]] || continue
-    compgen -G "$source/*.swift" >/dev/null || continue
+    # A module may keep its sources in subfolders (PayStorm does), so look below the top level too.
+    [[ -n "$(find "$source" -name '*.swift' -print -quit)" ]] || continue
     mkdir -p "$work/$module/graphs"
     # One module per conversion: its own graph and its extensions of other modules' types.
     cp "$graphs/$module.symbols.json" "$work/$module/graphs/"

@@ -1,3 +1,4 @@
+import Capacity
 import Foundation
 import PayStorm
 import ReferenceLedger

@@ -1,6 +1,7 @@
 import PayStorm
 import Reporting
 import RunControl
+import ShardMerge
 
 extension Command {
     /// `paystorm merge`: the shards of a split run combined into one report.

@@ -2,6 +2,7 @@ import Foundation
 import PayStorm
 import ReferenceLedger
 import RunControl
+import TargetCheck
 
 extension Command {
     /// `paystorm target check`: proves a profile's mapping of its target before a long run.

@@ -7,6 +7,7 @@ import Signing
 import Testing
 
 @testable import PayStorm
+@testable import TargetCheck
 
 /// `paystorm target check`'s table from what was sent and what the probe read, without a target: the note
 /// for a target without a probe, and the row of a purchase the probe could not read.

@@ -1,7 +1,7 @@
 import AppStoreModel
-import Chaos
+package import Chaos
 import Foundation
-import Minting
+package import Minting
 import Profile
 import Simulation
 
@@ -10,14 +10,20 @@ import Simulation
 ///
 /// Thread-safe and stateless apart from the minter, so the mint pipeline calls it from every core: templates
 /// are rendered here, ahead of the schedule, so sending only copies bytes.
-struct DeliveryBodies: Sendable {
+package struct DeliveryBodies: Sendable {
     let minter: Minter
     /// The run's templates and accounts; nil (or a role without a body template) means contract v1's body.
     var endpoints: Endpoints? = nil
 
+    /// Bodies signed by `minter`, shaped by the templates of `endpoints` when given.
+    package init(minter: Minter, endpoints: Endpoints? = nil) {
+        self.minter = minter
+        self.endpoints = endpoints
+    }
+
     /// The body of a delivery, or nil for a marker (which sends nothing).
     /// - Throws: a minting error (a bug in the plan, such as a forgery that does not apply).
-    func body(for delivery: PlannedDelivery) throws -> [UInt8]? {
+    package func body(for delivery: PlannedDelivery) throws -> [UInt8]? {
         let forgery = delivery.forgery.flatMap { $0 == Faults.bareProductIDForgery ? nil : Forgery(rawValue: $0) }
         switch delivery.action.delivery {
         case .marker:

@@ -1,12 +1,12 @@
 import Checking
 import Foundation
-import Load
+package import Load
 import Profile
-import Reporting
-import RunControl
+package import Reporting
+package import RunControl
 
 /// Maps what the load engine and the checker found onto the plain ``RunReport`` every writer reads.
-enum ReportBuilder {
+package enum ReportBuilder {
     static func build(
         profile: Profile,
         options: RunOptions,
@@ -201,7 +201,7 @@ enum ReportBuilder {
 
     /// The verdict, its reasons and the exit code of a run or a merge of shards, from the invariants' verdict,
     /// the thresholds and the signal that interrupted the run, if one did.
-    static func judge(
+    package static func judge(
         invariants: (verdict: VerdictOutcome, results: [InvariantResult]),
         thresholds: [ThresholdResult],
         interruptedBy signal: StopSignal?,
@@ -294,7 +294,7 @@ enum ReportBuilder {
 }
 
 extension ShardCounts {
-    init(_ counts: LoadCounts) {
+    package init(_ counts: LoadCounts) {
         self.init(
             scheduled: counts.scheduled,
             sent: counts.sent,
@@ -308,7 +308,7 @@ extension ShardCounts {
 }
 
 extension LoadCounts {
-    init(_ counts: ShardCounts) {
+    package init(_ counts: ShardCounts) {
         self.init()
         scheduled = counts.scheduled
         sent = counts.sent

@@ -1,9 +1,9 @@
-import Checking
+package import Checking
 import Dispatch
 import Foundation
-import Load
-import Profile
-import RunControl
+package import Load
+package import Profile
+package import RunControl
 import Synchronization
 import TargetProcesses
 
@@ -12,17 +12,17 @@ import TargetProcesses
 /// a per-account command, or one bulk command printing JSON lines. A probe that fails makes that account's
 /// checks unknown, and the notes say how many failed and why. Interrupted, it stops at once: the accounts it
 /// had not read by then are unknown too, never passed.
-final class FinalProbe {
+package final class FinalProbe {
     private let endpoints: Endpoints
     private let config: ProbeConfig?
     private let engine: LoadEngine
     private let interruption: Interruption
     /// What the reader should know about the probe phase.
-    private(set) var notes: [String] = []
+    package private(set) var notes: [String] = []
     /// What backing off from "not now" answers did, for the notes.
     private var backOff = BackOff()
     /// Sees each account's state as the probe read it, before it is checked (`paystorm target check` shows it).
-    var onState: (String, AccountState) -> Void = { _, _ in }
+    package var onState: (String, AccountState) -> Void = { _, _ in }
 
     /// Accounts whose probe answered or failed, so an interrupted probe knows which it never read.
     private var answered: Set<String> = []
@@ -32,7 +32,7 @@ final class FinalProbe {
     ///   - config: the profile's probe (commands, a transform), nil for the embedded ledger.
     ///   - engine: sends the HTTP probes; the caller cancels it when the run is interrupted.
     ///   - interruption: ends the back-off and the waits, and the probe commands, early.
-    init(endpoints: Endpoints, config: ProbeConfig?, engine: LoadEngine, interruption: Interruption) {
+    package init(endpoints: Endpoints, config: ProbeConfig?, engine: LoadEngine, interruption: Interruption) {
         self.endpoints = endpoints
         self.config = config
         self.engine = engine
@@ -42,7 +42,7 @@ final class FinalProbe {
     /// Probes `accounts` and feeds the checker (`final: true`). An account probed too near an expiry or a
     /// state change to decide (``Checker/checkFinal(account:state:at:)``) is probed again when that is past.
     /// - Returns: whether any answer carried `grants`.
-    func run(
+    package func run(
         accounts: [String],
         checker: Checker,
         startMillis: Int64,

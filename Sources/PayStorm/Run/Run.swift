@@ -3,11 +3,11 @@ import Chaos
 import Checking
 public import Foundation
 public import Load
-import Minting
+package import Minting
 public import Profile
 public import Reporting
 public import RunControl
-import Signing
+package import Signing
 import Simulation
 import Synchronization
 import TargetProcesses
@@ -92,6 +92,14 @@ public struct RunOutcome: Sendable {
     /// Why `latest` beside the folder does not name it (someone's file or folder of that name), for the
     /// console even when it is quiet; nil when it does.
     public var latestNote: String? = nil
+
+    /// An outcome of a run, or of a merge of shards' runs.
+    package init(report: RunReport, folder: URL, firstDetection: [String: Double], latestNote: String? = nil) {
+        self.report = report
+        self.folder = folder
+        self.firstDetection = firstDetection
+        self.latestNote = latestNote
+    }
 }
 
 /// One PayStorm run: wires Profile → Simulation → Chaos → Load → Checking → Reporting.
@@ -123,7 +131,7 @@ public enum PayStormRun {
     /// deliveries refused while the target is down for a planned restart.
     public static let thresholdKinds = ["webhook", "device", "probe", "forged", "network-fault", "restart"]
 
-    static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Threshold]) {
+    package static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Threshold]) {
         var profile: Profile
         do {
             profile = try Profile.load(path: options.profilePath, variables: ProfileVariables(set: options.variables))
@@ -381,10 +389,10 @@ public enum PayStormRun {
         return outcome
     }
 
-    static func format(_ seconds: Double) -> String { String(format: "%g", seconds) }
+    package static func format(_ seconds: Double) -> String { String(format: "%g", seconds) }
 
     /// The load engine of a run: the profile's timeout, CA file and connections per host.
-    static func loadEngine(profile: Profile) throws(RunError) -> LoadEngine {
+    package static func loadEngine(profile: Profile) throws(RunError) -> LoadEngine {
         do {
             return try LoadEngine(
                 LoadEngineConfiguration(
@@ -404,7 +412,7 @@ public enum PayStormRun {
     }
 
     /// The minter of a run: the PKI the target trusts and the profile's app identity.
-    static func minter(profile: Profile, pki: TestPKI) -> Minter {
+    package static func minter(profile: Profile, pki: TestPKI) -> Minter {
         Minter(
             pki: pki,
             app: AppIdentity(

@@ -3,7 +3,7 @@ import AppStoreServerAPI
 import Chaos
 import Dispatch
 import Foundation
-import Load
+package import Load
 import Minting
 import Profile
 import Simulation
@@ -92,7 +92,7 @@ final class APINotificationSender: Sendable {
 extension LoadEngine {
     /// Sends one request and waits for its result (a check's or a notification's single request, not a run's
     /// traffic); nil when the engine did not send it.
-    func sendOne(_ request: LoadRequest) -> LoadResult? {
+    package func sendOne(_ request: LoadRequest) -> LoadResult? {
         var result: LoadResult?
         _ = run(.closed(users: 1, thinkTime: .zero, duration: .seconds(600))) { index, _ in
             index == 0 ? request : nil

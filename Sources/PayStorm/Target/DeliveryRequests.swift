@@ -1,7 +1,7 @@
-import Chaos
+package import Chaos
 import Foundation
-import Load
-import Profile
+package import Load
+package import Profile
 import Simulation
 
 /// Which template shapes a delivery, what its placeholders hold, and what its answer means.
@@ -89,7 +89,7 @@ extension Endpoints {
     /// acknowledged, rejected and retry-later are rejected (and retried like any unacknowledged delivery),
     /// no answer is indeterminate (`:info`), and a request that never left is not sent. A request the transport
     /// resent (``LoadResult/resent``) is acknowledged by a granted answer; any other answer leaves it indeterminate.
-    static func outcome(of result: LoadResult, classification: ResponseClassification) -> DeliveryOutcome {
+    package static func outcome(of result: LoadResult, classification: ResponseClassification) -> DeliveryOutcome {
         guard let error = result.error else {
             let meaning = classification.meaning(status: result.status, body: result.body)
             // A copy the transport resent answers for itself only: the first copy went unanswered, and the target

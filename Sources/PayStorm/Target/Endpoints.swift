@@ -1,12 +1,12 @@
-import Chaos
+package import Chaos
 import Checking
 import Foundation
-import Load
-import Profile
+package import Load
+package import Profile
 import Simulation
 
 /// Where the run sends, how each role's requests are shaped and answers read, and how it reads an account.
-struct Endpoints: Sendable {
+package struct Endpoints: Sendable {
     /// Where the target is checked for reachability: the webhook URL, or its origin when placeholders are in it.
     var webhook: String
     /// The webhook's request template.
@@ -16,13 +16,13 @@ struct Endpoints: Sendable {
     /// The device report's template; nil when reports are not sent.
     var deviceReport: RequestTemplate?
     /// The probe URL with `{appAccountToken}` (or `{account.id}`...) in it, for HTTP probes.
-    var probe: String?
+    package var probe: String?
     /// Extra headers on every request (authentication for a staging backend).
     var headers: [(name: String, value: String)]
     /// Whether the probe answers in the contract's shape (true) or through a JSON-pointer mapping.
     var probeMapping: PointerMapping?
     /// Each account's identity in the backend (provisioned before traffic; empty otherwise).
-    var accounts = AccountDirectory()
+    package var accounts = AccountDirectory()
     /// The HTTP probe's own headers (`target.probe.headers`), rendered for each account over ``headers``.
     var probeHeaders: [RequestTemplate.Header] = []
     private let probeTemplate: TemplateString?
@@ -45,7 +45,7 @@ struct Endpoints: Sendable {
         probeTemplate = probe.flatMap { try? TemplateString($0) }
     }
 
-    func probeURL(for account: String) -> String? {
+    package func probeURL(for account: String) -> String? {
         if let probeTemplate { return accounts.render(probeTemplate, for: account, encoding: .url) }
         return probe?.replacingOccurrences(of: "{appAccountToken}", with: account)
     }
@@ -54,7 +54,7 @@ struct Endpoints: Sendable {
     /// (`webhook` or `device`) and how the role reads answers; nil when the target has no endpoint for that
     /// role (or for a marker, which sends nothing). The run and `paystorm target check` both build their
     /// requests here.
-    func request(
+    package func request(
         for delivery: PlannedDelivery,
         body: [UInt8],
         id: Int

@@ -1,11 +1,11 @@
-import AppStoreServerAPI
+package import AppStoreServerAPI
 import Dispatch
 import Foundation
 import HTTPServer
 import Load
-import Profile
-import Reporting
-import RunControl
+package import Profile
+package import Reporting
+package import RunControl
 import Signing
 import Simulation
 import Synchronization
@@ -17,9 +17,9 @@ import Synchronization
 /// chaos stage decides what reaches the backend, so the API tells the truth even about a purchase whose every
 /// delivery a fault dropped. Requests, the API's faults and the notifications it sends are queued here (the
 /// server's threads) and written to the history on the engine's thread by ``drain(into:startMillis:)``.
-final class RunAPI: Sendable {
+package final class RunAPI: Sendable {
     /// What the App Store knows.
-    let store: APIStore
+    package let store: APIStore
     let api: AppStoreServerAPI
     let server: APIServer
     /// Where the backend points its client, such as `https://127.0.0.1:8443`.
@@ -34,7 +34,7 @@ final class RunAPI: Sendable {
     /// for error messages.
     /// - Throws: `RunError` naming the profile field (an unreadable public key: 66; a bad key or a port that
     ///   cannot be bound: 65 and 69) or the report file that cannot be written (73).
-    static func start(
+    package static func start(
         profile: Profile,
         file: String,
         target: PreparedTarget,
@@ -176,7 +176,7 @@ final class RunAPI: Sendable {
     }
 
     /// Stops serving and waits for notifications still being sent.
-    func shutdown() {
+    package func shutdown() {
         server.shutdown()
         sender.finish()
     }

@@ -1,27 +1,27 @@
 import Foundation
-import Load
-import Profile
-import Reporting
-import RunControl
-import Signing
+package import Load
+package import Profile
+package import Reporting
+package import RunControl
+package import Signing
 import Simulation
-import TargetProcesses
+package import TargetProcesses
 
 /// The target of a run, ready to receive: its endpoints, the PKI it trusts, and the embedded ledger
 /// process when the run started one.
-struct PreparedTarget {
-    var endpoints: Endpoints
-    var pki: TestPKI
-    var ledger: LedgerProcess?
-    var description: String
+package struct PreparedTarget {
+    package var endpoints: Endpoints
+    package var pki: TestPKI
+    package var ledger: LedgerProcess?
+    package var description: String
     /// What setting the target up found that the report should say (a provisioning command that printed only
     /// some of the accounts).
     var notes: [String] = []
 }
 
 /// Starts or locates the target, and checks that it answers.
-enum TargetSetup {
-    static func prepare(
+package enum TargetSetup {
+    package static func prepare(
         profile: Profile,
         options: RunOptions,
         folder: ReportFolder,
@@ -137,7 +137,7 @@ enum TargetSetup {
 
     /// Connects to the webhook's host (with the TLS handshake for `https://`) without sending anything.
     /// - Throws: `RunError.unreachable` naming the URL and the failure.
-    static func checkReachable(_ endpoints: Endpoints, with engine: LoadEngine) throws(RunError) {
+    package static func checkReachable(_ endpoints: Endpoints, with engine: LoadEngine) throws(RunError) {
         if let failure = engine.probe(url: endpoints.webhook) {
             throw .unreachable("target \(endpoints.webhook) is unreachable: \(failure.error) (\(failure.detail))")
         }
@@ -150,7 +150,7 @@ enum TargetSetup {
     ///   - shard: the shard of a split run, if any: it provisions only its own accounts, so N shards do not
     ///     each create every account.
     /// - Throws: `RunError.unreachable` when the command fails (exit 69, its stderr quoted).
-    static func provision(
+    package static func provision(
         _ target: inout PreparedTarget,
         profile: Profile,
         only: String?,
@@ -183,7 +183,7 @@ enum TargetSetup {
     }
 
     /// The accounts a run provisions: the replayed one, else the shard's, else every account.
-    static func accountsToProvision(profile: Profile, only: String?, shard: Shard?) -> [String] {
+    package static func accountsToProvision(profile: Profile, only: String?, shard: Shard?) -> [String] {
         if let only { return [only] }
         return (0..<profile.population.accounts).filter { shard?.contains(account: $0) ?? true }.map {
             World.appAccountToken(seed: profile.seed, namespace: profile.namespace, account: $0)

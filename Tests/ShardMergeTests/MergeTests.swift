@@ -1,10 +1,11 @@
 import Foundation
 import Load
+import PayStorm
 import Reporting
 import RunControl
 import Testing
 
-@testable import PayStorm
+@testable import ShardMerge
 
 /// `paystorm merge`: shard summaries combined exactly, thresholds judged on the merged figures, and the
 /// refusals (shards of other runs, a shard twice, shards missing).

@@ -4,7 +4,7 @@ import Reporting
 import RunControl
 import Testing
 
-@testable import PayStorm
+@testable import Capacity
 
 /// Judging a step from its report folder: only the seconds after the warm-up and up to the end of the
 /// step's schedule count, and a harness-limited span inside the step marks it.

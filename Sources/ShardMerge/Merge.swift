@@ -1,6 +1,7 @@
 import Checking
 import Foundation
 import Load
+public import PayStorm
 import Reporting
 public import RunControl
 

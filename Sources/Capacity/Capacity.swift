@@ -1,5 +1,6 @@
 public import Foundation
 public import Load
+public import PayStorm
 import Profile
 public import Reporting
 public import RunControl
@@ -57,7 +58,7 @@ public struct CapacityOutcome: Sendable {
 /// print(outcome.report.sentence)
 /// ```
 ///
-/// Interrupted (``RunOptions/interruption`` of ``CapacityOptions/run``), the step in progress is cut short and
+/// Interrupted (`RunOptions.interruption` of ``CapacityOptions/run``), the step in progress is cut short and
 /// left out, and the report, its outcome `interrupted`, analyses the steps finished before.
 public enum PayStormCapacity {
     /// The objective that judges correctness beside speed: a step whose run failed an invariant is a bad step,

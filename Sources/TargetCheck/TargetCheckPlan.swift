@@ -1,6 +1,7 @@
 import AppStoreModel
 import Chaos
 import Foundation
+import PayStorm
 import Profile
 import RunControl
 import Simulation

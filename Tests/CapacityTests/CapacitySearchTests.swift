@@ -1,6 +1,6 @@
 import Testing
 
-@testable import PayStorm
+@testable import Capacity
 
 /// The capacity search's driver, run by a fake step runner (no network): a step is good below a known knee.
 struct CapacitySearchTests {

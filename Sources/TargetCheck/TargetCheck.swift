@@ -5,6 +5,7 @@ import Checking
 import Foundation
 import Load
 import Minting
+public import PayStorm
 import Profile
 import Reporting
 public import RunControl
