@@ -34,7 +34,7 @@ public actor ProcessSlots {
             (continuation: CheckedContinuation<Swift.Result<Result, any Error>, Never>) in
             Thread { continuation.resume(returning: Swift.Result { try body() }) }.start()
         }
-        release()
+        await handOn()
         return try outcome.get()
     }
 
@@ -44,10 +44,6 @@ public actor ProcessSlots {
             return
         }
         await withCheckedContinuation { waiting.append($0) }
-    }
-
-    private nonisolated func release() {
-        Task { await self.handOn() }
     }
 
     /// Gives the slot to the longest waiter, or frees it.
