@@ -245,7 +245,17 @@ public enum CapacityWriter {
             html += "<p><strong style=\"color:#cf222e\">\(e(invariants))</strong></p>\n"
         }
         html += "<h2>Throughput against offered rate</h2>\n"
-        html += SVGChart.render(
+        html += throughputChart(steps, markers: markers)
+        html += "<h2>Latency against throughput</h2>\n"
+        html += latencyChart(report, steps: steps)
+        html += fitSection(report)
+        html += stepTable(report)
+        return html + "</body></html>\n"
+    }
+
+    /// Offered and achieved throughput against the offered rate.
+    private static func throughputChart(_ steps: [CapacityStep], markers: [SVGChart.Marker]) -> String {
+        SVGChart.render(
             [
                 .init(name: "offered/s", color: "#8c959f", points: steps.map { ($0.rate, $0.offered) }),
                 .init(name: "achieved/s", color: "#1a7f37", points: steps.map { ($0.rate, $0.achieved) }),
@@ -255,11 +265,14 @@ public enum CapacityWriter {
             markers: markers,
             dots: true
         )
+    }
+
+    /// Latency against the throughput achieved, the knee marked.
+    private static func latencyChart(_ report: CapacityReport, steps: [CapacityStep]) -> String {
         // Latency against what the target achieved: the hockey stick, its knee where queues start to grow.
         let byThroughput = steps.filter { $0.harnessLimited == nil }.sorted { $0.achieved < $1.achieved }
         let kneeStep = steps.last { $0.rate == report.sustainableRate }
-        html += "<h2>Latency against throughput</h2>\n"
-        html += SVGChart.render(
+        return SVGChart.render(
             [
                 .init(
                     name: "p99 ms",
@@ -284,9 +297,6 @@ public enum CapacityWriter {
             } ?? [],
             dots: true
         )
-        html += fitSection(report)
-        html += stepTable(report)
-        return html + "</body></html>\n"
     }
 
     private static func fitSection(_ report: CapacityReport) -> String {

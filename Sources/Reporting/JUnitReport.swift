@@ -11,48 +11,14 @@ public enum JUnitReport {
     /// Renders the JUnit XML document for a report.
     public static func render(_ report: RunReport) -> String {
         let duration = String(format: "%.3f", report.endedAt.timeIntervalSince(report.startedAt))
-        var cases: [String] = []
         var failures = 0
         var skipped = 0
+        var cases: [String] = []
         for invariant in report.invariants {
-            let name = Markup.escape(invariant.name)
-            var body = ""
-            switch invariant.status {
-            case .passed:
-                break
-            case .failed:
-                failures += 1
-                let witnesses = report.violations.filter { $0.invariant == invariant.name }
-                let text = witnesses.prefix(20).map { v in
-                    "\(v.concerns): \(v.summary)\n" + v.witness.map { "  - \($0)" }.joined(separator: "\n")
-                        + "\n  replay: \(v.replay)"
-                }.joined(separator: "\n\n")
-                var message = "\(invariant.violations) violation(s)"
-                if let first = witnesses.first { message += ": \(first.concerns): \(first.summary)" }
-                if witnesses.isEmpty { message += " (no witness kept; see violations.jsonl)" }
-                if let reason = invariant.reason { message += " [\(reason)]" }
-                body = "<failure message=\"\(Markup.escape(message))\">\(Markup.escape(text))</failure>"
-            case .unknown:
-                skipped += 1
-                body = "<skipped message=\"unknown: \(Markup.escape(invariant.reason ?? "ambiguous probes"))\"/>"
-            case .unchecked:
-                skipped += 1
-                body = "<skipped message=\"unchecked: \(Markup.escape(invariant.reason ?? "no probe"))\"/>"
-            }
-            cases.append("    <testcase classname=\"invariants\" name=\"\(name)\">\(body)</testcase>")
+            cases.append(invariantCase(invariant, of: report, failures: &failures, skipped: &skipped))
         }
         for threshold in report.thresholds {
-            let name = Markup.escape(threshold.expression)
-            var body = ""
-            if let why = threshold.unknown {
-                skipped += 1
-                let message = "unknown: \(why) (observed \(threshold.observed))"
-                body = "<skipped message=\"\(Markup.escape(message))\"/>"
-            } else if !threshold.passed {
-                failures += 1
-                body = "<failure message=\"observed \(Markup.escape(threshold.observed))\"/>"
-            }
-            cases.append("    <testcase classname=\"thresholds\" name=\"\(name)\">\(body)</testcase>")
+            cases.append(thresholdCase(threshold, failures: &failures, skipped: &skipped))
         }
         var completed = ""
         if report.interrupted {
@@ -85,4 +51,55 @@ public enum JUnitReport {
 
             """
     }
+
+    /// The test case of one invariant: a failure with its first witnesses, or skipped when it was not checked
+    /// or could not decide.
+    private static func invariantCase(
+        _ invariant: InvariantResult,
+        of report: RunReport,
+        failures: inout Int,
+        skipped: inout Int
+    ) -> String {
+        let name = Markup.escape(invariant.name)
+        var body = ""
+        switch invariant.status {
+        case .passed:
+            break
+        case .failed:
+            failures += 1
+            let witnesses = report.violations.filter { $0.invariant == invariant.name }
+            let text = witnesses.prefix(20).map { v in
+                "\(v.concerns): \(v.summary)\n" + v.witness.map { "  - \($0)" }.joined(separator: "\n")
+                    + "\n  replay: \(v.replay)"
+            }.joined(separator: "\n\n")
+            var message = "\(invariant.violations) violation(s)"
+            if let first = witnesses.first { message += ": \(first.concerns): \(first.summary)" }
+            if witnesses.isEmpty { message += " (no witness kept; see violations.jsonl)" }
+            if let reason = invariant.reason { message += " [\(reason)]" }
+            body = "<failure message=\"\(Markup.escape(message))\">\(Markup.escape(text))</failure>"
+        case .unknown:
+            skipped += 1
+            body = "<skipped message=\"unknown: \(Markup.escape(invariant.reason ?? "ambiguous probes"))\"/>"
+        case .unchecked:
+            skipped += 1
+            body = "<skipped message=\"unchecked: \(Markup.escape(invariant.reason ?? "no probe"))\"/>"
+        }
+        return "    <testcase classname=\"invariants\" name=\"\(name)\">\(body)</testcase>"
+    }
+
+    /// The test case of one threshold: a failure when breached, skipped when it could not be evaluated.
+    private static func thresholdCase(_ threshold: ThresholdResult, failures: inout Int, skipped: inout Int) -> String {
+        let name = Markup.escape(threshold.expression)
+        var body = ""
+        if let why = threshold.unknown {
+            skipped += 1
+            let message = "unknown: \(why) (observed \(threshold.observed))"
+            body = "<skipped message=\"\(Markup.escape(message))\"/>"
+        } else if !threshold.passed {
+            failures += 1
+            body = "<failure message=\"observed \(Markup.escape(threshold.observed))\"/>"
+        }
+        return "    <testcase classname=\"thresholds\" name=\"\(name)\">\(body)</testcase>"
+    }
+
 }
