@@ -53,13 +53,9 @@ final class ChainVerifier: Sendable {
 
         let now = Int64(Date().timeIntervalSince1970)
         let effective: Int64
-        if onlineChecks {
-            effective = now
-        } else if let date = claims.signedDate ?? claims.receiptCreationDate {
-            guard let milliseconds = date.integer else { return failure("signedDate is not an integer") }
-            effective = floorDivide(milliseconds, 1000)
-        } else {
-            effective = now
+        switch Self.effectiveTime(of: claims, now: now, onlineChecks: onlineChecks) {
+        case .success(let time): effective = time
+        case .failure(let error): return .failure(error)
         }
 
         let entry: CachedHeader
@@ -72,7 +68,34 @@ final class ChainVerifier: Sendable {
             }
         }
 
-        // The signature: ES256 over the ASCII signing input, raw R||S with the P-256 leaf key.
+        if case .failure(let error) = Self.checkSignature(signature, over: payloadSegment, with: entry) {
+            return .failure(error)
+        }
+
+        if let problem = claims.registeredClaimProblem(now: Date().timeIntervalSince1970) { return failure(problem) }
+        return model
+    }
+
+    /// When the chain must be valid: now for online checks or a payload without a date, else when it was signed.
+    private static func effectiveTime(
+        of claims: ClaimsProbe,
+        now: Int64,
+        onlineChecks: Bool
+    ) -> Result<Int64, VerificationError> {
+        if onlineChecks { return .success(now) }
+        if let date = claims.signedDate ?? claims.receiptCreationDate {
+            guard let milliseconds = date.integer else { return failure("signedDate is not an integer") }
+            return .success(floorDivide(milliseconds, 1000))
+        }
+        return .success(now)
+    }
+
+    /// The signature: ES256 over the ASCII signing input, raw R||S with the P-256 leaf key.
+    private static func checkSignature(
+        _ signature: [UInt8],
+        over payloadSegment: UnsafeBufferPointer<UInt8>,
+        with entry: CachedHeader
+    ) -> Result<Void, VerificationError> {
         guard entry.chain.isP256, signature.count == 64, let der = p256DERSignature(fromRaw: signature) else {
             return failure("the signature is not a 64-byte ES256 signature from a P-256 leaf")
         }
@@ -81,9 +104,7 @@ final class ChainVerifier: Sendable {
         }
         let valid = (try? entry.chain.verifiers.withContext { $0.verifyDER(signature: der, digest: digest) }) ?? false
         guard valid else { return failure("the signature does not verify with the leaf key") }
-
-        if let problem = claims.registeredClaimProblem(now: Date().timeIntervalSince1970) { return failure(problem) }
-        return model
+        return .success(())
     }
 
     private static func decodeHeader(_ segment: UnsafeBufferPointer<UInt8>) -> Result<HeaderProbe, VerificationError> {

@@ -211,62 +211,76 @@ public struct TestPKI: Sendable {
                 "no PKI directory at \(directory) (create one with 'paystorm pki init \(directory)')"
             )
         }
-        func read(_ name: String) throws -> String {
-            let path = (directory as NSString).appendingPathComponent(name)
-            guard FileManager.default.fileExists(atPath: path) else {
-                throw PKIError(.missing, "PKI file \(path) is missing")
-            }
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw PKIError(.missing, "PKI file \(path) cannot be read")
-            }
-            return String(decoding: data, as: UTF8.self)
-        }
-        func certificate(_ name: String) throws -> Certificate {
-            let text = try read(name)
-            do { return try Certificate(pem: text) } catch {
-                throw PKIError(
-                    .malformed,
-                    "PKI file \((directory as NSString).appendingPathComponent(name)) is not a PEM certificate"
-                )
-            }
-        }
-        func key(_ name: String) throws -> SigningKey {
-            let text = try read(name)
-            do { return try SigningKey(pem: text) } catch {
-                throw PKIError(
-                    .malformed,
-                    "PKI file \((directory as NSString).appendingPathComponent(name)) is not a PEM private key"
-                )
-            }
-        }
+        let folder = PKIFolder(directory: directory)
         let pki = TestPKI(
-            root: try certificate("root.pem"),
-            intermediate: try certificate("intermediate.pem"),
-            leaf: try certificate("leaf.pem"),
-            rootKey: try key("root.key"),
-            intermediateKey: try key("intermediate.key"),
-            leafKey: try key("leaf.key")
+            root: try folder.certificate("root.pem"),
+            intermediate: try folder.certificate("intermediate.pem"),
+            leaf: try folder.certificate("leaf.pem"),
+            rootKey: try folder.key("root.key"),
+            intermediateKey: try folder.key("intermediate.key"),
+            leafKey: try folder.key("leaf.key")
         )
+        try pki.check(in: directory)
+        return pki
+    }
+
+    /// Checks that every key matches its certificate, that the leaf key is P-256, and that the chain verifies.
+    private func check(in directory: String) throws {
         for (name, cert, key) in [
-            ("root", pki.root, pki.rootKey), ("intermediate", pki.intermediate, pki.intermediateKey),
-            ("leaf", pki.leaf, pki.leafKey),
+            ("root", root, rootKey), ("intermediate", intermediate, intermediateKey),
+            ("leaf", leaf, leafKey),
         ] where !cert.matches(key) {
             throw PKIError(.malformed, "PKI in \(directory): \(name).key does not match \(name).pem")
         }
-        guard pki.leafKey.curve == .p256 else {
+        guard leafKey.curve == .p256 else {
             throw PKIError(.malformed, "PKI in \(directory): leaf.key is not a P-256 key (ES256 needs P-256)")
         }
         // A chain that does not verify would be minted into every x5c and rejected by every correct target,
         // so the whole run would read as "the target rejects genuine purchases".
         for (name, cert, issuerName, issuer) in [
-            ("intermediate", pki.intermediate, "root", pki.root), ("leaf", pki.leaf, "intermediate", pki.intermediate),
+            ("intermediate", intermediate, "root", root), ("leaf", leaf, "intermediate", intermediate),
         ] where !cert.isSigned(by: issuer) {
             throw PKIError(
                 .malformed,
                 "PKI in \(directory): \(name).pem does not verify under \(issuerName).pem (it was not signed by \(issuerName).key)"
             )
         }
-        return pki
+    }
+}
+
+/// The PEM files of a PKI directory, each read with a message that names the file.
+private struct PKIFolder {
+    let directory: String
+
+    func read(_ name: String) throws -> String {
+        let path = (directory as NSString).appendingPathComponent(name)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw PKIError(.missing, "PKI file \(path) is missing")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PKIError(.missing, "PKI file \(path) cannot be read")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func certificate(_ name: String) throws -> Certificate {
+        let text = try read(name)
+        do { return try Certificate(pem: text) } catch {
+            throw PKIError(
+                .malformed,
+                "PKI file \((directory as NSString).appendingPathComponent(name)) is not a PEM certificate"
+            )
+        }
+    }
+
+    func key(_ name: String) throws -> SigningKey {
+        let text = try read(name)
+        do { return try SigningKey(pem: text) } catch {
+            throw PKIError(
+                .malformed,
+                "PKI file \((directory as NSString).appendingPathComponent(name)) is not a PEM private key"
+            )
+        }
     }
 }
 

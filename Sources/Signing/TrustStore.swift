@@ -83,25 +83,10 @@ final class TrustStore: @unchecked Sendable {
         guard X509_get_ext_by_OBJ(verifiedIntermediate, intermediateOID, -1) >= 0 else {
             return chainFailure("the intermediate lacks Apple's intermediate OID \(AppleOID.intermediate)")
         }
-        if onlineChecks {
-            guard let root = ps_sk_X509_value(chain, ps_sk_X509_num(chain) - 1) else {
-                return chainFailure("the verified chain has no root")
-            }
-            // As Python: the intermediate (issued by the root) first, then the leaf.
-            if let error = OCSPClient.check(verifiedIntermediate, issuer: root, store: pointer) {
-                return .failure(error)
-            }
-            if let error = OCSPClient.check(verifiedLeaf, issuer: verifiedIntermediate, store: pointer) {
-                return .failure(error)
-            }
+        if onlineChecks, let error = revocationFailure(chain, leaf: verifiedLeaf, intermediate: verifiedIntermediate) {
+            return .failure(error)
         }
-        var validFrom = Int64.min
-        var validUntil = Int64.max
-        for index in 0..<ps_sk_X509_num(chain) {
-            guard let cert = ps_sk_X509_value(chain, index) else { continue }
-            validFrom = max(validFrom, unixSeconds(X509_get0_notBefore(cert)))
-            validUntil = min(validUntil, unixSeconds(X509_get0_notAfter(cert)))
-        }
+        let (validFrom, validUntil) = Self.validity(of: chain)
         guard let key = try? PublicKey(certificate: leaf.pointer) else {
             clearOpenSSLErrors()
             return chainFailure("the leaf public key cannot be read")
@@ -115,6 +100,32 @@ final class TrustStore: @unchecked Sendable {
                 onlineCheckedAt: onlineChecks ? Int64(Date().timeIntervalSince1970) : nil
             )
         )
+    }
+
+    /// The OCSP checks of a verified chain, as Python makes them: the intermediate (issued by the root) first,
+    /// then the leaf; nil when both are good.
+    private func revocationFailure(
+        _ chain: OpaquePointer,
+        leaf: OpaquePointer,
+        intermediate: OpaquePointer
+    ) -> VerificationError? {
+        guard let root = ps_sk_X509_value(chain, ps_sk_X509_num(chain) - 1) else {
+            return VerificationError(status: .verificationFailure, detail: "the verified chain has no root")
+        }
+        if let error = OCSPClient.check(intermediate, issuer: root, store: pointer) { return error }
+        return OCSPClient.check(leaf, issuer: intermediate, store: pointer)
+    }
+
+    /// When every certificate of a verified chain is valid, in Unix seconds.
+    private static func validity(of chain: OpaquePointer) -> (from: Int64, until: Int64) {
+        var validFrom = Int64.min
+        var validUntil = Int64.max
+        for index in 0..<ps_sk_X509_num(chain) {
+            guard let cert = ps_sk_X509_value(chain, index) else { continue }
+            validFrom = max(validFrom, unixSeconds(X509_get0_notBefore(cert)))
+            validUntil = min(validUntil, unixSeconds(X509_get0_notAfter(cert)))
+        }
+        return (validFrom, validUntil)
     }
 
     private func chainFailure(_ detail: String) -> Result<VerifiedChain, VerificationError> {
