@@ -128,9 +128,43 @@ extension Minter {
             version: "2.0",
             signedDate: date
         )
-        var nestedTransaction: JWSTransactionDecodedPayload?
-        var nestedRenewal: JWSRenewalInfoDecodedPayload?
-        var appTransaction: AppTransaction?
+        let (nestedTransaction, nestedRenewal, appTransaction) = try addContent(
+            of: kind,
+            purchase: purchase,
+            signedDate: date,
+            forgery: forgery,
+            to: &payload
+        )
+        if forgery == .datesInSeconds { payload.signedDate = payload.signedDate.map(Self.toSeconds) }
+        let signed = try signOuter(
+            &payload,
+            transaction: nestedTransaction,
+            renewal: nestedRenewal,
+            forgery: forgery,
+            keepNested: true
+        )
+        return MintedNotification(
+            kind: kind,
+            signedPayload: signed,
+            payload: payload,
+            transaction: nestedTransaction,
+            renewalInfo: nestedRenewal,
+            appTransaction: appTransaction,
+            forgery: forgery
+        )
+    }
+
+    /// Fills in what a kind of notification carries (its `data`, `summary`, `externalPurchaseToken` or
+    /// `appData`), and returns the nested payloads signed into it.
+    private func addContent(
+        of kind: NotificationKind,
+        purchase: Purchase?,
+        signedDate date: Int64,
+        forgery: Forgery?,
+        to payload: inout ResponseBodyV2DecodedPayload
+    ) throws -> (
+        transaction: JWSTransactionDecodedPayload?, renewal: JWSRenewalInfoDecodedPayload?, app: AppTransaction?
+    ) {
         switch kind.content {
         case .appIdentity:
             payload.data = NotificationData(
@@ -166,29 +200,13 @@ extension Minter {
                 environment: app.environment,
                 signedAppTransactionInfo: try sign(signed)
             )
-            appTransaction = signed
+            return (nil, nil, signed)
         case .subscription, .transaction, .oneTimeTransaction:
             let carried = try purchaseData(kind, purchase: purchase, signedDate: date, forgery: forgery)
-            (nestedTransaction, nestedRenewal) = (carried.transaction, carried.renewal)
             payload.data = carried.data
+            return (carried.transaction, carried.renewal, nil)
         }
-        if forgery == .datesInSeconds { payload.signedDate = payload.signedDate.map(Self.toSeconds) }
-        let signed = try signOuter(
-            &payload,
-            transaction: nestedTransaction,
-            renewal: nestedRenewal,
-            forgery: forgery,
-            keepNested: true
-        )
-        return MintedNotification(
-            kind: kind,
-            signedPayload: signed,
-            payload: payload,
-            transaction: nestedTransaction,
-            renewalInfo: nestedRenewal,
-            appTransaction: appTransaction,
-            forgery: forgery
-        )
+        return (nil, nil, nil)
     }
 
     /// The `data` of a notification that carries a purchase, and the nested payloads to sign into it.

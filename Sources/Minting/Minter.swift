@@ -169,6 +169,24 @@ public struct Minter: Sendable {
             appTransactionId: purchase.appTransactionId
         )
         guard let kind else { return payload }
+        applyRenewalState(of: kind, purchase: purchase, signedDate: signedDate, to: &payload)
+        if kind.notificationType == .offerRedeemed {
+            payload.offerType = .promotionalOffer
+            payload.offerIdentifier = "paystorm.promo"
+            payload.offerDiscountType = .payAsYouGo
+            payload.offerPeriod = "P1M"
+        }
+        return payload
+    }
+
+    /// What a kind of notification says of the renewal: billing retry and grace, the expiration intent, the
+    /// renewal product and status, a price increase, an extension.
+    private func applyRenewalState(
+        of kind: NotificationKind,
+        purchase: Purchase,
+        signedDate: Int64,
+        to payload: inout JWSRenewalInfoDecodedPayload
+    ) {
         let lowerProduct = purchase.autoRenewProductId ?? purchase.productId + ".lower"
         switch (kind.notificationType, kind.subtype) {
         case (.didFailToRenew, let subtype):
@@ -210,13 +228,6 @@ public struct Minter: Sendable {
         default:
             break
         }
-        if kind.notificationType == .offerRedeemed {
-            payload.offerType = .promotionalOffer
-            payload.offerIdentifier = "paystorm.promo"
-            payload.offerDiscountType = .payAsYouGo
-            payload.offerPeriod = "P1M"
-        }
-        return payload
     }
 
     /// The app transaction a `RESCIND_CONSENT` notification carries; `receiptCreationDate` is `signedDate`.
