@@ -21,15 +21,7 @@ extension PayStormCapacity {
         reports: String
     ) throws(RunError) -> CapacityOutcome {
         let (stepFolders, capacityFolders) = try folders(paths)
-        var texts = slos
-        if texts.isEmpty, let folder = capacityFolders.first {
-            let file = folder.appendingPathComponent("capacity.json")
-            if let data = FileManager.default.contents(atPath: file.path),
-                let earlier = try? JSONDecoder().decode(CapacityReport.self, from: data)
-            {
-                texts = earlier.slos
-            }
-        }
+        let texts = slos.isEmpty ? earlierSLOs(capacityFolders.first) ?? [] : slos
         guard !texts.isEmpty else { throw .badInput("no SLO to judge the steps by: pass --slo") }
         let invariants = judgesInvariants(texts)
         let parsed: [Threshold]
@@ -41,39 +33,10 @@ extension PayStormCapacity {
         let outURL: URL? =
             out.map { URL(fileURLWithPath: $0).standardizedFileURL }
             ?? (capacityFolders.count == 1 && paths.count == 1 ? capacityFolders[0] : nil)
-        var steps: [CapacityStep] = []
-        var identity: (profile: String, seed: UInt64)?
-        for folder in stepFolders {
-            do {
-                let read = try CapacityStepReader.read(
-                    folder,
-                    name: name(of: folder, under: outURL),
-                    slos: parsed,
-                    invariants: invariants
-                )
-                steps.append(read.step)
-                identity = identity ?? (read.profile, read.seed)
-            } catch {
-                throw error.missing ? .noInput(error.description) : .badInput(error.description)
-            }
-        }
+        let (steps, identity) = try readSteps(stepFolders, under: outURL, slos: parsed, invariants: invariants)
         let profile = identity?.profile ?? "capacity"
         let seed = identity?.seed ?? 0
-        let target: URL
-        do {
-            if let outURL {
-                target = try ReportFolder(exactly: outURL).url
-            } else {
-                target = try ReportFolder(
-                    root: URL(fileURLWithPath: reports),
-                    profile: profile,
-                    seed: seed,
-                    label: "capacity"
-                ).url
-            }
-        } catch {
-            throw .cannotWrite("\(error)")
-        }
+        let target = try outputFolder(outURL, reports: reports, profile: profile, seed: seed)
         let report = CapacityReport(
             steps: steps,
             slos: expressions(parsed, invariants: invariants),
@@ -86,6 +49,62 @@ extension PayStormCapacity {
             throw .cannotWrite("\(error)")
         }
         return CapacityOutcome(report: report, folder: target, interruptedBy: nil)
+    }
+
+    /// The objectives of an earlier analysis, from a capacity folder's `capacity.json`.
+    private static func earlierSLOs(_ folder: URL?) -> [String]? {
+        guard let folder else { return nil }
+        let file = folder.appendingPathComponent("capacity.json")
+        guard let data = FileManager.default.contents(atPath: file.path),
+            let earlier = try? JSONDecoder().decode(CapacityReport.self, from: data)
+        else { return nil }
+        return earlier.slos
+    }
+
+    /// Judges every step folder; the profile and seed are the first step's.
+    private static func readSteps(
+        _ stepFolders: [URL],
+        under outURL: URL?,
+        slos: [Threshold],
+        invariants: Bool
+    ) throws(RunError) -> (steps: [CapacityStep], identity: (profile: String, seed: UInt64)?) {
+        var steps: [CapacityStep] = []
+        var identity: (profile: String, seed: UInt64)?
+        for folder in stepFolders {
+            do {
+                let read = try CapacityStepReader.read(
+                    folder,
+                    name: name(of: folder, under: outURL),
+                    slos: slos,
+                    invariants: invariants
+                )
+                steps.append(read.step)
+                identity = identity ?? (read.profile, read.seed)
+            } catch {
+                throw error.missing ? .noInput(error.description) : .badInput(error.description)
+            }
+        }
+        return (steps, identity)
+    }
+
+    /// The folder the capacity files go to: `outURL` as it is, else a new one under `reports`.
+    private static func outputFolder(
+        _ outURL: URL?,
+        reports: String,
+        profile: String,
+        seed: UInt64
+    ) throws(RunError) -> URL {
+        do {
+            if let outURL { return try ReportFolder(exactly: outURL).url }
+            return try ReportFolder(
+                root: URL(fileURLWithPath: reports),
+                profile: profile,
+                seed: seed,
+                label: "capacity"
+            ).url
+        } catch {
+            throw .cannotWrite("\(error)")
+        }
     }
 
     /// The step folders to read and the capacity folders among `paths`.

@@ -59,21 +59,12 @@ public enum CapacityStepReader {
         let plan: CapacityStepPlan = try decode(folder.appendingPathComponent(CapacityStepPlan.fileName))
         let summary: StepSummary = try decode(folder.appendingPathComponent("summary.json"))
         let rows = try timeseries(folder.appendingPathComponent("timeseries.csv"))
-        let hlogPath = folder.appendingPathComponent("latency.hlog").path
-        let log: HistogramLogReader.Log
-        do {
-            log = try HistogramLogReader.read(path: hlogPath)
-        } catch {
-            throw CapacityStepError(description: "\(hlogPath): \(error)", missing: !exists(hlogPath))
-        }
+        let log = try histogramLog(folder.appendingPathComponent("latency.hlog").path)
         let from = plan.warmupSeconds
         let to = plan.seconds
         let window = rows.filter { $0.second > from && $0.second <= to + 0.001 }
         let length = max(Double(window.count), 1)
-        var errors: [String: Int] = [:]
-        for row in window {
-            for (name, count) in row.errors where count > 0 { errors[name, default: 0] += count }
-        }
+        let errors = errorCounts(window)
         let ok = window.reduce(0) { $0 + $1.ok }
         let failed = errors.values.reduce(0, +)
         let (latency, service) = histograms(log, from: from, to: to)
@@ -110,16 +101,7 @@ public enum CapacityStepReader {
             inFlight: window.map(\.inFlight).max() ?? 0,
             harnessCPU: plan.harnessCPU,
             harnessLimited: limited,
-            slos: slos.map { slo in
-                let outcome = slo.evaluate(metrics)
-                return SLOObservation(
-                    expression: slo.expression,
-                    observed: outcome.observedValue,
-                    observedText: outcome.observed,
-                    bound: slo.bound,
-                    held: outcome.passed
-                )
-            },
+            slos: observations(slos, metrics),
             failedInvariants: summary.failedInvariants
         )
         if invariants {
@@ -127,6 +109,38 @@ public enum CapacityStepReader {
             step.slos.append(.invariants(failed: step.failedInvariants ?? [:], undecided: undecided))
         }
         return (step, summary.profile, summary.seed)
+    }
+
+    /// The step's `latency.hlog`.
+    private static func histogramLog(_ path: String) throws(CapacityStepError) -> HistogramLogReader.Log {
+        do {
+            return try HistogramLogReader.read(path: path)
+        } catch {
+            throw CapacityStepError(description: "\(path): \(error)", missing: !exists(path))
+        }
+    }
+
+    /// The errors of the judged window, by kind.
+    private static func errorCounts(_ window: [Row]) -> [String: Int] {
+        var errors: [String: Int] = [:]
+        for row in window {
+            for (name, count) in row.errors where count > 0 { errors[name, default: 0] += count }
+        }
+        return errors
+    }
+
+    /// Each objective evaluated on the judged window's figures.
+    private static func observations(_ slos: [Threshold], _ metrics: ThresholdMetrics) -> [SLOObservation] {
+        slos.map { slo in
+            let outcome = slo.evaluate(metrics)
+            return SLOObservation(
+                expression: slo.expression,
+                observed: outcome.observedValue,
+                observedText: outcome.observed,
+                bound: slo.bound,
+                held: outcome.passed
+            )
+        }
     }
 
     /// Latency and service time of the results that came in during the judged window (each interval by its
