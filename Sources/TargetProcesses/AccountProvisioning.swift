@@ -21,6 +21,43 @@ package enum AccountProvisioning {
         let name = "target.accounts.provision '\(command.joined(separator: " "))'"
         var input: [UInt8] = []
         for token in tokens { input += Array("{\"appAccountToken\":\"\(JSONEscaping.escaped(token))\"}\n".utf8) }
+        let result = try output(
+            of: command,
+            name: name,
+            input: input,
+            accounts: tokens.count,
+            timeout: timeout,
+            interruption: interruption
+        )
+        let known = Dictionary(tokens.map { (AccountDirectory.normalized($0), $0) }) { first, _ in first }
+        var fields: [String: [String: String]] = [:]
+        var lineNumber = 0
+        for line in result.stdout.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") }) else { continue }
+            var strings = try accountFields(of: line, number: lineNumber, name: name)
+            guard let token = strings.removeValue(forKey: "appAccountToken") else {
+                throw .unreachable("\(name): output line \(lineNumber): no \"appAccountToken\"")
+            }
+            guard let minted = known[AccountDirectory.normalized(token)] else {
+                throw .unreachable(
+                    "\(name): output line \(lineNumber): appAccountToken \(token) is not one of the run's accounts"
+                )
+            }
+            fields[minted] = strings
+        }
+        return AccountDirectory(fields)
+    }
+
+    /// What the command printed, once it exited 0.
+    private static func output(
+        of command: [String],
+        name: String,
+        input: [UInt8],
+        accounts: Int,
+        timeout: Double,
+        interruption: Interruption
+    ) throws(RunError) -> CapturedCommand.Output {
         let result: CapturedCommand.Output
         do {
             result = try CapturedCommand.run(
@@ -28,7 +65,7 @@ package enum AccountProvisioning {
                 input: input,
                 timeout: timeout,
                 interruption: interruption,
-                maxOutputBytes: CapturedCommand.outputLimit(accounts: tokens.count)
+                maxOutputBytes: CapturedCommand.outputLimit(accounts: accounts)
             )
         } catch {
             if case .timedOut = error {
@@ -42,48 +79,41 @@ package enum AccountProvisioning {
         guard result.status == 0 else {
             throw .unreachable("\(name) exited \(result.status)\(quoted(result.stderr))")
         }
-        let known = Dictionary(tokens.map { (AccountDirectory.normalized($0), $0) }) { first, _ in first }
-        var fields: [String: [String: String]] = [:]
-        var lineNumber = 0
-        for line in result.stdout.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            lineNumber += 1
-            guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") }) else { continue }
-            let object: [String: TemplateJSON]
-            do {
-                guard case .object(let decoded) = try JSONDecoder().decode(TemplateJSON.self, from: Data(line)) else {
-                    throw ProvisionFailure("not a JSON object")
-                }
-                object = decoded
-            } catch {
-                throw .unreachable("\(name): output line \(lineNumber): expected a JSON object (\(error))")
+        return result
+    }
+
+    /// The string fields of one output line (the token among them).
+    private static func accountFields(
+        of line: ArraySlice<UInt8>,
+        number lineNumber: Int,
+        name: String
+    ) throws(RunError) -> [String: String] {
+        let object: [String: TemplateJSON]
+        do {
+            guard case .object(let decoded) = try JSONDecoder().decode(TemplateJSON.self, from: Data(line)) else {
+                throw ProvisionFailure("not a JSON object")
             }
-            var strings: [String: String] = [:]
-            for (key, value) in object {
-                guard case .string(let text) = value else {
-                    throw .unreachable(
-                        "\(name): output line \(lineNumber): \"\(key)\" is \(value.jsonText), expected a string"
-                    )
-                }
-                // Fields fill headers and URLs as they are: a CR or LF would start another header on the wire.
-                if let bad = text.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-                    throw .unreachable(
-                        "\(name): output line \(lineNumber): \"\(key)\" holds a control character "
-                            + "(U+\(String(format: "%04X", bad.value))); account fields are sent as they are"
-                    )
-                }
-                strings[key] = text
-            }
-            guard let token = strings.removeValue(forKey: "appAccountToken") else {
-                throw .unreachable("\(name): output line \(lineNumber): no \"appAccountToken\"")
-            }
-            guard let minted = known[AccountDirectory.normalized(token)] else {
+            object = decoded
+        } catch {
+            throw .unreachable("\(name): output line \(lineNumber): expected a JSON object (\(error))")
+        }
+        var strings: [String: String] = [:]
+        for (key, value) in object {
+            guard case .string(let text) = value else {
                 throw .unreachable(
-                    "\(name): output line \(lineNumber): appAccountToken \(token) is not one of the run's accounts"
+                    "\(name): output line \(lineNumber): \"\(key)\" is \(value.jsonText), expected a string"
                 )
             }
-            fields[minted] = strings
+            // Fields fill headers and URLs as they are: a CR or LF would start another header on the wire.
+            if let bad = text.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                throw .unreachable(
+                    "\(name): output line \(lineNumber): \"\(key)\" holds a control character "
+                        + "(U+\(String(format: "%04X", bad.value))); account fields are sent as they are"
+                )
+            }
+            strings[key] = text
         }
-        return AccountDirectory(fields)
+        return strings
     }
 
     /// ` (stderr: "…")` with the last lines of standard error, or nothing when it was empty.
