@@ -45,21 +45,7 @@ extension AppStoreServerAPI {
     /// purchased (not family-shared) subscription by 1 to 90 days, at most twice in 365 days; the same
     /// `requestIdentifier` again answers the same without extending twice. Emits `RENEWAL_EXTENDED`.
     func extend(_ id: String, body: [UInt8], now: Int64) throws -> HTTPResponse {
-        guard let fields = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body)) else {
-            throw APIErrorCode.generalBadRequest
-        }
-        guard case .integer(let days)? = fields["extendByDays"], (1...90).contains(days) else {
-            throw APIErrorCode.invalidExtendByDays
-        }
-        guard case .integer(let reason)? = fields["extendReasonCode"], (0...3).contains(reason) else {
-            throw APIErrorCode.invalidExtendReasonCode
-        }
-        guard case .string(let requestIdentifier)? = fields["requestIdentifier"], !requestIdentifier.isEmpty,
-            requestIdentifier.count <= 128
-        else { throw APIErrorCode.invalidRequestIdentifier }
-        guard !id.isEmpty, id.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            throw APIErrorCode.invalidOriginalTransactionId
-        }
+        let (days, reason, requestIdentifier) = try Self.extendRequest(body, id: id)
         let outcome = try store.withState { state throws(APIErrorCode) -> ExtensionOutcome in
             let series = (state.order).compactMap { visible($0, in: state, at: now) }
                 .filter { $0.facts.originalTransactionId == id }
@@ -110,6 +96,29 @@ extension AppStoreServerAPI {
                 effectiveDate: outcome.transaction.payload.expiresDate
             )
         )
+    }
+
+    /// The fields of an extension request, each checked as the App Store checks it, in its order.
+    private static func extendRequest(
+        _ body: [UInt8],
+        id: String
+    ) throws -> (days: Int64, reason: Int64, requestIdentifier: String) {
+        guard let fields = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body)) else {
+            throw APIErrorCode.generalBadRequest
+        }
+        guard case .integer(let days)? = fields["extendByDays"], (1...90).contains(days) else {
+            throw APIErrorCode.invalidExtendByDays
+        }
+        guard case .integer(let reason)? = fields["extendReasonCode"], (0...3).contains(reason) else {
+            throw APIErrorCode.invalidExtendReasonCode
+        }
+        guard case .string(let requestIdentifier)? = fields["requestIdentifier"], !requestIdentifier.isEmpty,
+            requestIdentifier.count <= 128
+        else { throw APIErrorCode.invalidRequestIdentifier }
+        guard !id.isEmpty, id.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            throw APIErrorCode.invalidOriginalTransactionId
+        }
+        return (days, reason, requestIdentifier)
     }
 }
 
