@@ -110,7 +110,6 @@ extension Checker {
             tx.reversalAcked = true
         }
     }
-
 }
 
 extension OracleState {

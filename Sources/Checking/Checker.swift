@@ -329,5 +329,4 @@ public final class Checker: Sendable {
         }
         return results
     }
-
 }

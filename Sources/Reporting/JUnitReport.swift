@@ -101,5 +101,4 @@ public enum JUnitReport {
         }
         return "    <testcase classname=\"thresholds\" name=\"\(name)\">\(body)</testcase>"
     }
-
 }
