@@ -70,11 +70,7 @@ extension Command {
         guard let bundleId = try arguments.option("--bundle-id") else {
             throw CLIError(.usage, "missing --bundle-id ID")
         }
-        let environment = try arguments.option("--environment").map(Environment.init(rawValue:)) ?? .sandbox
-        guard environment.isKnown else {
-            let known = Environment.allKnown.map(\.rawValue).joined(separator: ", ")
-            throw CLIError(.usage, "--environment must be one of \(known)")
-        }
+        let environment = try environmentOption(&arguments)
         let appAppleId = try arguments.int("--app-apple-id").map { Int64($0) }
         let threads = try arguments.int("--threads") ?? 4
         let maxBody = try arguments.int("--max-body-bytes") ?? 1 << 20
@@ -89,17 +85,7 @@ extension Command {
         if !allowNonLoopback && !ListenAddress.isLoopback(host) {
             throw CLIError(.usage, "refusing to listen on non-loopback \(host); pass --allow-non-loopback")
         }
-        var roots: [[UInt8]] = []
-        for path in trustPaths {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CLIError(.noInput, "cannot read trust root \(path)")
-            }
-            let der = try derFromFile(Array(data), path: path)
-            guard (try? Certificate(der: der)) != nil else {
-                throw CLIError(.badInput, "trust root \(path) is not an X.509 certificate (DER or PEM)")
-            }
-            roots.append(der)
-        }
+        let roots = try trustedRoots(trustPaths)
 
         let configuration = LedgerConfiguration(
             host: host,
@@ -114,16 +100,7 @@ extension Command {
             maxBodyBytes: maxBody
         )
         raiseOpenFileLimit()
-        let ledger: ReferenceLedger
-        do {
-            ledger = try ReferenceLedger(configuration: configuration)
-        } catch let error as LedgerError {
-            // Not writable or held by another ledger: the output cannot be written; anything else is a bad input.
-            let writable = error.kind != .databaseNotWritable && error.kind != .databaseInUse
-            throw CLIError(writable ? .badInput : .cannotWrite, "cannot open ledger: \(error)")
-        } catch {
-            throw CLIError(.badInput, "cannot open ledger: \(error)")
-        }
+        let ledger = try openLedger(configuration)
         let termination = TerminationSignal.listen()
         let address: String
         do {
@@ -141,6 +118,47 @@ extension Command {
         // Wait for a signal (or the end of standard input), then shut down cleanly (stop accepting, finish
         // requests, commit).
         return termination.wait { ledger.stop() }
+    }
+
+    /// `--environment`, one of the App Store's (sandbox when not given).
+    private static func environmentOption(_ arguments: inout Arguments) throws -> Environment {
+        let environment = try arguments.option("--environment").map(Environment.init(rawValue:)) ?? .sandbox
+        guard environment.isKnown else {
+            let known = Environment.allKnown.map(\.rawValue).joined(separator: ", ")
+            throw CLIError(.usage, "--environment must be one of \(known)")
+        }
+        return environment
+    }
+
+    /// The DER of each `--trust` file (DER or PEM), each checked to be a certificate.
+    private static func trustedRoots(_ trustPaths: [String]) throws -> [[UInt8]] {
+        var roots: [[UInt8]] = []
+        for path in trustPaths {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CLIError(.noInput, "cannot read trust root \(path)")
+            }
+            let der = try derFromFile(Array(data), path: path)
+            guard (try? Certificate(der: der)) != nil else {
+                throw CLIError(.badInput, "trust root \(path) is not an X.509 certificate (DER or PEM)")
+            }
+            roots.append(der)
+        }
+        return roots
+    }
+
+    /// Opens the ledger's database; one that is not writable or held by another ledger cannot be written.
+    private static func openLedger(_ configuration: LedgerConfiguration) throws -> ReferenceLedger {
+        let ledger: ReferenceLedger
+        do {
+            ledger = try ReferenceLedger(configuration: configuration)
+        } catch let error as LedgerError {
+            // Not writable or held by another ledger: the output cannot be written; anything else is a bad input.
+            let writable = error.kind != .databaseNotWritable && error.kind != .databaseInUse
+            throw CLIError(writable ? .badInput : .cannotWrite, "cannot open ledger: \(error)")
+        } catch {
+            throw CLIError(.badInput, "cannot open ledger: \(error)")
+        }
+        return ledger
     }
 
     /// Stops `termination`'s wait when standard input ends: the parent holding its other end exited, however it
