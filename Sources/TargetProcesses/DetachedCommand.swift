@@ -126,9 +126,19 @@ package enum DetachedCommand {
         diesWithPayStorm: Bool = false
     ) -> Result<pid_t, SpawnFailure> {
         guard let program = arguments.first else { return .failure(SpawnFailure(description: "the command is empty")) }
-        let pid = withCStrings(arguments) { argv in
-            ps_spawn_session(program, argv, environ, stdin ?? -1, stdout, stderr, diesWithPayStorm ? SIGKILL : 0)
-        }
+        // "Text file busy": the program (a script just written) is still open for writing somewhere, often only
+        // in a child another thread forked before the writer closed it, until that child's exec. It passes.
+        var pid: pid_t = -1
+        var pause: useconds_t = 1_000
+        let deadline = Date().addingTimeInterval(2)
+        repeat {
+            pid = withCStrings(arguments) { argv in
+                ps_spawn_session(program, argv, environ, stdin ?? -1, stdout, stderr, diesWithPayStorm ? SIGKILL : 0)
+            }
+            guard pid < 0, errno == ETXTBSY, Date() < deadline else { break }
+            usleep(pause)
+            pause = min(pause * 2, 50_000)
+        } while true
         guard pid > 0 else {
             return .failure(SpawnFailure(description: "\(program): \(String(cString: strerror(errno)))"))
         }

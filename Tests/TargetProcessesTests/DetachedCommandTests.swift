@@ -45,6 +45,21 @@ struct DetachedCommandTests {
         #expect(outcome == .timedOut)
     }
 
+    /// A script written just before it is run can still be open for writing for a moment (in a child that another
+    /// thread forked in between, until that child's exec): the kernel then refuses to run it ("Text file busy").
+    /// Seen with a probe script beside end-to-end runs; the spawn waits for the writer to let go.
+    @Test func spawnWaitsForAScriptStillOpenForWriting() throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("busy-\(UUID()).sh")
+        defer { try? FileManager.default.removeItem(at: script) }
+        let writer = open(script.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        try #require(writer >= 0)
+        _ = "#!/bin/sh\nexit 0\n".withCString { write(writer, $0, strlen($0)) }
+        let release = DispatchWorkItem { close(writer) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.1, execute: release)
+        let pid = try Self.spawn([script.path])
+        #expect(DetachedCommand.wait(for: pid, until: Date().addingTimeInterval(30)) == .exited(0))
+    }
+
     @Test func runCannotStartAMissingProgram() {
         let outcome = DetachedCommand.run(
             ["/no/such/program"],
