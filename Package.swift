@@ -15,7 +15,8 @@ import PackageDescription
 ///                  │                   │      └→ Checking, Profile
 ///                  │                   ├→ Checking → Chaos → Simulation → Profile → AppStoreModel
 ///                  │                   │      └→ TargetContract
-///                  │                   ├→ Load → Profile
+///                  │                   ├→ Load → Primitives (the seeded generator, arrival maths, the heap;
+///                  │                   │         no dependencies: Profile and every module above it use it)
 ///                  │                   ├→ Reporting
 ///                  │                   ├→ AppStoreServerAPI → Minting → Signing → AppStoreModel
 ///                  │                   │      └→ HTTPServer
@@ -42,18 +43,23 @@ let package = Package(
         .target(name: "CPayStormShims", dependencies: ["COpenSSL", "CCurl", "CMicroHTTPD", "CSQLite"]),
 
         // The pipeline.
+        // The leaf every stage shares: the one seeded generator, the arrival maths and the heap.
+        .target(name: "Primitives"),
         .target(name: "AppStoreModel"),
         // The probe contract: what a target grants one account, as the checker reads it and the reference ledger
         // writes it. No dependencies, so both sides import it without an edge up the pipeline.
         .target(name: "TargetContract"),
-        .target(name: "Profile", dependencies: ["AppStoreModel"]),
+        .target(name: "Profile", dependencies: ["Primitives", "AppStoreModel"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CPayStormShims"]),
         .target(name: "Signing", dependencies: ["AppStoreModel", "COpenSSL", "CPayStormShims"]),
-        .target(name: "Minting", dependencies: ["AppStoreModel", "Signing", "Profile"]),
-        .target(name: "Simulation", dependencies: ["AppStoreModel", "Profile"]),
-        .target(name: "Chaos", dependencies: ["Simulation", "Profile", "AppStoreModel"]),
-        .target(name: "Load", dependencies: ["Profile", "CCurl", "CZlib", "CPayStormShims"]),
-        .target(name: "Checking", dependencies: ["Simulation", "Chaos", "Profile", "AppStoreModel", "TargetContract"]),
+        .target(name: "Minting", dependencies: ["Primitives", "AppStoreModel", "Signing", "Profile"]),
+        .target(name: "Simulation", dependencies: ["Primitives", "AppStoreModel", "Profile"]),
+        .target(name: "Chaos", dependencies: ["Primitives", "Simulation", "Profile", "AppStoreModel"]),
+        .target(name: "Load", dependencies: ["Primitives", "CCurl", "CZlib", "CPayStormShims"]),
+        .target(
+            name: "Checking",
+            dependencies: ["Primitives", "Simulation", "Chaos", "Profile", "AppStoreModel", "TargetContract"]
+        ),
         .target(name: "Reporting"),
         .target(
             name: "ReferenceLedger",
@@ -62,7 +68,7 @@ let package = Package(
         // The App Store Server API as PayStorm plays it, beside the reference ledger: the run path feeds it.
         .target(
             name: "AppStoreServerAPI",
-            dependencies: ["AppStoreModel", "Profile", "Simulation", "Signing", "Minting", "HTTPServer"]
+            dependencies: ["Primitives", "AppStoreModel", "Profile", "Simulation", "Signing", "Minting", "HTTPServer"]
         ),
         // How a command stops and ends: its exit codes, its errors, the interruption a signal sets.
         .target(name: "RunControl"),
@@ -76,15 +82,19 @@ let package = Package(
             dependencies: [
                 "RunControl", "TargetProcesses", "AppStoreModel", "Profile", "Signing", "Minting", "Simulation",
                 "Chaos", "Load", "Checking", "Reporting", "HTTPServer", "CPayStormShims", "AppStoreServerAPI",
+                "Primitives",
             ]
         ),
         // What drives runs: the capacity search (a run per step), the target check, the merge of shards' reports.
-        .target(name: "Capacity", dependencies: ["PayStorm", "RunControl", "Load", "Profile", "Reporting"]),
+        .target(
+            name: "Capacity",
+            dependencies: ["Primitives", "PayStorm", "RunControl", "Load", "Profile", "Reporting"]
+        ),
         .target(
             name: "TargetCheck",
             dependencies: [
                 "PayStorm", "RunControl", "TargetProcesses", "AppStoreModel", "AppStoreServerAPI", "Chaos", "Checking",
-                "Load", "Minting", "Profile", "Reporting", "Signing", "Simulation",
+                "Load", "Minting", "Primitives", "Profile", "Reporting", "Signing", "Simulation",
             ]
         ),
         .target(name: "ShardMerge", dependencies: ["PayStorm", "RunControl", "Checking", "Load", "Reporting"]),
@@ -92,7 +102,7 @@ let package = Package(
             name: "PayStormCLI",
             dependencies: [
                 "PayStorm", "Capacity", "TargetCheck", "ShardMerge", "RunControl", "AppStoreModel", "Profile",
-                "Signing",
+                "Signing", "Primitives",
                 "Minting", "Load", "ReferenceLedger",
                 "Reporting", "HTTPServer", "AppStoreServerAPI", "Simulation",
             ]
@@ -105,9 +115,10 @@ let package = Package(
         .target(name: "PayStormTestKit", dependencies: ["ReferenceLedger"], path: "Tests/PayStormTestKit"),
 
         // Tests mirror the modules.
+        .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"]),
         .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel"]),
         .testTarget(name: "TargetContractTests", dependencies: ["TargetContract"]),
-        .testTarget(name: "ProfileTests", dependencies: ["Profile", "AppStoreModel"]),
+        .testTarget(name: "ProfileTests", dependencies: ["Profile", "Primitives", "AppStoreModel"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "PayStormTestKit"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel", "HTTPServer", "PayStormTestKit"]),
         .testTarget(
@@ -116,14 +127,14 @@ let package = Package(
         ),
         .testTarget(
             name: "SimulationTests",
-            dependencies: ["Simulation", "Profile", "AppStoreModel", "PayStormTestKit"],
+            dependencies: ["Simulation", "Primitives", "Profile", "AppStoreModel", "PayStormTestKit"],
             exclude: ["Snapshots"]
         ),
-        .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Profile"]),
-        .testTarget(name: "LoadTests", dependencies: ["Load", "Profile", "CCurl"], exclude: ["Interop"]),
+        .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Primitives", "Profile"]),
+        .testTarget(name: "LoadTests", dependencies: ["Load", "Primitives", "CCurl"], exclude: ["Interop"]),
         .testTarget(
             name: "CheckingTests",
-            dependencies: ["Checking", "Simulation", "Chaos", "Profile", "AppStoreModel"]
+            dependencies: ["Checking", "Simulation", "Chaos", "Primitives", "Profile", "AppStoreModel"]
         ),
         .testTarget(name: "ReportingTests", dependencies: ["Reporting", "PayStormTestKit"], exclude: ["Snapshots"]),
         .testTarget(
@@ -150,7 +161,7 @@ let package = Package(
             name: "PayStormTests",
             dependencies: [
                 "PayStorm", "RunControl", "TargetProcesses", "TargetCheck", "Profile", "Simulation", "Chaos",
-                "Checking", "Minting",
+                "Checking", "Minting", "Primitives",
                 "Signing", "AppStoreModel", "Load",
                 "Reporting", "AppStoreServerAPI", "HTTPServer",
             ]

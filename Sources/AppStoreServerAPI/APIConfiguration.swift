@@ -1,4 +1,5 @@
 public import AppStoreModel
+import Primitives
 import Profile
 import Simulation
 import Synchronization

@@ -1,4 +1,5 @@
 public import AppStoreModel
+import Primitives
 import Profile
 public import Simulation
 import Synchronization

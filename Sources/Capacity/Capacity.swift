@@ -1,6 +1,7 @@
 public import Foundation
 public import Load
 public import PayStorm
+import Primitives
 import Profile
 public import Reporting
 public import RunControl

@@ -1,4 +1,5 @@
 import AppStoreModel
+import Primitives
 public import Profile
 public import Simulation
 

@@ -1,4 +1,5 @@
 public import Chaos
+import Primitives
 import Profile
 import Simulation
 import Synchronization

@@ -1,4 +1,4 @@
-internal import Profile
+import Primitives
 
 /// Turns a ``RateSchedule`` into intended send times, one at a time.
 ///
@@ -16,7 +16,7 @@ public struct Pacer: Sendable {
     /// How many intended times were handed out.
     public private(set) var count = 0
 
-    /// Profile's arrival times, the same pacer the simulated world uses.
+    /// The arrival times of Primitives, the same pacer the simulated world uses.
     private var arrivals: ArrivalTimes
 
     /// Creates a pacer at the start of `schedule`.

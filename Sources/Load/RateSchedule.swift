@@ -1,5 +1,5 @@
 internal import Foundation
-public import Profile
+public import Primitives
 
 /// Why a schedule, duration or threshold text is invalid.
 public struct LoadConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -20,7 +20,7 @@ public enum Arrivals: Sendable, Equatable {
     case poisson(seed: UInt64)
 }
 
-/// An open-loop rate over time: a sequence of Profile's `RateSegment` values (constant, linear ramp,
+/// An open-loop rate over time: a sequence of `RateSegment` values (Primitives) (constant, linear ramp,
 /// steps, spike, sine), whose integral and its inverse are the one implementation of the schedule math that
 /// the simulated world and `paystorm load` share.
 ///

@@ -1,4 +1,5 @@
 internal import Foundation
+import Primitives
 internal import Profile
 internal import Synchronization
 

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Load
 import PayStorm
+import Primitives
 import Profile
 import ReferenceLedger
 import Reporting

@@ -1,3 +1,5 @@
+public import Primitives
+
 /// The identities a run mints: account tokens, transaction, web order and app transaction IDs, and the UUIDs of
 /// notifications and summaries. They derive from the seed and `Profile.namespace`; what happens in the run
 /// derives from the seed alone, so the same seed in another namespace plays the same run under other names.

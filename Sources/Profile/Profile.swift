@@ -1,4 +1,5 @@
 public import Foundation
+public import Primitives
 
 /// A run profile: what to drive, with which catalog and population, at what rate, with which faults.
 ///

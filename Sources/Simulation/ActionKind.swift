@@ -1,3 +1,4 @@
+import Primitives
 internal import Profile
 
 /// What an arrival asks the world to do, one case per ``ActionMix`` weight.

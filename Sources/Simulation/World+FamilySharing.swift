@@ -1,4 +1,5 @@
 internal import AppStoreModel
+import Primitives
 internal import Profile
 
 // Family Sharing of non-consumables: the partner's own FAMILY_SHARED transaction, and its revocation when

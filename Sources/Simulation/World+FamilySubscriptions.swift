@@ -1,4 +1,5 @@
 internal import AppStoreModel
+import Primitives
 internal import Profile
 
 // Family Sharing of auto-renewable subscriptions: while the purchaser's product is family-shareable, the partner

@@ -1,4 +1,5 @@
 internal import AppStoreModel
+import Primitives
 internal import Profile
 
 // Carrying out what a subscription's lifecycle asks for: the world draws, numbers and schedules; the machine

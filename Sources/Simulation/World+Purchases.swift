@@ -1,4 +1,5 @@
 internal import AppStoreModel
+import Primitives
 internal import Profile
 
 // Consumables, non-consumables and non-renewing subscriptions: purchases (also through Ask to Buy), their

@@ -1,4 +1,5 @@
 internal import AppStoreModel
+import Primitives
 internal import Profile
 
 // Refunds (immediate, requested from the app and decided hours later, of older subscription periods) and

@@ -1,4 +1,5 @@
 internal import AppStoreModel
+import Primitives
 internal import Profile
 
 // What customers and Apple change on a running subscription: auto-renew, levels, offers, billing failures,

@@ -1,4 +1,5 @@
 internal import AppStoreModel
+import Primitives
 internal import Profile
 
 // Auto-renewable subscriptions: buying, renewing and the lifecycle's timers. The lifecycle's rules live in

@@ -1,3 +1,4 @@
+import Primitives
 public import Profile
 
 /// The seeded, deterministic App Store and its devices: a lazy, time-ordered stream of ``Action``s.

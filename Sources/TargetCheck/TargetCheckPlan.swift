@@ -2,6 +2,7 @@ import AppStoreModel
 import Chaos
 import Foundation
 import PayStorm
+import Primitives
 import Profile
 import RunControl
 import Simulation

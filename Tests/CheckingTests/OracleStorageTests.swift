@@ -1,4 +1,5 @@
 import Chaos
+import Primitives
 import Profile
 import Simulation
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import Profile
+import Primitives
 import Testing
 
 @testable import Load

@@ -1,4 +1,4 @@
-import Profile
+import Primitives
 import Testing
 
 @testable import Load

@@ -1,5 +1,6 @@
 import Chaos
 import Foundation
+import Primitives
 import Profile
 import Simulation
 import Synchronization

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import Profile
 import Reporting
 import Testing

@@ -1,5 +1,6 @@
 import AppStoreModel
 import Foundation
+import Primitives
 import Testing
 
 @testable import Profile

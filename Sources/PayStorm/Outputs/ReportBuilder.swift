@@ -1,6 +1,7 @@
 import Checking
 import Foundation
 package import Load
+import Primitives
 import Profile
 package import Reporting
 package import RunControl

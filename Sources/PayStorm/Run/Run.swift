@@ -4,7 +4,8 @@ import Checking
 public import Foundation
 public import Load
 package import Minting
-public import Profile
+public import Primitives
+package import Profile
 public import Reporting
 public import RunControl
 package import Signing

@@ -1,3 +1,4 @@
+import Primitives
 import Simulation
 
 /// Items ordered by time; equal times keep insertion order.

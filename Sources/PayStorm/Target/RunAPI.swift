@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import HTTPServer
 import Load
+import Primitives
 package import Profile
 package import Reporting
 package import RunControl

@@ -1,6 +1,8 @@
+internal import Foundation
+
 /// The one seeded generator of a run: SplitMix64 (Steele, Lea and Flood), small, fast and stable across
 /// platforms and Swift versions. Every random choice of the world, of the chaos and of Poisson arrivals goes
-/// through one of these (it lives in Profile, the lowest module they all share),
+/// through one of these (it lives in Primitives, the leaf module they all share),
 /// using only the helpers below (never the standard library's `random(in:using:)`, whose algorithm may change),
 /// so the same seed gives the same run.
 public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
@@ -68,5 +70,14 @@ public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
         }
         return "\(hex(hi >> 32, 8))-\(hex((hi >> 16) & 0xFFFF, 4))-\(hex(hi & 0xFFFF, 4))-"
             + "\(hex(lo >> 48, 4))-\(hex(lo & 0xFFFF_FFFF_FFFF, 12))"
+    }
+}
+
+extension SplitMix64 {
+    /// An exponential variate with mean 1 (the gap between two points of a unit-rate Poisson process).
+    public mutating func exponential() -> Double {
+        // 53 random bits in (0, 1]; never 0, so the logarithm is finite.
+        let unit = (Double(next() >> 11) + 1) / 9_007_199_254_740_992
+        return -log(unit)
     }
 }

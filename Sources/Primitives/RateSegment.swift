@@ -1,8 +1,8 @@
-import Foundation
+internal import Foundation
 
 /// One segment of the rate schedule: new actions per second over ``seconds``. Plain data; ``rate(at:)``
-/// evaluates it.
-public struct RateSegment: Sendable, Hashable, Decodable {
+/// evaluates it. Profile decodes it from a profile's `schedule`; Load builds it from `--schedule`.
+public struct RateSegment: Sendable, Hashable {
     /// The shapes of a segment.
     public enum Shape: Sendable, Hashable {
         /// A constant rate.
@@ -66,51 +66,6 @@ public struct RateSegment: Sendable, Hashable, Decodable {
         case .ramp(let from, let to), .steps(let from, let to, _): min(from, to)
         case .spike(let base, let peak, _, _): min(base, peak)
         case .sine(let mean, let amplitude, _): mean - abs(amplitude)
-        }
-    }
-
-    /// Strict decoding; `kind` selects the shape and its keys.
-    public init(from decoder: any Decoder) throws {
-        let all = [
-            "kind", "seconds", "rate", "from", "to", "count", "base", "peak", "atSeconds", "spikeSeconds", "mean",
-            "amplitude", "periodSeconds",
-        ]
-        let probe = try Fields(decoder, allowed: all)
-        let kind = try probe.choice("kind", ["constant", "ramp", "steps", "spike", "sine"], default: nil)
-        let keys: [String] =
-            switch kind {
-            case "constant": ["rate"]
-            case "ramp": ["from", "to"]
-            case "steps": ["from", "to", "count"]
-            case "spike": ["base", "peak", "atSeconds", "spikeSeconds"]
-            default: ["mean", "amplitude", "periodSeconds"]
-            }
-        let f = try Fields(decoder, allowed: ["kind", "seconds"] + keys)
-        seconds = try f.number("seconds", in: Self.secondsBounds, default: nil)
-        func rate(_ key: String) throws -> Double { try f.number(key, in: Self.rateBounds, default: nil) }
-        switch kind {
-        case "constant":
-            shape = .constant(rate: try rate("rate"))
-        case "ramp":
-            shape = .ramp(from: try rate("from"), to: try rate("to"))
-        case "steps":
-            shape = .steps(
-                from: try rate("from"),
-                to: try rate("to"),
-                count: Int(try f.integer("count", in: 1...10_000, default: nil))
-            )
-        case "spike":
-            let at = try f.number("atSeconds", in: 0...seconds, default: 0)
-            let length = try f.number("spikeSeconds", in: 0.001...seconds, default: nil)
-            shape = .spike(base: try rate("base"), peak: try rate("peak"), atSeconds: at, spikeSeconds: length)
-        default:
-            let mean = try rate("mean")
-            let amplitude = try f.number("amplitude", in: 0...mean, default: nil)
-            shape = .sine(
-                mean: mean,
-                amplitude: amplitude,
-                periodSeconds: try f.number("periodSeconds", in: Self.secondsBounds, default: nil)
-            )
         }
     }
 }
@@ -191,68 +146,6 @@ extension RateSegment {
         case .constant, .ramp, .sine:
             return []
         }
-    }
-}
-
-/// The intended times of a schedule's arrivals: the one pacer of PayStorm, used by the simulated world and by
-/// `paystorm load`. Evenly spread, the n-th arrival (from 0) is where the integrated rate reaches n, so a rate of
-/// 0 produces nothing and a ramp from 0 starts slowly, exactly. With a seed, the n-th arrival is where the
-/// integrated rate reaches the n-th point of a unit-rate Poisson process (a time change, so Poisson arrivals
-/// follow ramps, steps and sines too), drawn from ``SplitMix64`` so that a run replays.
-///
-/// ```swift
-/// var arrivals = ArrivalTimes(profile.schedule)
-/// while let t = arrivals.next() { arrive(at: t) }
-/// ```
-public struct ArrivalTimes: Sequence, IteratorProtocol, Sendable {
-    private let segments: [RateSegment]
-    private var index = 0
-    private var segmentStart = 0.0
-    private var countAtSegmentStart = 0.0
-    private var target = 0.0
-    /// The generator of Poisson gaps; nil for evenly spread arrivals.
-    private var random: SplitMix64?
-
-    /// Arrivals of `segments`, played in order: evenly spread, or a Poisson process seeded with `poissonSeed`.
-    public init(_ segments: [RateSegment], poissonSeed: UInt64? = nil) {
-        self.segments = segments
-        if let poissonSeed {
-            var generator = SplitMix64(seed: poissonSeed)
-            target = generator.exponential()
-            random = generator
-        }
-    }
-
-    /// The next arrival, in seconds since the start of the schedule, or nil after its end.
-    public mutating func next() -> Double? {
-        while index < segments.count {
-            let segment = segments[index]
-            let total = segment.count(until: segment.seconds)
-            let local = target - countAtSegmentStart
-            // The tolerance keeps rate × duration exact despite floating-point sums (10/s × 0.3 s).
-            if local < total - 1e-9 {
-                if var generator = random {
-                    target += generator.exponential()
-                    random = generator
-                } else {
-                    target += 1
-                }
-                return segmentStart + segment.time(forCount: local)
-            }
-            countAtSegmentStart += total
-            segmentStart += segment.seconds
-            index += 1
-        }
-        return nil
-    }
-}
-
-extension SplitMix64 {
-    /// An exponential variate with mean 1 (the gap between two points of a unit-rate Poisson process).
-    public mutating func exponential() -> Double {
-        // 53 random bits in (0, 1]; never 0, so the logarithm is finite.
-        let unit = (Double(next() >> 11) + 1) / 9_007_199_254_740_992
-        return -log(unit)
     }
 }
 

@@ -1,4 +1,4 @@
-import Profile
+import Primitives
 import Testing
 
 struct ArrivalTimesTests {
