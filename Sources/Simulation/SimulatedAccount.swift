@@ -30,36 +30,14 @@ struct IndexSet64: Sendable, Hashable {
     }
 }
 
-/// A one-time purchase kept so that it can be refunded (and its refund reversed), in 32 bytes.
-struct PurchaseRef: Sendable {
-    var transaction: UInt64
-    var purchaseMs: Int64
-    /// The shared transaction's number, 0 when not shared (transaction numbers start above 0).
-    private var sharedNumber: UInt64 = 0
-    var product: Int32
-    var quantity: Int32
-
-    init(product: Int32, transaction: UInt64, purchaseMs: Int64, quantity: Int32, shared: UInt64?) {
-        self.product = product
-        self.transaction = transaction
-        self.purchaseMs = purchaseMs
-        self.quantity = quantity
-        self.shared = shared
-    }
-
-    /// The partner's `FAMILY_SHARED` transaction for it, if it was shared.
-    var shared: UInt64? {
-        get { sharedNumber == 0 ? nil : sharedNumber }
-        set { sharedNumber = newValue ?? 0 }
-    }
-}
-
 /// What the world remembers of one account.
 struct SimulatedAccount: Sendable {
     /// The subscription of each group the account ever subscribed to, by group index.
     var subs: [SubscriptionLifecycle?] = []
-    var purchases: [PurchaseRef] = []
-    var refunded: [PurchaseRef] = []
+    /// The last few one-time purchases, refundable.
+    var purchases: [OneTimePurchase] = []
+    /// The last few refunded one-time purchases, whose refund may be reversed.
+    var refunded: [OneTimePurchase] = []
     /// When the account's last refund, refund reversal or renewal extension was signed: the next one is signed
     /// later (see `World.changesSettled(account:at:)`).
     var changedMs: Int64 = 0
@@ -89,16 +67,22 @@ struct SimulatedAccount: Sendable {
 
     /// Keeps the last four refundable purchases (bounded memory per account). The oldest goes before the
     /// newest is appended, so the array never grows past four (a fifth would double its storage).
-    mutating func remember(_ ref: PurchaseRef) {
+    mutating func remember(_ ref: OneTimePurchase) {
         if purchases.count >= 4 { purchases.removeFirst() }
         purchases.append(ref)
     }
 
     mutating func forget(_ transaction: UInt64) { purchases.removeAll { $0.transaction == transaction } }
 
-    mutating func rememberRefund(_ ref: PurchaseRef) {
+    mutating func rememberRefund(_ ref: OneTimePurchase) {
         if refunded.count >= 2 { refunded.removeFirst() }
         refunded.append(ref)
+    }
+
+    /// A refunded purchase whose refund was reversed is refundable again.
+    mutating func restore(_ ref: OneTimePurchase) {
+        refunded.removeAll { $0.transaction == ref.transaction }
+        remember(ref)
     }
 }
 

@@ -7,33 +7,9 @@ internal import Profile
 // for the series, as Apple issues them), its own SUBSCRIBED, DID_RENEW and status notifications, and a REVOKE
 // (FAMILY_REVOKE) when the purchaser is refunded or stops sharing.
 
-/// One subscription an account shares with its Family Sharing partner (kept by the purchaser, one per group).
-struct FamilyShare: Sendable, Hashable {
-    var group: Int
-    /// The partner's `originalTransactionId`: its first shared transaction, for every later period.
-    var original: UInt64
-    var originalMs: Int64
-    /// The partner's transaction for the purchaser's current period.
-    var transaction: UInt64
-    /// The partner has the subscription now.
-    var active: Bool
-    /// The purchaser stopped sharing it: never shared again.
-    var stopped = false
-}
-
-extension SimulatedAccount {
-    func familyShare(_ group: Int) -> FamilyShare? { familyShares.first { $0.group == group } }
-
-    mutating func setFamilyShare(_ share: FamilyShare) {
-        familyShares.removeAll { $0.group == share.group }
-        familyShares.append(share)
-    }
-}
-
 extension World {
     /// The purchaser's new period (a purchase, a renewal, an upgrade) reaches the partner as its own
-    /// `FAMILY_SHARED` transaction: `SUBSCRIBED` when sharing starts, else the purchaser's own notification type.
-    /// A period of a product that is not family-shareable ends the sharing (`REVOKE`).
+    /// `FAMILY_SHARED` transaction (see ``FamilyShare/newPeriod(type:subtype:lifecycle:shareable:partnerTaken:)``).
     mutating func shareNewPeriod(
         account: Int,
         group: Int,
@@ -45,105 +21,128 @@ extension World {
         guard let partner = Self.familyPartner(of: account, seed: profile.seed, population: profile.population),
             let sub = accounts[account].sub(group)
         else { return }
-        let previous = accounts[account].familyShare(group)
-        let shareable = products[groupProducts[group][Int(sub.position)]].familyShareable
-        guard shareable, previous?.stopped != true else {
-            revokeFamilyShare(account: account, group: group, at: t, cause: nil, stopsSharing: false)
-            return
-        }
-        let continuing = previous?.active == true
-        // A partner with its own subscription in the group, or one shared by someone else, is not shared another.
-        if !continuing
-            && (accounts[partner].sub(group).map { !$0.isOver } == true
-                || accounts[partner].familyMember.contains(group))
-        {
-            return
-        }
-        let now = millis(t)
-        let tx = newTransaction()
-        let share = FamilyShare(
-            group: group,
-            original: previous?.original ?? tx,
-            originalMs: previous?.originalMs ?? now,
-            transaction: tx,
-            active: true
-        )
-        accounts[account].setFamilyShare(share)
-        accounts[partner].familyMember.set(group, true)
-        let reason =
-            continuing && lifecycle != .upgrade && lifecycle != .offerRedeemed ? TransactionReason.renewal : .purchase
-        var truth = subscriptionTruth(account: account, group: group, kind: .grant, signedMs: now)
-        truth.transactionId = String(tx)
-        truth.originalTransactionId = String(share.original)
-        if continuing && (lifecycle == .upgrade || lifecycle == .offerRedeemed) {
-            truth.supersedes = previous.map { String($0.transaction) }
-        }
-        announceMemberPeriod(
-            truth,
-            purchaser: account,
-            group: group,
-            share: share,
-            reason: reason,
-            type: continuing ? type : .subscribed,
-            subtype: continuing ? subtype : (previous == nil ? .initialBuy : .resubscribe),
-            lifecycle: continuing ? lifecycle : .familySubscribe,
-            at: t
-        )
-        if !continuing, rng.chance(0.25) {
-            // A quarter of the purchasers stop sharing within a few periods.
-            let period = Double(groupLevels[group][Int(sub.position)].periodMillis) / 1000
-            schedule(.stopSharing(account: account, group: group), at: t + rng.between(0.2, 2) * period)
-        }
-    }
-
-    /// The partner's transaction for a new period on its devices (`Transaction.updates`), then its notification.
-    private mutating func announceMemberPeriod(
-        _ truth: Truth,
-        purchaser account: Int,
-        group: Int,
-        share: FamilyShare,
-        reason: TransactionReason,
-        type: NotificationTypeV2,
-        subtype: Subtype?,
-        lifecycle: Lifecycle,
-        at t: Double
-    ) {
-        let partner = account ^ 1  // accounts pair as 2k and 2k+1 (see `familyPartner`)
-        let now = millis(t)
-        let event = newEvent()
-        let facts = memberTransaction(account: account, group: group, share: share, reason: reason, signedMs: now)
-        deliverToDevices(
-            facts,
-            account: partner,
-            purchaser: nil,
-            everyDevice: true,
-            lifecycle: lifecycle,
-            event: event,
-            truth: truth,
-            at: t,
-            cause: nil
-        )
-        let note = notification(
+        var share = accounts[account].familyShare(group) ?? FamilyShare(group: group)
+        let effects = share.newPeriod(
             type: type,
             subtype: subtype,
-            signedMs: now,
-            status: SubscriptionStatus.active.wire,
-            facts,
-            memberRenewal(account: account, group: group, share: share, signedMs: now)
+            lifecycle: lifecycle,
+            shareable: products[groupProducts[group][Int(sub.position)]].familyShareable,
+            partnerTaken: accounts[partner].sub(group).map { !$0.isOver } == true
+                || accounts[partner].familyMember.contains(group)
         )
-        emit(lifecycle, account: partner, event: event, at: t + rng.between(0.1, 0.6), .notification(note), truth)
+        play(effects, of: share, account: account, at: t, cause: nil)
     }
 
     /// A change of the purchaser's subscription status (a billing failure, a grace period's end, an expiry, a
     /// renewal extension) reaches the partner for its own transaction; an expiry ends the sharing until the
     /// purchaser subscribes again.
     mutating func shareNotice(account: Int, group: Int, _ notice: SubscriptionLifecycle.Notice, at t: Double) {
-        guard notice.truth != .none, let share = accounts[account].familyShare(group), share.active,
-            let partner = Self.familyPartner(of: account, seed: profile.seed, population: profile.population),
+        guard notice.truth != .none, var share = accounts[account].familyShare(group),
             let sub = accounts[account].sub(group)
         else { return }
+        let effects = share.notice(notice, ends: sub.isOver)
+        play(effects, of: share, account: account, at: t, cause: nil)
+    }
+
+    /// The partner loses the shared subscription (`REVOKE`, `FAMILY_REVOKE`): the purchaser's current period was
+    /// refunded, moved to a product that is not family-shareable, or the purchaser stopped sharing
+    /// (`stopsSharing`, for good).
+    mutating func revokeFamilyShare(account: Int, group: Int, at t: Double, cause: String?, stopsSharing: Bool) {
+        guard var share = accounts[account].familyShare(group) else { return }
+        let effects = share.revoke(stopsSharing: stopsSharing)
+        play(effects, of: share, account: account, at: t, cause: cause)
+    }
+
+    /// Carries out a share's effects in order; `share` is the machine after its event, stored before the first.
+    mutating func play(
+        _ effects: [FamilyShare.Effect],
+        of share: FamilyShare,
+        account: Int,
+        at t: Double,
+        cause: String?
+    ) {
+        guard !effects.isEmpty else { return }
+        var share = share
+        let partner = account ^ 1  // accounts pair as 2k and 2k+1 (see `familyPartner`)
+        accounts[account].setFamilyShare(share)
+        for effect in effects {
+            switch effect {
+            case .join:
+                accounts[partner].familyMember.set(share.group, true)
+            case .leave:
+                accounts[partner].familyMember.set(share.group, false)
+            case .announce(let period):
+                share.number(newTransaction(), atMs: millis(t))
+                accounts[account].setFamilyShare(share)
+                announceMemberPeriod(period, purchaser: account, share: share, at: t)
+            case .drawStop:
+                // A quarter of the purchasers stop sharing within a few periods.
+                guard rng.chance(0.25), let sub = accounts[account].sub(share.group) else { continue }
+                let period = Double(groupLevels[share.group][Int(sub.position)].periodMillis) / 1000
+                schedule(.stopSharing(account: account, group: share.group), at: t + rng.between(0.2, 2) * period)
+            case .forward(let notice):
+                forward(notice, purchaser: account, share: share, at: t)
+            case .revoke:
+                revokeMember(purchaser: account, share: share, at: t, cause: cause)
+            }
+        }
+    }
+
+    /// The partner's transaction for a new period on its devices (`Transaction.updates`), then its notification.
+    private mutating func announceMemberPeriod(
+        _ period: FamilyShare.Period,
+        purchaser account: Int,
+        share: FamilyShare,
+        at t: Double
+    ) {
+        let partner = account ^ 1
+        let group = share.group
         let now = millis(t)
-        var truth = subscriptionTruth(account: account, group: group, kind: notice.truth, signedMs: now)
+        var truth = subscriptionTruth(account: account, group: group, kind: .grant, signedMs: now)
+        truth.transactionId = String(share.transaction)
+        truth.originalTransactionId = String(share.original)
+        if let supersedes = period.supersedes { truth.supersedes = String(supersedes) }
+        let event = newEvent()
+        let facts = memberTransaction(account: account, share: share, reason: period.reason, signedMs: now)
+        deliverToDevices(
+            facts,
+            account: partner,
+            purchaser: nil,
+            everyDevice: true,
+            lifecycle: period.lifecycle,
+            event: event,
+            truth: truth,
+            at: t,
+            cause: nil
+        )
+        let note = notification(
+            type: period.type,
+            subtype: period.subtype,
+            signedMs: now,
+            status: SubscriptionStatus.active.wire,
+            facts,
+            memberRenewal(account: account, share: share, signedMs: now)
+        )
+        emit(
+            period.lifecycle,
+            account: partner,
+            event: event,
+            at: t + rng.between(0.1, 0.6),
+            .notification(note),
+            truth
+        )
+    }
+
+    /// The purchaser's status change as the partner's notification, for the partner's own transaction.
+    private mutating func forward(
+        _ notice: SubscriptionLifecycle.Notice,
+        purchaser account: Int,
+        share: FamilyShare,
+        at t: Double
+    ) {
+        guard let sub = accounts[account].sub(share.group) else { return }
+        let now = millis(t)
+        var truth = subscriptionTruth(account: account, group: share.group, kind: notice.truth, signedMs: now)
         truth.transactionId = String(share.transaction)
         truth.originalTransactionId = String(share.original)
         let note = notification(
@@ -151,41 +150,27 @@ extension World {
             subtype: notice.subtype,
             signedMs: now,
             status: sub.status.wire,
-            memberTransaction(account: account, group: group, share: share, reason: nil, signedMs: now),
-            memberRenewal(account: account, group: group, share: share, signedMs: now)
+            memberTransaction(account: account, share: share, reason: nil, signedMs: now),
+            memberRenewal(account: account, share: share, signedMs: now)
         )
-        emit(notice.lifecycle, account: partner, event: newEvent(), at: t, .notification(note), truth)
-        if sub.isOver {
-            var ended = share
-            ended.active = false
-            accounts[account].setFamilyShare(ended)
-            accounts[partner].familyMember.set(group, false)
-        }
+        emit(notice.lifecycle, account: account ^ 1, event: newEvent(), at: t, .notification(note), truth)
     }
 
-    /// The partner loses the shared subscription (`REVOKE`, `FAMILY_REVOKE`): the purchaser's current period was
-    /// refunded, moved to a product that is not family-shareable, or the purchaser stopped sharing
-    /// (`stopsSharing`, for good).
-    mutating func revokeFamilyShare(account: Int, group: Int, at t: Double, cause: String?, stopsSharing: Bool) {
-        guard var share = accounts[account].familyShare(group), share.active,
-            let partner = Self.familyPartner(of: account, seed: profile.seed, population: profile.population)
-        else { return }
+    /// The partner's transaction revoked (`REVOKE`, `FAMILY_REVOKE`), in its notification and on its devices.
+    private mutating func revokeMember(purchaser account: Int, share: FamilyShare, at t: Double, cause: String?) {
+        let partner = account ^ 1
         let now = millis(t)
-        var facts = memberTransaction(account: account, group: group, share: share, reason: nil, signedMs: now)
+        var facts = memberTransaction(account: account, share: share, reason: nil, signedMs: now)
         facts.payload.revocationDate = now
         facts.payload.revocationReason = .refundedForOtherReason  // as Apple sends a family revocation
         facts.payload.revocationType = .familyRevoke
         facts.payload.revocationPercentage = nil
-        var truth = subscriptionTruth(account: account, group: group, kind: .revoke, signedMs: now)
+        var truth = subscriptionTruth(account: account, group: share.group, kind: .revoke, signedMs: now)
         truth.transactionId = facts.transactionId
         truth.originalTransactionId = facts.originalTransactionId
         truth.status = .revoked
         truth.gracePeriodExpiresDate = nil
-        share.active = false
-        share.stopped = share.stopped || stopsSharing
-        accounts[account].setFamilyShare(share)
-        accounts[partner].familyMember.set(group, false)
-        var renewal = memberRenewal(account: account, group: group, share: share, signedMs: now)
+        var renewal = memberRenewal(account: account, share: share, signedMs: now)
         renewal.autoRenewStatus = 0
         let event = newEvent()
         let note = notification(
@@ -213,13 +198,12 @@ extension World {
     /// The partner's `FAMILY_SHARED` transaction for the purchaser's current period: free, with no offer.
     private mutating func memberTransaction(
         account: Int,
-        group: Int,
         share: FamilyShare,
         reason: TransactionReason?,
         signedMs: Int64
     ) -> TransactionFacts {
         let partner = account ^ 1  // accounts pair as 2k and 2k+1 (see `familyPartner`)
-        let facts = subscriptionTransaction(account: account, group: group, reason: reason, signedMs: signedMs)
+        let facts = subscriptionTransaction(account: account, group: share.group, reason: reason, signedMs: signedMs)
         var shared = sharedCopy(of: facts, transaction: share.transaction, original: share.original, partner: partner)
         shared.payload.originalPurchaseDate = share.originalMs
         shared.payload.offerType = nil
@@ -232,12 +216,11 @@ extension World {
     /// The partner's renewal info: the purchaser's, for the partner's own series and account, with no offer.
     private func memberRenewal(
         account: Int,
-        group: Int,
         share: FamilyShare,
         signedMs: Int64
     ) -> JWSRenewalInfoDecodedPayload {
         let partner = account ^ 1
-        var facts = renewal(account: account, group: group, signedMs: signedMs)
+        var facts = renewal(account: account, group: share.group, signedMs: signedMs)
         facts.originalTransactionId = String(share.original)
         facts.appAccountToken = token(partner)
         facts.appTransactionId = appTransactionId(partner)

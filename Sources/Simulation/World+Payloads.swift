@@ -44,7 +44,7 @@ extension World {
         )
     }
 
-    mutating func purchaseTransaction(account: Int, ref: PurchaseRef, signedMs: Int64) -> TransactionFacts {
+    mutating func purchaseTransaction(account: Int, ref: OneTimePurchase, signedMs: Int64) -> TransactionFacts {
         let product = products[Int(ref.product)]
         return transaction(
             account: account,

@@ -50,61 +50,19 @@ extension World {
         let event = newEvent()
         let tx = newTransaction()
         let quantity: Int32 = product.type == .consumable ? Int32(1 + rng.below(3)) : 1
-        let now = millis(t)
-        let facts = transaction(
-            account: account,
-            product: index,
-            id: tx,
-            original: tx,
-            originalMs: now,
-            purchaseMs: now,
+        let partner = Self.familyPartner(of: account, seed: profile.seed, population: profile.population)
+        let (purchase, effects) = OneTimePurchase.purchase(
+            product: Int32(index),
+            kind: product.type,
+            transaction: tx,
+            event: event,
+            purchaseMs: millis(t),
             quantity: quantity,
-            price: product.priceMilli * Int64(quantity),
-            signedMs: now
+            device: device,
+            approved: approval,
+            familyShares: product.familyShareable && partner != nil
         )
-        var truth = Truth(kind: .grant, effectiveDate: now)
-        truth.productId = product.id
-        truth.productType = product.type
-        truth.transactionId = facts.transactionId
-        truth.originalTransactionId = facts.originalTransactionId
-        truth.quantity = Int(quantity)
-        if product.type == .nonRenewing { truth.expiresDate = now + Int64(product.periodSeconds * 1000) }
-        let lifecycle: Lifecycle = approval ? .askToBuyApproved : .purchase
-        let cause = approval ? "askToBuy" : nil
-        deliverToDevices(
-            facts,
-            account: account,
-            purchaser: approval ? nil : device,
-            everyDevice: product.type != .consumable,
-            lifecycle: lifecycle,
-            event: event,
-            truth: truth,
-            at: t,
-            cause: cause
-        )
-        let note = notification(type: .oneTimeCharge, subtype: nil, signedMs: now, status: nil, facts, nil)
-        emit(
-            lifecycle,
-            account: account,
-            event: event,
-            at: t + rng.between(0.05, 0.5),
-            .notification(note),
-            truth,
-            cause: cause
-        )
-        var ref = PurchaseRef(product: Int32(index), transaction: tx, purchaseMs: now, quantity: quantity, shared: nil)
-        if product.type == .nonConsumable {
-            accounts[account].setOwned(index, true)
-            if product.familyShareable,
-                let partner = Self.familyPartner(of: account, seed: profile.seed, population: profile.population)
-            {
-                ref.shared = share(product: index, from: facts, to: partner, at: t)
-            }
-        }
-        accounts[account].remember(ref)
-        if let mid = profile.faults.refundMidStream, rng.chance(mid.probability) {
-            schedule(.refund(account: account), at: t + rng.between(0, 1.0))
-        }
+        play(effects, of: purchase, account: account, at: t, cause: approval ? "askToBuy" : nil)
         return true
     }
 

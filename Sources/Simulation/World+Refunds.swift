@@ -53,19 +53,11 @@ extension World {
     }
 
     /// Refunds a one-time purchase (and revokes the partner's shared copy).
-    mutating func refundPurchase(account: Int, ref: PurchaseRef, at t: Double, cause: String?) {
-        let now = millis(t)
-        accounts[account].changedMs = now
-        accounts[account].forget(ref.transaction)
-        accounts[account].rememberRefund(ref)
-        let index = Int(ref.product)
-        if products[index].type == .nonConsumable { accounts[account].setOwned(index, false) }
-        var facts = purchaseTransaction(account: account, ref: ref, signedMs: now)
-        revoked(&facts, at: now)
-        revokeNotification(account: account, facts: facts, type: .refund, lifecycle: .refund, at: t, cause: cause)
-        if let shared = ref.shared {
-            revokeShared(shared, product: index, from: facts, purchaser: account, at: t, cause: cause)
-        }
+    mutating func refundPurchase(account: Int, ref: OneTimePurchase, at t: Double, cause: String?) {
+        accounts[account].changedMs = millis(t)
+        var purchase = ref
+        let effects = purchase.refund()
+        play(effects, of: purchase, account: account, at: t, cause: cause)
     }
 
     /// Fills the revocation fields of a fully refunded transaction.
@@ -292,25 +284,10 @@ extension World {
             reverseSubscriptionRefund(account: account, group: revokedGroups[pick], at: t)
             return true
         }
-        let index = Int(ref.product)
-        accounts[account].refunded.removeLast()
-        accounts[account].remember(ref)
-        if products[index].type == .nonConsumable { accounts[account].setOwned(index, true) }
-        let now = millis(t)
-        accounts[account].changedMs = now
-        let facts = purchaseTransaction(account: account, ref: ref, signedMs: now)
-        var truth = Truth(kind: .reinstate, effectiveDate: now)
-        truth.productId = facts.productId
-        truth.productType = products[index].type
-        truth.transactionId = facts.transactionId
-        truth.originalTransactionId = facts.originalTransactionId
-        truth.quantity = Int(ref.quantity)
-        if products[index].type == .nonRenewing {
-            // Owed again for what remains of its catalog period.
-            truth.expiresDate = ref.purchaseMs + Int64(products[index].periodSeconds * 1000)
-        }
-        let note = notification(type: .refundReversed, subtype: nil, signedMs: now, status: nil, facts, nil)
-        emit(.refundReversal, account: account, event: newEvent(), at: t, .notification(note), truth)
+        accounts[account].changedMs = millis(t)
+        var reversed = ref
+        let effects = reversed.reverseRefund()
+        play(effects, of: reversed, account: account, at: t, cause: nil)
         return true
     }
 

@@ -16,8 +16,10 @@ public import Profile
 /// ```
 ///
 /// The world is written by concern: arrivals and scheduling here, purchases and device reports, Family
-/// Sharing, subscriptions (whose lifecycle is the value state machine `SubscriptionLifecycle`), refunds and
-/// reversals, and the payload facts, each in its own file.
+/// Sharing, subscriptions, refunds and reversals, and the payload facts, each in its own file. What happens
+/// next to a subscription, a one-time purchase, an Ask to Buy request or a shared subscription is decided by
+/// a value state machine (`SubscriptionLifecycle`, `OneTimePurchase`, `AskToBuy`, `FamilyShare`); the world
+/// keeps the clock, the random generator and the numbering, and carries out the effects they return.
 public struct World: Sequence, IteratorProtocol, Sendable {
     /// The profile the world was made from.
     public let profile: Profile
