@@ -139,26 +139,7 @@ public struct Threshold: Sendable, Hashable {
         if service && !metric.isLatency {
             throw LoadConfigurationError("threshold '\(text)': 'service.' applies only to latency metrics")
         }
-        let bound: Double
-        if metric.isLatency {
-            guard valueText.contains(where: { $0.isLetter }) else {
-                throw LoadConfigurationError("threshold '\(text)': '\(valueText)' needs a unit (us, ms, s, m)")
-            }
-            bound = Double(try parseDuration(valueText).microseconds)
-        } else if metric == .errorRate {
-            if valueText.hasSuffix("%"), let percent = Double(valueText.dropLast().trimmingWhitespace()) {
-                bound = percent / 100
-            } else if let fraction = Double(valueText) {
-                bound = fraction
-            } else {
-                throw LoadConfigurationError("threshold '\(text)': '\(valueText)' is not a rate (0.1% or 0.001)")
-            }
-        } else {
-            guard let number = Double(valueText), number.isFinite else {
-                throw LoadConfigurationError("threshold '\(text)': '\(valueText)' is not a number")
-            }
-            bound = number
-        }
+        let bound = try parseBound(valueText, of: metric, in: text)
         if let vacuous = vacuity(metric: metric, comparison: Comparison(rawValue: op)!, bound: bound) {
             throw LoadConfigurationError("threshold '\(text)': \(vacuous)")
         }
@@ -170,6 +151,36 @@ public struct Threshold: Sendable, Hashable {
             comparison: Comparison(rawValue: op)!,
             bound: bound
         )
+    }
+
+    /// The bound of a threshold on `metric`, in the metric's unit (microseconds for a latency, a fraction for
+    /// the error rate); `text` is the whole threshold, for the error.
+    private static func parseBound(
+        _ valueText: String,
+        of metric: Metric,
+        in text: String
+    )
+        throws(LoadConfigurationError) -> Double
+    {
+        if metric.isLatency {
+            guard valueText.contains(where: { $0.isLetter }) else {
+                throw LoadConfigurationError("threshold '\(text)': '\(valueText)' needs a unit (us, ms, s, m)")
+            }
+            return Double(try parseDuration(valueText).microseconds)
+        }
+        if metric == .errorRate {
+            if valueText.hasSuffix("%"), let percent = Double(valueText.dropLast().trimmingWhitespace()) {
+                return percent / 100
+            }
+            guard let fraction = Double(valueText) else {
+                throw LoadConfigurationError("threshold '\(text)': '\(valueText)' is not a rate (0.1% or 0.001)")
+            }
+            return fraction
+        }
+        guard let number = Double(valueText), number.isFinite else {
+            throw LoadConfigurationError("threshold '\(text)': '\(valueText)' is not a number")
+        }
+        return number
     }
 
     /// Why a threshold could never fail, or never hold, whatever the run does (its bound outside what the

@@ -110,6 +110,13 @@ final class Transfer {
                 try setup.set(CURLOPT_HTTP_VERSION, version)
             }
         }
+        try setBody(of: request, setup: setup)
+        try setHeaders(request.headers, setup: setup)
+    }
+
+    /// Copies the body into the handle's buffer and sets the method, unless it and the body's size are the
+    /// previous transfer's.
+    private func setBody(of request: LoadRequest, setup: CurlEasySetup) throws(CurlSetupError) {
         let method = request.method
         if request.body.count > bodyCapacity {
             bodyBuffer?.deallocate()
@@ -127,16 +134,20 @@ final class Transfer {
             try setMethod(method, bodyCount: request.body.count, setup: setup)
             lastShape = shape
         }
-        if headerList == nil || !request.headers.elementsEqual(lastHeaders, by: { $0 == $1 }) {
+    }
+
+    /// Sets the header list, unless the headers are the previous transfer's.
+    private func setHeaders(_ headers: [(name: String, value: String)], setup: CurlEasySetup) throws(CurlSetupError) {
+        if headerList == nil || !headers.elementsEqual(lastHeaders, by: { $0 == $1 }) {
             curl_slist_free_all(headerList)
             // An empty Expect stops libcurl's 100-continue wait on bodies above 1 KB.
             var list = curl_slist_append(nil, "Expect:")
-            for header in request.headers {
+            for header in headers {
                 list = curl_slist_append(list, "\(header.name): \(header.value)")
             }
             headerList = list
             try setup.set(CURLOPT_HTTPHEADER, pointer: headerList)
-            lastHeaders = request.headers
+            lastHeaders = headers
         }
     }
 
