@@ -202,7 +202,7 @@ public enum PayStormCapacity {
         let sampler = CPUSampler()
         let outcome: RunOutcome
         do {
-            outcome = try PayStormRun.execute(run)
+            outcome = try PayStormRun(run).execute()
         } catch  where run.interruption.isInterrupted {
             sampler.stop()
             return nil

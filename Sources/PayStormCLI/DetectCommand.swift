@@ -58,7 +58,7 @@ extension Command {
             options.reportsDirectory = reports
             options.history = false
             do {
-                return try PayStormRun.execute(options)
+                return try PayStormRun(options).execute()
             } catch {
                 throw CLIError(
                     interruption.signal?.exitCode ?? RunCommandSupport.exitCode(for: error),

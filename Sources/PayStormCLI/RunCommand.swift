@@ -309,21 +309,19 @@ extension Command {
     /// and the command exits with the signal's code (129, 130, 143).
     static func execute(_ options: RunOptions) throws -> ExitCode {
         let quiet = options.status == .quiet
-        let signals = TerminationSignal.interrupting(options.interruption)
+        let run = PayStormRun(options) { line in
+            if !quiet { PayStormCLI.printError(line) }
+        }
+        let signals = TerminationSignal.interrupting(run)
         defer { signals.cancel() }
         let outcome: RunOutcome
         do {
-            outcome = try PayStormRun.execute(options) { line in
-                if !quiet { PayStormCLI.printError(line) }
-            }
+            outcome = try run.execute()
         } catch {
-            throw CLIError(
-                options.interruption.signal?.exitCode ?? RunCommandSupport.exitCode(for: error),
-                error.description
-            )
+            throw CLIError(run.signal?.exitCode ?? RunCommandSupport.exitCode(for: error), error.description)
         }
         print(verdictText(outcome), terminator: "")
-        return options.interruption.signal?.exitCode ?? ExitCode(rawValue: outcome.report.exitCode) ?? .internalError
+        return run.signal?.exitCode ?? ExitCode(rawValue: outcome.report.exitCode) ?? .internalError
     }
 
     /// The verdict block printed at the end of a run.

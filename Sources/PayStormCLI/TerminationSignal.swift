@@ -35,9 +35,10 @@ enum TerminationSignal {
         Catcher(queue: queue, handler: handler)
     }
 
-    /// Interrupts `interruption` at the first signal, so the command stops and writes its report; a second signal
-    /// kills the children the command is waiting on and exits at once with the first signal's code.
-    static func interrupting(_ interruption: Interruption) -> Catcher {
+    /// Interrupts `interruption` (a run, or a command's ``Interruption``) at the first signal, so the command stops
+    /// and writes its report; a second signal kills the children the command is waiting on and exits at once with
+    /// the first signal's code.
+    static func interrupting(_ interruption: some Interruptible) -> Catcher {
         let caught = Caught()
         return handle { number in
             guard let signal = StopSignal(number: number) else { return }

@@ -67,7 +67,7 @@ public enum StopSignal: Sendable, CaseIterable {
 /// var options = RunOptions(profilePath: "Profiles/smoke.json5")
 /// options.interruption = interruption
 /// // from a signal handler: interruption.interrupt(.terminate)
-/// let outcome = try PayStormRun.execute(options)  // outcome.report.interrupted, exit code 143
+/// let outcome = try PayStormRun(options).execute()  // outcome.report.interrupted, exit code 143
 /// ```
 public final class Interruption: @unchecked Sendable {
     // @unchecked: every stored property is read and written under `condition`.

@@ -67,19 +67,3 @@ struct SettleWait: Equatable {
         ) + probe
     }
 }
-
-extension PayStormRun {
-    /// Waits while a planned restart has the target down (killed, not yet answering again, its restart not
-    /// failed), at most until `end` seconds into the run: the final probe would find the target gone and decide
-    /// nothing. A restart can outlast the traffic that would have waited for it (none was refused by it).
-    /// - Returns: the seconds waited.
-    static func waitForRestart(_ parts: RunParts, until end: Double) -> Double {
-        let start = Double(parts.startMillis) / 1000
-        let clock = { Date().timeIntervalSince1970 - start }
-        let began = clock()
-        while parts.scheduler.restartUnderWay(at: clock()), clock() < end {
-            guard parts.options.interruption.sleep(0.1) else { break }
-        }
-        return clock() - began
-    }
-}
