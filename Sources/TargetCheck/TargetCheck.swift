@@ -13,78 +13,6 @@ import Signing
 import Simulation
 import TargetProcesses
 
-/// One line of `paystorm target check`'s table: what was sent through one role, how the target answered, how
-/// PayStorm classified the answer, what the probe then saw on the account, and a hint when it looks wrong.
-public struct TargetCheckRow: Sendable, Hashable {
-    /// The role: `webhook`, `deviceDelivery` or `deviceReport`.
-    public var role: String
-    /// What was sent: a genuine purchase, a duplicate, a forgery, a pending report.
-    public var sends: String
-    /// Method and URL, or why nothing was sent.
-    public var request: String
-    /// The HTTP status, or the transport error.
-    public var status: String
-    /// How the answer was classified (acknowledged, rejected, no answer, not sent).
-    public var classified: String
-    /// What the probe saw on the delivery's account afterwards.
-    public var probe: String
-    /// What to check when this row shows a problem.
-    public var hint: String?
-}
-
-/// What `paystorm target check` found.
-public struct TargetCheckOutcome: Sendable {
-    /// The table, one row per request.
-    public var rows: [TargetCheckRow]
-    /// The target, in words.
-    public var target: String
-    /// The product bought and the accounts used.
-    public var setup: String
-    /// Further facts (no probe configured, a probe that failed).
-    public var notes: [String]
-    /// Whether the mapping works: the genuine purchase acknowledged and visible in the probe, the duplicate
-    /// not granted twice, the forgery and the pending report not granted.
-    public var passed: Bool
-    /// The signal that stopped the check before it ended, if one did: what it had not reached is unknown.
-    public var interruptedBy: StopSignal?
-
-    /// The table and the result, as printed.
-    public var text: String {
-        let header = TargetCheckRow(
-            role: "role",
-            sends: "sends",
-            request: "request",
-            status: "status",
-            classified: "classified",
-            probe: "probe saw"
-        )
-        let all = [header] + rows
-        func width(_ column: (TargetCheckRow) -> String) -> Int { all.map { column($0).count }.max() ?? 0 }
-        let columns: [(TargetCheckRow) -> String] = [\.role, \.sends, \.request, \.status, \.classified]
-        let widths = columns.map(width)
-        var out = "target: \(target)\n\(setup)\n\n"
-        for row in all {
-            var line = ""
-            for (column, width) in zip(columns, widths) {
-                let cell = column(row)
-                line += cell + String(repeating: " ", count: width - cell.count + 2)
-            }
-            out += line + row.probe + "\n"
-            if let hint = row.hint { out += "  -> \(hint)\n" }
-        }
-        for note in notes { out += "note: \(note)\n" }
-        let problems = rows.filter { $0.hint != nil }.count
-        out +=
-            interruptedBy.map { "\nresult: INTERRUPTED (\($0.name)), what the check had not reached is unknown\n" }
-            ?? (passed
-                ? "\nresult: PASS, the mapping works\n"
-                : problems == 0
-                    ? "\nresult: FAIL (see the notes)\n"
-                    : "\nresult: FAIL, \(problems) problem\(problems == 1 ? "" : "s") (see the hints)\n")
-        return out
-    }
-}
-
 /// `paystorm target check PROFILE`: proves a profile's mapping of a target in seconds, before a long run.
 ///
 /// It sends one genuine purchase through each configured role (the device's delivery first, then the App
@@ -157,29 +85,18 @@ public enum TargetCheck {
         log: @escaping @Sendable (String) -> Void
     ) throws(RunError) -> TargetCheckOutcome {
         let interruption = options.interruption
-        do {
-            try TargetSetup.checkReachable(target.endpoints, with: engine)
-            try TargetSetup.provision(&target, profile: profile, only: nil, interruption: interruption, log: log)
-        } catch  where interruption.isInterrupted {
-            // Nothing is sent: the table says so, row by row.
-        }
-
+        // Interrupted, nothing is sent: the table says so, row by row.
+        try target.connect(profile: profile, with: engine, interruption: interruption, log: log)
         let plan = try Plan(profile: profile)
-        // A backend that pulls asks the App Store Server API about the plan's purchases: served without faults,
-        // since the check proves the mapping, not the backend's resilience.
-        var faultless = profile
-        faultless.target.appStoreAPI?.faults = AppStoreAPIFaults()
-        let api = try RunAPI.start(
-            profile: faultless,
+        let api = try startAPI(
+            for: plan,
+            profile: profile,
             file: options.profilePath,
             target: target,
             folder: folder,
             log: log
         )
         defer { api?.shutdown() }
-        for action in plan.steps.map(\.delivery).filter({ !$0.isForged }).map(\.action) {
-            api?.store.record(action, at: plan.startMillis + Int64((action.at * 1000).rounded()))
-        }
         // Every date of the plan must lie in the past when it is sent: a target may refuse what is signed
         // in the future, and no App Store sends it.
         interruption.sleep(until: Date(timeIntervalSince1970: Double(plan.startMillis) / 1000 + plan.latest + 0.05))
@@ -212,6 +129,26 @@ public enum TargetCheck {
             if refreshed.failed { outcome.passed = false }
         }
         return outcome
+    }
+
+    /// The App Store Server API a backend that pulls asks about the plan's purchases, started with them in its
+    /// store; served without faults, since the check proves the mapping, not the backend's resilience. Nil when the
+    /// profile serves none.
+    private static func startAPI(
+        for plan: Plan,
+        profile: Profile,
+        file: String,
+        target: PreparedTarget,
+        folder: ReportFolder,
+        log: @escaping @Sendable (String) -> Void
+    ) throws(RunError) -> RunAPI? {
+        var faultless = profile
+        faultless.target.appStoreAPI?.faults = AppStoreAPIFaults()
+        let api = try RunAPI.start(profile: faultless, file: file, target: target, folder: folder, log: log)
+        for action in plan.steps.map(\.delivery).filter({ !$0.isForged }).map(\.action) {
+            api?.store.record(action, at: plan.startMillis + Int64((action.at * 1000).rounded()))
+        }
+        return api
     }
 
     /// Runs the provisioning command a second time when the profile asks a run to refresh the accounts
@@ -296,16 +233,7 @@ public enum TargetCheck {
                     id: sent.rows.count
                 )
             else {
-                sent.rows.append(
-                    TargetCheckRow(
-                        role: step.role,
-                        sends: step.sends,
-                        request: "not configured",
-                        status: "-",
-                        classified: "-",
-                        probe: "-"
-                    )
-                )
+                sent.rows.append(TargetCheckRow(notConfigured: step))
                 continue
             }
             checker.sent(step.delivery, at: plan.now())
@@ -396,92 +324,5 @@ public enum TargetCheck {
             notes: notes,
             passed: !rows.contains { $0.hint != nil }
         )
-    }
-
-    /// What went wrong on one row, in a sentence that says where to look; nil when the row is as it should be.
-    static func hint(
-        for step: Step,
-        outcome: DeliveryOutcome,
-        probed: Bool,
-        found: [Invariant: CheckResult.Outcome],
-        probeFailure: String
-    ) -> String? {
-        let role = step.roleWords
-        switch step.kind {
-        case .genuine:
-            switch outcome {
-            case .acknowledged: break
-            case .rejected(let status):
-                switch status {
-                case 401, 403:
-                    return "\(role) got \(status): check the credentials (target.headers, the role's headers, the "
-                        + "accounts' fields from target.accounts.provision)"
-                case 404, 405: return "\(role) got \(status): check the URL and the method"
-                case 400..<500:
-                    return "\(role) got \(status): does the body template match the API "
-                        + "(and does the target trust the test root given with --pki)?"
-                default: return "\(role) got \(status): the target failed on a genuine purchase; see its log"
-                }
-            case .deferred(let status):
-                return "\(role) got \(status), which its responses read as retry later: the target limits its "
-                    + "rate or is busy; run the check again"
-            case .indeterminate(let reason), .notSent(let reason, _):
-                return "\(role) got no answer (\(reason)): check the URL and that the target is up"
-            }
-            guard probed else {
-                return "the probe failed (\(probeFailure)): check the probe URL or mapping"
-            }
-            if case .fail? = found[.noLostPurchase] {
-                return "probe shows nothing after an acknowledged purchase: check the probe URL or mapping"
-            }
-            if case .unknown(let reason)? = found[.noLostPurchase] {
-                return "the probe could not decide whether the purchase was granted: \(reason)"
-            }
-        case .duplicate:
-            if case .fail? = found[.noDoubleGrant] {
-                return "the purchase was granted more than once (the duplicate, or the device delivery and the "
-                    + "webhook each): the backend does not deduplicate on notificationUUID or transactionId"
-            }
-        case .forgery:
-            if case .fail? = found[.noUnlockWithoutVerifiedPurchase] {
-                return outcome.isAcknowledged
-                    ? "forgery was acknowledged and granted: the backend trusts unverified input"
-                    : "forgery was granted although rejected: the backend trusts unverified input"
-            }
-        case .pending:
-            if case .fail? = found[.noUnlockWithoutVerifiedPurchase] {
-                return "a pending purchase report was granted: the backend unlocks without a verified transaction"
-            }
-        }
-        return nil
-    }
-
-    static func status(_ result: LoadResult) -> String {
-        if let error = result.error { return "\(error)" }
-        return String(result.status)
-    }
-
-    static func describe(_ outcome: DeliveryOutcome) -> String {
-        switch outcome {
-        case .acknowledged: "acknowledged"
-        case .rejected: "rejected"
-        case .deferred: "retry later"
-        case .indeterminate: "no answer"
-        case .notSent: "not sent"
-        }
-    }
-
-    /// What an account's state shows for the product: entitled, a balance, grant counts, or nothing.
-    static func describe(_ state: AccountState, product: String) -> String {
-        var parts: [String] = []
-        let entitled = state.entitlements.filter { $0.productId == product }.count
-        if entitled > 0 { parts.append("\(product) entitled" + (entitled > 1 ? " x\(entitled)" : "")) }
-        if let balance = state.balances[product], balance != 0 { parts.append("\(product) balance \(balance)") }
-        if let grants = state.grants, !grants.isEmpty {
-            parts.append("grants " + grants.map { "\($0.transactionId) x\($0.count)" }.joined(separator: ", "))
-        }
-        let others = Set(state.entitlements.map(\.productId)).subtracting([product]).sorted()
-        if !others.isEmpty { parts.append("also " + others.joined(separator: ", ")) }
-        return parts.isEmpty ? "nothing" : parts.joined(separator: "; ")
     }
 }

@@ -64,20 +64,7 @@ extension TargetCheck {
             // again: `PayStormRun.load` gave such a target's profile a fresh namespace, as it does for a run.
             let product = original.catalog.products.first { $0.type == .nonConsumable } ?? original.catalog.products[0]
             profile.catalog.products = [product]
-            // An empty object is the mix in which every action weighs 0 (see ActionMix's decoding).
-            var mix: ActionMix
-            do {
-                mix = try JSONDecoder().decode(ActionMix.self, from: Data("{}".utf8))
-            } catch {
-                throw .internalError("cannot make an empty action mix: \(error)")
-            }
-            switch product.type {
-            case .consumable: mix.consumable = 1
-            case .nonConsumable: mix.nonConsumable = 1
-            case .autoRenewable: mix.subscribe = 1
-            case .nonRenewing: mix.nonRenewing = 1
-            }
-            profile.actionMix = mix
+            profile.actionMix = try Self.mix(buying: product)
             profile.population = Population(accounts: 3, devicesPerAccount: 1, familySharingFraction: 0)
             profile.faults = Faults()
             // Real time: nothing renews or expires while the check runs.
@@ -123,6 +110,24 @@ extension TargetCheck {
             )
             self.steps = steps
             latest = planned.map(\.at).max() ?? 0
+        }
+
+        /// The action mix in which the only action is buying `product`.
+        static func mix(buying product: Product) throws(RunError) -> ActionMix {
+            // An empty object is the mix in which every action weighs 0 (see ActionMix's decoding).
+            var mix: ActionMix
+            do {
+                mix = try JSONDecoder().decode(ActionMix.self, from: Data("{}".utf8))
+            } catch {
+                throw .internalError("cannot make an empty action mix: \(error)")
+            }
+            switch product.type {
+            case .consumable: mix.consumable = 1
+            case .nonConsumable: mix.nonConsumable = 1
+            case .autoRenewable: mix.subscribe = 1
+            case .nonRenewing: mix.nonRenewing = 1
+            }
+            return mix
         }
 
         /// The notification signed wrongly, for another account, with its own transaction: as Chaos forges.

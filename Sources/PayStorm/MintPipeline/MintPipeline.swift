@@ -4,30 +4,6 @@ import Foundation
 import Simulation
 import Synchronization
 
-/// One delivery ready to send: the plan and its signed body (nil for a marker).
-struct MintedDelivery: Sendable {
-    var planned: PlannedDelivery
-    var body: [UInt8]?
-    /// Set when minting failed; the delivery is then recorded, never sent.
-    var failure: String?
-    /// Set when the pipeline shed the delivery instead of signing it: its intended time had passed by more
-    /// than the pipeline's shedding horizon. It is PayStorm's miss, recorded, never sent.
-    var shed: String? = nil
-    /// For a shed entry of the pipeline's buffer, the consecutive deliveries shed with it, `planned` first: a
-    /// run is one buffer entry and is handed on whole, so shedding costs nothing per delivery past the world.
-    var shedRun: ArraySlice<PlannedDelivery> = []
-}
-
-/// What the engine's thread finds at the front of the pipeline, without waiting.
-enum MintHead {
-    /// The next delivery, minted (or shed).
-    case ready(MintedDelivery)
-    /// The next delivery, due at `at` (seconds into the run), is still being signed.
-    case minting(at: Double)
-    /// Nothing more will come.
-    case end
-}
-
 /// Signs deliveries ahead of the schedule on every core, in order, into a bounded buffer.
 ///
 /// One producer thread pulls the chaos stream (which is not thread-safe) in batches, signs each batch
@@ -409,30 +385,4 @@ struct MintBufferLimits: Sendable {
     /// Seconds of the schedule buffered at most, past the run's clock (a pipeline without a clock has no such
     /// cap). More than the run's lead, so the first sends never wait; at a high rate the other caps come first.
     var secondsAhead = 2.0
-}
-
-/// The bodies that later copies (duplicates, retries, redeliveries) must resend byte for byte.
-///
-/// Entries leave when their delivery can have no more follow-ups, so the cache holds what is in
-/// flight or awaiting a follow-up, not the whole run.
-final class BodyCache: Sendable {
-    private let bodies = Mutex([UInt64: [UInt8]]())
-
-    /// Keeps a body for a delivery ID.
-    func keep(_ body: [UInt8], for id: UInt64) {
-        bodies.withLock { $0[id] = body }
-    }
-
-    /// The body minted for a delivery ID, if still kept.
-    func body(of id: UInt64) -> [UInt8]? {
-        bodies.withLock { $0[id] }
-    }
-
-    /// Forgets a delivery's body.
-    func forget(_ id: UInt64) {
-        bodies.withLock { _ = $0.removeValue(forKey: id) }
-    }
-
-    /// How many bodies are kept.
-    var count: Int { bodies.withLock { $0.count } }
 }

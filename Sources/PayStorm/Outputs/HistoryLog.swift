@@ -110,51 +110,34 @@ final class HistoryLog {
         put(delivery.copy.rawValue)
         put("\",\"attempt\":")
         put(UInt64(delivery.attempt))
-        if let kind {
-            put(",\"kind\":\"")
-            put(kind)
-            put("\"")
-        }
+        if let kind { put(",\"kind\":\"", string: kind) }
         if case .notification(let facts) = action.delivery {
-            put(",\"notificationType\":\"")
-            put(Self.escape(facts.notificationType.rawValue))
-            put("\"")
-            if let subtype = facts.payload.subtype {
-                put(",\"subtype\":\"")
-                put(Self.escape(subtype.rawValue))
-                put("\"")
-            }
+            put(",\"notificationType\":\"", string: Self.escape(facts.notificationType.rawValue))
+            if let subtype = facts.payload.subtype { put(",\"subtype\":\"", string: Self.escape(subtype.rawValue)) }
         }
-        if let id = action.truth.transactionId {
-            put(",\"transactionId\":\"")
-            put(id)
-            put("\"")
-        }
+        if let id = action.truth.transactionId { put(",\"transactionId\":\"", string: id) }
         if let original = action.transaction?.originalTransactionId {
-            put(",\"originalTransactionId\":\"")
-            put(original)
-            put("\"")
+            put(",\"originalTransactionId\":\"", string: original)
         }
         if let signed = delivery.signedDate {
             put(",\"signedAt\":")
             put(fixed: Double(signed - startMillis) / 1000, places: 3)
         }
-        if let forgery = delivery.forgery {
-            put(",\"forgery\":\"")
-            put(forgery)
-            put("\"")
-        }
-        if let network = delivery.network {
-            put(",\"network\":\"")
-            put(network.rawValue)
-            put("\"")
-        }
+        if let forgery = delivery.forgery { put(",\"forgery\":\"", string: forgery) }
+        if let network = delivery.network { put(",\"network\":\"", string: network.rawValue) }
         if !delivery.faults.isEmpty && event != "result" && event != "send" {
             put(",\"faults\":[" + delivery.faults.map { "\"\(Self.escape($0.fault))\"" }.joined(separator: ",") + "]")
         }
         put(Self.outcomeFields(result: result, sent: sent, detail: detail))
         put("}\n")
         if buffer.count >= 1 << 16 { flush() }
+    }
+
+    /// Appends a string field: `opening` (`,"name":"`), then `value` (JSON-safe already), then the closing quote.
+    private func put(_ opening: StaticString, string value: String) {
+        put(opening)
+        put(value)
+        put("\"")
     }
 
     private func put(_ text: StaticString) {

@@ -27,12 +27,7 @@ package enum ReportBuilder {
     ) -> RunReport {
         let thresholds = thresholdResults(summary, harnessLimited: harnessLimited, latency: latencyThresholds)
         let invariants = Invariant.allCases.map { invariantResult($0, verdict: verdict) }
-        let invariantVerdict: VerdictOutcome =
-            switch verdict.outcome {
-            case .pass: .pass
-            case .fail: .fail
-            case .unknown: .unknown
-            }
+        let invariantVerdict = outcome(of: verdict)
         let (runVerdict, reasons, exitCode) = judge(
             invariants: (invariantVerdict, invariants),
             thresholds: thresholds,
@@ -61,18 +56,37 @@ package enum ReportBuilder {
             faults: faults,
             timeline: timeline(recorder),
             notes: runNotes(notes, verdict: verdict, firstDetection: firstDetection),
-            shard: options.shard.map {
-                ShardInfo(
-                    index: $0.index,
-                    count: $0.count,
-                    profilePath: options.profilePath,
-                    figures: shardFigures(summary: summary, recorder: recorder, verdict: verdict)
-                )
-            },
+            shard: shardInfo(options: options, summary: summary, recorder: recorder, verdict: verdict),
             harnessLimited: harnessLimited
         )
         if profile.namespace != 0 { report.namespace = RunNamespace.text(profile.namespace) }
         return report
+    }
+
+    /// The invariants' verdict as the report says it.
+    static func outcome(of verdict: Verdict) -> VerdictOutcome {
+        switch verdict.outcome {
+        case .pass: .pass
+        case .fail: .fail
+        case .unknown: .unknown
+        }
+    }
+
+    /// What a shard's report records for `paystorm merge`; nil for a run that is not a shard.
+    static func shardInfo(
+        options: RunOptions,
+        summary: LoadSummary,
+        recorder: LoadRecorder,
+        verdict: Verdict
+    ) -> ShardInfo? {
+        options.shard.map {
+            ShardInfo(
+                index: $0.index,
+                count: $0.count,
+                profilePath: options.profilePath,
+                figures: shardFigures(summary: summary, recorder: recorder, verdict: verdict)
+            )
+        }
     }
 
     /// The request counts; an answer its role classifies as a success (a 409 "already had it") is not an error.

@@ -46,7 +46,14 @@ extension PayStormRun {
         let engine = try Self.loadEngine(profile: profile)
         // Interrupted, the engine stops its run in progress and every later one, wherever the run is.
         watch(engine)
-        try Self.setUp(&target, options: options, profile: profile, engine: engine, log: log)
+        try target.connect(
+            profile: profile,
+            with: engine,
+            only: options.account,
+            shard: options.shard,
+            interruption: options.interruption,
+            log: log
+        )
         let api = try RunAPI.start(
             profile: profile,
             file: options.profilePath,
@@ -119,31 +126,6 @@ extension PayStormRun {
             startMillis: startMillis,
             log: log
         )
-    }
-
-    /// Checks that the target answers and provisions its accounts. Interrupted meanwhile, it stops there without
-    /// failing: the run then sends nothing and reports itself interrupted.
-    static func setUp(
-        _ target: inout PreparedTarget,
-        options: RunOptions,
-        profile: Profile,
-        engine: LoadEngine,
-        log: @escaping @Sendable (String) -> Void
-    ) throws(RunError) {
-        do {
-            guard !options.interruption.isInterrupted else { return }
-            try TargetSetup.checkReachable(target.endpoints, with: engine)
-            try TargetSetup.provision(
-                &target,
-                profile: profile,
-                only: options.account,
-                shard: options.shard,
-                interruption: options.interruption,
-                log: log
-            )
-        } catch  where options.interruption.isInterrupted {
-            return
-        }
     }
 
     /// The run's recorder (timeseries, latency log), its history and, with `--metrics-listen`, the metrics

@@ -19,6 +19,36 @@ package struct PreparedTarget {
     var notes: [String] = []
 }
 
+extension PreparedTarget {
+    /// Checks that the target answers, then provisions its accounts (the replayed one, else a shard's, else every
+    /// account). Interrupted meanwhile, it stops there without failing: the caller then sends nothing and says it
+    /// was interrupted.
+    /// - Throws: `RunError.unreachable` when the target does not answer, or why provisioning failed.
+    package mutating func connect(
+        profile: Profile,
+        with engine: LoadEngine,
+        only account: String? = nil,
+        shard: Shard? = nil,
+        interruption: Interruption,
+        log: @Sendable (String) -> Void
+    ) throws(RunError) {
+        do {
+            guard !interruption.isInterrupted else { return }
+            try TargetSetup.checkReachable(endpoints, with: engine)
+            try TargetSetup.provision(
+                &self,
+                profile: profile,
+                only: account,
+                shard: shard,
+                interruption: interruption,
+                log: log
+            )
+        } catch  where interruption.isInterrupted {
+            return
+        }
+    }
+}
+
 /// Starts or locates the target, and checks that it answers.
 package enum TargetSetup {
     package static func prepare(
