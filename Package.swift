@@ -15,8 +15,8 @@ import PackageDescription
 ///                  │                   │      └→ Checking, Profile
 ///                  │                   ├→ Checking → Chaos → Simulation → Profile → AppStoreModel
 ///                  │                   │      └→ TargetContract
-///                  │                   ├→ Load → Primitives (the seeded generator, arrival maths, the heap;
-///                  │                   │         no dependencies: Profile and every module above it use it)
+///                  │                   ├→ Load → Primitives (the seeded generator, arrival maths, the heap, the
+///                  │                   │         JSON value; no dependencies: AppStoreModel and above use it)
 ///                  │                   ├→ Reporting
 ///                  │                   ├→ AppStoreServerAPI → Minting → Signing → AppStoreModel
 ///                  │                   │      └→ HTTPServer
@@ -43,9 +43,10 @@ let package = Package(
         .target(name: "CPayStormShims", dependencies: ["COpenSSL", "CCurl", "CMicroHTTPD", "CSQLite"]),
 
         // The pipeline.
-        // The leaf every stage shares: the one seeded generator, the arrival maths and the heap.
+        // The leaf every stage shares: the one seeded generator, the arrival maths, the heap and the one JSON
+        // value (pointers, escaping, scanning).
         .target(name: "Primitives"),
-        .target(name: "AppStoreModel"),
+        .target(name: "AppStoreModel", dependencies: ["Primitives"]),
         // The probe contract: what a target grants one account, as the checker reads it and the reference ledger
         // writes it. No dependencies, so both sides import it without an edge up the pipeline.
         .target(name: "TargetContract"),
@@ -63,7 +64,9 @@ let package = Package(
         .target(name: "Reporting"),
         .target(
             name: "ReferenceLedger",
-            dependencies: ["AppStoreModel", "Signing", "HTTPServer", "CSQLite", "CPayStormShims", "TargetContract"]
+            dependencies: [
+                "Primitives", "AppStoreModel", "Signing", "HTTPServer", "CSQLite", "CPayStormShims", "TargetContract",
+            ]
         ),
         // The App Store Server API as PayStorm plays it, beside the reference ledger: the run path feeds it.
         .target(
@@ -75,7 +78,7 @@ let package = Package(
         // The target's child processes: the embedded ledger, provisioning and probe commands, restarts' commands.
         .target(
             name: "TargetProcesses",
-            dependencies: ["RunControl", "Profile", "Checking", "AppStoreModel", "CPayStormShims"]
+            dependencies: ["Primitives", "RunControl", "Profile", "Checking", "AppStoreModel", "CPayStormShims"]
         ),
         .target(
             name: "PayStorm",
@@ -116,7 +119,7 @@ let package = Package(
 
         // Tests mirror the modules.
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"]),
-        .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel"]),
+        .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel", "Primitives"]),
         .testTarget(name: "TargetContractTests", dependencies: ["TargetContract"]),
         .testTarget(name: "ProfileTests", dependencies: ["Profile", "Primitives", "AppStoreModel"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "PayStormTestKit"]),

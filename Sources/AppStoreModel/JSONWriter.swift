@@ -1,4 +1,5 @@
 internal import Foundation
+public import Primitives
 
 /// A value that writes itself as JSON with `JSONWriter`, producing exactly the bytes
 /// `AppStoreJSON.encoder()` would (sorted keys, absent fields omitted, no escaped slashes), without
@@ -272,8 +273,6 @@ public struct JSONWriter: ~Copyable {
         Array("0123456789".utf8).flatMap { units -> [UInt8] in [tens, units] }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     /// Writes a JSON string, escaping as `JSONEncoder` does: quote, backslash and control characters;
     /// slashes and non-ASCII stay as they are.
     private mutating func string(_ value: String) {
@@ -285,65 +284,15 @@ public struct JSONWriter: ~Copyable {
     private mutating func string(_ buffer: UnsafeBufferPointer<UInt8>) {
         // Most strings need no escape: a capacity check and one copy, no per-byte appends.
         reserve(buffer.count + 2)
-        base[count] = UInt8(ascii: "\"")
-        count += 1
-        // The bytes from `start` are not written yet; the scan starts after the words known to be plain.
-        var start = 0
-        for index in Self.plainPrefixLength(buffer)..<buffer.count {
-            let byte = buffer[index]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            append(UnsafeBufferPointer(rebasing: buffer[start..<index]))
-            start = index + 1
-            escape(byte)
-        }
-        append(UnsafeBufferPointer(rebasing: buffer[start...]))
         byte(UInt8(ascii: "\""))
-    }
-
-    /// Writes the escape sequence of a byte that a JSON string cannot hold as it is.
-    private mutating func escape(_ character: UInt8) {
-        byte(UInt8(ascii: "\\"))
-        switch character {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"): byte(character)
-        case 0x0A: byte(UInt8(ascii: "n"))
-        case 0x0D: byte(UInt8(ascii: "r"))
-        case 0x09: byte(UInt8(ascii: "t"))
-        case 0x08: byte(UInt8(ascii: "b"))
-        case 0x0C: byte(UInt8(ascii: "f"))
-        default:
-            for digit in [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")] { byte(digit) }
-            byte(Self.hexDigits[Int(character >> 4)])
-            byte(Self.hexDigits[Int(character & 0x0F)])
-        }
+        JSONEscaping.write(buffer) { append($0) }
+        byte(UInt8(ascii: "\""))
     }
 }
 
 /// The writer owns raw memory and lends it only inside `withBytes`, on the thread that holds it.
 @available(*, unavailable)
 extension JSONWriter: Sendable {}
-
-extension JSONWriter {
-    /// How many leading bytes need no escape, eight at a time: a word is plain when none of its bytes is
-    /// below 0x20, a quote or a backslash (the classic has-zero-byte test on the word and its XORs).
-    static func plainPrefixLength(_ buffer: UnsafeBufferPointer<UInt8>) -> Int {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasByteBelow(_ word: UInt64, _ limit: UInt64) -> Bool { (word &- ones &* limit) & ~word & highs != 0 }
-        var index = 0
-        guard let base = buffer.baseAddress else { return 0 }
-        let raw = UnsafeRawPointer(base)
-        while index + 8 <= buffer.count {
-            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            if hasByteBelow(word, 0x20) || hasByteBelow(word ^ (ones &* 0x22), 1)
-                || hasByteBelow(word ^ (ones &* 0x5C), 1)
-            {
-                break
-            }
-            index += 8
-        }
-        return index
-    }
-}
 
 extension AppStoreJSON {
     /// Encodes a payload to the same bytes as `encoder()`, several times faster.

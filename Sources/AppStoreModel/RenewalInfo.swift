@@ -1,3 +1,5 @@
+public import Primitives
+
 // Property names are Apple's JSON keys exactly; every property is optional because Apple omits
 // the fields that do not apply, and the synthesized encoder omits nil rather than writing null.
 

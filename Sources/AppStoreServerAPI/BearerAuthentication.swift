@@ -1,5 +1,6 @@
 import AppStoreModel
 internal import Foundation
+import Primitives
 public import Signing
 
 /// Checks the bearer token of an App Store Server API request as Apple does: an ES256 JWT whose header has
@@ -76,10 +77,8 @@ public struct BearerAuthentication: Sendable {
     }
 
     private func number(_ value: JSONValue?) -> Int64? {
-        switch value {
-        case .integer(let number): number
-        case .number(let number) where number.isFinite && abs(number) < 1e15: Int64(number)
-        default: nil
-        }
+        if let number = value?.int64Value { return number }
+        guard let number = value?.doubleValue, number.isFinite, abs(number) < 1e15 else { return nil }
+        return Int64(number)
     }
 }

@@ -2,6 +2,7 @@ import AppStoreModel
 internal import Foundation
 import HTTPServer
 import Minting
+import Primitives
 import Simulation
 
 extension AppStoreServerAPI {
@@ -21,10 +22,10 @@ extension AppStoreServerAPI {
             ("userStatus", 0...4, .invalidUserStatus),
         ]
         for (name, range, error) in ranges {
-            guard case .integer(let value)? = fields[name], range.contains(value) else { throw error }
+            guard let value = fields[name]?.int64Value, range.contains(value) else { throw error }
         }
         if let value = fields["refundPreference"], value != .null {
-            guard case .integer(let preference) = value, (0...3).contains(preference) else {
+            guard let preference = value.int64Value, (0...3).contains(preference) else {
                 throw APIErrorCode.generalBadRequest
             }
         }
@@ -106,10 +107,10 @@ extension AppStoreServerAPI {
         guard let fields = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body)) else {
             throw APIErrorCode.generalBadRequest
         }
-        guard case .integer(let days)? = fields["extendByDays"], (1...90).contains(days) else {
+        guard let days = fields["extendByDays"]?.int64Value, (1...90).contains(days) else {
             throw APIErrorCode.invalidExtendByDays
         }
-        guard case .integer(let reason)? = fields["extendReasonCode"], (0...3).contains(reason) else {
+        guard let reason = fields["extendReasonCode"]?.int64Value, (0...3).contains(reason) else {
             throw APIErrorCode.invalidExtendReasonCode
         }
         guard case .string(let requestIdentifier)? = fields["requestIdentifier"], !requestIdentifier.isEmpty,

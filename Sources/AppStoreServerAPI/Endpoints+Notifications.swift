@@ -2,6 +2,7 @@ import AppStoreModel
 internal import Foundation
 import HTTPServer
 import Minting
+import Primitives
 import Simulation
 
 extension AppStoreServerAPI {
@@ -132,8 +133,8 @@ struct NotificationHistoryFilter {
         guard let fields = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body)) else {
             throw .generalBadRequest
         }
-        guard case .integer(let start)? = fields["startDate"] else { throw .invalidStartDate }
-        guard case .integer(let end)? = fields["endDate"] else { throw .invalidEndDate }
+        guard let start = fields["startDate"]?.int64Value else { throw .invalidStartDate }
+        guard let end = fields["endDate"]?.int64Value else { throw .invalidEndDate }
         guard start <= end else { throw .startDateAfterEndDate }
         guard start >= now - Self.retentionMilliseconds else { throw .startDateTooFarInPast }
         startDate = start

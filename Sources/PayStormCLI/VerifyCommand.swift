@@ -2,6 +2,7 @@ import AppStoreModel
 import Foundation
 import Minting
 import PayStorm
+import Primitives
 import RunControl
 import Signing
 
@@ -116,11 +117,11 @@ enum VerifyCommand {
         let text = String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return nil }
         guard text.hasPrefix("{") else { return text }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+        guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8)) else {
             // Not JSON after all: hand it to the verifier, which rejects it as a malformed JWS.
             return text
         }
-        return object["signedPayload"] as? String ?? object["signedTransaction"] as? String ?? text
+        return object["signedPayload"]?.stringValue ?? object["signedTransaction"]?.stringValue ?? text
     }
 
     /// A root certificate file as DER, accepting PEM too.

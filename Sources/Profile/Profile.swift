@@ -139,7 +139,7 @@ public struct Profile: Sendable, Hashable {
         decoder: JSONDecoder
     ) throws(ProfileIssue) -> Data {
         guard data.firstRange(of: Data("${".utf8)) != nil,
-            let tree = try? decoder.decode(TemplateJSON.self, from: data)
+            let tree = try? decoder.decode(JSONValue.self, from: data)
         else { return data }
         return Data(try tree.substituting(variables).jsonText.utf8)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// The three kinds of request a run sends to a target, each shaped by its own ``RequestTemplate``.
 public enum RequestRole: String, Sendable, Hashable, CaseIterable {
@@ -125,7 +126,7 @@ public struct RequestTemplate: Sendable, Hashable {
         if let (path, _) = uses.first(where: { [.signedPayload, .signedTransaction].contains($0.placeholder) }) {
             throw ProfileIssue(path: path, expected: "the signed payload or transaction only in the body")
         }
-        if let json: TemplateJSON = try f.optional("body") {
+        if let json: JSONValue = try f.optional("body") {
             let compiled = try BodyTemplate(json, path: f.at("body"))
             uses += compiled.uses
             body = compiled

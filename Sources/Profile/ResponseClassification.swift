@@ -1,4 +1,5 @@
 import Foundation
+public import Primitives
 
 /// What an answer means (`means` in the profile).
 public enum ResponseMeaning: String, Sendable, Hashable, CaseIterable {
@@ -37,12 +38,12 @@ public struct ResponseClassification: Sendable, Hashable, Decodable {
         /// An RFC 6901 pointer into the answer's JSON.
         public var pointer: String
         /// The value the pointer must designate.
-        public var equals: TemplateJSON
+        public var equals: JSONValue
         /// What the answer then means.
         public var means: ResponseMeaning
 
         /// A rule made in code (the embedded ledger's own answers).
-        public init(status: [ClosedRange<Int>]?, pointer: String, equals: TemplateJSON, means: ResponseMeaning) {
+        public init(status: [ClosedRange<Int>]?, pointer: String, equals: JSONValue, means: ResponseMeaning) {
             self.status = status
             self.pointer = pointer
             self.equals = equals
@@ -104,9 +105,9 @@ public struct ResponseClassification: Sendable, Hashable, Decodable {
 
     /// The meaning of an answer; the body is parsed only when a body rule applies to its status.
     public func meaning(status: Int, body bytes: [UInt8]) -> ResponseMeaning {
-        var document: TemplateJSON??
+        var document: JSONValue??
         for rule in body where rule.status?.contains(where: { $0.contains(status) }) ?? true {
-            if document == nil { document = .some(try? JSONDecoder().decode(TemplateJSON.self, from: Data(bytes))) }
+            if document == nil { document = .some(try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))) }
             if let root = document ?? nil, root.resolve(pointer: rule.pointer) == rule.equals { return rule.means }
         }
         if granted.contains(where: { $0.contains(status) }) { return .granted }
@@ -118,8 +119,8 @@ public struct ResponseClassification: Sendable, Hashable, Decodable {
     /// Statuses as integers or `"lo-hi"` strings, 100 to 599.
     static func statuses(_ f: Fields, _ key: String) throws -> [ClosedRange<Int>] {
         let expected = "an array of HTTP statuses (100 to 599) or \"lo-hi\" ranges such as \"200-299\""
-        let items: [TemplateJSON]
-        switch try f.optional(key, TemplateJSON.self) {
+        let items: [JSONValue]
+        switch try f.optional(key, JSONValue.self) {
         case .array(let list)?: items = list
         case let single?: items = [single]
         case nil: items = []

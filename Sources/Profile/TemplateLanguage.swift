@@ -1,3 +1,5 @@
+import Primitives
+
 /// One `{name}` of a request template.
 public enum Placeholder: Sendable, Hashable {
     /// `{signedPayload}`: the notification JWS (webhook only).
@@ -244,7 +246,7 @@ public struct BodyTemplate: Sendable, Hashable {
 
     /// Compiles a JSON value; `path` names it in errors (such as `target.deviceDelivery.body`).
     /// - Throws: ``ProfileIssue`` naming the string with an unknown placeholder.
-    init(_ json: TemplateJSON, path: String) throws {
+    init(_ json: JSONValue, path: String) throws {
         var pieces: [Piece] = []
         var uses: [(String, Placeholder)] = []
         var literal: [UInt8] = []
@@ -252,7 +254,7 @@ public struct BodyTemplate: Sendable, Hashable {
             if !literal.isEmpty { pieces.append(.literal(literal)) }
             literal = []
         }
-        func walk(_ value: TemplateJSON, _ at: String) throws {
+        func walk(_ value: JSONValue, _ at: String) throws {
             switch value {
             case .string(let text):
                 let template: TemplateString

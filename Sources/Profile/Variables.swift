@@ -1,4 +1,5 @@
 public import Foundation
+import Primitives
 
 /// Where `${NAME}` in a profile gets its value, so that one profile serves many targets.
 ///
@@ -134,22 +135,22 @@ public struct ProfileVariables: Sendable, Hashable {
 }
 
 /// Variables over a profile document parsed as values, so that they are substituted in string values only (never
-/// in keys, never across quotes or comments) and the result, written back as ``TemplateJSON/jsonText``, is
+/// in keys, never across quotes or comments) and the result, written back as ``JSONValue/jsonText``, is
 /// decoded as before.
-extension TemplateJSON {
+extension JSONValue {
     /// The same tree with every string value substituted.
-    func substituting(_ variables: ProfileVariables, path: String = "") throws(ProfileIssue) -> TemplateJSON {
+    func substituting(_ variables: ProfileVariables, path: String = "") throws(ProfileIssue) -> JSONValue {
         switch self {
         case .null, .bool, .number: return self
         case .string(let text): return .string(try variables.substitute(text, path: path))
         case .array(let items):
-            var out: [TemplateJSON] = []
+            var out: [JSONValue] = []
             for (index, item) in items.enumerated() {
                 out.append(try item.substituting(variables, path: path + "[\(index)]"))
             }
             return .array(out)
         case .object(let members):
-            var out: [String: TemplateJSON] = [:]
+            var out: [String: JSONValue] = [:]
             // Sorted, so that of two undefined variables the same one is always named first.
             for (key, value) in members.sorted(by: { $0.key < $1.key }) {
                 out[key] = try value.substituting(variables, path: joinPath(path, key))

@@ -1,5 +1,6 @@
 internal import AppStoreModel
 import HTTPServer
+import Primitives
 
 // The bytes of the webhook's hot path, read and written without Foundation's JSON: every delivery passes
 // through both, and `JSONEncoder` alone cost more per answer than the SQLite statements of a renewal.
@@ -65,7 +66,7 @@ extension ReferenceLedger {
             return fast.mapError(BodyProblem.rejected)
         }
         guard let object = jsonObject(body) else { return .failure(.badRequest("body is not a JSON object")) }
-        guard let text = object["signedPayload"] as? String else {
+        guard let text = object["signedPayload"]?.stringValue else {
             return .failure(.badRequest("missing string field signedPayload"))
         }
         verified += 1

@@ -1,6 +1,7 @@
 public import AppStoreModel
 internal import Foundation
 public import HTTPServer
+import Primitives
 import Synchronization
 
 #if canImport(Glibc)
@@ -343,7 +344,7 @@ public final class ReferenceLedger: Sendable {
 
     private func postTransaction(_ body: [UInt8]) -> Step {
         guard let object = jsonObject(body) else { return badRequest("body is not a JSON object") }
-        if let jws = object["signedTransaction"] as? String {
+        if let jws = object["signedTransaction"]?.stringValue {
             let transaction: JWSTransactionDecodedPayload
             switch verify({ verifier.transaction(jws) }) {
             case .success(let value): transaction = value
@@ -357,20 +358,20 @@ public final class ReferenceLedger: Sendable {
             )
             return .commit(event)
         }
-        guard let result = object["purchaseResult"] as? String else {
+        guard let result = object["purchaseResult"]?.stringValue else {
             return badRequest("expected signedTransaction or purchaseResult")
         }
-        guard let productId = object["productId"] as? String, !productId.isEmpty else {
+        guard let productId = object["productId"]?.stringValue, !productId.isEmpty else {
             return badRequest("report has no productId")
         }
-        guard let token = object["appAccountToken"] as? String, AppStoreJSON.isValidUUID(token) else {
+        guard let token = object["appAccountToken"]?.stringValue, AppStoreJSON.isValidUUID(token) else {
             return badRequest("report appAccountToken is not a UUID")
         }
         let report = ReceivedDeviceReport(
             purchaseResult: result,
             productId: productId,
             appAccountToken: token.lowercased(),
-            transactionId: object["transactionId"] as? String
+            transactionId: object["transactionId"]?.stringValue
         )
         do {
             let outcome = try store.record(report, now: Self.nowMilliseconds())
@@ -424,9 +425,9 @@ public final class ReferenceLedger: Sendable {
         }
     }
 
-    func jsonObject(_ body: [UInt8]) -> [String: Any]? {
+    func jsonObject(_ body: [UInt8]) -> [String: JSONValue]? {
         guard !body.isEmpty else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        return try? JSONDecoder().decode([String: JSONValue].self, from: Data(body))
     }
 
     static func nowMilliseconds() -> Int64 {

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 package import Profile
 package import RunControl
 
@@ -88,9 +89,9 @@ package enum AccountProvisioning {
         number lineNumber: Int,
         name: String
     ) throws(RunError) -> [String: String] {
-        let object: [String: TemplateJSON]
+        let object: [String: JSONValue]
         do {
-            guard case .object(let decoded) = try JSONDecoder().decode(TemplateJSON.self, from: Data(line)) else {
+            guard case .object(let decoded) = try JSONDecoder().decode(JSONValue.self, from: Data(line)) else {
                 throw ProvisionFailure("not a JSON object")
             }
             object = decoded

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import Testing
 
 @testable import AppStoreModel
@@ -379,7 +380,9 @@ struct AppStoreModelTests {
 
     @Test func roundTripsArbitraryJSON() throws {
         let value = JSONValue.object([
-            "a": .array([.integer(1), .number(1.5), .bool(true), .null, .string("s")]),
+            "a": .array([
+                .integer(1), .number("1.5"), .number("18446744073709551615"), .bool(true), .null, .string("s"),
+            ]),
             "b": .object([:]),
         ])
         let back = try AppStoreJSON.decoder().decode(JSONValue.self, from: try AppStoreJSON.encoder().encode(value))
@@ -438,11 +441,11 @@ struct AppStoreModelTests {
             var bytes = plain
             bytes[offset] = special
             let text = String(decoding: bytes, as: UTF8.self)
-            let scanned = bytes.withUnsafeBufferPointer { JSONWriter.plainPrefixLength($0) }
+            let scanned = bytes.withUnsafeBufferPointer { JSONEscaping.plainPrefixLength($0) }
             #expect(scanned <= offset && offset - scanned < 8)
             try expectSameBytes(JWSTransactionDecodedPayload(productId: text))
         }
-        let clean = plain.withUnsafeBufferPointer { JSONWriter.plainPrefixLength($0) }
+        let clean = plain.withUnsafeBufferPointer { JSONEscaping.plainPrefixLength($0) }
         #expect(clean == plain.count / 8 * 8)
     }
 

@@ -431,16 +431,6 @@ struct CheckingTests {
         #expect(throws: ProbeError.self) { try PointerProbe.map(Array("{\"user\": {}}".utf8), with: mapping) }
     }
 
-    @Test(arguments: [("/a~1b/0", "x"), ("/m~0n", "y"), ("", nil)])
-    func resolvesJSONPointer(pointer: String, expected: String?) throws {
-        let root = try JSONSerialization.jsonObject(with: Data(#"{"a/b": ["x"], "m~n": "y"}"#.utf8))
-        if let expected {
-            #expect(JSONPointer.resolve(pointer, in: root) as? String == expected)
-        } else {
-            #expect(JSONPointer.resolve(pointer, in: root) != nil)
-        }
-    }
-
     @Test func parsesJSONLines() throws {
         let text = """
             {"appAccountToken": "A", "entitlements": [{"productId": "pro"}], "balances": {"coins": 2}}

@@ -1,5 +1,6 @@
 import Foundation
 package import Load
+import Primitives
 package import Profile
 package import Reporting
 package import RunControl
