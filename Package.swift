@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "TargetContract"),
         .target(name: "Profile", dependencies: ["Primitives", "AppStoreModel"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CPayStormShims"]),
-        .target(name: "Signing", dependencies: ["AppStoreModel", "COpenSSL", "CPayStormShims"]),
+        .target(name: "Signing", dependencies: ["Primitives", "AppStoreModel", "COpenSSL", "CPayStormShims"]),
         .target(name: "Minting", dependencies: ["Primitives", "AppStoreModel", "Signing", "Profile"]),
         .target(name: "Simulation", dependencies: ["Primitives", "AppStoreModel", "Profile"]),
         .target(name: "Chaos", dependencies: ["Primitives", "Simulation", "Profile", "AppStoreModel"]),

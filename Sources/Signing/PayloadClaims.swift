@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Primitives
 
 /// Reads the claims of a payload whose top level is plain, without a JSON decode: the first
 /// token is `{`, every top-level key is ASCII without escapes, no JWT claim (`exp`, `nbf`,
@@ -8,56 +9,39 @@ internal import Foundation
 /// what the scan makes of invalid JSON never counts, as the decoder then rejects the payload.
 enum PlainClaims {
     static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> ClaimsProbe? {
-        var scanner = Scanner(bytes: bytes)
+        var scanner = Scanner(scanner: JSONScanner(bytes))
         return scanner.claims()
     }
 
     private struct Scanner {
-        let bytes: UnsafeBufferPointer<UInt8>
-        var index = 0
+        var scanner: JSONScanner
 
         mutating func claims() -> ClaimsProbe? {
-            skipWhitespace()
-            guard next(is: UInt8(ascii: "{")) else { return nil }
-            skipWhitespace()
-            if next(is: UInt8(ascii: "}")) { return ClaimsProbe(signedDate: nil) }
+            scanner.skipWhitespace()
+            guard scanner.consume(UInt8(ascii: "{")) else { return nil }
+            scanner.skipWhitespace()
+            if scanner.consume(UInt8(ascii: "}")) { return ClaimsProbe(signedDate: nil) }
             var signedDate: Int64?
             while true {
-                guard next(is: UInt8(ascii: "\"")), let key = plainKey() else { return nil }
-                skipWhitespace()
-                guard next(is: UInt8(ascii: ":")) else { return nil }
-                skipWhitespace()
-                switch key {
+                guard scanner.consume(UInt8(ascii: "\"")), let key = scanner.plainStringRest() else { return nil }
+                scanner.skipWhitespace()
+                guard scanner.consume(UInt8(ascii: ":")) else { return nil }
+                scanner.skipWhitespace()
+                switch Self.kind(of: key) {
                 case .signedDate:
-                    guard signedDate == nil, let value = integer() else { return nil }
+                    guard signedDate == nil, let value = scanner.plainInteger() else { return nil }
                     signedDate = value
                 case .claim: return nil
                 case .other: guard skipValue() else { return nil }
                 }
-                skipWhitespace()
-                if next(is: UInt8(ascii: "}")) { return ClaimsProbe(signedDate: signedDate) }
-                guard next(is: UInt8(ascii: ",")) else { return nil }
-                skipWhitespace()
+                scanner.skipWhitespace()
+                if scanner.consume(UInt8(ascii: "}")) { return ClaimsProbe(signedDate: signedDate) }
+                guard scanner.consume(UInt8(ascii: ",")) else { return nil }
+                scanner.skipWhitespace()
             }
         }
 
         private enum Key { case signedDate, claim, other }
-
-        /// The key after its opening quote; nil for a key with an escape or a non-ASCII byte.
-        private mutating func plainKey() -> Key? {
-            let start = index
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") {
-                    let key = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                    index += 1
-                    return Self.kind(of: key)
-                }
-                guard byte != UInt8(ascii: "\\"), byte < 0x80 else { return nil }
-                index += 1
-            }
-            return nil
-        }
 
         private static func kind(of key: UnsafeBufferPointer<UInt8>) -> Key {
             // By length first: most keys have none of these lengths, and a generic `elementsEqual` per name
@@ -75,57 +59,39 @@ enum PlainClaims {
             }
         }
 
-        /// `-?[0-9]{1,18}` ending the value (no fraction or exponent).
-        private mutating func integer() -> Int64? {
-            let negative = next(is: UInt8(ascii: "-"))
-            var value: Int64 = 0
-            var digits = 0
-            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
-                digits += 1
-                index += 1
-            }
-            guard digits >= 1, digits <= 18, index < bytes.count else { return nil }
-            switch bytes[index] {
-            case UInt8(ascii: ","), UInt8(ascii: "}"), 0x20, 0x09, 0x0A, 0x0D: return negative ? -value : value
-            default: return nil
-            }
-        }
-
         /// Skips one value of any kind; false when the bytes end first.
         private mutating func skipValue() -> Bool {
-            guard index < bytes.count else { return false }
-            switch bytes[index] {
+            let bytes = scanner.bytes
+            guard !scanner.isAtEnd else { return false }
+            switch bytes[scanner.index] {
             case UInt8(ascii: "\""):
-                index += 1
+                scanner.index += 1
                 return skipStringRest()
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 var depth = 0
-                while index < bytes.count {
-                    switch bytes[index] {
+                while !scanner.isAtEnd {
+                    switch bytes[scanner.index] {
                     case UInt8(ascii: "\""):
-                        index += 1
+                        scanner.index += 1
                         guard skipStringRest() else { return false }
                         continue
                     case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
                     case UInt8(ascii: "}"), UInt8(ascii: "]"):
                         depth -= 1
                         if depth == 0 {
-                            index += 1
+                            scanner.index += 1
                             return true
                         }
                     default: break
                     }
-                    index += 1
+                    scanner.index += 1
                 }
                 return false
             default:
                 // A number, true, false or null: up to the next delimiter.
-                while index < bytes.count {
-                    switch bytes[index] {
-                    case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D: return true
-                    default: index += 1
-                    }
+                while !scanner.isAtEnd {
+                    if scanner.isAtValueEnd { return true }
+                    scanner.index += 1
                 }
                 return false
             }
@@ -133,8 +99,10 @@ enum PlainClaims {
 
         /// Skips a string's characters and closing quote (the opening quote is consumed).
         private mutating func skipStringRest() -> Bool {
-            let start = index
-            while index < bytes.count {
+            let bytes = scanner.bytes
+            let start = scanner.index
+            while !scanner.isAtEnd {
+                let index = scanner.index
                 guard let found = memchr(bytes.baseAddress! + index, Int32(UInt8(ascii: "\"")), bytes.count - index)
                 else { return false }
                 let quote = bytes.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
@@ -142,25 +110,10 @@ enum PlainClaims {
                 while quote - backslashes - 1 >= start, bytes[quote - backslashes - 1] == UInt8(ascii: "\\") {
                     backslashes += 1
                 }
-                index = quote + 1
+                scanner.index = quote + 1
                 if backslashes % 2 == 0 { return true }
             }
             return false
-        }
-
-        private mutating func skipWhitespace() {
-            while index < bytes.count {
-                switch bytes[index] {
-                case 0x20, 0x09, 0x0A, 0x0D: index += 1
-                default: return
-                }
-            }
-        }
-
-        private mutating func next(is byte: UInt8) -> Bool {
-            guard index < bytes.count, bytes[index] == byte else { return false }
-            index += 1
-            return true
         }
     }
 }

@@ -45,6 +45,7 @@ struct HistoryLogTests {
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("history-000001.jsonl.gz").path))
     }
 
+    /// The detail is escaped as every JSON writer of PayStorm escapes (`\t`, not `\u0009`).
     @Test func aFailedResultCarriesItsDetailAndAResentOneSaysSo() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-historylog-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -63,7 +64,7 @@ struct HistoryLogTests {
                 detail: detail
             )
         }
-        log.writeProbe(event: "result", at: 1, account: "A", result: result(.reset, "the retry failed: \"refused\""))
+        log.writeProbe(event: "result", at: 1, account: "A", result: result(.reset, "the retry failed:\t\"refused\""))
         log.writeProbe(event: "result", at: 2, account: "A", result: result(nil, "ignored on success"))
         var resent = result(nil, "")
         resent.resent = true
@@ -71,7 +72,7 @@ struct HistoryLogTests {
         log.close()
         let lines = try Self.lines(folder)
         #expect(lines.count == 3)
-        #expect(lines.first?.hasSuffix(#""error":"reset","detail":"the retry failed: \"refused\""}"#) == true)
+        #expect(lines.first?.hasSuffix(#""error":"reset","detail":"the retry failed:\t\"refused\""}"#) == true)
         #expect(lines[1].contains("detail") == false && lines[1].contains("resent") == false)
         #expect(lines.last?.hasSuffix(#""status":200,"latencyMicros":3000,"resent":true}"#) == true)
     }

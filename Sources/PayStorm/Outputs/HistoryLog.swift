@@ -2,6 +2,7 @@ internal import AppStoreModel
 import Chaos
 import Foundation
 import Load
+import Primitives
 import Simulation
 
 /// The run's history: one JSON object a line for every delivery, probe and fault of the run, streamed as
@@ -112,8 +113,10 @@ final class HistoryLog {
         put(UInt64(delivery.attempt))
         if let kind { put(",\"kind\":\"", string: kind) }
         if case .notification(let facts) = action.delivery {
-            put(",\"notificationType\":\"", string: Self.escape(facts.notificationType.rawValue))
-            if let subtype = facts.payload.subtype { put(",\"subtype\":\"", string: Self.escape(subtype.rawValue)) }
+            put(",\"notificationType\":\"", string: JSONEscaping.escaped(facts.notificationType.rawValue))
+            if let subtype = facts.payload.subtype {
+                put(",\"subtype\":\"", string: JSONEscaping.escaped(subtype.rawValue))
+            }
         }
         if let id = action.truth.transactionId { put(",\"transactionId\":\"", string: id) }
         if let original = action.transaction?.originalTransactionId {
@@ -126,7 +129,10 @@ final class HistoryLog {
         if let forgery = delivery.forgery { put(",\"forgery\":\"", string: forgery) }
         if let network = delivery.network { put(",\"network\":\"", string: network.rawValue) }
         if !delivery.faults.isEmpty && event != "result" && event != "send" {
-            put(",\"faults\":[" + delivery.faults.map { "\"\(Self.escape($0.fault))\"" }.joined(separator: ",") + "]")
+            put(
+                ",\"faults\":[" + delivery.faults.map { "\"\(JSONEscaping.escaped($0.fault))\"" }.joined(separator: ",")
+                    + "]"
+            )
         }
         put(Self.outcomeFields(result: result, sent: sent, detail: detail))
         put("}\n")
@@ -197,7 +203,7 @@ final class HistoryLog {
         guard chunks != nil else { return }
         append(
             "{\"t\":\(second),\"event\":\"shed\",\"role\":\"\(role)\",\"kind\":\"\(kind)\",\"count\":\(count)"
-                + ",\"detail\":\"\(Self.escape(detail))\"}\n"
+                + ",\"detail\":\"\(JSONEscaping.escaped(detail))\"}\n"
         )
     }
 
@@ -205,7 +211,7 @@ final class HistoryLog {
     func writeProbe(event: String, at t: Double, account: String, result: LoadResult? = nil, sent: Bool? = nil) {
         guard chunks != nil else { return }
         var line = "{\"t\":\(Self.fixed(t, places: 6)),\"event\":\"\(event)\",\"role\":\"probe\""
-        line += ",\"account\":\"\(Self.escape(account))\""
+        line += ",\"account\":\"\(JSONEscaping.escaped(account))\""
         line += Self.outcomeFields(result: result, sent: sent, detail: nil)
         append(line + "}\n")
     }
@@ -216,7 +222,7 @@ final class HistoryLog {
     func writeAPI(event: String, at t: Double, fields: [(String, String)], status: Int? = nil) {
         guard chunks != nil else { return }
         var line = "{\"t\":\(String(format: "%.6f", t)),\"event\":\"\(event)\",\"role\":\"api\""
-        for (name, value) in fields { line += ",\"\(name)\":\"\(Self.escape(value))\"" }
+        for (name, value) in fields { line += ",\"\(name)\":\"\(JSONEscaping.escaped(value))\"" }
         if let status { line += ",\"status\":\(status)" }
         append(line + "}\n")
     }
@@ -232,7 +238,7 @@ final class HistoryLog {
         // A failure's own words (libcurl's and the system's) unless the caller gives a detail: the class alone
         // cannot tell a refused retry from a refused first attempt when a witness is read later.
         if let detail = detail ?? result.flatMap({ $0.error != nil && !$0.detail.isEmpty ? $0.detail : nil }) {
-            fields += ",\"detail\":\"\(escape(detail))\""
+            fields += ",\"detail\":\"\(JSONEscaping.escaped(detail))\""
         }
         return fields
     }
@@ -271,23 +277,5 @@ final class HistoryLog {
         let fraction = String(units % Int64(scale))
         text += "." + String(repeating: "0", count: places - fraction.count) + fraction
         return text
-    }
-
-    private static func escape(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out
     }
 }
