@@ -77,31 +77,13 @@ public struct Target: Sendable, Hashable, Decodable {
         requestTimeoutSeconds = try f.number("requestTimeoutSeconds", in: 0.001...600, default: 5)
         connections = Int(try f.integer("connections", in: 1...1024, default: 32))
         verifierOnlineChecks = try f.value("verifierOnlineChecks", default: false)
-        if environment == .production && appAppleId == nil {
-            throw ProfileIssue(
-                path: f.at("appAppleId"),
-                expected: "an integer app Apple ID when environment is Production"
-            )
-        }
-        // Outside Production nobody checks it, but backends store it: a placeholder beats a missing key.
-        self.appAppleId = appAppleId ?? 1_234_567_890
+        self.appAppleId = try Self.appAppleId(appAppleId, environment: environment, f)
         let webhookShorthand = try Self.url(f, "webhookURL", allowedHosts: allowedHosts)
         let deviceShorthand = try Self.url(f, "deviceURL", allowedHosts: allowedHosts)
         accounts = try f.optional("accounts")
         probe = try f.optional("probe")
         appStoreAPI = try f.optional("appStoreAPI")
-        if embeddedLedger && webhookShorthand != nil {
-            throw ProfileIssue(path: f.at("webhookURL"), expected: "no webhookURL when embeddedLedger is true")
-        }
-        if embeddedLedger, let role = RequestRole.allCases.first(where: { f.has($0.rawValue) }) {
-            throw ProfileIssue(
-                path: f.at(role.rawValue),
-                expected: "no \(role.rawValue) section when embeddedLedger is true (the ledger speaks contract v1)"
-            )
-        }
-        if !embeddedLedger && webhookShorthand == nil && !f.has("webhook") {
-            throw ProfileIssue(path: f.at("webhookURL"), expected: "an http(s) URL (or set embeddedLedger: true)")
-        }
+        try Self.checkWhereWebhooksGo(f, embeddedLedger: embeddedLedger, webhookShorthand: webhookShorthand)
         webhook = try Self.role(.webhook, f, shorthand: (webhookShorthand, "webhookURL"), allowedHosts: allowedHosts)
         deviceDelivery = try Self.role(
             .deviceDelivery,
@@ -119,6 +101,42 @@ public struct Target: Sendable, Hashable, Decodable {
         )
         webhookURL = webhook?.url.text
         deviceURL = deviceDelivery?.url.text
+        try checkAccountFieldsCanBeFilled()
+        if let probe, let url = probe.url {
+            _ = try Self.check(url, path: f.at("probe.url"), allowedHosts: allowedHosts)
+        }
+    }
+
+    /// The app Apple ID: required in Production. Outside Production nobody checks it, but backends store it: a
+    /// placeholder beats a missing key.
+    private static func appAppleId(_ given: Int64?, environment: Environment, _ f: Fields) throws -> Int64 {
+        if environment == .production && given == nil {
+            throw ProfileIssue(
+                path: f.at("appAppleId"),
+                expected: "an integer app Apple ID when environment is Production"
+            )
+        }
+        return given ?? 1_234_567_890
+    }
+
+    /// Webhooks go to the embedded ledger (then no URL nor role section of their own) or to a URL.
+    private static func checkWhereWebhooksGo(_ f: Fields, embeddedLedger: Bool, webhookShorthand: String?) throws {
+        if embeddedLedger && webhookShorthand != nil {
+            throw ProfileIssue(path: f.at("webhookURL"), expected: "no webhookURL when embeddedLedger is true")
+        }
+        if embeddedLedger, let role = RequestRole.allCases.first(where: { f.has($0.rawValue) }) {
+            throw ProfileIssue(
+                path: f.at(role.rawValue),
+                expected: "no \(role.rawValue) section when embeddedLedger is true (the ledger speaks contract v1)"
+            )
+        }
+        if !embeddedLedger && webhookShorthand == nil && !f.has("webhook") {
+            throw ProfileIssue(path: f.at("webhookURL"), expected: "an http(s) URL (or set embeddedLedger: true)")
+        }
+    }
+
+    /// Every `{account.FIELD}` placeholder but `{account.id}` needs provisioning to fill it.
+    private func checkAccountFieldsCanBeFilled() throws {
         let fieldsUsed =
             [webhook, deviceDelivery, deviceReport].compactMap { $0?.accountFields } + [
                 probe?.accountFields ?? [:]
@@ -131,9 +149,6 @@ public struct Target: Sendable, Hashable, Decodable {
                         + "(only {account.id} has a default)"
                 )
             }
-        }
-        if let probe, let url = probe.url {
-            _ = try Self.check(url, path: f.at("probe.url"), allowedHosts: allowedHosts)
         }
     }
 

@@ -50,6 +50,18 @@ extension LedgerStore {
             )
         }
 
+        state.entitlements += try subscriptionEntitlements(token, now: now, in: database)
+        return state
+    }
+
+    /// The account's subscriptions that entitle it now: active and unexpired, or in their grace period, and not
+    /// revoked.
+    private func subscriptionEntitlements(
+        _ token: String,
+        now: Int64,
+        in database: Database
+    ) throws -> [AccountState.Entitlement] {
+        var entitlements: [AccountState.Entitlement] = []
         let subscriptionRows = try database.query(AccountQuery.subscriptions, [.text(token)])
         for row in subscriptionRows {
             let status = Status(rawValue: Int(row[2].int ?? 0))
@@ -65,7 +77,7 @@ extension LedgerStore {
             default: entitled = false
             }
             if entitled && !revoked {
-                state.entitlements.append(
+                entitlements.append(
                     AccountState.Entitlement(
                         productId: row[0].string ?? "",
                         transactionId: row[1].string,
@@ -74,7 +86,7 @@ extension LedgerStore {
                 )
             }
         }
-        return state
+        return entitlements
     }
 
     /// Counts for `/health` and `/metrics`.

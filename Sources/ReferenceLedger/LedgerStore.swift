@@ -234,22 +234,7 @@ final class LedgerStore: Sendable {
             signedDate: view.signedDate
         )
         let replaces = policy.replaces(incoming: view.signedDate, stored: existing[0].int ?? 0)
-        if replaces {
-            try database.query(
-                """
-                UPDATE transactions SET product_id = ?, product_type = ?, purchase_date = ?, expires_date = ?,
-                    quantity = ?, is_upgraded = ?, signed_date = ?,
-                    app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END
-                WHERE transaction_id = ?
-                """,
-                [
-                    .text(view.productId), .text(view.productType.rawValue), SQLValue(transaction.purchaseDate),
-                    SQLValue(transaction.expiresDate), .integer(view.quantity),
-                    .integer(transaction.isUpgraded == true ? 1 : 0), .integer(view.signedDate), .text(view.token),
-                    .text(view.token), .text(view.transactionId),
-                ]
-            )
-        }
+        if replaces { try replace(view, transaction, in: database) }
         try database.query(
             """
             UPDATE transactions SET revocation_date = ?, revocation_signed_date = ?, reversal_signed_date = ?
@@ -264,6 +249,28 @@ final class LedgerStore: Sendable {
             resurrected: resurrected,
             owner: owner,
             revocationApplied: revocation.flatMap { next.date == nil ? nil : $0 }
+        )
+    }
+
+    /// Overwrites a stored transaction with a newer signed view (its token only when the view has one).
+    private func replace(
+        _ view: TransactionView,
+        _ transaction: JWSTransactionDecodedPayload,
+        in database: Database
+    ) throws {
+        try database.query(
+            """
+            UPDATE transactions SET product_id = ?, product_type = ?, purchase_date = ?, expires_date = ?,
+                quantity = ?, is_upgraded = ?, signed_date = ?,
+                app_account_token = CASE WHEN ? = '' THEN app_account_token ELSE ? END
+            WHERE transaction_id = ?
+            """,
+            [
+                .text(view.productId), .text(view.productType.rawValue), SQLValue(transaction.purchaseDate),
+                SQLValue(transaction.expiresDate), .integer(view.quantity),
+                .integer(transaction.isUpgraded == true ? 1 : 0), .integer(view.signedDate), .text(view.token),
+                .text(view.token), .text(view.transactionId),
+            ]
         )
     }
 

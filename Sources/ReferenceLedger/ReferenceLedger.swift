@@ -1,4 +1,4 @@
-public import AppStoreModel
+import AppStoreModel
 internal import Foundation
 public import HTTPServer
 import Primitives
@@ -7,94 +7,6 @@ import Synchronization
 #if canImport(Glibc)
 internal import Glibc
 #endif
-
-/// How to run a reference ledger.
-public struct LedgerConfiguration: Sendable {
-    /// A numeric address to listen on (loopback by default).
-    public var host: String
-    /// The port, or 0 for any free port.
-    public var port: UInt16
-    /// The SQLite file (created if missing).
-    public var databasePath: String
-    /// DER root certificates the verifier trusts (PayStorm's test root).
-    public var trustedRoots: [[UInt8]]
-    /// The app's bundle ID; payloads for another app are refused.
-    public var bundleId: String
-    /// `Sandbox`, `Production`, `Xcode` or `LocalTesting`; payloads from another environment are refused.
-    public var environment: Environment
-    /// The app's Apple ID (required in Production).
-    public var appAppleId: Int64?
-    /// Flaws to switch on (none: the correct ledger).
-    public var flaws: Set<LedgerFlaw>
-    /// HTTP worker threads.
-    public var threads: Int
-    /// Larger request bodies get 413.
-    public var maxBodyBytes: Int
-    /// With `ack-before-commit`: how long acknowledged deliveries wait before their commit.
-    public var lateCommitDelay: Duration
-
-    /// Creates a configuration; only what has no sensible default is required.
-    public init(
-        host: String = "127.0.0.1",
-        port: UInt16 = 0,
-        databasePath: String,
-        trustedRoots: [[UInt8]],
-        bundleId: String,
-        environment: Environment = .sandbox,
-        appAppleId: Int64? = nil,
-        flaws: Set<LedgerFlaw> = [],
-        threads: Int = 4,
-        maxBodyBytes: Int = 1 << 20,
-        lateCommitDelay: Duration = .seconds(2)
-    ) {
-        self.host = host
-        self.port = port
-        self.databasePath = databasePath
-        self.trustedRoots = trustedRoots
-        self.bundleId = bundleId
-        self.environment = environment
-        self.appAppleId = appAppleId
-        self.flaws = flaws
-        self.threads = threads
-        self.maxBodyBytes = maxBodyBytes
-        self.lateCommitDelay = lateCommitDelay
-    }
-}
-
-/// Why the ledger could not start (or could not go on).
-public struct LedgerError: Error, Sendable, CustomStringConvertible {
-    /// What kind of problem it is, so that a command can choose its exit code.
-    public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        /// The kind's name.
-        public var description: String
-
-        /// The configuration is wrong: an unusable trusted root, a database path that keeps nothing.
-        public static let invalidConfiguration = Kind(description: "invalid configuration")
-        /// The database file is not a database this ledger can read (corrupt, or another program's).
-        public static let malformedDatabase = Kind(description: "malformed database")
-        /// The database (or its directory, where SQLite keeps the WAL) cannot be written.
-        public static let databaseNotWritable = Kind(description: "database not writable")
-        /// Another ledger holds the database.
-        public static let databaseInUse = Kind(description: "database in use")
-    }
-
-    /// What kind of problem it is.
-    public var kind: Kind
-    /// One line naming the problem.
-    public var message: String
-
-    /// Creates an error.
-    /// - Parameters:
-    ///   - kind: What kind of problem it is.
-    ///   - message: One line naming the problem (the file, the field, the value).
-    public init(_ kind: Kind = .invalidConfiguration, message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    /// The line itself.
-    public var description: String { message }
-}
 
 /// PayStorm's embedded purchase backend: the target contract v1 over libmicrohttpd and SQLite, correct by
 /// default and flawed on request.
