@@ -100,7 +100,10 @@ let package = Package(
                 "Load", "Minting", "Primitives", "Profile", "Reporting", "Signing", "Simulation",
             ]
         ),
-        .target(name: "ShardMerge", dependencies: ["PayStorm", "RunControl", "Checking", "Load", "Reporting"]),
+        .target(
+            name: "ShardMerge",
+            dependencies: ["PayStorm", "RunControl", "Checking", "Load", "Reporting", "Primitives"]
+        ),
         .target(
             name: "PayStormCLI",
             dependencies: [

@@ -2,6 +2,7 @@ import Checking
 import Foundation
 import Load
 public import PayStorm
+import Primitives
 import Reporting
 public import RunControl
 
@@ -60,19 +61,23 @@ public enum PayStormMerge {
     /// The JSON path of the first negative number among a shard's figures (every one is a count or a
     /// duration), or nil: summed, a negative count would quietly cancel another shard's.
     static func negativeFigure(_ figures: ShardFigures) -> String? {
-        guard let data = try? JSONEncoder().encode(figures), let tree = try? JSONSerialization.jsonObject(with: data)
+        guard let data = try? JSONEncoder().encode(figures),
+            let tree = try? JSONDecoder().decode(JSONValue.self, from: data)
         else { return nil }
-        func find(_ node: Any, _ path: String) -> String? {
-            if let object = node as? [String: Any] {
+        func find(_ node: JSONValue, _ path: String) -> String? {
+            switch node {
+            case .object(let object):
                 for key in object.keys.sorted() {
                     if let found = find(object[key]!, path.isEmpty ? key : path + "." + key) { return found }
                 }
-            } else if let array = node as? [Any] {
+            case .array(let array):
                 for (index, item) in array.enumerated() {
                     if let found = find(item, "\(path)[\(index)]") { return found }
                 }
-            } else if let number = node as? NSNumber, !(node is Bool), number.doubleValue < 0 {
-                return path
+            case .number:
+                if let value = node.doubleValue, value < 0 { return path }
+            case .null, .bool, .string:
+                break
             }
             return nil
         }
