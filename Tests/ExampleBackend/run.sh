@@ -80,8 +80,12 @@ trap cleanup EXIT
 
 passed=0 failed=0
 rows=()
-record() { # NAME EXPECTED GOT OK
-    rows+=("| $1 | $2 | $3 | $4 |")
+# Each row says how long it took (its runs, every seed it needed): the time since the previous row was recorded
+# in the same shell, or since that shell started.
+row_clock=$SECONDS
+record() { # NAME EXPECTED GOT OK [SECONDS]
+    rows+=("| $1 | $2 | $3 | $4 | ${5:-$((SECONDS - row_clock))} |")
+    row_clock=$SECONDS
     if [[ "$4" == "yes" ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
 # Matrix rows run in the background, at most $jobs_max at once: `in_background FUNCTION ARGS...` runs a function
@@ -97,18 +101,22 @@ in_background() {
     mkdir -p "$work/rows"
     (
         started_db=""
+        row_clock=$SECONDS
         trap 'if [[ -n "$started_db" ]]; then "$here/kill.sh" "$started_db" || true; fi' EXIT
-        record() { printf '%s\x1f%s\x1f%s\x1f%s\n' "$@" >>"$file"; }
+        record() {
+            printf '%s\x1f%s\x1f%s\x1f%s\x1f%s\n' "$@" $((SECONDS - row_clock)) >>"$file"
+            row_clock=$SECONDS
+        }
         "$@"
     ) &
 }
 record_background_rows() {
     wait
-    local file name want got_row ok_row
+    local file name want got_row ok_row seconds
     for file in "$work"/rows/*; do
         [[ -e "$file" ]] || continue
-        while IFS=$'\x1f' read -r name want got_row ok_row; do
-            record "$name" "$want" "$got_row" "$ok_row"
+        while IFS=$'\x1f' read -r name want got_row ok_row seconds; do
+            record "$name" "$want" "$got_row" "$ok_row" "$seconds"
         done <"$file"
     done
 }
@@ -504,9 +512,9 @@ EOF
 fi
 
 echo
-echo "| mode | expected | got | ok |"
-echo "| --- | --- | --- | --- |"
+echo "| mode | expected | got | ok | s |"
+echo "| --- | --- | --- | --- | --- |"
 printf '%s\n' "${rows[@]}"
 echo
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed in $SECONDS s"
 (( failed == 0 ))
