@@ -5,7 +5,7 @@
 # Usage: Tests/Hostile/run.sh [NAME_PATTERN]
 #   NAME_PATTERN  only the table's cases whose name matches this bash glob (the parts still run)
 # Needs a built paystorm: $PAYSTORM, or .build/debug/paystorm; python3 (standard library only) for the fault
-# server. HOSTILE_JOBS (default 2) cases run at once.
+# server. HOSTILE_JOBS (default 4) cases run at once, beside the parts (below).
 #
 # The table, cases.tsv, has one case a line, four tab-separated columns:
 #   name      unique, [a-z0-9-]
@@ -18,9 +18,9 @@
 #               $RESET    a listener that resets every connection   $SILENT one that never answers
 # Every case also fails on a trap or a backtrace in its output, and past 120 s.
 #
-# After the table, every executable parts/*.sh runs with the same variables exported (and $PAYSTORM); each prints
-# `PASS <name>` or `FAIL <name>: <why>` lines, counted with the table's. A part that exits non-zero without a
-# FAIL line counts as one failure.
+# Beside the table, every executable parts/*.sh runs (each in the background) with the same variables exported
+# (and $PAYSTORM); each prints `PASS <name>` or `FAIL <name>: <why>` lines, counted with the table's. A part that
+# exits non-zero without a FAIL line counts as one failure.
 # Ends with `N passed, M failed` and exits non-zero on any failure.
 set -euo pipefail
 
@@ -67,9 +67,10 @@ pattern="${1:-*}"
 started=$SECONDS
 work="$(mktemp -d)"
 export HOSTILE_WORK="$work"
-server_pid=""
+server_pid="" parts_pids=()
 cleanup() {
     if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; fi
+    for pid in "${parts_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -100,21 +101,32 @@ if [[ -n "$duplicates" ]]; then
     exit 65
 fi
 count="$(wc -l <"$work/cases")"
-seq "$count" | xargs -r -P "${HOSTILE_JOBS:-2}" -n 1 "$here/run.sh" --case
-cat "$work"/results/* 2>/dev/null | sort -t' ' -k2 >"$work/table-results" || true
-
-# The parts: each prints PASS/FAIL lines of its own.
-: >"$work/part-results"
+# The parts, each in the background beside the others and the table (most cases and parts wait on a child or a
+# misbehaving target rather than compute): each prints PASS/FAIL lines of its own, into parts/NAME.
+run_part() { # PART
+    local name code=0 part_started=$SECONDS
+    name="$(basename "$1")"
+    "$1" >"$work/parts/$name.log" 2>"$work/parts/$name.err" || code=$?
+    grep -E '^(PASS|FAIL) ' "$work/parts/$name.log" >"$work/parts/$name" || true
+    if (( code != 0 )) && ! grep -q '^FAIL ' "$work/parts/$name.log"; then
+        echo "FAIL $name: exited $code; $(tail -c 300 "$work/parts/$name.err" | tr '\n' ' ')" >>"$work/parts/$name"
+    fi
+    echo "$name $((SECONDS - part_started)) s" >"$work/parts/$name.time"
+}
+mkdir -p "$work/parts"
+parts_pids=()
 for part in "$here"/parts/*.sh; do
     [[ -x "$part" ]] || continue
-    code=0
-    "$part" >"$work/part.log" 2>"$work/part.err" || code=$?
-    grep -E '^(PASS|FAIL) ' "$work/part.log" >>"$work/part-results" || true
-    if (( code != 0 )) && ! grep -q '^FAIL ' "$work/part.log"; then
-        echo "FAIL $(basename "$part"): exited $code; $(tail -c 300 "$work/part.err" | tr '\n' ' ')" \
-            >>"$work/part-results"
-    fi
+    run_part "$part" &
+    parts_pids+=("$!")
 done
+table_started=$SECONDS
+seq "$count" | xargs -r -P "${HOSTILE_JOBS:-4}" -n 1 "$here/run.sh" --case
+table_seconds=$((SECONDS - table_started))
+for pid in "${parts_pids[@]}"; do wait "$pid" || true; done
+parts_pids=()
+cat "$work"/results/* 2>/dev/null | sort -t' ' -k2 >"$work/table-results" || true
+cat "$work"/parts/*.sh >"$work/part-results" 2>/dev/null || true
 
 cat "$work/table-results" "$work/part-results" | grep '^FAIL ' || true
 passed="$(cat "$work/table-results" "$work/part-results" | grep -c '^PASS ' || true)"
@@ -124,6 +136,7 @@ if (( ran != count )); then
     echo "FAIL run.sh: $((count - ran)) of the table's cases left no result"
     failed=$((failed + count - ran))
 fi
-echo "hostile suite: $count table cases and $(wc -l <"$work/part-results") from parts in $((SECONDS - started)) s"
+echo "hostile suite: $count table cases and $(wc -l <"$work/part-results") from parts in $((SECONDS - started)) s" \
+    "(table $table_seconds s; $(cat "$work"/parts/*.time 2>/dev/null | paste -sd, | sed 's/,/, /g'))"
 echo "$passed passed, $failed failed"
 (( failed == 0 ))
