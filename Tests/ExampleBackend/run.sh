@@ -10,7 +10,8 @@
 # Usage: Tests/ExampleBackend/run.sh [--standalone | --matrix] [--factor N] [--strict] [BUG...]
 #   --standalone  only the pytest suite;  --matrix  only the PayStorm runs
 #   BUG...        only these matrix rows: bug names, `correct` (three seeds), `correct-nowindows` (three, without the
-#                 sampled window probes), `correct-lapses` (stale-expiry's traffic), `correct-pull` (two), `correct-tokens`
+#                 sampled window probes), `correct-lapses` (stale-expiry's traffic), `correct-restarts`
+#                 (ack-before-commit's traffic), `correct-pull` (two), `correct-tokens`,
 #                 `correct-limited` (the wallet limited to four reads a second a worker: probes meet 429s) or
 #                 `correct-device-limited` (purchase verifications limited to two a second a worker: devices meet 429s)
 #   --factor N    the matrix with every schedule N times as long (scripts/stretch-profile.py): the same verdicts
@@ -18,10 +19,9 @@
 #   --strict      a bug's row also fails when it fails an invariant that neither it breaks nor its known
 #                 consequences explain (an invented failure); without it such invariants are only named
 # EXAMPLE_RATE_SCALE=X runs every matrix row at X times the profile's rates (paystorm run --rate-scale): denser
-# rather than longer, not in CI. EXAMPLE_JOBS=N runs N rows at once (default 1), each with its own backend, port,
-# database and report folder, for a quicker look: the table keeps the rows' order, but the bugs that show only
-# in a narrow window of time (ack-before-commit, stale-expiry) can then miss on every seed, so CI runs one row at
-# a time.
+# rather than longer, not in CI. EXAMPLE_JOBS=N runs N rows at once (default 2), each with its own backend, port,
+# database and report folder; the table keeps the rows' order. The bugs that show only in a narrow window of time
+# (ack-before-commit, stale-expiry) run variants dense enough that a run beside them does not close every window.
 # Needs a built paystorm: $PAYSTORM, or .build/debug/paystorm. Creates Tests/ExampleBackend/.venv on first use
 # (Flask, gunicorn, app-store-server-library, pytest from PyPI, pinned) and installs jq (the profile's probe
 # transform) with apt-get when it is missing. Each mode gets a fresh database, a free loopback port and its own
@@ -91,7 +91,7 @@ record() { # NAME EXPECTED GOT OK [SECONDS]
 # Matrix rows run in the background, at most $jobs_max at once: `in_background FUNCTION ARGS...` runs a function
 # that records rows; they are written to a numbered file, and `record_background_rows` records them in the
 # order the rows were started once all have ended.
-jobs_max="${EXAMPLE_JOBS:-1}"
+jobs_max="${EXAMPLE_JOBS:-2}"
 next_row=0
 in_background() {
     while (( $(jobs -rp | wc -l) >= jobs_max )); do wait -n || true; done
@@ -156,18 +156,20 @@ declare -A witness_says=(
 # What a bug also does to state, read from its witnesses, so a strict run does not count it as invented:
 # grant-unconfirmed files a claimed subscription as a permanent unlock (its state outlives its period, and its
 # refund when the pull of a refunded renewal fails), and credits one unit of a consumable whatever its quantity;
-# ack-before-commit loses subscription purchases too, which show as a subscription not entitled; refuse-reversal
-# never applies a reversal, so what Apple reinstated stays refunded (a purchase or a period lost).
+# ack-before-commit loses subscription purchases too, which show as a subscription not entitled, and refunds, which
+# show as a refunded purchase still entitled; refuse-reversal never applies a reversal, so what Apple reinstated
+# stays refunded (a purchase or a period lost).
 declare -A consequences=(
     [grant-unconfirmed]="subscription-state no-lost-purchase revocation-honored"
-    [ack-before-commit]="subscription-state"
+    [ack-before-commit]="subscription-state revocation-honored no-unlock-without-verified-purchase"
     [refuse-reversal]="no-lost-purchase subscription-state"
 )
 # The rows named: bugs, and `correct` or `correct-pull` for the correct backend's rows; none names every row.
 bugs=() corrects=()
 for row in "$@"; do
     if [[ "$row" == correct || "$row" == correct-pull || "$row" == correct-tokens || "$row" == correct-limited \
-        || "$row" == correct-device-limited || "$row" == correct-nowindows || "$row" == correct-lapses ]]; then
+        || "$row" == correct-device-limited || "$row" == correct-nowindows || "$row" == correct-lapses \
+        || "$row" == correct-restarts ]]; then
         corrects+=("$row")
     else
         bugs+=("$row")
@@ -176,12 +178,16 @@ done
 if (( $# == 0 )); then
     bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case grant-unconfirmed ack-on-rate-limit
         ack-before-commit stale-expiry refuse-reversal dies-on-restart)
-    corrects=(correct correct-nowindows correct-lapses correct-pull correct-tokens correct-limited correct-device-limited)
+    corrects=(correct correct-nowindows correct-lapses correct-restarts correct-pull correct-tokens correct-limited
+        correct-device-limited)
 fi
 # A bug that shows only in traffic the mapping's profile makes rarely runs a variant of it (made below): stale-expiry
 # needs views of lapsed periods that reach the backend after a newer renewal, which late listeners make;
-# refuse-reversal needs refund reversals, which the mapping's mix makes about once a run.
-declare -A variants=([stale-expiry]=example-backend-lapses.json5 [refuse-reversal]=example-backend-reversals.json5)
+# ack-before-commit needs purchases that only a webhook has delivered in the half second before a crash, which
+# approved Ask to Buy purchases whose device's listener starts late make, at twice the rate (several on every seed,
+# also beside another run); refuse-reversal needs refund reversals, which the mapping's mix makes about once a run.
+declare -A variants=([stale-expiry]=example-backend-lapses.json5 [ack-before-commit]=example-backend-restarts.json5
+    [refuse-reversal]=example-backend-reversals.json5)
 # The pull bugs live in the pull endpoint, so they run with the pulling profile.
 declare -A pulling=([grant-unconfirmed]=1 [ack-on-rate-limit]=1)
 # A race credits whichever purchase two copies meet on, most often a subscription or an unlock (a device delivery
@@ -218,9 +224,11 @@ for anchor, insert, before in [("    deviceDelivery: {\n", auth, False), ("    d
     text = text[:at] + insert + text[at:]
 sys.stdout.write(text.replace('name: "example-backend"', 'name: "example-backend-tokens"', 1))
 EOF
-    # Two more variants: without the sampled window probes, and with many late listeners (half the devices start
-    # theirs 8 s late, past a 6 s period, so their views of a renewal arrive after the next one) and every
-    # account's windows probed.
+    # More variants: without the sampled window probes; with every device's listener 8 s late (past a 6 s period, so
+    # its views of a renewal arrive after the next one), every account's windows probed and no restarts (an outage
+    # refuses the renewals and views whose order makes the stale expiry); with twice the rate, three short restarts
+    # and many Ask to Buy purchases approved while the device's listener starts 3 s late (so the webhook alone
+    # carries each for 3 s); and with many refund reversals.
     "$python" - "$profiles/example-backend.json5" "$profiles" <<'EOF'
 import sys
 text = open(sys.argv[1]).read()
@@ -234,7 +242,16 @@ variant("example-backend-nowindows", [("windowShare: 0.5,", "windowShare: 0,")])
 variant("example-backend-lapses", [
     ("windowShare: 0.5,", "windowShare: 1,"),
     ("consumable: 4, nonConsumable: 2, subscribe: 3,", "consumable: 2, nonConsumable: 1, subscribe: 6,"),
-    ("lateListener: { probability: 0.05, delaySeconds: 3 },", "lateListener: { probability: 0.5, delaySeconds: 8 },"),
+    ("lateListener: { probability: 0.05, delaySeconds: 3 },", "lateListener: { probability: 1, delaySeconds: 8 },"),
+    (text[text.index("    // A crash of the whole server"):text.index("    appStoreRetries:")], ""),
+])
+variant("example-backend-restarts", [
+    ("rate: 12, seconds:", "rate: 24, seconds:"),
+    ("count: 2,", "count: 3,"),
+    ("downSeconds: 1,", "downSeconds: 0.5,"),
+    ("askToBuy: { probability: 0.1, pendingSeconds: 3, approveProbability: 0.5 },",
+     "askToBuy: { probability: 0.3, pendingSeconds: 1, approveProbability: 1 },"),
+    ("lateListener: { probability: 0.05, delaySeconds: 3 },", "lateListener: { probability: 1, delaySeconds: 3 },"),
 ])
 variant("example-backend-reversals", [("refund: 1.5, refundReversal: 0.1,", "refund: 3, refundReversal: 2,")])
 EOF
@@ -282,6 +299,7 @@ EOF
         [[ -z "${variants[$mode]:-}" ]] || profile="${variants[$mode]}"
         [[ "$mode" == correct-nowindows ]] && profile=example-backend-nowindows.json5
         [[ "$mode" == correct-lapses ]] && profile=example-backend-lapses.json5
+        [[ "$mode" == correct-restarts ]] && profile=example-backend-restarts.json5
         if [[ "$mode" == correct-tokens ]]; then
             profile=example-backend-tokens.json5
             secret="$("$python" -c 'import secrets; print(secrets.token_hex(16))')"
@@ -448,20 +466,7 @@ EOF
             record "correct (seed 7 again, on the database its first run left)" "pass" "$got" "$ok"
         fi
     }
-    # The rows of bugs that show only in a narrow window of time run alone even with EXAMPLE_JOBS above 1: a second
-    # run beside them, competing for the cores, closes the window. stale-expiry needs a window probe to read between
-    # a stale expiry and the renewal that repairs it; ack-before-commit needs a restart within half a second of an
-    # acknowledged webhook.
-    declare -A solo=([stale-expiry]=1 [ack-before-commit]=1)
-    for bug in "${bugs[@]}"; do
-        if [[ -n "${solo[$bug]:-}" ]]; then
-            wait
-            in_background bug_row "$bug"
-            wait
-        else
-            in_background bug_row "$bug"
-        fi
-    done
+    for bug in "${bugs[@]}"; do in_background bug_row "$bug"; done
     if [[ " ${corrects[*]} " == *" correct "* ]]; then
         for seed in 7 8 9; do in_background correct_row "$seed"; done
     fi
@@ -479,7 +484,11 @@ EOF
     fi
     if [[ " ${corrects[*]} " == *" correct-lapses "* ]]; then
         in_background passes correct-lapses 7 \
-            "correct, stale-expiry's traffic: late listeners, every window probed (seed 7)"
+            "correct, stale-expiry's traffic: late listeners, every window probed, no restarts (seed 7)"
+    fi
+    if [[ " ${corrects[*]} " == *" correct-restarts "* ]]; then
+        in_background passes correct-restarts 7 \
+            "correct, ack-before-commit's traffic: twice the rate, three restarts, Ask to Buy, late listeners (seed 7)"
     fi
     if [[ " ${corrects[*]} " == *" correct-pull "* ]]; then
         for seed in 7 8; do in_background passes correct-pull "$seed" "correct, pulling (seed $seed)"; done
