@@ -135,7 +135,7 @@ public struct ProfileVariables: Sendable, Hashable {
 }
 
 /// Variables over a profile document parsed as values, so that they are substituted in string values only (never
-/// in keys, never across quotes or comments) and the result, written back as ``JSONValue/jsonText``, is
+/// in keys, never across quotes or comments) and the result, written back as `JSONValue.jsonText`, is
 /// decoded as before.
 extension JSONValue {
     /// The same tree with every string value substituted.
