@@ -151,7 +151,7 @@ public enum PayStormCapacity {
                 + "SLOs: \(expressions.joined(separator: ", "))"
         )
         var steps: [CapacityStep] = []
-        _ = try search.run { (index, rate) throws(RunError) -> Bool? in
+        let results = try search.run { (index, rate) throws(RunError) -> Bool? in
             guard
                 let step = try runStep(
                     index: index,
@@ -171,7 +171,8 @@ public enum PayStormCapacity {
             slos: expressions,
             profile: profile.name,
             seed: profile.seed,
-            interruptedBy: interruptedBy?.name
+            interruptedBy: interruptedBy?.name,
+            searchEnd: search.end(after: results)
         )
         do {
             try CapacityWriter.writeAll(report, to: folder.url)

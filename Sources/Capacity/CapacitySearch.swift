@@ -1,3 +1,5 @@
+public import Reporting
+
 /// Chooses the rates of a capacity search: it steps up from ``CapacitySearch/start`` by
 /// ``CapacitySearch/factor`` while steps are good (every objective held, PayStorm kept up), then bisects
 /// between the highest good rate and the lowest bad one until they are within ``CapacitySearch/resolution``
@@ -38,23 +40,42 @@ public struct CapacitySearch: Sendable, Hashable {
 
     /// The next rate to run given the steps so far (rate, and whether it was good), or nil when done.
     public func next(after results: [(rate: Double, good: Bool)]) -> Double? {
-        guard !results.isEmpty else { return min(start, maxRate) }
-        guard results.count < maxSteps else { return nil }
+        if case .run(let rate) = decision(after: results) { return rate }
+        return nil
+    }
+
+    /// Why the search stops after these steps, nil while it would run another (an interrupted search's steps
+    /// give nil: it did not end).
+    public func end(after results: [(rate: Double, good: Bool)]) -> CapacityReport.SearchEnd? {
+        if case .stop(let end) = decision(after: results) { return end }
+        return nil
+    }
+
+    /// The next step, or why there is none.
+    private enum Decision {
+        case run(Double)
+        case stop(CapacityReport.SearchEnd)
+    }
+
+    /// What follows the steps so far: the search's own end (resolution, rate bounds) comes before
+    /// ``maxSteps``, so that a search whose last allowed step also resolved it says it resolved.
+    private func decision(after results: [(rate: Double, good: Bool)]) -> Decision {
+        guard !results.isEmpty else { return .run(min(start, maxRate)) }
         let lowestBad = results.filter { !$0.good }.map(\.rate).min()
         let highestGood = results.filter { $0.good && $0.rate < (lowestBad ?? .infinity) }.map(\.rate).max()
+        let unbounded: Decision
         switch (highestGood, lowestBad) {
         case (let good?, nil):
-            guard good < maxRate else { return nil }
-            return min(good * factor, maxRate)
+            unbounded = good < maxRate ? .run(min(good * factor, maxRate)) : .stop(.maxRate)
         case (nil, let bad?):
-            let lower = bad / factor
-            return lower >= minRate ? lower : nil
+            unbounded = bad / factor >= minRate ? .run(bad / factor) : .stop(.minRate)
         case (let good?, let bad?):
-            guard (bad - good) / good > resolution else { return nil }
-            return (good + bad) / 2
+            unbounded = (bad - good) / good > resolution ? .run((good + bad) / 2) : .stop(.resolution)
         case (nil, nil):
-            return nil
+            unbounded = .stop(.resolution)
         }
+        if case .run = unbounded, results.count >= maxSteps { return .stop(.maxSteps) }
+        return unbounded
     }
 
     /// Runs the search: asks `measure` for each rate in turn until ``next(after:)`` says done or `measure`

@@ -174,6 +174,7 @@ extension Command {
         let rate = CapacityReport.rate
         let good = report.steps.filter(\.isGood).count
         var text = "\ncapacity: \(report.sentence)\n"
+        if let ceiling = report.ceilingSentence { text += "  \(ceiling)\n" }
         text += "  steps: \(report.steps.count) (\(good) good)\n"
         if let invariants = report.invariantsSentence { text += "  \(invariants)\n" }
         if let usl = report.usl {

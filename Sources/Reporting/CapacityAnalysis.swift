@@ -194,6 +194,10 @@ public struct USLFit: Codable, Sendable, Hashable {
     /// The predicted peak throughput X(N*), nil without a peak.
     public var peakThroughput: Double? { peakConcurrency.map(throughput(at:)) }
 
+    /// The most throughput the law allows: X(N*) with a peak; without one (κ = 0) X rises towards λ/σ as N
+    /// grows; nil when σ is 0 too (no limit predicted).
+    public var ceiling: Double? { peakThroughput ?? (sigma > 0 ? lambda / sigma : nil) }
+
     /// Fits the law by least squares on throughput: a linear fit of N/X = a + bN + cN² gives the start, and
     /// Levenberg–Marquardt refines it on X itself, keeping σ in [0, 1) and κ ≥ 0.
     /// - Parameter points: (N, X) pairs with N > 0 and X > 0.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What a capacity search found: its steps, the Universal Scalability Law fitted to them, where each
 /// objective breaks and the sustainable rate. Its JSON form is `capacity.json`.
@@ -38,12 +38,17 @@ public struct CapacityReport: Codable, Sendable, Hashable {
     public var peakConcurrency: Double?
     /// The fit's throughput at N*, deliveries per second.
     public var peakThroughput: Double?
+    /// The most the fitted law lets the target achieve, deliveries per second: λ/σ when κ is 0, the throughput
+    /// at N* otherwise (nil without a fit, or when σ and κ are both 0 and it predicts no limit).
+    public var uslCeiling: Double?
+    /// ``uslCeiling`` in actions per second, at the deliveries per action the steps offered.
+    public var uslCeilingRate: Double?
     /// Where each objective breaks.
     public var sloBreaks: [SLOBreak]
     /// How the search ended.
     public var outcome: Outcome
     /// The highest rate (actions/s) that met every objective without harness limitation, below the lowest
-    /// rate that did not.
+    /// rate that did not. Nil when interrupted: the search did not establish it.
     public var sustainableRate: Double?
     /// Deliveries per second offered at the sustainable rate.
     public var sustainableOffered: Double?
@@ -53,6 +58,9 @@ public struct CapacityReport: Codable, Sendable, Hashable {
     public var sentence: String
     /// The signal that stopped the search (`SIGINT`, `SIGTERM`, `SIGHUP`); nil when it ended on its own.
     public var interruptedBy: String?
+    /// What ended the search when it ran to its end: `resolution`, `maxSteps`, `maxRate` or `minRate`; absent
+    /// when interrupted and from a re-analysis (`--from`), which runs no search.
+    public var searchEnd: SearchEnd?
 
     /// The violations of each invariant, summed over the steps that failed one (nil when none did), so that a
     /// script reading `capacity.json` sees them without walking the steps.
@@ -71,9 +79,18 @@ public struct CapacityReport: Codable, Sendable, Hashable {
     ///   - profile: the profile's name.
     ///   - seed: the seed the steps ran with.
     ///   - interruptedBy: the signal that stopped the search before it ended, if one did.
-    public init(steps: [CapacityStep], slos: [String], profile: String, seed: UInt64, interruptedBy: String? = nil) {
+    ///   - searchEnd: what ended the search, when it ran (nil for a re-analysis, and ignored when interrupted).
+    public init(
+        steps: [CapacityStep],
+        slos: [String],
+        profile: String,
+        seed: UInt64,
+        interruptedBy: String? = nil,
+        searchEnd: SearchEnd? = nil
+    ) {
         self.profile = profile
         self.interruptedBy = interruptedBy
+        self.searchEnd = interruptedBy == nil ? searchEnd : nil
         self.seed = seed
         self.slos = slos
         self.steps = steps
@@ -82,48 +99,15 @@ public struct CapacityReport: Codable, Sendable, Hashable {
         usl = USLFit.fit(kept.map { (n: $0.concurrency, x: $0.achieved) })
         peakConcurrency = usl?.peakConcurrency
         peakThroughput = usl?.peakThroughput
+        uslCeiling = usl?.ceiling
+        uslCeilingRate = uslCeiling.flatMap { Self.actions(deliveries: $0, steps: kept) }
         sloBreaks = slos.map { SLOBreak.find($0, in: steps) }
-        let sorted = steps.sorted { $0.rate < $1.rate }
-        let lowestBad = sorted.first { !$0.isGood }
-        let sustainable = sorted.last { $0.isGood && $0.rate < (lowestBad?.rate ?? .infinity) }
-        sustainableRate = sustainable?.rate
-        sustainableOffered = sustainable?.offered
-        let rate = Self.rate
-        if let interruptedBy {
-            outcome = .interrupted
-            let done = "\(steps.count) step\(steps.count == 1 ? "" : "s")"
-            let held = sorted.last { $0.isGood }.map {
-                "; the highest step that met every SLO: \(rate($0.rate)) actions/s"
-            }
-            let broke = lowestBad.map { "; the lowest that broke one: \(rate($0.rate)) actions/s" }
-            sentence =
-                "interrupted (\(interruptedBy)) after \(done): the search did not end, so no rate is established"
-                + (held ?? "") + (broke ?? "")
-        } else if let lowestBad, let limit = lowestBad.harnessLimited {
-            outcome = .harnessLimited
-            harnessCeilingRate = lowestBad.rate
-            sentence =
-                "PayStorm's own ceiling reached at \(rate(lowestBad.rate)) actions/s (\(limit)) before the backend "
-                + "broke an SLO; the backend sustained at least \(sustainable.map { rate($0.rate) } ?? "0") actions/s"
-        } else if let lowestBad, let sustainable {
-            outcome = .sustainable
-            let broken = lowestBad.slos.filter { !$0.held }.map { "\($0.expression) (\($0.observedText))" }
-            sentence =
-                "sustainable rate: \(rate(sustainable.rate)) actions/s (\(rate(sustainable.offered)) deliveries/s "
-                + "offered, \(rate(sustainable.achieved)) achieved); at \(rate(lowestBad.rate)) actions/s "
-                + broken.joined(separator: ", ") + " broke"
-        } else if let lowestBad {
-            outcome = .noneSustainable
-            let broken = lowestBad.slos.filter { !$0.held }.map { "\($0.expression) (\($0.observedText))" }
-            sentence =
-                "no step met every SLO: at the lowest, \(rate(lowestBad.rate)) actions/s, "
-                + broken.joined(separator: ", ") + " broke"
-        } else {
-            outcome = .neverBroke
-            sentence =
-                "every step met every SLO up to \(sustainable.map { rate($0.rate) } ?? "0") actions/s, "
-                + "the search's limit: the sustainable rate is at least that"
-        }
+        let verdict = Self.verdict(steps, interruptedBy: interruptedBy, searchEnd: self.searchEnd)
+        outcome = verdict.outcome
+        sentence = verdict.sentence
+        sustainableRate = verdict.sustainable?.rate
+        sustainableOffered = verdict.sustainable?.offered
+        harnessCeilingRate = verdict.harnessCeilingRate
     }
 
     /// The invariants the steps failed, summed, and the sentence that says so; nils when no step failed one.

@@ -87,11 +87,12 @@ public enum CapacityWriter {
             <p>SLOs: \(report.slos.map { "<code>\(e($0))</code>" }.joined(separator: ", ")); seed <code>\(report.seed)</code></p>
 
             """
+        if let ceiling = report.ceilingSentence { html += "<p>\(e(ceiling))</p>\n" }
         if let invariants = report.invariantsSentence {
             html += "<p><strong style=\"color:#cf222e\">\(e(invariants))</strong></p>\n"
         }
         html += "<h2>Throughput against offered rate</h2>\n"
-        html += throughputChart(steps, markers: markers)
+        html += throughputChart(steps, markers: markers, ceiling: report.uslCeiling)
         html += "<h2>Latency against throughput</h2>\n"
         html += latencyChart(report, steps: steps)
         html += fitSection(report)
@@ -100,12 +101,21 @@ public enum CapacityWriter {
     }
 
     /// Offered and achieved throughput against the offered rate.
-    private static func throughputChart(_ steps: [CapacityStep], markers: [SVGChart.Marker]) -> String {
-        SVGChart.render(
-            [
-                .init(name: "offered/s", color: "#8c959f", points: steps.map { ($0.rate, $0.offered) }),
-                .init(name: "achieved/s", color: "#1a7f37", points: steps.map { ($0.rate, $0.achieved) }),
-            ],
+    private static func throughputChart(
+        _ steps: [CapacityStep],
+        markers: [SVGChart.Marker],
+        ceiling: Double?
+    ) -> String {
+        var series: [SVGChart.Series] = [
+            .init(name: "offered/s", color: "#8c959f", points: steps.map { ($0.rate, $0.offered) }),
+            .init(name: "achieved/s", color: "#1a7f37", points: steps.map { ($0.rate, $0.achieved) }),
+        ]
+        // The law's ceiling as a level line across the steps, so the headroom above the knee shows.
+        if let ceiling, let low = steps.first?.rate, let high = steps.last?.rate {
+            series.append(.init(name: "USL ceiling/s", color: "#9a6700", points: [(low, ceiling), (high, ceiling)]))
+        }
+        return SVGChart.render(
+            series,
             unit: "",
             xLabel: { "\(CapacityReport.rate($0)) actions/s" },
             markers: markers,
@@ -152,12 +162,14 @@ public enum CapacityWriter {
             return html + "<p>Fewer than three steps PayStorm kept up with: no fit.</p>\n"
         }
         html += "<table><tr><th>σ (contention)</th><th>κ (coherency)</th><th>λ (per unit of concurrency)</th>"
-        html += "<th>R²</th><th>peak concurrency N*</th><th>predicted peak X(N*)</th></tr>\n<tr>"
+        html += "<th>R²</th><th>peak concurrency N*</th><th>predicted peak X(N*)</th><th>ceiling</th></tr>\n<tr>"
         let peak = report.peakConcurrency.map { String(format: "%.3g", $0) } ?? "none (κ = 0)"
         let peakX = report.peakThroughput.map { CapacityReport.rate($0) + "/s" } ?? "none"
+        let ceiling =
+            report.uslCeiling.map { CapacityReport.rate($0) + "/s" + (usl.kappa > 0 ? "" : " (λ/σ)") } ?? "none"
         html += [
             String(format: "%.4g", usl.sigma), String(format: "%.4g", usl.kappa), String(format: "%.4g", usl.lambda),
-            String(format: "%.4f", usl.rSquared), peak, peakX,
+            String(format: "%.4f", usl.rSquared), peak, peakX, ceiling,
         ].map { "<td class=\"num\">\(e($0))</td>" }.joined()
         html += "</tr></table>\n<h2>Where each SLO breaks</h2>\n<table><tr><th>SLO</th><th>breaks at</th>"
         html += "<th>held at</th><th>broke at</th></tr>\n"

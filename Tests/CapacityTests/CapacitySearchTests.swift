@@ -1,3 +1,4 @@
+import Reporting
 import Testing
 
 @testable import Capacity
@@ -47,5 +48,41 @@ struct CapacitySearchTests {
         }
         #expect(results.count == 2)
         #expect(calls == 3)
+    }
+}
+
+/// What ended a search, as its report states it.
+struct CapacitySearchEndTests {
+    @Test func aSearchThatBracketsTheKneeEndsAtItsResolution() {
+        let search = CapacitySearch(start: 20, factor: 2, resolution: 0.05)
+        #expect(search.end(after: CapacitySearchTests.search(search, knee: 73)) == .resolution)
+    }
+
+    @Test func aSearchOutOfStepsBeforeItsResolutionSaysMaxSteps() {
+        let search = CapacitySearch(start: 20, factor: 2, resolution: 0.05, maxSteps: 5)
+        let results = CapacitySearchTests.search(search, knee: 73)
+        #expect(results.map(\.rate) == [20, 40, 80, 60, 70])
+        #expect(search.end(after: results) == .maxSteps)
+    }
+
+    @Test func aSearchThatReachesItsRateBoundsSaysWhich() {
+        let up = CapacitySearch(start: 10, factor: 3, maxSteps: 50, maxRate: 100)
+        #expect(up.end(after: CapacitySearchTests.search(up, knee: 1e9)) == .maxRate)
+        let down = CapacitySearch(start: 1, factor: 2, maxSteps: 50, minRate: 0.1)
+        #expect(down.end(after: CapacitySearchTests.search(down, knee: 0)) == .minRate)
+    }
+
+    /// The last step the budget allows may also resolve the knee: then the search resolved, it did not run out.
+    @Test func aSearchResolvedOnItsLastAllowedStepSaysResolution() {
+        let search = CapacitySearch(start: 20, factor: 2, resolution: 0.35, maxSteps: 4)
+        let results = CapacitySearchTests.search(search, knee: 73)
+        #expect(results.map(\.rate) == [20, 40, 80, 60])
+        #expect(search.end(after: results) == .resolution)
+    }
+
+    @Test func anInterruptedSearchHasNoEnd() {
+        let search = CapacitySearch(start: 10)
+        let results = search.run { (index, _) -> Bool? in index == 3 ? nil : true }
+        #expect(search.end(after: results) == nil)
     }
 }

@@ -48,6 +48,10 @@ struct CapacityCommandTests {
         #expect(csv.split(separator: "\n").count == steps + 1)
         #expect(FileManager.default.fileExists(atPath: folder + "/capacity.html"))
         #expect(output.contains("sustainable rate:"))
+        // Beside the knee, the ceiling the fitted law puts on the throughput (about 50/s here).
+        let ceiling = try #require(json["uslCeiling"] as? Double, "\(output)")
+        #expect(ceiling > 25 && ceiling < 200, "ceiling \(ceiling)/s: \(output)")
+        #expect(output.contains("USL ceiling: "), "\(output)")
 
         // Re-analysis sends nothing and finds the same rate.
         let served = server.requests
@@ -75,13 +79,11 @@ struct CapacityCommandTests {
         #expect(code == 1, "\(output)")
         #expect(output.contains("every step met every SLO"), "\(output)")
         #expect(output.contains("invariants failed at 25 actions/s (1 of 1 steps): no-double-grant ("), "\(output)")
+        // One step could not bracket anything: the search says that --max-steps, not the backend, stopped it.
+        #expect(output.contains("stopped by --max-steps before any step broke an SLO"), "\(output)")
         // A script reading capacity.json sees them too, without walking the steps.
-        let folders = try FileManager.default.contentsOfDirectory(atPath: work)
-        let folder = work + "/" + (try #require(folders.first { $0.hasSuffix("-capacity") }, "\(folders)"))
-        let json = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/capacity.json")))
-                as? [String: Any]
-        )
+        let json = try Self.capacityJSON(under: work)
+        #expect(json["searchEnd"] as? String == "maxSteps", "\(json)")
         let failed = try #require(json["failedInvariants"] as? [String: Int], "\(json)")
         #expect((failed["no-double-grant"] ?? 0) > 0, "\(failed)")
         #expect((json["invariantsSentence"] as? String)?.hasPrefix("invariants failed at 25 actions/s") == true)
@@ -103,6 +105,41 @@ struct CapacityCommandTests {
         let (again, reanalysed) = try PayStormRunner.exec(["capacity", "--from", folder])
         #expect(again == 1, "\(reanalysed)")
         #expect(reanalysed.contains("invariants (no-double-grant ("), "\(reanalysed)")
+    }
+
+    /// A search stopped by a signal during its second step exits with the signal's code, writes the outcome
+    /// `interrupted` and claims no rate: never "every step met every SLO up to" the one step it finished.
+    @Test(arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
+    func anInterruptedSearchWritesInterruptedAndClaimsNoRate(signal: Int32, code: Int32) throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("capacity-signal-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let run = try SignalledRun.start([
+            "capacity", "Profiles/detect.json5", "--slo", "p99 < 5s", "--start", "5", "--step-seconds", "4",
+            "--warmup-seconds", "1", "--max-steps", "4", "--reports", work,
+        ])
+        defer { run.kill() }
+        try #require(run.waitForOutput("step 1:", timeout: 60), "step 1 never ended: \(run.output)")
+        usleep(1_000_000)
+        let (status, _) = try #require(run.signal(signal, within: 20), "still running: \(run.output)")
+        #expect(status == code, "\(run.output)")
+        #expect(run.output.contains("capacity: interrupted ("), "\(run.output)")
+        #expect(!run.output.contains("every step met every SLO"), "\(run.output)")
+        #expect(!run.output.contains("USL ceiling"), "\(run.output)")
+        let json = try Self.capacityJSON(under: work)
+        #expect(json["outcome"] as? String == "interrupted", "\(json)")
+        #expect(json["sustainableRate"] == nil, "\(json)")
+        #expect(json["searchEnd"] == nil, "\(json)")
+        #expect((json["sentence"] as? String)?.contains("no rate is established") == true, "\(json)")
+    }
+
+    /// The `capacity.json` of the one capacity folder under `reports`.
+    static func capacityJSON(under reports: String) throws -> [String: Any] {
+        let folders = try FileManager.default.contentsOfDirectory(atPath: reports)
+        let folder = reports + "/" + (try #require(folders.first { $0.hasSuffix("-capacity") }, "\(folders)"))
+        return try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/capacity.json")))
+                as? [String: Any]
+        )
     }
 
     @Test(arguments: [["--slo", "p99 <"], ["--slo", "p99 < 250"], ["--slo", "webhook.errorRate < 1%"]])
