@@ -6,7 +6,7 @@ import Synchronization
 /// One PayStorm run: wires Profile → Simulation → Chaos → Load → Checking → Reporting.
 ///
 /// A run owns its parts (the target, the load engine, the mint pipeline, the checker, the outputs) and goes through
-/// its phases, prepare, play, settle, probe and report, as ``RunStateMachine`` decides; whoever holds it may
+/// its phases, prepare, play, settle, probe and report, as `RunStateMachine` decides; whoever holds it may
 /// interrupt it from any thread, and it then still writes its report, marked interrupted.
 ///
 /// ```swift

@@ -31,6 +31,10 @@ extension PayStormRun {
     /// deliveries refused while the target is down for a planned restart.
     public static let thresholdKinds = ["webhook", "device", "probe", "forged", "network-fault", "restart"]
 
+    /// The profile `options` name, with the options applied (seed, namespace, schedule, settle, rate scale), and
+    /// its thresholds parsed: what a run, a capacity search and a target check start from.
+    /// - Throws: `RunError.noInput` for an unreadable profile, `.badProfile` naming the file, the JSON path and
+    ///   what was expected, `.badInput` for a schedule a replay line cannot name.
     package static func load(_ options: RunOptions) throws(RunError) -> (Profile, [Threshold]) {
         var profile: Profile
         do {
@@ -68,13 +72,7 @@ extension PayStormRun {
         return (profile, thresholds)
     }
 
-    /// Runs a profile to a verdict and writes its report folder.
-    /// - Parameters:
-    ///   - options: what to run.
-    ///   - log: where progress lines go (the verdict is the caller's to print).
-    /// - Returns: the report and where it was written; interrupted (``RunOptions/interruption``), the report
-    ///   holds what was decided until then.
-
+    /// Seconds as the console and the notes print them (`%g`: 30, 0.5, 1e+06).
     package static func format(_ seconds: Double) -> String { String(format: "%g", seconds) }
 
     /// The load engine of a run: the profile's timeout, CA file and connections per host.
