@@ -16,8 +16,9 @@ import PackageDescription
 ///                  │                   ├→ Checking → Chaos → Simulation → Profile → AppStoreModel
 ///                  │                   │      └→ TargetContract
 ///                  │                   ├→ Load → Primitives (the seeded generator, arrival maths, the heap, the
-///                  │                   │         JSON value; no dependencies: AppStoreModel and above use it)
-///                  │                   ├→ Reporting
+///                  │                   │         JSON value, the request counters; no dependencies:
+///                  │                   │         AppStoreModel, Load, Reporting and above use it)
+///                  │                   ├→ Reporting → Primitives
 ///                  │                   ├→ AppStoreServerAPI → Minting → Signing → AppStoreModel
 ///                  │                   │      └→ HTTPServer
 ///                  │                   └→ Minting, Signing, HTTPServer
@@ -61,7 +62,7 @@ let package = Package(
             name: "Checking",
             dependencies: ["Primitives", "Simulation", "Chaos", "Profile", "AppStoreModel", "TargetContract"]
         ),
-        .target(name: "Reporting"),
+        .target(name: "Reporting", dependencies: ["Primitives"]),
         .target(
             name: "ReferenceLedger",
             dependencies: [
@@ -142,7 +143,11 @@ let package = Package(
             name: "CheckingTests",
             dependencies: ["Checking", "Simulation", "Chaos", "Primitives", "Profile", "AppStoreModel"]
         ),
-        .testTarget(name: "ReportingTests", dependencies: ["Reporting", "PayStormTestKit"], exclude: ["Snapshots"]),
+        .testTarget(
+            name: "ReportingTests",
+            dependencies: ["Reporting", "Primitives", "PayStormTestKit"],
+            exclude: ["Snapshots"]
+        ),
         .testTarget(
             name: "ReferenceLedgerTests",
             dependencies: [
@@ -159,7 +164,7 @@ let package = Package(
         .testTarget(name: "CapacityTests", dependencies: ["Capacity", "RunControl", "Load", "Reporting"]),
         .testTarget(
             name: "ShardMergeTests",
-            dependencies: ["ShardMerge", "PayStorm", "RunControl", "Load", "Reporting"]
+            dependencies: ["ShardMerge", "PayStorm", "RunControl", "Load", "Primitives", "Reporting"]
         ),
         .testTarget(name: "RunControlTests", dependencies: ["RunControl"]),
         .testTarget(name: "TargetProcessesTests", dependencies: ["TargetProcesses", "RunControl", "Checking"]),

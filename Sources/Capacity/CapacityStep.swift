@@ -1,5 +1,6 @@
 public import Foundation
 public import Load
+import Primitives
 public import Reporting
 
 /// What `paystorm capacity` asked of one step, written as `step.json` in the step's report folder so that
@@ -68,7 +69,7 @@ public enum CapacityStepReader {
         let ok = window.reduce(0) { $0 + $1.ok }
         let failed = errors.values.reduce(0, +)
         let (latency, service) = histograms(log, from: from, to: to)
-        var counts = LoadCounts()
+        var counts = RequestCounts()
         counts.scheduled = window.reduce(0) { $0 + $1.scheduled }
         // Judged on the window's results: what came back, successes and failures (a missed send included).
         counts.sent = ok + failed

@@ -1,3 +1,5 @@
+public import Primitives
+
 // The figures a load run records: latency percentiles, request counters, timeseries rows and the summary.
 
 /// Latency percentiles of one kind and one measure, in microseconds.
@@ -33,47 +35,11 @@ public struct LatencyFigures: Codable, Sendable, Hashable {
     ]
 }
 
-/// Request counters of a run or of one kind.
-public struct LoadCounts: Codable, Sendable, Hashable {
-    /// Requests whose intended time came (sent, unsent and missed).
-    public var scheduled = 0
-    /// Requests that went on a connection (the target may have read them).
-    public var sent = 0
-    /// Requests handed to the transport whose timeout ran out before they went on a connection (class
-    /// ``LoadErrorClass/unsent``): failures the target never saw, not counted in ``sent``.
-    public var unsent = 0
-    /// Results that succeeded: a 2xx status unless the caller classified them (``LoadRecorder/record(_:succeeded:)``).
-    public var ok = 0
-    /// Results by status class: `1xx` … `5xx`.
-    public var statusClasses: [String: Int] = [:]
-    /// Results without a response, by error class (`timeout`, `reset`, `refused`, `dns`, `tls`, `other`).
-    public var errors: [String: Int] = [:]
-    /// Sends skipped because the in-flight cap was reached.
-    public var missed = 0
-    /// Response body bytes received.
-    public var bodyBytes = 0
-    /// Sent requests the transport sent a second time after a kept-alive connection closed unanswered
-    /// (``LoadResult/resent``): the target may have read each twice.
-    public var resent = 0
-
-    /// Creates empty counters.
-    public init() {}
-
-    /// Requests that failed: sent ones with a transport error or a status that is not a success, and unsent ones
-    /// (a target too slow to free a connection in time fails them as surely).
-    public var failed: Int { sent - ok + unsent }
-
-    /// `failed / (sent + unsent)` (0 when nothing was handed to the transport).
-    public var errorRate: Double { sent + unsent == 0 ? 0 : Double(failed) / Double(sent + unsent) }
-
+extension RequestCounts {
     /// Status class names, preallocated so that counting a result allocates nothing.
     static let classKeys = (0...9).map { "\($0)xx" }
 
-    mutating func addMissed(_ count: Int) {
-        scheduled += count
-        missed += count
-    }
-
+    /// Counts one result; `succeeded` says whether it counts as a success.
     mutating func add(_ result: LoadResult, succeeded: Bool) {
         scheduled += 1
         if result.error == .missed {
@@ -91,7 +57,7 @@ public struct LoadCounts: Codable, Sendable, Hashable {
         if let error = result.error {
             errors[error.rawValue, default: 0] += 1
         } else {
-            statusClasses[LoadCounts.classKeys[min(max(result.status / 100, 0), 9)], default: 0] += 1
+            statusClasses[RequestCounts.classKeys[min(max(result.status / 100, 0), 9)], default: 0] += 1
             if succeeded { ok += 1 }
         }
     }
@@ -108,7 +74,7 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     /// Requests handed to the transport in the second (one whose timeout then runs out before it goes on a
     /// connection is also counted in `unsent`, in the second it fails).
     public var sent: Int
-    /// Results that succeeded in the second (see ``LoadCounts/ok``).
+    /// Results that succeeded in the second (see `RequestCounts.ok`).
     public var ok: Int
     /// Results with a status that is not a success in the second (by default: not 2xx).
     public var non2xx: Int
@@ -171,9 +137,9 @@ public struct LoadSummary: Codable, Sendable, Hashable {
     /// Achieved rate (sent ÷ duration).
     public var achievedRate: Double
     /// Counters over every kind.
-    public var totals: LoadCounts
+    public var totals: RequestCounts
     /// Counters per kind.
-    public var kinds: [String: LoadCounts]
+    public var kinds: [String: RequestCounts]
     /// Sends released later than the engine's `lateAfter`.
     public var late: Int
     /// Whether the run was stopped early.

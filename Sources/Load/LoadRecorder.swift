@@ -1,4 +1,5 @@
 public import Foundation
+public import Primitives
 
 /// Turns results and ticks into metrics and the streamed files: per-kind HDR histograms (latency
 /// from the intended time and service time), `timeseries.csv`, `latency.hlog`, the live status
@@ -8,9 +9,9 @@ public import Foundation
 /// `tick`).
 public final class LoadRecorder {
     /// Counters over every kind.
-    public private(set) var totals = LoadCounts()
+    public private(set) var totals = RequestCounts()
     /// Counters per kind.
-    public var kinds: [String: LoadCounts] { state.mapValues(\.counts) }
+    public var kinds: [String: RequestCounts] { state.mapValues(\.counts) }
     /// Latency from the intended time, every kind merged.
     public private(set) var latency = Histogram()
     /// Service time, every kind merged.
@@ -25,7 +26,7 @@ public final class LoadRecorder {
 
     /// Everything kept per kind, in one place so that a result costs one dictionary lookup.
     private final class KindState {
-        var counts = LoadCounts()
+        var counts = RequestCounts()
         var latency = Histogram()
         var service = Histogram()
         var intervalLatency = Histogram()
@@ -35,7 +36,7 @@ public final class LoadRecorder {
     private var state: [String: KindState] = [:]
     private var intervalAll = Histogram()
     private var intervalServiceAll = Histogram()
-    private var intervalCounts = LoadCounts()
+    private var intervalCounts = RequestCounts()
     private var lastStats = LoadEngineStats()
     private var lastTickSeconds = 0.0
     private let startTime: Date
@@ -171,7 +172,7 @@ public final class LoadRecorder {
         }
         intervalAll.reset()
         intervalServiceAll.reset()
-        intervalCounts = LoadCounts()
+        intervalCounts = RequestCounts()
         lastStats = stats
         lastTickSeconds = now
         snapshots?.publish(

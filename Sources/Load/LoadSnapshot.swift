@@ -1,3 +1,4 @@
+public import Primitives
 import Synchronization
 
 /// The recorder's figures at its last tick, for readers on other threads (a live metrics endpoint).
@@ -5,9 +6,9 @@ public struct LoadSnapshot: Sendable {
     /// The engine's counters at the tick (in flight, late, missed, intended rate, elapsed time).
     public var stats: LoadEngineStats
     /// Counters over every kind.
-    public var totals: LoadCounts
+    public var totals: RequestCounts
     /// Counters per kind.
-    public var kinds: [String: LoadCounts]
+    public var kinds: [String: RequestCounts]
     /// Latency from the intended time per kind, since the start of the run.
     public var latencyByKind: [String: Histogram]
     /// Service time per kind, since the start of the run.
@@ -16,8 +17,8 @@ public struct LoadSnapshot: Sendable {
     /// Creates a snapshot (the recorder does, at each tick).
     init(
         stats: LoadEngineStats = LoadEngineStats(),
-        totals: LoadCounts = LoadCounts(),
-        kinds: [String: LoadCounts] = [:],
+        totals: RequestCounts = RequestCounts(),
+        kinds: [String: RequestCounts] = [:],
         latencyByKind: [String: Histogram] = [:],
         serviceByKind: [String: Histogram] = [:]
     ) {

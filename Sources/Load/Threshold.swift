@@ -1,4 +1,5 @@
 internal import Foundation
+public import Primitives
 
 /// A pass/fail rule on the run's figures, parsed from text such as `p99 < 250ms`,
 /// `webhook.service.p99.9 <= 1s`, `errorRate < 0.1%`, `missed == 0` or `rate >= 450`.
@@ -227,7 +228,7 @@ public struct Threshold: Sendable, Hashable {
     /// Evaluates the threshold on a run's figures (missing kinds count as empty).
     public func evaluate(_ metrics: ThresholdMetrics) -> ThresholdOutcome {
         let key = kind ?? "all"
-        let counts = metrics.counts[key] ?? LoadCounts()
+        let counts = metrics.counts[key] ?? RequestCounts()
         let histogram = (service ? metrics.service[key] : metrics.latency[key]) ?? Histogram()
         let observed: Double
         switch metric {
@@ -278,7 +279,7 @@ public struct ThresholdMetrics: Sendable {
     /// Service time, µs, by kind and `all`.
     public var service: [String: Histogram]
     /// Counters by kind and `all`.
-    public var counts: [String: LoadCounts]
+    public var counts: [String: RequestCounts]
     /// Late sends over the run.
     public var late: Int
     /// The run's length in seconds.
@@ -288,7 +289,7 @@ public struct ThresholdMetrics: Sendable {
     public init(
         latency: [String: Histogram],
         service: [String: Histogram],
-        counts: [String: LoadCounts],
+        counts: [String: RequestCounts],
         late: Int,
         durationSeconds: Double
     ) {

@@ -1,6 +1,7 @@
 import Foundation
 import Load
 import PayStorm
+import Primitives
 import RunControl
 
 extension Command {

@@ -1,3 +1,5 @@
+public import Primitives
+
 /// What one shard of a split run (`paystorm run --shard INDEX/COUNT`) records in `summary.json` so that
 /// `paystorm merge` can combine the shards exactly: the figures percentiles cannot be summed from.
 public struct ShardInfo: Codable, Sendable, Hashable {
@@ -23,7 +25,7 @@ public struct ShardInfo: Codable, Sendable, Hashable {
 /// tallies, which sum across shards without loss.
 public struct ShardFigures: Codable, Sendable, Hashable {
     /// Request counters by kind (`webhook`, `device`, `probe`...) and `all`.
-    public var counts: [String: ShardCounts]
+    public var counts: [String: RequestCounts]
     /// HDR histograms (µs) keyed `<kind>.intended` and `<kind>.service`, with `all` as a kind, each in
     /// the HdrHistogram compressed V2 encoding, base64.
     public var histograms: [String: String]
@@ -42,7 +44,7 @@ public struct ShardFigures: Codable, Sendable, Hashable {
 
     /// Creates shard figures.
     public init(
-        counts: [String: ShardCounts],
+        counts: [String: RequestCounts],
         histograms: [String: String],
         late: Int,
         durationSeconds: Double,
@@ -62,66 +64,55 @@ public struct ShardFigures: Codable, Sendable, Hashable {
     }
 }
 
-/// Request counters of one kind, as the load recorder keeps them.
-public struct ShardCounts: Codable, Sendable, Hashable {
-    /// Sends the schedule asked for.
-    public var scheduled: Int
-    /// Requests that went on a connection.
-    public var sent: Int
-    /// Requests whose timeout ran out before they went on a connection (0 in a shard written before they were
-    /// counted apart).
-    public var unsent: Int
-    /// Successful answers.
-    public var ok: Int
-    /// Answers by status class (`2xx`, `4xx`...).
-    public var statusClasses: [String: Int]
-    /// Failures by class.
-    public var errors: [String: Int]
-    /// Sends skipped at the in-flight cap.
-    public var missed: Int
-
-    /// Creates counters.
-    public init(
-        scheduled: Int,
-        sent: Int,
-        ok: Int,
-        statusClasses: [String: Int],
-        errors: [String: Int],
-        missed: Int,
-        unsent: Int = 0
-    ) {
-        self.scheduled = scheduled
-        self.sent = sent
-        self.unsent = unsent
-        self.ok = ok
-        self.statusClasses = statusClasses
-        self.errors = errors
-        self.missed = missed
+extension ShardFigures {
+    private enum CodingKeys: String, CodingKey {
+        case counts, histograms, late, durationSeconds, tallies, unchecked, heldPurchases, genuinePurchases
     }
 
-    /// The sum of two shards' counters.
-    public static func + (lhs: Self, rhs: Self) -> Self {
-        ShardCounts(
-            scheduled: lhs.scheduled + rhs.scheduled,
-            sent: lhs.sent + rhs.sent,
-            ok: lhs.ok + rhs.ok,
-            statusClasses: lhs.statusClasses.merging(rhs.statusClasses, uniquingKeysWith: +),
-            errors: lhs.errors.merging(rhs.errors, uniquingKeysWith: +),
-            missed: lhs.missed + rhs.missed,
-            unsent: lhs.unsent + rhs.unsent
-        )
-    }
-
-    /// Reads counters; a shard written before `unsent` was counted reads as 0 unsent.
+    /// Reads shard figures (counters without `bodyBytes` and `resent`, which a shard does not keep).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        scheduled = try c.decode(Int.self, forKey: .scheduled)
-        sent = try c.decode(Int.self, forKey: .sent)
-        unsent = try c.decodeIfPresent(Int.self, forKey: .unsent) ?? 0
-        ok = try c.decode(Int.self, forKey: .ok)
-        statusClasses = try c.decode([String: Int].self, forKey: .statusClasses)
-        errors = try c.decode([String: Int].self, forKey: .errors)
-        missed = try c.decode(Int.self, forKey: .missed)
+        counts = try c.decode([String: RequestCounts].self, forKey: .counts)
+        histograms = try c.decode([String: String].self, forKey: .histograms)
+        late = try c.decode(Int.self, forKey: .late)
+        durationSeconds = try c.decode(Double.self, forKey: .durationSeconds)
+        tallies = try c.decode([String: ShardTally].self, forKey: .tallies)
+        unchecked = try c.decode([String: String].self, forKey: .unchecked)
+        heldPurchases = try c.decodeIfPresent(Int.self, forKey: .heldPurchases)
+        genuinePurchases = try c.decodeIfPresent(Int.self, forKey: .genuinePurchases)
+    }
+
+    /// Writes shard figures; each kind's counters are those a merge sums.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(counts.mapValues(ShardCountsEncoding.init), forKey: .counts)
+        try c.encode(histograms, forKey: .histograms)
+        try c.encode(late, forKey: .late)
+        try c.encode(durationSeconds, forKey: .durationSeconds)
+        try c.encode(tallies, forKey: .tallies)
+        try c.encode(unchecked, forKey: .unchecked)
+        try c.encodeIfPresent(heldPurchases, forKey: .heldPurchases)
+        try c.encodeIfPresent(genuinePurchases, forKey: .genuinePurchases)
+    }
+}
+
+/// One kind's counters as a shard writes them: every counter but `bodyBytes` and `resent`.
+private struct ShardCountsEncoding: Encodable {
+    let counts: RequestCounts
+
+    private enum CodingKeys: String, CodingKey {
+        case scheduled, sent, unsent, ok, statusClasses, errors, missed
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(counts.scheduled, forKey: .scheduled)
+        try c.encode(counts.sent, forKey: .sent)
+        try c.encode(counts.unsent, forKey: .unsent)
+        try c.encode(counts.ok, forKey: .ok)
+        try c.encode(counts.statusClasses, forKey: .statusClasses)
+        try c.encode(counts.errors, forKey: .errors)
+        try c.encode(counts.missed, forKey: .missed)
     }
 }
 

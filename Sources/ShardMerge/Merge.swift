@@ -214,7 +214,7 @@ public enum PayStormMerge {
 
     /// The shards' figures combined: counters summed, histograms added.
     struct MergedFigures {
-        var counts: [String: ShardCounts] = [:]
+        var counts: [String: RequestCounts] = [:]
         var latency: [String: Histogram] = [:]
         var service: [String: Histogram] = [:]
         var tallies: [String: ShardTally] = [:]
@@ -280,7 +280,7 @@ public enum PayStormMerge {
             ThresholdMetrics(
                 latency: latency,
                 service: service,
-                counts: counts.mapValues(LoadCounts.init),
+                counts: counts,
                 late: late,
                 durationSeconds: durationSeconds
             )

@@ -1,3 +1,4 @@
+import Primitives
 import Testing
 
 @testable import Load
@@ -91,7 +92,7 @@ struct ThresholdTests {
     @Test func evaluatesOnFigures() throws {
         var latency = Histogram()
         for value in Int64(1)...1000 { latency.record(value * 1000) }  // 1 ms … 1 s
-        var counts = LoadCounts()
+        var counts = RequestCounts()
         counts.scheduled = 1000
         counts.sent = 1000
         counts.ok = 990

@@ -6,6 +6,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import Primitives
 #endif
 
 /// A loopback HTTP/1.1 server whose behaviour is scripted by the request path:

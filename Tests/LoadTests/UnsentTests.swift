@@ -6,6 +6,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import Primitives
 #endif
 
 /// A loopback listener that serves one connection (reading its requests, never answering) and then accepts no
@@ -96,7 +97,7 @@ struct UnsentTests {
             libcurlTransfers: libcurlTransfers
         )
         let engine = try LoadEngine(configuration)
-        var counts = LoadCounts()
+        var counts = RequestCounts()
         var results: [LoadResult] = []
         _ = engine.run(.open(RateSchedule.constant(50, for: .milliseconds(200)))) { index, _ in
             index < 10 ? LoadRequest(id: index, kind: "test", url: url) : nil

@@ -1,6 +1,7 @@
 import Checking
 import Foundation
 import Load
+import Primitives
 import Testing
 
 @testable import PayStorm
@@ -14,7 +15,7 @@ struct MetricsEndpointTests {
         load.stats.intendedRate = 12.5
         load.stats.inFlight = 3
         load.stats.late = 2
-        var webhook = LoadCounts()
+        var webhook = RequestCounts()
         webhook.scheduled = 10
         webhook.sent = 9
         webhook.ok = 7

@@ -1,11 +1,12 @@
 import Load
+import Primitives
 import Testing
 
 @testable import PayStorm
 
 struct MissedNoteTests {
-    private static func totals(scheduled: Int, missed: Int) -> LoadCounts {
-        var counts = LoadCounts()
+    private static func totals(scheduled: Int, missed: Int) -> RequestCounts {
+        var counts = RequestCounts()
         counts.scheduled = scheduled
         counts.missed = missed
         counts.sent = scheduled - missed

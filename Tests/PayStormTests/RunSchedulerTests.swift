@@ -3,6 +3,7 @@ import Checking
 import Foundation
 import Load
 import Minting
+import Primitives
 import Profile
 import Signing
 import Simulation

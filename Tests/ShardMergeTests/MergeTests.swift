@@ -1,6 +1,7 @@
 import Foundation
 import Load
 import PayStorm
+import Primitives
 import Reporting
 import RunControl
 import Testing
@@ -21,7 +22,7 @@ struct MergeTests {
     ) -> RunReport {
         var histogram = Histogram()
         for value in micros { histogram.record(value) }
-        let counts = ShardCounts(
+        let counts = RequestCounts(
             scheduled: micros.count,
             sent: micros.count,
             ok: micros.count,

@@ -2,6 +2,7 @@ import Checking
 import Foundation
 import HTTPServer
 import Load
+import Primitives
 import RunControl
 import Simulation
 
@@ -130,7 +131,7 @@ final class MetricsEndpoint: Sendable {
     /// The request counters by kind, and the results by kind and class.
     private static func writeRequests(_ load: LoadSnapshot, to out: inout OpenMetricsText) {
         let kinds = load.kinds.sorted { $0.key < $1.key }
-        let counters: [(String, String, KeyPath<LoadCounts, Int>)] = [
+        let counters: [(String, String, KeyPath<RequestCounts, Int>)] = [
             ("paystorm_scheduled", "Requests whose intended time came (sent plus missed), by kind.", \.scheduled),
             ("paystorm_sends", "Requests that went on a connection, by kind.", \.sent),
             ("paystorm_missed", "Requests not sent because the in-flight cap was reached, by kind.", \.missed),

@@ -1,6 +1,6 @@
 import Checking
 import Foundation
-package import Load
+import Load
 import Primitives
 import Profile
 package import Reporting
@@ -261,8 +261,8 @@ package enum ReportBuilder {
     /// What a shard keeps for `paystorm merge`: whole histograms and counters, which percentiles and
     /// rates cannot be recomputed from.
     static func shardFigures(summary: LoadSummary, recorder: LoadRecorder, verdict: Verdict) -> ShardFigures {
-        var counts = summary.kinds.mapValues(ShardCounts.init)
-        counts["all"] = ShardCounts(summary.totals)
+        var counts = summary.kinds
+        counts["all"] = summary.totals
         var histograms: [String: String] = [:]
         var latency = recorder.latencyByKind
         latency["all"] = recorder.latency
@@ -305,33 +305,6 @@ package enum ReportBuilder {
                 above: Checker.Options().maxUnknownFraction
             )
         )
-    }
-}
-
-extension ShardCounts {
-    package init(_ counts: LoadCounts) {
-        self.init(
-            scheduled: counts.scheduled,
-            sent: counts.sent,
-            ok: counts.ok,
-            statusClasses: counts.statusClasses,
-            errors: counts.errors,
-            missed: counts.missed,
-            unsent: counts.unsent
-        )
-    }
-}
-
-extension LoadCounts {
-    package init(_ counts: ShardCounts) {
-        self.init()
-        scheduled = counts.scheduled
-        sent = counts.sent
-        ok = counts.ok
-        statusClasses = counts.statusClasses
-        errors = counts.errors
-        missed = counts.missed
-        unsent = counts.unsent
     }
 }
 

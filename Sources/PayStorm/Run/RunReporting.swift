@@ -1,6 +1,7 @@
 import Checking
 import Foundation
 import Load
+import Primitives
 import Profile
 import Reporting
 import RunControl
@@ -60,7 +61,7 @@ extension RunParts {
 
     /// The notes of how the run went: minting errors, follow-ups, an interruption, PayStorm's own limit, missed
     /// sends and what the target's answers meant. The limit and the missed sends are also said on the console.
-    private func runNotes(_ run: RunFacts, totals: LoadCounts) -> [String] {
+    private func runNotes(_ run: RunFacts, totals: RequestCounts) -> [String] {
         var notes = scheduler.mintFailures.prefix(20).map { "minting error: \($0)" }
         notes += scheduler.followUpNotes
         if let signal = run.interruptedBy {
@@ -101,7 +102,7 @@ extension PayStormRun {
     /// What a run that missed many of its sends did not test: a missed delivery obliges the target to nothing,
     /// so the verdict covers only what was sent, whether or not the run was harness-limited (misses in bursts
     /// shorter than its three ticks are not).
-    static func missedNote(_ totals: LoadCounts) -> String? {
+    static func missedNote(_ totals: RequestCounts) -> String? {
         guard totals.scheduled > 0, Double(totals.missed) >= missedShareTold * Double(totals.scheduled) else {
             return nil
         }
