@@ -11,6 +11,9 @@ scripts/install-deps.sh --tests
 echo "== swift format lint"
 swift format lint --strict --recursive --parallel Sources Tests Package.swift
 
+echo "== shape (no file over 400 lines, no function over 60)"
+scripts/check-shape.sh
+
 echo "== build (warnings are errors)"
 # Every compiler warning in our code fails CI: -warnings-as-errors for the Swift targets, -Xcc -Werror
 # for the C shim. System headers stay exempt (clang silences their warnings). The DocC step reuses this

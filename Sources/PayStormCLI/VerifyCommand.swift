@@ -61,13 +61,7 @@ enum VerifyCommand {
 
         guard let bundleId else { throw CLIError(.usage, "missing --bundle-id ID") }
         guard let environmentOption else { throw CLIError(.usage, "missing --environment ENV") }
-        let environment = Environment(rawValue: environmentOption)
-        guard environment.isKnown else {
-            throw CLIError(
-                .usage,
-                "unknown environment '\(environmentOption)' (known: \(Environment.allKnown.map(\.rawValue).joined(separator: ", ")))"
-            )
-        }
+        let environment = try parseEnvironment(environmentOption)
         guard let kind = SignedObjectKind(rawValue: kindOption) else {
             throw CLIError(
                 .usage,
@@ -80,13 +74,7 @@ enum VerifyCommand {
             }
             return value
         }
-        let root: [UInt8]
-        switch (trustPath, pkiDirectory) {
-        case (let path?, nil): root = try readRoot(path)
-        case (nil, let directory?): root = try MintCommand.loadPKI(directory).root.der
-        case (nil, nil): throw CLIError(.usage, "missing --trust ROOT or --pki DIR")
-        default: throw CLIError(.usage, "give only one of --trust and --pki")
-        }
+        let root = try trustedRoot(trustPath: trustPath, pkiDirectory: pkiDirectory)
         let verifier: SignedDataVerifier
         do {
             verifier = try SignedDataVerifier(
@@ -102,14 +90,43 @@ enum VerifyCommand {
         guard let jws = extractJWS(input) else {
             throw CLIError(.badInput, "no JWS on standard input")
         }
-        let failure: VerificationError?
-        switch kind {
-        case .notification: failure = verifier.verifyAndDecodeNotification(jws).failure
-        case .transaction: failure = verifier.verifyAndDecodeTransaction(jws).failure
-        case .renewalInfo: failure = verifier.verifyAndDecodeRenewalInfo(jws).failure
-        case .appTransaction: failure = verifier.verifyAndDecodeAppTransaction(jws).failure
+        return verify(jws, as: kind, with: verifier)?.status.rawValue ?? "OK"
+    }
+
+    /// `--environment`'s value, refused (exit 64) unless Apple defines it.
+    private static func parseEnvironment(_ option: String) throws -> Environment {
+        let environment = Environment(rawValue: option)
+        guard environment.isKnown else {
+            throw CLIError(
+                .usage,
+                "unknown environment '\(option)' (known: \(Environment.allKnown.map(\.rawValue).joined(separator: ", ")))"
+            )
         }
-        return failure?.status.rawValue ?? "OK"
+        return environment
+    }
+
+    /// The root certificate from `--trust ROOT` or `--pki DIR`: exactly one of the two.
+    private static func trustedRoot(trustPath: String?, pkiDirectory: String?) throws -> [UInt8] {
+        switch (trustPath, pkiDirectory) {
+        case (let path?, nil): return try readRoot(path)
+        case (nil, let directory?): return try MintCommand.loadPKI(directory).root.der
+        case (nil, nil): throw CLIError(.usage, "missing --trust ROOT or --pki DIR")
+        default: throw CLIError(.usage, "give only one of --trust and --pki")
+        }
+    }
+
+    /// Why `verifier` rejects `jws` read as `kind`, or nil when it accepts it.
+    private static func verify(
+        _ jws: String,
+        as kind: SignedObjectKind,
+        with verifier: SignedDataVerifier
+    ) -> VerificationError? {
+        switch kind {
+        case .notification: verifier.verifyAndDecodeNotification(jws).failure
+        case .transaction: verifier.verifyAndDecodeTransaction(jws).failure
+        case .renewalInfo: verifier.verifyAndDecodeRenewalInfo(jws).failure
+        case .appTransaction: verifier.verifyAndDecodeAppTransaction(jws).failure
+        }
     }
 
     /// The JWS in a body (`signedPayload` or `signedTransaction`) or the trimmed input itself.
