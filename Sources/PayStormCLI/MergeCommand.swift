@@ -17,14 +17,16 @@ extension Command {
             writes one report into --out: request counts summed, latency HDR histograms added (exact
             percentiles), invariant checks summed, violations united, the profile's thresholds judged on
             the merged figures, and the verdict and exit code of a run. Every shard 0 to N-1 must be given
-            once, all from the same profile and seed.
+            once, all of one run: the same profile (its content with its variables, as each summary's
+            digest records it), seed, --rate-scale and schedule (--rate, --duration).
 
             Options:
               --out DIR           where the merged report goes (created when missing)
 
             Exit codes: 0 pass, 1 violation, 2 unknown, 3 threshold breached, 64 usage, 65 a folder is not a
-            shard, the shards are of different runs or repeated, or --out is one of them, 66 a summary is
-            missing or a shard is missing, 73 cannot write.
+            shard, the shards are of different runs (what differs is named) or repeated or written by an
+            older PayStorm, or --out is one of them, 66 a summary is missing or a shard is missing, 73 cannot
+            write.
 
             """
     ) { arguments in

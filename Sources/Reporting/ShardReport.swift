@@ -11,13 +11,17 @@ public struct ShardInfo: Codable, Sendable, Hashable {
     public var profilePath: String
     /// The exact figures of the shard, for a merge; nil in a merged report.
     public var figures: ShardFigures?
+    /// What the shard ran (profile digest, rate scale, schedule), so that a merge refuses shards of different
+    /// runs; nil in a shard written before it was recorded, which a merge refuses.
+    public var run: ShardRun?
 
     /// Creates a shard record.
-    public init(index: Int, count: Int, profilePath: String, figures: ShardFigures? = nil) {
+    public init(index: Int, count: Int, profilePath: String, figures: ShardFigures? = nil, run: ShardRun? = nil) {
         self.index = index
         self.count = count
         self.profilePath = profilePath
         self.figures = figures
+        self.run = run
     }
 }
 

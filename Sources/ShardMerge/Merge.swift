@@ -126,6 +126,7 @@ public enum PayStormMerge {
             }
             byIndex[shard.info.index] = shard.directory
         }
+        try checkOneRun(shards)
         let missing = (0..<first.info.count).filter { byIndex[$0] == nil }
         guard missing.isEmpty else {
             throw .noInput(

@@ -186,4 +186,29 @@ struct ShardedRunTests {
         #expect(missingOutput.contains("cannot read \(missing.path)/summary.json"), "\(missingOutput)")
         #expect(!FileManager.default.fileExists(atPath: missing.path), "a refused merge writes nothing")
     }
+
+    /// Shards of the same profile name and seed that ran another schedule (`--duration`) are not one run: merge
+    /// refuses them, exit 65, naming the shard, its folder and both schedules, and writes nothing.
+    @Test func shardsThatRanAnotherScheduleDoNotMerge() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("sharded-apart-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        for (index, duration) in [(0, "2"), (1, "3")] {
+            let (code, output) = try PayStormRunner.exec([
+                "run", "Profiles/smoke.json5", "--shard", "\(index)/2", "--rate", "4", "--duration", duration,
+                "--settle", "0", "--quiet", "--reports", work.appendingPathComponent("shard\(index)").path,
+            ])
+            #expect([0, 1, 2].contains(code), "shard \(index): \(output)")
+        }
+        let folders = (0..<2).map { work.appendingPathComponent("shard\($0)/latest").path }
+        let merged = work.appendingPathComponent("merged")
+        let (code, output) = try PayStormRunner.exec(["merge"] + folders + ["--out", merged.path])
+        #expect(code == 65, "\(output)")
+        #expect(
+            output.contains(
+                "shard 1 (\(folders[1])) ran another schedule: constant 4/s for 3 s vs constant 4/s for 2 s in shard 0"
+            ),
+            "\(output)"
+        )
+        #expect(!FileManager.default.fileExists(atPath: merged.appendingPathComponent("summary.json").path))
+    }
 }

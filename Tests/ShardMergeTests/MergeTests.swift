@@ -54,7 +54,13 @@ struct MergeTests {
             requests: RequestTotals(intended: micros.count, sent: micros.count, ok: micros.count, late: 1),
             thresholds: thresholds.map { ThresholdResult(expression: $0, observed: "-", passed: true) },
             faults: ["duplicate": 1],
-            shard: ShardInfo(index: index, count: count, profilePath: "tiny.json5", figures: figures)
+            shard: ShardInfo(
+                index: index,
+                count: count,
+                profilePath: "tiny.json5",
+                figures: figures,
+                run: OneRunTests.run
+            )
         )
     }
 

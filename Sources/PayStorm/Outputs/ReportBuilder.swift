@@ -56,7 +56,13 @@ package enum ReportBuilder {
             faults: faults,
             timeline: timeline(recorder),
             notes: runNotes(notes, verdict: verdict, firstDetection: firstDetection),
-            shard: shardInfo(options: options, summary: summary, recorder: recorder, verdict: verdict),
+            shard: shardInfo(
+                profile: profile,
+                options: options,
+                summary: summary,
+                recorder: recorder,
+                verdict: verdict
+            ),
             harnessLimited: harnessLimited
         )
         if profile.namespace != 0 { report.namespace = RunNamespace.text(profile.namespace) }
@@ -74,6 +80,7 @@ package enum ReportBuilder {
 
     /// What a shard's report records for `paystorm merge`; nil for a run that is not a shard.
     static func shardInfo(
+        profile: Profile,
         options: RunOptions,
         summary: LoadSummary,
         recorder: LoadRecorder,
@@ -84,7 +91,8 @@ package enum ReportBuilder {
                 index: $0.index,
                 count: $0.count,
                 profilePath: options.profilePath,
-                figures: shardFigures(summary: summary, recorder: recorder, verdict: verdict)
+                figures: shardFigures(summary: summary, recorder: recorder, verdict: verdict),
+                run: ShardRun.of(profile: profile, options: options)
             )
         }
     }
