@@ -18,6 +18,9 @@ public struct Arguments: Sendable {
         self.items = items
     }
 
+    /// The first argument not yet taken, such as a subcommand's word (`trend` in `paystorm capacity trend`).
+    public var first: String? { items.first }
+
     /// Whether the arguments ask for help (`-h` or `--help`).
     public var wantsHelp: Bool { items.contains("--help") || items.contains("-h") }
 

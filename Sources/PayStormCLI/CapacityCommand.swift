@@ -15,6 +15,7 @@ extension Command {
 
             Usage: paystorm capacity PROFILE --slo "p99 < 250ms" [--slo ...] [OPTIONS]
                    paystorm capacity --from DIR... [--slo ...] [--out DIR]
+                   paystorm capacity trend DIR... [--drop SHARE] [--window N] [--out DIR]
 
             Runs PROFILE once per step, its schedule replaced by a constant rate (same seed, the profile's
             faults if it has any, 1 s settle): from the rate the profile starts at (or --start), multiplying
@@ -28,6 +29,10 @@ extension Command {
             thresholds. --slo invariants makes correctness an objective too: a step whose run failed an
             invariant is a bad step, so the search finds the highest rate that is both fast enough and right.
             With --from, re-analyses capacity folders or step folders without sending anything.
+            'capacity trend' reads many nights' capacity folders (capacity.json) and writes trend.csv (a row
+            per night by date: label, knee, USL λ, σ, κ and ceiling, p99 at the knee) and trend.html; it exits
+            1 when the latest knee is more than --drop below the median of the --window nights before it. A
+            folder without capacity.json, or of an interrupted search, is skipped with a note.
 
             Options:
               --slo TEXT          an objective, such as "p99 < 250ms", "errorRate < 0.1%" or invariants;
@@ -45,19 +50,27 @@ extension Command {
               --pki DIR           the test PKI an external target trusts
               --reports DIR       where the capacity folder goes (default Reports)
               --from DIR...       re-analyse capacity folders or step folders (with step.json) instead
-              --out DIR           with --from: where the capacity files go (default: the one capacity folder)
+              --out DIR           with --from: where the capacity files go (default: the one capacity folder);
+                                  with trend: where trend.csv and trend.html go (default Reports/trend)
               --quiet             no progress lines, only the summary
+              --drop SHARE        trend: the drop below the median that fails, 0 to 1 (default 0.2)
+              --window N          trend: how many earlier nights make the median, 1 to 1000 (default 7)
 
             Exit codes: 0 sustainable rate found (or no SLO broke up to --max-rate or --max-steps), 1 a step's
             run failed an invariant (the rates are still found and written), 3 even the lowest step broke an
             SLO, 4 PayStorm's own ceiling reached before the backend broke an SLO, 64 usage (a bad --slo),
             65 bad profile or not a capacity folder, 66 missing input, 69 target unreachable, 70 internal
             error, 73 cannot write, 129, 130 or 143 stopped by SIGHUP, SIGINT or SIGTERM (the steps done are
-            analysed, the outcome is 'interrupted').
+            analysed, the outcome is 'interrupted'). 'capacity trend': 0 the latest knee held, 1 it dropped,
+            64 usage, 65 no folder holds a search that ran to its end, 73 cannot write.
 
             """
     ) { arguments in
         var arguments = arguments
+        if arguments.first == "trend" {
+            _ = arguments.positional()
+            return try capacityTrend(&arguments)
+        }
         let slos = try arguments.options("--slo")
         do {
             _ = try PayStormCapacity.parseSLOs(slos)

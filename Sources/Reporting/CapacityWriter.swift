@@ -8,7 +8,13 @@ public enum CapacityWriter {
     /// Writes every file into `folder`.
     /// - Throws: `ReportError.cannotWrite` naming the first file that failed.
     public static func writeAll(_ report: CapacityReport, to folder: URL) throws(ReportError) {
-        for (name, text) in zip(fileNames, [csv(report), json(report), html(report)]) {
+        try write(zip(fileNames, [csv(report), json(report), html(report)]), to: folder)
+    }
+
+    /// Writes each named text into `folder`, each file replaced atomically.
+    /// - Throws: `ReportError.cannotWrite` naming the first file that failed.
+    static func write(_ files: some Sequence<(String, String)>, to folder: URL) throws(ReportError) {
+        for (name, text) in files {
             let url = folder.appendingPathComponent(name)
             do {
                 try Data(text.utf8).write(to: url, options: .atomic)
@@ -17,6 +23,16 @@ public enum CapacityWriter {
             }
         }
     }
+
+    /// The style sheet of the capacity and trend pages.
+    static let style = """
+        <style>
+        body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222}
+        table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}
+        th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}code{background:#f4f4f4;padding:0 .3em}
+        svg text{font:11px sans-serif;fill:#444}
+        </style>
+        """
 
     /// The error classes of a run's `timeseries.csv`, each a `capacity.csv` column even when no step saw it.
     static let standardErrorClasses = [
@@ -76,12 +92,7 @@ public enum CapacityWriter {
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8">
             <title>PayStorm capacity \(e(report.profile)) seed \(report.seed)</title>
-            <style>
-            body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222}
-            table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}
-            th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}code{background:#f4f4f4;padding:0 .3em}
-            svg text{font:11px sans-serif;fill:#444}
-            </style></head><body>
+            \(style)</head><body>
             <h1>PayStorm capacity: \(e(report.profile))</h1>
             <p><strong>\(e(report.sentence))</strong></p>
             <p>SLOs: \(report.slos.map { "<code>\(e($0))</code>" }.joined(separator: ", ")); seed <code>\(report.seed)</code></p>
@@ -209,10 +220,10 @@ public enum CapacityWriter {
 
     private static func ms(_ micros: Int64) -> String { String(format: "%.1f", Double(micros) / 1000) }
 
-    private static func number(_ value: Double) -> String { String(format: "%.6g", value) }
+    static func number(_ value: Double) -> String { String(format: "%.6g", value) }
 
     /// A CSV field, quoted when it holds a comma, a quote or a line break.
-    private static func field(_ text: String) -> String {
+    static func field(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
