@@ -354,13 +354,13 @@ extension Command {
             for line in first.witness { text += "  - \(line)\n" }
             text += "  replay: \(first.replay)\n"
         }
-        let sent = report.requests
+        let sent = report.requests.counts
         // Resends are rare and matter only when they happen, so a run without any keeps its line as it was.
         let resent =
             (sent.resent > 0 ? ", \(sent.resent) resent" : "")
             + (sent.unsent > 0 ? ", \(sent.unsent) unsent (timed out waiting for a connection)" : "")
         text +=
-            "\nsent \(sent.sent) of \(sent.intended) intended, \(sent.ok) ok, \(sent.errorCount) errors, "
+            "\nsent \(sent.sent) of \(sent.scheduled) intended, \(sent.ok) ok, \(report.requests.errorCount) errors, "
             + "\(sent.missed) missed\(resent)\n"
         text += "report: \(outcome.folder.path)/report.html\n"
         if let latest = outcome.latestNote { text += "note: \(latest)\n" }

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// `report.html`: one self-contained page (inline CSS and SVG, no scripts, no
 /// network) with the verdict, the charts and every witness.
@@ -30,7 +31,7 @@ public enum HTMLReport {
             <tr><th>profile</th><td>\(e(report.profile))</td><th>seed</th><td><code>\(report.seed)</code>\(report.namespace.map { ", namespace <code>\(e($0))</code>" } ?? "")</td></tr>
             <tr><th>target</th><td>\(e(report.target))</td><th>exit code</th><td>\(report.exitCode)</td></tr>
             <tr><th>started</th><td>\(e(iso(report.startedAt)))</td><th>duration</th><td>\(String(format: "%.1f s", report.endedAt.timeIntervalSince(report.startedAt)))</td></tr>
-            <tr><th>sent / intended</th><td>\(report.requests.sent) / \(report.requests.intended)</td><th>ok / errors / missed / late</th><td>\(report.requests.ok) / \(report.requests.errorCount) / \(report.requests.missed) / \(report.requests.late)</td></tr>
+            <tr><th>sent / intended</th><td>\(report.requests.counts.sent) / \(report.requests.counts.scheduled)</td><th>ok / errors / missed / late</th><td>\(report.requests.counts.ok) / \(report.requests.errorCount) / \(report.requests.counts.missed) / \(report.requests.late)</td></tr>
             <tr><th>invariants</th><td>\(report.invariantVerdict.rawValue)</td><th>interrupted</th><td>\(report.interrupted ? "yes" : "no")</td></tr>
             <tr><th>PayStorm</th><td colspan="3">\(e(report.toolVersion))</td></tr>
             </table>

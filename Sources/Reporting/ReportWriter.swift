@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// Writes the end-of-run files of a report folder from one ``RunReport``:
 /// `summary.json`, `summary.csv`, `violations.csv`, `violations.jsonl`,
@@ -45,13 +46,13 @@ public enum ReportWriter {
             ("verdict", report.verdict.rawValue),
             ("exit_code", String(report.exitCode)),
             ("duration_s", String(format: "%.3f", report.endedAt.timeIntervalSince(report.startedAt))),
-            ("intended", String(report.requests.intended)),
-            ("sent", String(report.requests.sent)),
-            ("ok", String(report.requests.ok)),
+            ("intended", String(report.requests.counts.scheduled)),
+            ("sent", String(report.requests.counts.sent)),
+            ("ok", String(report.requests.counts.ok)),
             ("errors", String(report.requests.errorCount)),
-            ("missed", String(report.requests.missed)),
+            ("missed", String(report.requests.counts.missed)),
             ("late", String(report.requests.late)),
-            ("resent", String(report.requests.resent)),
+            ("resent", String(report.requests.counts.resent)),
             ("p50_us", all.flatMap { $0.micros["p50"] }.map(String.init) ?? ""),
             ("p99_us", all.flatMap { $0.micros["p99"] }.map(String.init) ?? ""),
             ("max_us", all.flatMap { $0.micros["max"] }.map(String.init) ?? ""),

@@ -44,7 +44,7 @@ public struct RunReport: Codable, Sendable, Hashable {
     /// The process exit code that goes with the verdict and thresholds.
     public var exitCode: Int32
     /// Request counters over the whole run.
-    public var requests: RequestTotals
+    public var requests: ReportedRequests
     /// Latency distributions, per delivery kind and measure.
     public var latency: [LatencySummary]
     /// Thresholds from the profile and how they fared.
@@ -80,7 +80,7 @@ public struct RunReport: Codable, Sendable, Hashable {
         invariantVerdict: VerdictOutcome? = nil,
         interrupted: Bool = false,
         exitCode: Int32,
-        requests: RequestTotals,
+        requests: ReportedRequests,
         latency: [LatencySummary] = [],
         thresholds: [ThresholdResult] = [],
         invariants: [InvariantResult] = [],
@@ -173,66 +173,6 @@ public enum VerdictOutcome: String, Codable, Sendable, Hashable {
         if failed { return (.fail, reasons) }
         return (reasons.isEmpty ? .pass : .unknown, reasons)
     }
-}
-
-/// Request counters over a run.
-public struct RequestTotals: Codable, Sendable, Hashable {
-    /// Sends the schedule asked for.
-    public var intended: Int
-    /// Requests that went on a connection (the target may have read them).
-    public var sent: Int
-    /// Requests whose timeout ran out before they went on a connection (every connection busy): never seen by
-    /// the target, counted among the errors (class `unsent`) and not in ``sent``.
-    public var unsent: Int
-    /// Responses with a success status.
-    public var ok: Int
-    /// Failures by class (`timeout`, `reset`, `refused`, `http4xx`, `http5xx`, ...).
-    public var errors: [String: Int]
-    /// Sends skipped because the in-flight cap was reached.
-    public var missed: Int
-    /// Sends released after their intended time.
-    public var late: Int
-    /// Sent requests that went out a second time on a new connection after their kept-alive connection closed
-    /// unanswered: the target may have read each twice, and each answer speaks for the copy sent again.
-    public var resent: Int
-
-    /// Creates request counters.
-    public init(
-        intended: Int,
-        sent: Int,
-        ok: Int,
-        errors: [String: Int] = [:],
-        missed: Int = 0,
-        late: Int = 0,
-        resent: Int = 0,
-        unsent: Int = 0
-    ) {
-        self.intended = intended
-        self.sent = sent
-        self.unsent = unsent
-        self.ok = ok
-        self.errors = errors
-        self.missed = missed
-        self.late = late
-        self.resent = resent
-    }
-
-    /// Decodes counters; a report written before `resent` was counted reads as 0 resent, so `merge` still reads
-    /// older shards.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        intended = try c.decode(Int.self, forKey: .intended)
-        sent = try c.decode(Int.self, forKey: .sent)
-        ok = try c.decode(Int.self, forKey: .ok)
-        errors = try c.decode([String: Int].self, forKey: .errors)
-        missed = try c.decode(Int.self, forKey: .missed)
-        late = try c.decode(Int.self, forKey: .late)
-        resent = try c.decodeIfPresent(Int.self, forKey: .resent) ?? 0
-        unsent = try c.decodeIfPresent(Int.self, forKey: .unsent) ?? 0
-    }
-
-    /// All failures, whatever their class.
-    public var errorCount: Int { errors.values.reduce(0, +) }
 }
 
 /// A latency distribution in microseconds.

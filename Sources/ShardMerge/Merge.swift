@@ -225,12 +225,13 @@ public enum PayStormMerge {
         var late: Int
         /// The shards run side by side, so the merged run lasts as long as its longest shard.
         var durationSeconds: Double
-        var requests = RequestTotals(intended: 0, sent: 0, ok: 0)
+        var requests: ReportedRequests
 
         /// - Throws: `RunError.badInput` naming the shard and the key of a histogram that does not decode.
         init(_ shards: [ShardReport]) throws(RunError) {
             late = shards.map(\.figures.late).reduce(0, +)
             durationSeconds = shards.map(\.figures.durationSeconds).max() ?? 0
+            requests = shards.map(\.report.requests).reduce(ReportedRequests(RequestCounts()), +)
             for shard in shards {
                 counts.merge(shard.figures.counts, uniquingKeysWith: +)
                 held += shard.figures.heldPurchases ?? 0
@@ -244,16 +245,6 @@ public enum PayStormMerge {
                         unknown: sum.unknown + tally.unknown
                     )
                 }
-            }
-            for shard in shards.map(\.report.requests) {
-                requests.intended += shard.intended
-                requests.sent += shard.sent
-                requests.ok += shard.ok
-                requests.errors.merge(shard.errors, uniquingKeysWith: +)
-                requests.missed += shard.missed
-                requests.late += shard.late
-                requests.resent += shard.resent
-                requests.unsent += shard.unsent
             }
         }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PayStormTestKit
+import Primitives
 import Testing
 
 @testable import Reporting
@@ -19,14 +20,9 @@ struct ReportWriterTests {
             reasons: ["invariant violated: no-double-grant (1 violation)"],
             invariantVerdict: .fail,
             exitCode: 1,
-            requests: RequestTotals(
-                intended: 1000,
-                sent: 998,
-                ok: 990,
-                errors: ["http4xx": 8],
-                missed: 2,
-                late: 5,
-                resent: 1
+            requests: ReportedRequests(
+                RequestCounts(scheduled: 1000, sent: 998, ok: 990, errors: ["http4xx": 8], missed: 2, resent: 1),
+                late: 5
             ),
             latency: [
                 LatencySummary(

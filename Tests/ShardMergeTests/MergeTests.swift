@@ -51,7 +51,10 @@ struct MergeTests {
             target: "test",
             verdict: .pass,
             exitCode: 0,
-            requests: RequestTotals(intended: micros.count, sent: micros.count, ok: micros.count, late: 1),
+            requests: ReportedRequests(
+                RequestCounts(scheduled: micros.count, sent: micros.count, ok: micros.count),
+                late: 1
+            ),
             thresholds: thresholds.map { ThresholdResult(expression: $0, observed: "-", passed: true) },
             faults: ["duplicate": 1],
             shard: ShardInfo(
@@ -86,7 +89,7 @@ struct MergeTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let outcome = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("merged").path)
         let report = outcome.report
-        #expect(report.requests.sent == 100 && report.requests.ok == 100 && report.requests.late == 2)
+        #expect(report.requests.counts.sent == 100 && report.requests.counts.ok == 100 && report.requests.late == 2)
         #expect(report.faults == ["duplicate": 2])
         var whole = Histogram()
         for value in fast + slow { whole.record(value) }
@@ -108,7 +111,7 @@ struct MergeTests {
     /// `resent` key in its `summary.json`) still merges, as 0 resent.
     @Test func sumsResentRequestsAndReadsShardsWrittenBeforeThem() throws {
         var resending = Self.shard(0, of: 2, micros: Array(repeating: 1_000, count: 10))
-        resending.requests.resent = 3
+        resending.requests.counts.resent = 3
         let (root, folders) = try Self.folders([resending, Self.shard(1, of: 2, micros: [1_000])])
         defer { try? FileManager.default.removeItem(at: root) }
         let older = URL(fileURLWithPath: folders[1]).appendingPathComponent("summary.json")
@@ -117,7 +120,7 @@ struct MergeTests {
         #expect(withoutResent != text)
         try Data(withoutResent.utf8).write(to: older)
         let report = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("m").path).report
-        #expect(report.requests.resent == 3 && report.requests.sent == 11)
+        #expect(report.requests.counts.resent == 3 && report.requests.counts.sent == 11)
     }
 
     /// The merged report names the namespace the shards shared, and none when each drew its own (each

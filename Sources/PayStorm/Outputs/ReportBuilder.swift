@@ -46,7 +46,7 @@ package enum ReportBuilder {
             invariantVerdict: invariantVerdict,
             interrupted: signal != nil,
             exitCode: exitCode,
-            requests: requestTotals(summary, acknowledgedOutside2xx: acknowledgedOutside2xx),
+            requests: ReportedRequests(run: summary.totals, late: summary.late, acknowledging: acknowledgedOutside2xx),
             latency: summary.latency.map {
                 LatencySummary(kind: $0.kind, measure: $0.measure, count: $0.count, micros: $0.micros)
             },
@@ -95,26 +95,6 @@ package enum ReportBuilder {
                 run: ShardRun.of(profile: profile, options: options)
             )
         }
-    }
-
-    /// The request counts; an answer its role classifies as a success (a 409 "already had it") is not an error.
-    static func requestTotals(_ summary: LoadSummary, acknowledgedOutside2xx: [String: Int]) -> RequestTotals {
-        var errors = summary.totals.errors
-        for (status, count) in summary.totals.statusClasses where status != "2xx" {
-            let failed = count - acknowledgedOutside2xx[status, default: 0]
-            if failed > 0 { errors["http" + status] = failed }
-        }
-        errors["missed"] = nil
-        return RequestTotals(
-            intended: summary.totals.scheduled,
-            sent: summary.totals.sent,
-            ok: summary.totals.ok,
-            errors: errors,
-            missed: summary.totals.missed,
-            late: summary.late,
-            resent: summary.totals.resent,
-            unsent: summary.totals.unsent
-        )
     }
 
     /// The thresholds' outcomes; a latency threshold over a harness-limited run is undecided, because latency
