@@ -308,14 +308,9 @@ def test_token_case_files_webhook_purchases_where_the_wallet_cannot_see_them(sta
 
 def test_session_tokens_guard_the_apps_endpoints_when_configured(start, monkeypatch):
     monkeypatch.setenv("EXAMPLE_TOKEN_SECRET", "s3cret")
-    monkeypatch.setenv("EXAMPLE_TOKEN_SECONDS", "1.5")
+    # Long enough for the checks below on a busy machine; the last one waits for the expiry the token names.
+    monkeypatch.setenv("EXAMPLE_TOKEN_SECONDS", "6")
     backend = start()
-    # As PayStorm's target.accounts.provision runs it: a token line in, the user's id and session token out.
-    issued = subprocess.run([sys.executable, str(HERE / "provision.py")], capture_output=True, text=True,
-                            input=json.dumps({"appAccountToken": USER.upper()}) + "\n", timeout=60, check=True)
-    account = json.loads(issued.stdout)
-    assert (account["appAccountToken"], account["id"]) == (USER.upper(), USER)
-
     def status(path, token=None, body=None):
         headers = {"Content-Type": "application/json"} if body is not None else {}
         if token is not None:
@@ -329,7 +324,13 @@ def test_session_tokens_guard_the_apps_endpoints_when_configured(start, monkeypa
             return error.code
 
     wallet = f"/api/v1/users/{USER}/wallet"
+    # First, so that the token's lifetime starts once the workers answer (they boot slowly on a busy machine).
     assert status(wallet) == 401
+    # As PayStorm's target.accounts.provision runs it: a token line in, the user's id and session token out.
+    issued = subprocess.run([sys.executable, str(HERE / "provision.py")], capture_output=True, text=True,
+                            input=json.dumps({"appAccountToken": USER.upper()}) + "\n", timeout=60, check=True)
+    account = json.loads(issued.stdout)
+    assert (account["appAccountToken"], account["id"]) == (USER.upper(), USER)
     assert status(wallet, account["token"]) == 200
     # A forged signature: the last hex digit changed (to another digit whatever it was).
     forged = account["token"][:-1] + ("1" if account["token"][-1] == "0" else "0")
@@ -339,7 +340,8 @@ def test_session_tokens_guard_the_apps_endpoints_when_configured(start, monkeypa
     assert status("/api/v1/purchases/report", account["token"], report) == 200
     # The App Store's webhook carries no session: it is verified by its signature alone.
     assert backend.notify(backend.mint("--type", "ONE_TIME_CHARGE"))[0] == 200
-    time.sleep(1.6)
+    expires_ms = int(account["token"].split(".")[1])
+    time.sleep(max(0.0, expires_ms / 1000 - time.time()) + 0.1)
     assert status(wallet, account["token"]) == 401
 
 
