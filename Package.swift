@@ -119,13 +119,20 @@ let package = Package(
         // What the test targets share (as swift-metrics' MetricsTestKit): the built binary and its package, process
         // and temporary-folder helpers, golden-file snapshots, a Python test server, a raw HTTP client and a
         // reference-ledger fixture.
-        .target(name: "PayStormTestKit", dependencies: ["ReferenceLedger"], path: "Tests/PayStormTestKit"),
+        .target(
+            name: "PayStormTestKit",
+            dependencies: ["ReferenceLedger", "Primitives"],
+            path: "Tests/PayStormTestKit"
+        ),
 
         // Tests mirror the modules.
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"]),
         .testTarget(name: "AppStoreModelTests", dependencies: ["AppStoreModel", "Primitives"]),
         .testTarget(name: "TargetContractTests", dependencies: ["TargetContract"]),
-        .testTarget(name: "ProfileTests", dependencies: ["Profile", "Primitives", "AppStoreModel"]),
+        .testTarget(
+            name: "ProfileTests",
+            dependencies: ["Profile", "Primitives", "AppStoreModel", "PayStormTestKit"]
+        ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "PayStormTestKit"]),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "AppStoreModel", "HTTPServer", "PayStormTestKit"]),
         .testTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Synchronization
 import Testing
 
@@ -16,14 +17,16 @@ struct CapacityCommandTests {
         // Two workers, 40 ms each: 50 requests/s. Every action is one consumable purchase, one webhook.
         let server = try FixedCapacityServer(workers: 2, serviceSeconds: 0.040)
         defer { server.close() }
-        let profile = """
-            { name: "knee", seed: 3,
-              target: { webhookURL: "http://127.0.0.1:\(server.port)/notifications", requestTimeoutSeconds: 2 },
-              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-              population: { accounts: 2000 }, actionMix: { consumable: 1 },
-              schedule: [{ kind: "constant", rate: 15, seconds: 3 }], settleSeconds: 0 }
-            """
-        try profile.write(toFile: work + "/knee.json5", atomically: true, encoding: .utf8)
+        let webhook = "http://127.0.0.1:\(server.port)/notifications"
+        var profile = ProfileBuilder(
+            name: "knee",
+            seed: 3,
+            target: .init(webhookURL: webhook, requestTimeoutSeconds: 2)
+        )
+        profile.accounts = 2000
+        profile.schedule = [.constant(rate: 15, seconds: 3)]
+        profile.settleSeconds = 0
+        try profile.write(into: work, fileName: "knee.json5")
         // Above 50/s the queue grows by (rate − 50) requests a second, so a request t seconds into an overloaded
         // step waits (rate − 50)/50 × t: at 54/s the p90 of the judged seconds (1 to 6) passes 400 ms; below 50/s
         // the latency stays near the 40 ms service time. The 360 ms between them absorb the scheduling delays of a
@@ -156,13 +159,14 @@ struct CapacityCommandTests {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("capacity-kind-\(UUID())").path
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let profile = """
-            { name: "kinds", seed: 1, target: { webhookURL: "http://127.0.0.1:9/notifications" },
-              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-              population: { accounts: 10 }, actionMix: { consumable: 1 },
-              schedule: [{ kind: "constant", rate: 5, seconds: 3 }], thresholds: ["webhook.errorRate < 1%"] }
-            """
-        try profile.write(toFile: work + "/kinds.json5", atomically: true, encoding: .utf8)
+        var profile = ProfileBuilder(
+            name: "kinds",
+            seed: 1,
+            target: .init(webhookURL: "http://127.0.0.1:9/notifications")
+        )
+        profile.schedule = [.constant(rate: 5, seconds: 3)]
+        profile.thresholds = ["webhook.errorRate < 1%"]
+        try profile.write(into: work, fileName: "kinds.json5")
         let (code, output) = try PayStormRunner.exec(["capacity", work + "/kinds.json5", "--reports", work + "/r"])
         #expect(code == 65, "\(output)")
         #expect(output.contains("thresholds") && output.contains("webhook.errorRate"), "\(output)")

@@ -108,15 +108,11 @@ struct HostileInputTests {
         ("accounts: { provision: [\"paystorm-no-such-provisioner\"] }", "target.accounts.provision"),
     ])
     func aProfilesMissingProgramIsFoundBeforeSending(section: String, path: String) throws {
-        let file = try Self.profile(
-            """
-            { name: "p", seed: 1,
-              target: { webhookURL: "http://127.0.0.1:1/n", \(section) },
-              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-              population: { accounts: 2 }, actionMix: { consumable: 1 },
-              schedule: [{ kind: "constant", rate: 1, seconds: 1 }] }
-            """
-        )
+        var profile = ProfileBuilder(name: "p", seed: 1, target: .init(webhookURL: "http://127.0.0.1:1/n"))
+        profile.target.extra = [section]
+        profile.accounts = 2
+        profile.schedule = [.constant(rate: 1, seconds: 1)]
+        let file = try Self.profile(profile.json5)
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         for mode in [["--check"], ["--quiet"]] {
             let (code, output) = try PayStormRunner.exec(["run", file.path] + mode)

@@ -30,31 +30,24 @@ struct InterruptionTests {
     /// Runs a profile of ten accounts buying consumables for two seconds against `port`, final probe only,
     /// with the report under `work/reports`.
     static func startRun(in work: String, port: Int, settle: Int) throws -> SignalledRun {
-        try profile(port: port, settle: settle).write(
-            toFile: work + "/profile.json5",
-            atomically: true,
-            encoding: .utf8
-        )
+        try profile(port: port, settle: settle).write(into: work)
         return try SignalledRun.start([
             "run", work + "/profile.json5", "--plain", "--pki", work + "/pki", "--reports", work + "/reports",
         ])
     }
 
-    private static func profile(port: Int, settle: Int) -> String {
+    private static func profile(port: Int, settle: Int) -> ProfileBuilder {
         let url = "http://127.0.0.1:\(port)"
-        return """
-            { name: "interrupted", seed: 5,
-              target: {
-                webhook: { url: "\(url)/hooks", body: { payload: "{signedPayload}" } },
-                deviceDelivery: { url: "\(url)/device/{appAccountToken}", body: { jws: "{signedTransaction}" } },
-                probe: { kind: "http", url: "\(url)/wallet/{appAccountToken}", intervalSeconds: 0 },
-                requestTimeoutSeconds: 2,
-              },
-              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-              population: { accounts: 10 }, actionMix: { consumable: 1 },
-              schedule: [{ kind: "constant", rate: 5, seconds: 2 }],
-              settleSeconds: \(settle) }
-            """
+        var target = ProfileBuilder.Target(probeURL: "\(url)/wallet/{appAccountToken}", requestTimeoutSeconds: 2)
+        target.probeIntervalSeconds = 0
+        target.extra = [
+            #"webhook: { url: "\#(url)/hooks", body: { payload: "{signedPayload}" } }"#,
+            #"deviceDelivery: { url: "\#(url)/device/{appAccountToken}", body: { jws: "{signedTransaction}" } }"#,
+        ]
+        var profile = ProfileBuilder(name: "interrupted", seed: 5, target: target)
+        profile.schedule = [.constant(rate: 5, seconds: 2)]
+        profile.settleSeconds = Double(settle)
+        return profile
     }
 
     /// A target that answers 429 with `Retry-After: 99999` to every probe held the final probe's back-off six

@@ -25,19 +25,15 @@ struct PartialProvisioningTests {
 
     @Test func aCommandThatPrintsHalfTheAccountsIsNoted() throws {
         try PythonTestServer.withBackend("partial", server: Self.server, provision: Self.provision) { work, server in
-            let profile = """
-                { name: "partial", seed: 5,
-                  target: {
-                    webhookURL: "http://127.0.0.1:\(server.port)/hook",
-                    probe: { kind: "http", url: "http://127.0.0.1:\(server.port)/users/{account.id}" },
-                    accounts: { provision: ["python3", "\(work)/provision.py"] },
-                  },
-                  catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-                  population: { accounts: 10 }, actionMix: { consumable: 1 },
-                  schedule: [{ kind: "constant", rate: 2, seconds: 1 }],
-                  settleSeconds: 0 }
-                """
-            try profile.write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
+            var target = ProfileBuilder.Target(
+                webhookURL: "http://127.0.0.1:\(server.port)/hook",
+                probeURL: "http://127.0.0.1:\(server.port)/users/{account.id}"
+            )
+            target.extra = [#"accounts: { provision: ["python3", "\#(work)/provision.py"] }"#]
+            var profile = ProfileBuilder(name: "partial", seed: 5, target: target)
+            profile.schedule = [.constant(rate: 2, seconds: 1)]
+            profile.settleSeconds = 0
+            try profile.write(into: work)
             let (_, output) = try PayStormRunner.exec([
                 "run", work + "/profile.json5", "--plain", "--no-history", "--pki", work + "/pki", "--reports",
                 work + "/reports",

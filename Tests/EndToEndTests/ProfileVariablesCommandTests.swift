@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 /// `--set NAME=VALUE` and the environment give a profile's `${NAME}` values on every command that loads one.
@@ -6,13 +7,9 @@ struct ProfileVariablesCommandTests {
     @Test func undefinedVariableIsExit65NamingItAndSetFixesIt() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("vars-\(UUID()).json5")
         defer { try? FileManager.default.removeItem(at: file) }
-        let text = """
-            { name: "${NAME}", seed: 1, target: { embeddedLedger: true },
-              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-              population: { accounts: 10 }, actionMix: { consumable: 1 },
-              schedule: [{ kind: "constant", rate: 1, seconds: 1 }] }
-            """
-        try Data(text.utf8).write(to: file)
+        var profile = ProfileBuilder(name: "${NAME}", seed: 1, target: .embeddedLedger)
+        profile.schedule = [.constant(rate: 1, seconds: 1)]
+        try Data(profile.json5.utf8).write(to: file)
         let (code, output) = try PayStormRunner.exec(["run", file.path, "--check"])
         #expect(code == 65, "\(output)")
         #expect(output.contains("\(file.path): name: expected a value for ${NAME}"), "\(output)")

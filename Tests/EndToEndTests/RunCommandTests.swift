@@ -38,14 +38,13 @@ struct RunCommandTests {
         }
         #expect(try PayStormRunner.exec(["pki", "init", pki.path]).0 == 0)
         // Port 9 (discard) on loopback: nothing listens there on a test machine.
-        let text = """
-            { name: "unreachable", seed: 1,
-              target: { webhookURL: "http://127.0.0.1:9/notifications" },
-              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-              population: { accounts: 10 }, actionMix: { consumable: 1 },
-              schedule: [{ kind: "constant", rate: 1, seconds: 1 }] }
-            """
-        try Data(text.utf8).write(to: file)
+        var profile = ProfileBuilder(
+            name: "unreachable",
+            seed: 1,
+            target: .init(webhookURL: "http://127.0.0.1:9/notifications")
+        )
+        profile.schedule = [.constant(rate: 1, seconds: 1)]
+        try Data(profile.json5.utf8).write(to: file)
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID())")
         defer { try? FileManager.default.removeItem(at: reports) }
         // A previous run's folder and `latest` link: the failed run must leave both as they were.
@@ -91,13 +90,9 @@ struct RunCommandTests {
             try? FileManager.default.removeItem(at: reports)
         }
         // Two minutes of schedule: only the signal can end it within the test's bounds.
-        let text = """
-            { name: "interrupted", seed: 1, target: { embeddedLedger: true },
-              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-              population: { accounts: 10 }, actionMix: { consumable: 1 },
-              schedule: [{ kind: "constant", rate: 2, seconds: 120 }] }
-            """
-        try Data(text.utf8).write(to: file)
+        var profile = ProfileBuilder(name: "interrupted", seed: 1, target: .embeddedLedger)
+        profile.schedule = [.constant(rate: 2, seconds: 120)]
+        try Data(profile.json5.utf8).write(to: file)
         let process = Process()
         process.executableURL = try PayStormBinary.url()
         process.arguments = ["run", file.path, "--quiet", "--no-history", "--reports", reports.path]

@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 #if canImport(Glibc)
@@ -17,14 +18,17 @@ struct SilentTargetTests {
         let server = try SilentServer()
         defer { server.close() }
         // 40 deliveries a second for 4 s over at most 32 connections: most wait for a connection.
-        let profile = """
-            { name: "silent", seed: 5,
-              target: { webhookURL: "http://127.0.0.1:\(server.port)/notifications", requestTimeoutSeconds: 2 },
-              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-              population: { accounts: 200 }, actionMix: { consumable: 1 },
-              schedule: [{ kind: "constant", rate: 40, seconds: 4 }], settleSeconds: 0, settleMaxSeconds: 0 }
-            """
-        try profile.write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
+        let webhook = "http://127.0.0.1:\(server.port)/notifications"
+        var profile = ProfileBuilder(
+            name: "silent",
+            seed: 5,
+            target: .init(webhookURL: webhook, requestTimeoutSeconds: 2)
+        )
+        profile.accounts = 200
+        profile.schedule = [.constant(rate: 40, seconds: 4)]
+        profile.settleSeconds = 0
+        profile.settleMaxSeconds = 0
+        try profile.write(into: work)
         let began = Date()
         let (code, output) = try PayStormRunner.exec([
             "run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports",

@@ -42,17 +42,19 @@ struct TargetCheckTests {
         )
         defer { _ = RestartCommandTests.shell(work + "/kill.sh") }
         #expect(RestartCommandTests.shell(work + "/start.sh") == 0)
-        let profile = """
-            { name: "wrong-probe", seed: 3,
-              target: { webhookURL: "http://127.0.0.1:${PORT}/notifications",
-                        deviceURL: "http://127.0.0.1:${PORT}/transactions",
-                        probe: { kind: "http", url: "http://127.0.0.1:${PORT}/${PROBE_PATH:-account}/{appAccountToken}" },
-                        requestTimeoutSeconds: 2 },
-              catalog: { products: [{ id: "n", type: "nonConsumable", priceMilli: 1990 }] },
-              population: { accounts: 1 }, actionMix: { nonConsumable: 1 },
-              schedule: [{ kind: "constant", rate: 1, seconds: 1 }], settleSeconds: 0.5 }
-            """
-        try profile.write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
+        let target = ProfileBuilder.Target(
+            webhookURL: "http://127.0.0.1:${PORT}/notifications",
+            deviceURL: "http://127.0.0.1:${PORT}/transactions",
+            probeURL: "http://127.0.0.1:${PORT}/${PROBE_PATH:-account}/{appAccountToken}",
+            requestTimeoutSeconds: 2
+        )
+        var profile = ProfileBuilder(name: "wrong-probe", seed: 3, target: target)
+        profile.products = [.init("n", "nonConsumable", priceMilli: 1990)]
+        profile.accounts = 1
+        profile.actionMix = ["nonConsumable": 1]
+        profile.schedule = [.constant(rate: 1, seconds: 1)]
+        profile.settleSeconds = 0.5
+        try profile.write(into: work)
         let check = ["target", "check", work + "/profile.json5", "--pki", work + "/pki", "--set", "PORT=\(port)"]
         // Wait until the ledger accepts connections (its start script returns at once).
         var outcome = try RestartCommandTests.execBounded(check, timeout: 60)
