@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import PayStormTestKit
 import Testing
 
 /// A schedule far beyond what this machine can sign: the run thins it at the source, says so, and leaves the
@@ -7,23 +8,23 @@ import Testing
 struct OverloadTests {
     /// 20,000 purchases a second for 3 s against a target that answers 200 at once: several times what two cores
     /// sign, on any machine this runs on.
-    static func profile(port: UInt16) -> String {
-        """
-        { name: "overload", seed: 11,
-          target: {
-            webhookURL: "http://127.0.0.1:\(port)/notifications", deviceURL: "http://127.0.0.1:\(port)/transactions",
-            requestTimeoutSeconds: 5,
-          },
-          catalog: {
-            groups: [{ id: "premium" }],
-            products: [
-              { id: "coins", type: "consumable", priceMilli: 990 },
-              { id: "gold", type: "autoRenewable", group: "premium", level: 1, priceMilli: 9990, periodSeconds: 30 },
-            ],
-          },
-          population: { accounts: 50000 }, actionMix: { consumable: 1, subscribe: 1 },
-          schedule: [{ kind: "constant", rate: 20000, seconds: 3 }], settleSeconds: 0 }
-        """
+    static func profile(port: UInt16) -> ProfileBuilder {
+        let target = ProfileBuilder.Target(
+            webhookURL: "http://127.0.0.1:\(port)/notifications",
+            deviceURL: "http://127.0.0.1:\(port)/transactions",
+            requestTimeoutSeconds: 5
+        )
+        var profile = ProfileBuilder(name: "overload", seed: 11, target: target)
+        profile.groups = ["premium"]
+        profile.products = [
+            .init("coins", "consumable", priceMilli: 990),
+            .init("gold", "autoRenewable", priceMilli: 9990, group: "premium", level: 1, periodSeconds: 30),
+        ]
+        profile.accounts = 50000
+        profile.actionMix = ["consumable": 1, "subscribe": 1]
+        profile.schedule = [.constant(rate: 20000, seconds: 3)]
+        profile.settleSeconds = 0
+        return profile
     }
 
     struct Summary: Decodable {
@@ -51,7 +52,7 @@ struct OverloadTests {
         defer { try? FileManager.default.removeItem(atPath: work) }
         let server = try HTTPServer(threads: 2) { _ in HTTPResponse(status: 200) }
         defer { server.shutdown() }
-        try Self.profile(port: server.port).write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
+        try Self.profile(port: server.port).write(into: work)
         #expect(try PayStormRunner.exec(["pki", "init", work + "/pki"]).0 == 0)
         let common = ["--quiet", "--no-history", "--pki", work + "/pki"]
 

@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 /// A target that keeps its state between runs (a staging backend; here a reference ledger started apart): the
@@ -22,11 +23,9 @@ struct RepeatedRunTests {
         if !FileManager.default.fileExists(atPath: profile.path) {
             // Probed every half second: a probe early in a run that met the earlier run's purchases shows what that
             // run bought later, a grant of nothing this run has sent yet.
-            let text = ShardedRunTests.profile.replacingOccurrences(
-                of: "intervalSeconds: 0",
-                with: "intervalSeconds: 0.5"
-            )
-            try Data(text.utf8).write(to: profile)
+            var builder = ShardedRunTests.profile
+            builder.target.probeIntervalSeconds = 0.5
+            try builder.write(into: work.path, fileName: "repeated.json5")
         }
         let reports = work.appendingPathComponent(name)
         let (code, output) = try PayStormRunner.exec(

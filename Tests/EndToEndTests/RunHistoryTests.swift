@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Testing
 
 /// A short run against the embedded ledger with one planned restart, reordering and duplicates: what it records
@@ -23,27 +24,33 @@ struct RunHistoryTests {
         }
     }
 
-    static let profile = """
-        { name: "restart-history", seed: 5,
-          target: { embeddedLedger: true, bundleId: "com.example.paystorm", environment: "Sandbox" },
-          catalog: { products: [
-            { id: "coins.100", type: "consumable", priceMilli: 990 },
-            { id: "pro.unlock", type: "nonConsumable", priceMilli: 4990 } ] },
-          population: { accounts: 40, devicesPerAccount: 1 },
-          actionMix: { consumable: 2, nonConsumable: 1, deviceReport: 0.5 },
-          schedule: [{ kind: "constant", rate: 20, seconds: 8 }],
-          faults: { targetRestart: { count: 1, downSeconds: 1 }, reorder: { probability: 0.5, windowSeconds: 2 },
-                    duplicate: { probability: 0.3, maxDelaySeconds: 1 } },
-          settleSeconds: 2,
-          thresholds: ["restart.requests > 0", "webhook.errorRate < 5%", "requests < 1"] }
-        """
+    static let profile: ProfileBuilder = {
+        var target = ProfileBuilder.Target.embeddedLedger
+        target.bundleId = "com.example.paystorm"
+        target.environment = "Sandbox"
+        var profile = ProfileBuilder(name: "restart-history", seed: 5, target: target)
+        profile.products = [
+            .init("coins.100", "consumable", priceMilli: 990), .init("pro.unlock", "nonConsumable", priceMilli: 4990),
+        ]
+        profile.accounts = 40
+        profile.devicesPerAccount = 1
+        profile.actionMix = ["consumable": 2, "nonConsumable": 1, "deviceReport": 0.5]
+        profile.schedule = [.constant(rate: 20, seconds: 8)]
+        profile.faults = [
+            "targetRestart": "{ count: 1, downSeconds: 1 }",
+            "reorder": "{ probability: 0.5, windowSeconds: 2 }",
+            "duplicate": "{ probability: 0.3, maxDelaySeconds: 1 }",
+        ]
+        profile.settleSeconds = 2
+        profile.thresholds = ["restart.requests > 0", "webhook.errorRate < 5%", "requests < 1"]
+        return profile
+    }()
 
     static let run: Result<ShortRun, any Error> = Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-history-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let file = directory.appendingPathComponent("restart-history.json5")
-        try Data(profile.utf8).write(to: file)
+        let file = URL(fileURLWithPath: try profile.write(into: directory.path, fileName: "restart-history.json5"))
         let reports = directory.appendingPathComponent("reports")
         let (code, output) = try PayStormRunner.exec(["run", file.path, "--quiet", "--reports", reports.path])
         let latest = reports.appendingPathComponent("latest")

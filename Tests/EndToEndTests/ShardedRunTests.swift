@@ -9,26 +9,29 @@ struct ShardedRunTests {
     static let bundleId = "com.example.paystorm"
 
     /// A tiny profile aimed at `127.0.0.1:${PORT}`, with duplicates so that chaos draws from the seed too.
-    static let profile = """
-        { name: "sharded", seed: 4242,
-          target: {
+    static let profile: ProfileBuilder = {
+        var target = ProfileBuilder.Target(
             webhookURL: "http://127.0.0.1:${PORT}/notifications",
             deviceURL: "http://127.0.0.1:${PORT}/transactions",
-            probe: { kind: "http", url: "http://127.0.0.1:${PORT}/accounts/{appAccountToken}", intervalSeconds: 0 },
-            bundleId: "com.example.paystorm", environment: "Sandbox", requestTimeoutSeconds: 5,
-          },
-          catalog: { products: [
-            { id: "coins", type: "consumable", priceMilli: 990 },
-            { id: "pro", type: "nonConsumable", priceMilli: 4990 },
-          ] },
-          population: { accounts: 24, devicesPerAccount: 1 },
-          actionMix: { consumable: 2, nonConsumable: 1 },
-          schedule: [{ kind: "constant", rate: 8, seconds: 4 }],
-          faults: { duplicate: { probability: 0.2 } },
-          settleSeconds: 2,
-          thresholds: ["errorRate < 50%"],
-        }
-        """
+            probeURL: "http://127.0.0.1:${PORT}/accounts/{appAccountToken}",
+            bundleId: bundleId,
+            requestTimeoutSeconds: 5
+        )
+        target.probeIntervalSeconds = 0
+        target.environment = "Sandbox"
+        var profile = ProfileBuilder(name: "sharded", seed: 4242, target: target)
+        profile.products = [
+            .init("coins", "consumable", priceMilli: 990), .init("pro", "nonConsumable", priceMilli: 4990),
+        ]
+        profile.accounts = 24
+        profile.devicesPerAccount = 1
+        profile.actionMix = ["consumable": 2, "nonConsumable": 1]
+        profile.schedule = [.constant(rate: 8, seconds: 4)]
+        profile.faults = ["duplicate": "{ probability: 0.2 }"]
+        profile.settleSeconds = 2
+        profile.thresholds = ["errorRate < 50%"]
+        return profile
+    }()
 
     struct Summary: Decodable {
         struct Requests: Decodable {
@@ -87,8 +90,7 @@ struct ShardedRunTests {
         defer { try? FileManager.default.removeItem(at: work) }
         let pki = work.appendingPathComponent("pki").path
         #expect(try PayStormRunner.exec(["pki", "init", pki]).0 == 0)
-        let profile = work.appendingPathComponent("sharded.json5")
-        try Data(Self.profile.utf8).write(to: profile)
+        let profile = URL(fileURLWithPath: try Self.profile.write(into: work.path, fileName: "sharded.json5"))
         func ledger(_ name: String) throws -> LedgerProcess {
             try LedgerProcess(arguments: [
                 "ledger", "serve", "--db", work.appendingPathComponent(name).path, "--trust", pki + "/root.der",
