@@ -32,6 +32,9 @@ public struct CapacityOptions: Sendable {
     public var maxSteps = 16
     /// The highest rate tried, actions per second; nil: 1,000 times the start.
     public var maxRate: Double?
+    /// What this search measured (a commit, a build), written to `capacity.json` as `label` for
+    /// `paystorm capacity trend`; nil: none.
+    public var label: String?
 
     /// Creates options for a profile.
     public init(run: RunOptions) {
@@ -166,7 +169,7 @@ public enum PayStormCapacity {
             return step.isGood
         }
         let interruptedBy = options.run.interruption.signal
-        let report = CapacityReport(
+        var report = CapacityReport(
             steps: steps,
             slos: expressions,
             profile: profile.name,
@@ -174,6 +177,7 @@ public enum PayStormCapacity {
             interruptedBy: interruptedBy?.name,
             searchEnd: search.end(after: results)
         )
+        report.label = options.label
         do {
             try CapacityWriter.writeAll(report, to: folder.url)
         } catch {

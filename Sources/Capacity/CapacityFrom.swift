@@ -21,7 +21,8 @@ extension PayStormCapacity {
         reports: String
     ) throws(RunError) -> CapacityOutcome {
         let (stepFolders, capacityFolders) = try folders(paths)
-        let texts = slos.isEmpty ? earlierSLOs(capacityFolders.first) ?? [] : slos
+        let earlier = earlierReport(capacityFolders.first)
+        let texts = slos.isEmpty ? earlier?.slos ?? [] : slos
         guard !texts.isEmpty else { throw .badInput("no SLO to judge the steps by: pass --slo") }
         let invariants = judgesInvariants(texts)
         let parsed: [Threshold]
@@ -37,12 +38,14 @@ extension PayStormCapacity {
         let profile = identity?.profile ?? "capacity"
         let seed = identity?.seed ?? 0
         let target = try outputFolder(outURL, reports: reports, profile: profile, seed: seed)
-        let report = CapacityReport(
+        var report = CapacityReport(
             steps: steps,
             slos: expressions(parsed, invariants: invariants),
             profile: profile,
             seed: seed
         )
+        // A re-analysis of one search keeps its label (a rewritten capacity.json would otherwise lose it).
+        report.label = capacityFolders.count == 1 ? earlier?.label : nil
         do {
             try CapacityWriter.writeAll(report, to: target)
         } catch {
@@ -51,14 +54,14 @@ extension PayStormCapacity {
         return CapacityOutcome(report: report, folder: target, interruptedBy: nil)
     }
 
-    /// The objectives of an earlier analysis, from a capacity folder's `capacity.json`.
-    private static func earlierSLOs(_ folder: URL?) -> [String]? {
+    /// An earlier analysis (its objectives, its label), from a capacity folder's `capacity.json`.
+    private static func earlierReport(_ folder: URL?) -> CapacityReport? {
         guard let folder else { return nil }
         let file = folder.appendingPathComponent("capacity.json")
         guard let data = FileManager.default.contents(atPath: file.path),
             let earlier = try? JSONDecoder().decode(CapacityReport.self, from: data)
         else { return nil }
-        return earlier.slos
+        return earlier
     }
 
     /// Judges every step folder; the profile and seed are the first step's.

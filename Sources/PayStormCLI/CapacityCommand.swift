@@ -49,6 +49,8 @@ extension Command {
               --flaw NAME         switch on a flaw of the embedded ledger; repeatable
               --pki DIR           the test PKI an external target trusts
               --reports DIR       where the capacity folder goes (default Reports)
+              --label TEXT        what the search measured (a commit, a build): capacity.json's label, which
+                                  names the night in 'capacity trend' (default: the folder's name)
               --from DIR...       re-analyse capacity folders or step folders (with step.json) instead
               --out DIR           with --from: where the capacity files go (default: the one capacity folder);
                                   with trend: where trend.csv and trend.html go (default Reports/trend)
@@ -121,6 +123,7 @@ extension Command {
         let seed = try arguments.seed()
         let flaws = try LedgerFlaw.parse(try arguments.options("--flaw")).map(\.rawValue)
         let pki = try arguments.option("--pki")
+        let label = try arguments.option("--label")
         let variables = try profileVariables(&arguments)
         let profile = arguments.positional()
         try arguments.finish()
@@ -137,6 +140,7 @@ extension Command {
         if let seed { run.seed = seed }
         var options = CapacityOptions(run: run)
         options.slos = slos
+        options.label = label
         func check(_ value: Double?, _ name: String, _ range: ClosedRange<Double>) throws -> Double? {
             guard let value else { return nil }
             guard range.contains(value) else {

@@ -26,6 +26,8 @@ public struct CapacityReport: Codable, Sendable, Hashable {
     public var schemaVersion = CapacityReport.currentSchemaVersion
     /// The profile's name.
     public var profile: String
+    /// What the search measured (`--label`: a commit, a build), for `paystorm capacity trend`; nil: none.
+    public var label: String?
     /// The seed every step ran with.
     public var seed: UInt64
     /// The objectives, as written.

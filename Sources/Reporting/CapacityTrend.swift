@@ -141,7 +141,7 @@ extension CapacityNight {
         let name = folder.standardizedFileURL.lastPathComponent
         let night = CapacityNight(
             date: Self.date(folderName: name) ?? Self.modified(file) ?? Date(timeIntervalSince1970: 0),
-            label: source.label ?? source.commit ?? name,
+            label: [source.label, source.commit].compactMap { $0 }.first { !$0.isEmpty } ?? name,
             outcome: source.outcome,
             knee: knee,
             usl: source.usl,

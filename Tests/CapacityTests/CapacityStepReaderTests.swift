@@ -125,6 +125,24 @@ struct CapacityStepReaderTests {
         #expect(!PayStormCapacity.judgesInvariants(["p99 < 250ms"]))
     }
 
+    @Test func reanalysingACapacityFolderInPlaceKeepsItsLabel() throws {
+        let capacity = FileManager.default.temporaryDirectory.appendingPathComponent("capacity-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: capacity) }
+        try FileManager.default.createDirectory(
+            at: capacity.appendingPathComponent("steps"),
+            withIntermediateDirectories: true
+        )
+        try FileManager.default.moveItem(at: try Self.writeStep(), to: capacity.appendingPathComponent("steps/s1"))
+        var earlier = CapacityReport(steps: [], slos: ["p99 < 1s"], profile: "p", seed: 7)
+        earlier.label = "commit abc123"
+        try CapacityWriter.writeAll(earlier, to: capacity)
+        let outcome = try PayStormCapacity.analyse(paths: [capacity.path], slos: [], out: nil, reports: "unused")
+        #expect(outcome.folder.standardizedFileURL.path == capacity.standardizedFileURL.path)
+        #expect(outcome.report.label == "commit abc123")
+        let data = try Data(contentsOf: capacity.appendingPathComponent("capacity.json"))
+        #expect(try JSONDecoder().decode(CapacityReport.self, from: data).label == "commit abc123")
+    }
+
     @Test func aFolderGivenTwiceIsRefusedNamingIt() throws {
         let folder = try Self.writeStep()
         defer { try? FileManager.default.removeItem(at: folder) }

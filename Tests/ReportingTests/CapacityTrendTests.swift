@@ -119,6 +119,23 @@ struct CapacityTrendTests {
         }
     }
 
+    @Test func theSearchsLabelInCapacityJSONNamesTheNight() throws {
+        try withTemporaryFolder("trend") { root in
+            var report = CapacityReport(
+                steps: [CapacityAnalysisTests.step(1, rate: 100, p99Millis: 50)],
+                slos: ["p99 < 250ms"],
+                profile: "nightly",
+                seed: 7
+            )
+            report.label = "build 1234"
+            try CapacityWriter.writeAll(report, to: root)
+            #expect(try CapacityNight.read(root, as: "x").get().label == "build 1234")
+            report.label = ""
+            try CapacityWriter.writeAll(report, to: root)
+            #expect(try CapacityNight.read(root, as: "x").get().label == root.lastPathComponent)
+        }
+    }
+
     @Test func aLabelOrCommitInCapacityJSONNamesTheNight() throws {
         try withTemporaryFolder("trend") { root in
             let json = #"{"outcome":"neverBroke","sustainableRate":50,"steps":[],"commit":"abc123"}"#
