@@ -141,7 +141,10 @@ public struct Profile: Sendable, Hashable {
         guard data.firstRange(of: Data("${".utf8)) != nil,
             let tree = try? decoder.decode(JSONValue.self, from: data)
         else { return data }
-        return Data(try tree.substituting(variables).jsonText.utf8)
+        var references: [String: String] = [:]
+        let text = try tree.substituting(variables, path: "", references: &references).jsonText
+        decoder.userInfo[Fields.variableReferences] = references
+        return Data(text.utf8)
     }
 }
 

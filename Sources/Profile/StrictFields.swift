@@ -1,3 +1,5 @@
+import Foundation
+
 /// A coding key that accepts any string, so that unknown keys can be seen and refused.
 struct AnyKey: CodingKey {
     var stringValue: String
@@ -28,11 +30,17 @@ func joinPath(_ base: String, _ key: String) -> String {
 
 /// A strict view of one JSON object: refuses unknown keys, and reads fields with checks that name the path.
 struct Fields {
+    /// The decoder's `userInfo` key of the paths whose string was exactly one `${NAME}` reference.
+    static let variableReferences = CodingUserInfoKey(rawValue: "paystorm.variableReferences")!
+
     let container: KeyedDecodingContainer<AnyKey>
     let path: String
+    /// Path to the `${NAME}` reference that was the whole string there.
+    let references: [String: String]
 
     init(_ decoder: any Decoder, allowed: [String]) throws {
         path = jsonPath(decoder.codingPath)
+        references = decoder.userInfo[Self.variableReferences] as? [String: String] ?? [:]
         do {
             container = try decoder.container(keyedBy: AnyKey.self)
         } catch {
@@ -65,8 +73,22 @@ struct Fields {
         } catch DecodingError.typeMismatch(_, let context) where jsonPath(context.codingPath) != at(key) {
             throw ProfileIssue(path: jsonPath(context.codingPath), expected: "a value of another type")
         } catch {
+            if let reference = references[at(key)], isNumber(T.self) {
+                return try number(key, T.self, from: reference)
+            }
             throw ProfileIssue(path: at(key), expected: describe(T.self))
         }
+    }
+
+    /// A numeric field whose string was exactly one `${NAME}` reference: the variable's value read as `T`.
+    private func number<T: Decodable>(_ key: String, _ type: T.Type, from reference: String) throws -> T {
+        let text = try container.decode(String.self, forKey: AnyKey(stringValue: key))
+        // `Double` alone would take "nan", "inf" and "0x1p3": only a JSON number is a number here.
+        let json = text.utf8.allSatisfy { "0123456789+-.eE".utf8.contains($0) } && Double(text) != nil
+        guard json, let value = try? JSONDecoder().decode(T.self, from: Data(text.utf8)) else {
+            throw ProfileIssue(path: at(key), expected: "\(describe(T.self)) from \(reference), found \"\(text)\"")
+        }
+        return value
     }
 
     func required<T: Decodable>(_ key: String, _ type: T.Type = T.self) throws -> T {
@@ -134,6 +156,10 @@ struct Fields {
 
 private func trim(_ value: Double) -> String {
     value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+}
+
+private func isNumber(_ type: Any.Type) -> Bool {
+    type is any BinaryInteger.Type || type is any BinaryFloatingPoint.Type
 }
 
 private func describe(_ type: Any.Type) -> String {

@@ -113,6 +113,14 @@ public struct ProfileVariables: Sendable, Hashable {
         return out + rest
     }
 
+    /// `text` itself when it is exactly one reference, `${NAME}` or `${NAME:-default}`, and nothing else.
+    static func wholeReference(_ text: String) -> String? {
+        guard text.hasPrefix("${") else { return nil }
+        let body = text.dropFirst(2)
+        guard let close = closingBrace(of: body), body.index(after: close) == body.endIndex else { return nil }
+        return text
+    }
+
     /// The `}` that closes a reference whose text starts at `body` (after its `${`), past any `${...}` nested
     /// in its default; nil when it is never closed.
     private static func closingBrace(of body: Substring) -> Substring.Index? {
@@ -140,20 +148,33 @@ public struct ProfileVariables: Sendable, Hashable {
 extension JSONValue {
     /// The same tree with every string value substituted.
     func substituting(_ variables: ProfileVariables, path: String = "") throws(ProfileIssue) -> JSONValue {
+        var references: [String: String] = [:]
+        return try substituting(variables, path: path, references: &references)
+    }
+
+    /// The same tree with every string value substituted; `references` gets the path of each string that was
+    /// exactly one `${NAME}` reference, with that reference, so that a numeric field may read it as a number.
+    func substituting(
+        _ variables: ProfileVariables,
+        path: String,
+        references: inout [String: String]
+    ) throws(ProfileIssue) -> JSONValue {
         switch self {
         case .null, .bool, .number: return self
-        case .string(let text): return .string(try variables.substitute(text, path: path))
+        case .string(let text):
+            if let reference = ProfileVariables.wholeReference(text) { references[path] = reference }
+            return .string(try variables.substitute(text, path: path))
         case .array(let items):
             var out: [JSONValue] = []
             for (index, item) in items.enumerated() {
-                out.append(try item.substituting(variables, path: path + "[\(index)]"))
+                out.append(try item.substituting(variables, path: path + "[\(index)]", references: &references))
             }
             return .array(out)
         case .object(let members):
             var out: [String: JSONValue] = [:]
             // Sorted, so that of two undefined variables the same one is always named first.
             for (key, value) in members.sorted(by: { $0.key < $1.key }) {
-                out[key] = try value.substituting(variables, path: joinPath(path, key))
+                out[key] = try value.substituting(variables, path: joinPath(path, key), references: &references)
             }
             return .object(out)
         }

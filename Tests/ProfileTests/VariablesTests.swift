@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import Testing
 
 @testable import Profile
@@ -165,5 +166,57 @@ struct VariablesTests {
     @Test(arguments: ["PORT", "=1", "1A=2", "A-B=1", "A B=1"])
     func refusesMalformedAssignments(text: String) {
         #expect(ProfileVariables.assignment(text) == nil)
+    }
+}
+
+/// A numeric field given as exactly one `${NAME}` reference takes the variable's value as a number.
+struct NumericVariablesTests {
+    static let text = VariablesTests.text
+        .replacingOccurrences(of: "rate: 5, seconds: 10", with: "rate: \"${RATE}\", seconds: \"${SECS:-10}\"")
+        .replacingOccurrences(of: "accounts: 10", with: "accounts: \"${ACCOUNTS}\"")
+
+    static func decode(_ set: [String: String]) throws -> Profile {
+        try VariablesTests.decode(text, set: ["PORT": "1", "DB": "d"].merging(set) { $1 })
+    }
+
+    @Test func aNumericFieldTakesAVariableThatParsesAsANumber() throws {
+        let profile = try Self.decode(["RATE": "12.5", "ACCOUNTS": "40"])
+        #expect(profile.schedule.map(\.seconds) == [10])
+        #expect(profile.population.accounts == 40)
+        guard case .constant(rate: let rate) = profile.schedule.first?.shape else {
+            Issue.record("not a constant segment")
+            return
+        }
+        #expect(rate == 12.5)
+    }
+
+    @Test func aVariableThatDoesNotParseNamesTheFileFieldAndVariable() throws {
+        do {
+            _ = try Self.decode(["RATE": "fast", "ACCOUNTS": "40"])
+            Issue.record("a non-numeric ${RATE} was accepted")
+        } catch let error as ProfileError {
+            #expect(error.path == "schedule[0].rate", "\(error)")
+            #expect(error.description.hasPrefix("vars.json5: "), "\(error)")
+            #expect(error.expected.contains("${RATE}") && error.expected.contains("\"fast\""), "\(error)")
+        }
+    }
+
+    @Test func anIntegerFieldRefusesAFractionFromAVariable() throws {
+        do {
+            _ = try Self.decode(["RATE": "1", "ACCOUNTS": "2.5"])
+            Issue.record("accounts took 2.5")
+        } catch let error as ProfileError {
+            #expect(error.path == "population.accounts", "\(error)")
+            #expect(error.expected.contains("${ACCOUNTS}"), "\(error)")
+        }
+    }
+
+    @Test func aLiteralStringOrAMixedStringIsStillNotANumber() throws {
+        for rate in ["\"12\"", "\"${RATE}0\""] {
+            let text = Self.text.replacingOccurrences(of: "\"${RATE}\"", with: rate)
+            #expect(throws: ProfileError.self) {
+                try VariablesTests.decode(text, set: ["PORT": "1", "DB": "d", "RATE": "1", "ACCOUNTS": "4"])
+            }
+        }
     }
 }
