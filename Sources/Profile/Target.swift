@@ -63,6 +63,7 @@ public struct Target: Sendable, Hashable, Decodable {
         let f = try Fields(decoder, allowed: Self.keys)
         embeddedLedger = try f.value("embeddedLedger", default: false)
         headers = try f.headers()
+        try Self.refusePlaceholders(in: headers, f)
         tlsCAFile = try f.optional("tlsCAFile")
         allowedHosts = try f.value("allowedHosts", default: [])
         bundleId = try f.text("bundleId", default: "com.example.paystorm")
@@ -104,6 +105,22 @@ public struct Target: Sendable, Hashable, Decodable {
         try checkAccountFieldsCanBeFilled()
         if let probe, let url = probe.url {
             _ = try Self.check(url, path: f.at("probe.url"), allowedHosts: allowedHosts)
+        }
+    }
+
+    /// `target.headers` go as written on every request of every role (webhooks from the App Store among them),
+    /// so a placeholder there would reach the backend literally: the role headers are where placeholders render.
+    private static func refusePlaceholders(in headers: [String: String], _ f: Fields) throws {
+        for name in headers.keys.sorted() {
+            guard let value = headers[name], let template = try? TemplateString(value),
+                !template.placeholders.isEmpty
+            else { continue }
+            throw ProfileIssue(
+                path: f.at("headers.\(name)"),
+                expected: "a value sent as written, found \"\(value)\": target.headers are "
+                    + "not rendered; put this header in the role's headers (target.deviceDelivery.headers, "
+                    + "target.deviceReport.headers, target.webhook.headers, target.probe.headers), rendered per request"
+            )
         }
     }
 

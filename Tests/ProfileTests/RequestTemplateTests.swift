@@ -21,6 +21,22 @@ struct RequestTemplateTests {
         }
     }
 
+    /// `target.headers` go as written on every request (webhook, device, probe): a placeholder there was sent
+    /// literally, so it is refused, pointing to the role headers that render it.
+    @Test func aPlaceholderInTargetHeadersIsRefusedPointingToTheRoleHeaders() throws {
+        let target = """
+            { webhookURL: "http://127.0.0.1:8000/apple", deviceURL: "http://127.0.0.1:8000/d",
+              headers: { "X-Static": "a {b} c", Authorization: "Bearer {account.token}" } }
+            """
+        let error = try #require(Self.error(target: target))
+        #expect(error.path == "target.headers.Authorization", "\(error)")
+        #expect(error.expected.contains("{account.token}"), "\(error)")
+        #expect(error.expected.contains("target.deviceDelivery.headers"), "\(error)")
+        let withoutAuthorization = ", Authorization: \"Bearer {account.token}\""
+        let literal = try Self.profile(target: target.replacingOccurrences(of: withoutAuthorization, with: ""))
+        #expect(literal.target.headers["X-Static"] == "a {b} c")
+    }
+
     static let backend = """
         { webhookURL: "http://127.0.0.1:8000/apple",
           deviceDelivery: {
