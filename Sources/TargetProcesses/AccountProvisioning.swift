@@ -12,7 +12,8 @@ package import RunControl
 package enum AccountProvisioning {
     /// Runs `command` for `tokens`.
     /// - Throws: `RunError.unreachable` (exit 69) when the command cannot start, times out, exits non-zero
-    ///   (its standard error quoted) or prints a line that is not an object of strings with a known token.
+    ///   (its standard error quoted), prints a line that is not an object of strings with a known token, or
+    ///   prints no account at all.
     package static func run(
         _ command: [String],
         tokens: [String],
@@ -46,6 +47,14 @@ package enum AccountProvisioning {
                 )
             }
             fields[minted] = strings
+        }
+        // Exit 0 with nothing printed is a command that did not do its job (a wrong script, a silent failure):
+        // every `{account.*}` would go out empty.
+        if fields.isEmpty && !tokens.isEmpty {
+            throw .unreachable(
+                "\(name) exited 0 but printed no account: expected one {\"appAccountToken\": ..., \"id\": ...} "
+                    + "line per account on its standard output"
+            )
         }
         return AccountDirectory(fields)
     }

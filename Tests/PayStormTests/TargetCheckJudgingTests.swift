@@ -103,7 +103,7 @@ struct TargetCheckJudgingTests {
         let directory = AccountDirectory()
         let ran = try #require(
             TargetCheck.refreshAccounts(
-                profile: try Self.refreshing("cat >/dev/null"),
+                profile: try Self.refreshing("read -r line; echo $line; cat >/dev/null"),
                 directory: directory,
                 interruption: Interruption()
             )
