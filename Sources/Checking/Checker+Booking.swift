@@ -19,7 +19,7 @@ extension Checker {
         let outcome = DeliveryOutcome.notSent(reason: reason, harnessLimited: true)
         state.withLock { state in
             for delivery in deliveries {
-                let sentence = { self.describe(delivery) + (delivery.sends ? " was dispatched" : " happened") }
+                let sentence = { self.describe(delivery) + self.dispatched(delivery) }
                 dispatch(delivery, entry: nil, sentence: sentence, at: delivery.at, in: &state)
                 answer(
                     delivery,

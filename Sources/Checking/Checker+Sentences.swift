@@ -26,6 +26,20 @@ extension Checker {
         return text
     }
 
+    /// The history's verb for a delivery as it is dispatched: a device delivery of a run without a device
+    /// endpoint (webhook-only) goes nowhere, and its entry says so rather than "was dispatched".
+    func dispatched(_ delivery: PlannedDelivery) -> String {
+        guard delivery.sends else { return " happened" }
+        switch delivery.action.delivery {
+        case .device:
+            return devicesReachable ? " was dispatched" : " was due, with no device endpoint to send it to"
+        case .report:
+            return reportsReachable ? " was dispatched" : " was due, with no device report endpoint to send it to"
+        case .notification, .marker:
+            return " was dispatched"
+        }
+    }
+
     /// What the App Store Server API answers when a backend asks it about a pulled forgery's id: the
     /// witness of a grant names it, since that answer is what the backend should have believed.
     ///

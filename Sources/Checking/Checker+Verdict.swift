@@ -27,7 +27,8 @@ extension Checker {
                 Unchecked(
                     invariant: .noLostPurchase,
                     reason:
-                        "partly: no device endpoint (target.deviceURL), so device deliveries and redeliveries are not exercised"
+                        "partly: no device endpoint (target.deviceDelivery or target.deviceURL), so device deliveries and "
+                        + "redeliveries are not exercised"
                 )
             )
         }

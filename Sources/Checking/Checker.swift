@@ -40,6 +40,8 @@ public final class Checker: Sendable {
     let policy: ChaosPolicy
     /// Whether device deliveries reach the target at all: without a device endpoint they are never attempted.
     let devicesReachable: Bool
+    /// Whether device reports have an endpoint (`target.deviceReport`, or contract v1's at the device URL).
+    let reportsReachable: Bool
     /// Whether the target learns of purchases only from deliveries: the run serves it no App Store Server API
     /// whose transaction history could name a purchase no delivery brought.
     let learnsOnlyFromDeliveries: Bool
@@ -75,6 +77,7 @@ public final class Checker: Sendable {
         )
         self.policy = ChaosPolicy(profile: profile)
         self.devicesReachable = profile.target.embeddedLedger || profile.target.deviceURL != nil
+        self.reportsReachable = profile.target.embeddedLedger || profile.target.deviceReport != nil
         self.learnsOnlyFromDeliveries = profile.target.appStoreAPI == nil
         self.refundsSettle = Int64((60 + (profile.target.probe?.timeoutSeconds ?? 30)) * 1000)
         self.expiryGrace = Int64(((profile.target.probe?.expiryGraceSeconds ?? 0) * 1000).rounded())
@@ -93,10 +96,10 @@ public final class Checker: Sendable {
     // MARK: - Feeding
 
     /// Records that a delivery is dispatched (call it before sending, and also for markers that send nothing):
-    /// applies its truth to the oracle. Its history entry says "was dispatched": whether it was sent is known
-    /// only from its outcome (``record(_:outcome:at:)``).
+    /// applies its truth to the oracle. Its history entry says "was dispatched" (or that it had no endpoint to go
+    /// to): whether it was sent is known only from its outcome (``record(_:outcome:at:)``).
     public func sent(_ delivery: PlannedDelivery, at t: Double) {
-        let phrase = describe(delivery) + (delivery.sends ? " was dispatched" : " happened")
+        let phrase = describe(delivery) + dispatched(delivery)
         state.withLock { state in
             let entry = LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
             dispatch(delivery, entry: entry, sentence: { phrase }, at: t, in: &state)

@@ -916,7 +916,9 @@ struct TrustworthyVerdictTests {
         #expect(found.proof.contains("transaction 1001 granted 2 times"))
     }
 
-    @Test func dispatchIsNotCalledSent() throws {
+    /// The double-grant witness of a webhook-only run whose device copy of a purchase had nowhere to go, and
+    /// that copy.
+    private func webhookOnlyWitness() throws -> (witness: Witness, device: PlannedDelivery) {
         let target = "{ embeddedLedger: false, webhookURL: \"http://127.0.0.1:1/n\" }"
         var script = try Script(try scriptProfile(target: target))
         script.play(.grant, "1001", "pro", .nonConsumable, at: 1, outcome: nil)
@@ -926,10 +928,32 @@ struct TrustworthyVerdictTests {
             entitlements: [.init(productId: "pro")],
             grants: [.init(transactionId: "1001", count: 2)]
         )
-        let found = try #require(witness(script.check(state, at: 5, final: false), .noDoubleGrant))
+        return (try #require(witness(script.check(state, at: 5, final: false), .noDoubleGrant)), device)
+    }
+
+    @Test func dispatchIsNotCalledSent() throws {
+        let found = try webhookOnlyWitness().witness
         #expect(!found.entries.contains { $0.sentence.contains("was sent") })
         #expect(found.entries.contains { $0.sentence.contains("was dispatched") })
         #expect(found.entries.contains { $0.sentence.contains("was not sent (no device endpoint)") })
+    }
+
+    @Test func aWebhookOnlyRunsWitnessDoesNotSayADeviceDeliveryWasDispatched() throws {
+        let (found, device) = try webhookOnlyWitness()
+        let devices = found.entries.filter { $0.delivery == device.id }.map(\.sentence)
+        #expect(!devices.isEmpty && devices.allSatisfy { !$0.contains("was dispatched") }, "\(devices)")
+        #expect(devices.contains { $0.contains("no device endpoint") }, "\(devices)")
+    }
+
+    @Test func theNoDeviceEndpointNoteNamesTheSectionAsWellAsTheShorthand() throws {
+        let target = """
+            { embeddedLedger: false, webhook: { url: "http://127.0.0.1:1/n" },
+              probe: { kind: "http", url: "http://127.0.0.1:1/p/{appAccountToken}" } }
+            """
+        let profile = try scriptProfile(target: target)
+        let reasons = Checker.unchecked(target: profile.target, probeReturnsGrants: true).map(\.reason)
+        let note = reasons.first { $0.contains("no device endpoint") } ?? ""
+        #expect(note.contains("target.deviceDelivery") && note.contains("target.deviceURL"), "\(reasons)")
     }
 
     @Test func staleRegressionWitnessCitesTheStaleDelivery() throws {
