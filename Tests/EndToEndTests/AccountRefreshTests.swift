@@ -78,27 +78,29 @@ struct AccountRefreshTests {
     /// report's notes, how many times the provisioning command ran, and the exit code and output.
     private func run(work: String, port: Int, refresh: Int?) throws -> Outcome {
         for file in ["requests.jsonl", "provisioned"] { try? FileManager.default.removeItem(atPath: work + "/" + file) }
-        let profile = """
-            { name: "refresh", seed: 5,
-              target: {
-                webhook: { url: "http://127.0.0.1:\(port)/apple/hooks", body: { payload: "{signedPayload}" } },
-                deviceDelivery: {
-                  url: "http://127.0.0.1:\(port)/api/users/{account.id}/purchases",
-                  headers: { Authorization: "Bearer {account.token}" },
-                  body: { jws: "{signedTransaction}" },
-                },
-                probe: { kind: "http", url: "http://127.0.0.1:\(port)/api/users/{account.id}/wallet",
-                         headers: { Authorization: "Bearer {account.token}" }, intervalSeconds: 0 },
-                accounts: { provision: ["python3", "\(work)/provision.py", "\(work)"], timeoutSeconds: 20
-                            \(refresh.map { ", refreshSeconds: \($0)" } ?? "") },
-                requestTimeoutSeconds: 2,
-              },
-              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-              population: { accounts: 10 }, actionMix: { consumable: 1 },
-              schedule: [{ kind: "constant", rate: 4, seconds: 10 }],
-              settleSeconds: 0 }
+        var target = ProfileBuilder.Target(requestTimeoutSeconds: 2)
+        target.extra = [
+            #"webhook: { url: "http://127.0.0.1:\#(port)/apple/hooks", body: { payload: "{signedPayload}" } }"#,
             """
-        try profile.write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
+            deviceDelivery: {
+              url: "http://127.0.0.1:\(port)/api/users/{account.id}/purchases",
+              headers: { Authorization: "Bearer {account.token}" },
+              body: { jws: "{signedTransaction}" },
+            }
+            """,
+            """
+            probe: { kind: "http", url: "http://127.0.0.1:\(port)/api/users/{account.id}/wallet",
+                     headers: { Authorization: "Bearer {account.token}" }, intervalSeconds: 0 }
+            """,
+            """
+            accounts: { provision: ["python3", "\(work)/provision.py", "\(work)"], timeoutSeconds: 20
+                        \(refresh.map { ", refreshSeconds: \($0)" } ?? "") }
+            """,
+        ]
+        var profile = ProfileBuilder(name: "refresh", seed: 5, target: target)
+        profile.schedule = [.constant(rate: 4, seconds: 10)]
+        profile.settleSeconds = 0
+        try profile.write(into: work)
         let (code, output) = try PayStormRunner.exec([
             "run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports",
         ])

@@ -95,20 +95,17 @@ struct RateLimitedProbeTests {
         var outcome: (Int32, String, [[String: Any]], [String])?
         try PythonTestServer.withBackend("rate-limited", server: server, provision: "") { work, server in
             let url = "http://127.0.0.1:\(server.port)"
-            let profile = """
-                { name: "rate-limited", seed: 5,
-                  target: {
-                    webhook: { url: "\(url)/hooks", body: { payload: "{signedPayload}" } },
-                    deviceDelivery: { url: "\(url)/device/{appAccountToken}", body: { jws: "{signedTransaction}" } },
-                    probe: { kind: "http", url: "\(url)/wallet/{appAccountToken}", intervalSeconds: \(intervalSeconds) },
-                    requestTimeoutSeconds: 2,
-                  },
-                  catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-                  population: { accounts: 10 }, actionMix: { consumable: 1, refund: 1 },
-                  schedule: [{ kind: "constant", rate: \(rate), seconds: \(seconds) }],
-                  settleSeconds: 1 }
-                """
-            try profile.write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
+            var target = ProfileBuilder.Target(probeURL: "\(url)/wallet/{appAccountToken}", requestTimeoutSeconds: 2)
+            target.probeIntervalSeconds = intervalSeconds
+            target.extra = [
+                #"webhook: { url: "\#(url)/hooks", body: { payload: "{signedPayload}" } }"#,
+                #"deviceDelivery: { url: "\#(url)/device/{appAccountToken}", body: { jws: "{signedTransaction}" } }"#,
+            ]
+            var profile = ProfileBuilder(name: "rate-limited", seed: 5, target: target)
+            profile.actionMix = ["consumable": 1, "refund": 1]
+            profile.schedule = [.constant(rate: Double(rate), seconds: Double(seconds))]
+            profile.settleSeconds = 1
+            try profile.write(into: work)
             let (code, output) = try PayStormRunner.exec([
                 "run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports",
             ])

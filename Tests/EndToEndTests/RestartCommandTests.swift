@@ -14,24 +14,19 @@ struct RestartCommandTests {
     @Test func restartsADaemonizingTargetAndReportsEachRestart() throws {
         let ledger = try DaemonLedger("restart")
         defer { ledger.stop() }
-        let (code, output, summary) = try ledger.run(
-            """
-            { name: "restart-cmd", seed: 3,
-              target: { webhookURL: "http://127.0.0.1:\(ledger.port)/notifications",
-                        deviceURL: "http://127.0.0.1:\(ledger.port)/transactions",
-                        probe: { kind: "http", url: "http://127.0.0.1:\(ledger.port)/accounts/{appAccountToken}" },
-                        bundleId: "com.example.paystorm", requestTimeoutSeconds: 2 },
-              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 },
-                                    { id: "n", type: "nonConsumable", priceMilli: 1990 }] },
-              population: { accounts: 20 }, actionMix: { consumable: 1, nonConsumable: 1 },
-              schedule: [{ kind: "constant", rate: 5, seconds: 8 }],
-              faults: { targetRestart: { count: 2, downSeconds: 0.5, startTimeoutSeconds: 10,
-                                         killCommand: ["/bin/sh", "\(ledger.work)/kill.sh"],
-                                         startCommand: ["/bin/sh", "\(ledger.work)/start.sh"] } },
-              settleSeconds: 1 }
-            """,
-            timeout: 90
+        var profile = ledger.profile(
+            "restart-cmd",
+            timeout: 2,
+            restart: (count: 2, downSeconds: 0.5, startTimeoutSeconds: 10),
+            start: ["/bin/sh", "\(ledger.work)/start.sh"]
         )
+        profile.target.deviceURL = "http://127.0.0.1:\(ledger.port)/transactions"
+        profile.products = [.init("c", "consumable", priceMilli: 990), .init("n", "nonConsumable", priceMilli: 1990)]
+        profile.accounts = 20
+        profile.actionMix = ["consumable": 1, "nonConsumable": 1]
+        profile.schedule = [.constant(rate: 5, seconds: 8)]
+        profile.settleSeconds = 1
+        let (code, output, summary) = try ledger.run(profile.json5, timeout: 90)
         #expect(code != 69 && code != 70, "\(output)")
         let notes = (summary["notes"] as? [String]) ?? []
         let restarts = notes.filter { $0.hasPrefix("target restart ") }
@@ -47,22 +42,15 @@ struct RestartCommandTests {
     @Test func aStartCommandThatFailsIsReportedNotSkipped() throws {
         let ledger = try DaemonLedger("restart-fail")
         defer { ledger.stop() }
-        let (code, output, summary) = try ledger.run(
-            """
-            { name: "restart-fail", seed: 3,
-              target: { webhookURL: "http://127.0.0.1:\(ledger.port)/notifications",
-                        probe: { kind: "http", url: "http://127.0.0.1:\(ledger.port)/accounts/{appAccountToken}" },
-                        bundleId: "com.example.paystorm", requestTimeoutSeconds: 1 },
-              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-              population: { accounts: 10 }, actionMix: { consumable: 1 },
-              schedule: [{ kind: "constant", rate: 2, seconds: 4 }],
-              faults: { targetRestart: { count: 1, downSeconds: 0.2, startTimeoutSeconds: 2,
-                                         killCommand: ["/bin/sh", "\(ledger.work)/kill.sh"],
-                                         startCommand: ["/bin/sh", "-c", "echo cannot start; exit 7"] } },
-              settleSeconds: 0 }
-            """,
-            timeout: 60
+        var profile = ledger.profile(
+            "restart-fail",
+            timeout: 1,
+            restart: (count: 1, downSeconds: 0.2, startTimeoutSeconds: 2),
+            start: ["/bin/sh", "-c", "echo cannot start; exit 7"]
         )
+        profile.schedule = [.constant(rate: 2, seconds: 4)]
+        profile.settleSeconds = 0
+        let (code, output, summary) = try ledger.run(profile.json5, timeout: 60)
         let notes = (summary["notes"] as? [String]) ?? []
         let restart = notes.first { $0.hasPrefix("target restart 1 of 1") }
         #expect(restart?.contains("failed: the start command") == true, "\(notes)")
@@ -91,22 +79,15 @@ struct RestartCommandTests {
             (ledger.serve + "\n"
             + #"(sleep 1; echo "fatal: start-up after an outage failed"; kill -9 $(cat "\#(ledger.work)/ledger.pid")) &"#)
             .write(toFile: ledger.work + "/restart.sh", atomically: true, encoding: .utf8)
-        let (code, output, summary) = try ledger.run(
-            """
-            { name: "restart-dies", seed: 3,
-              target: { webhookURL: "http://127.0.0.1:\(ledger.port)/notifications",
-                        probe: { kind: "http", url: "http://127.0.0.1:\(ledger.port)/accounts/{appAccountToken}" },
-                        bundleId: "com.example.paystorm", requestTimeoutSeconds: 1 },
-              catalog: { products: [{ id: "c", type: "consumable", priceMilli: 990 }] },
-              population: { accounts: 10 }, actionMix: { consumable: 1 },
-              schedule: [{ kind: "constant", rate: 4, seconds: 8 }],
-              faults: { targetRestart: { count: 1, downSeconds: 0.2, startTimeoutSeconds: 5,
-                                         killCommand: ["/bin/sh", "\(ledger.work)/kill.sh"],
-                                         startCommand: ["/bin/sh", "\(ledger.work)/restart.sh"] } },
-              settleSeconds: 2 }
-            """,
-            timeout: 90
+        var profile = ledger.profile(
+            "restart-dies",
+            timeout: 1,
+            restart: (count: 1, downSeconds: 0.2, startTimeoutSeconds: 5),
+            start: ["/bin/sh", "\(ledger.work)/restart.sh"]
         )
+        profile.schedule = [.constant(rate: 4, seconds: 8)]
+        profile.settleSeconds = 2
+        let (code, output, summary) = try ledger.run(profile.json5, timeout: 90)
         #expect(code == 1, "\(output)")
         let violations = Self.violations(of: "target-recovers", in: summary)
         #expect(violations.count == 1, "\(violations)")
@@ -231,6 +212,33 @@ struct DaemonLedger {
         )
         #expect(RestartCommandTests.shell(work + "/start.sh") == 0)
         #expect(RestartCommandTests.waitForListener(port: port, timeout: 20), "the ledger did not start")
+    }
+
+    /// A profile named `name` (seed 3) aimed at this ledger, with its probe, requests timing out after `timeout`
+    /// seconds and a `targetRestart` fault that kills the ledger with `kill.sh` and starts it with `start`.
+    func profile(
+        _ name: String,
+        timeout: Double,
+        restart: (count: Int, downSeconds: Double, startTimeoutSeconds: Double),
+        start: [String]
+    ) -> ProfileBuilder {
+        let target = ProfileBuilder.Target(
+            webhookURL: "http://127.0.0.1:\(port)/notifications",
+            probeURL: "http://127.0.0.1:\(port)/accounts/{appAccountToken}",
+            bundleId: "com.example.paystorm",
+            requestTimeoutSeconds: timeout
+        )
+        var profile = ProfileBuilder(name: name, seed: 3, target: target)
+        let commands = [["/bin/sh", work + "/kill.sh"], start].map {
+            "[" + $0.map { #""\#($0)""# }.joined(separator: ", ") + "]"
+        }
+        profile.faults = [
+            "targetRestart": """
+            { count: \(restart.count), downSeconds: \(restart.downSeconds), \
+            startTimeoutSeconds: \(restart.startTimeoutSeconds), killCommand: \(commands[0]), startCommand: \(commands[1]) }
+            """
+        ]
+        return profile
     }
 
     /// Runs `profile` against it, bounded by `timeout`: the exit code, the output and the summary.

@@ -39,27 +39,27 @@ struct TemplatedTargetTests {
     }
 
     private func check(work: String, port: Int) throws {
-        let profile = """
-            { name: "templated", seed: 5,
-              target: {
-                webhook: { url: "http://127.0.0.1:\(port)/apple/hooks", body: { payload: "{signedPayload}" } },
-                deviceDelivery: {
-                  method: "PUT",
-                  url: "http://127.0.0.1:\(port)/api/users/{account.id}/purchases",
-                  headers: { Authorization: "Bearer {account.token}" },
-                  body: { jws: "{signedTransaction}", userId: "{account.id}", sku: "{productId}" },
-                  responses: { granted: ["200-299"], alreadyHad: [409] },
-                },
-                accounts: { provision: ["python3", "\(work)/provision.py"], timeoutSeconds: 20 },
-                requestTimeoutSeconds: 2,
-              },
-              catalog: { products: [{ id: "n", type: "nonConsumable", priceMilli: 1990 }] },
-              population: { accounts: 10 }, actionMix: { nonConsumable: 1 },
-              schedule: [{ kind: "constant", rate: 5, seconds: 3 }],
-              thresholds: ["device.errorRate == 0%"],
-              settleSeconds: 0 }
+        var target = ProfileBuilder.Target(requestTimeoutSeconds: 2)
+        target.extra = [
+            #"webhook: { url: "http://127.0.0.1:\#(port)/apple/hooks", body: { payload: "{signedPayload}" } }"#,
             """
-        try profile.write(toFile: work + "/profile.json5", atomically: true, encoding: .utf8)
+            deviceDelivery: {
+              method: "PUT",
+              url: "http://127.0.0.1:\(port)/api/users/{account.id}/purchases",
+              headers: { Authorization: "Bearer {account.token}" },
+              body: { jws: "{signedTransaction}", userId: "{account.id}", sku: "{productId}" },
+              responses: { granted: ["200-299"], alreadyHad: [409] },
+            }
+            """,
+            #"accounts: { provision: ["python3", "\#(work)/provision.py"], timeoutSeconds: 20 }"#,
+        ]
+        var profile = ProfileBuilder(name: "templated", seed: 5, target: target)
+        profile.products = [.init("n", "nonConsumable", priceMilli: 1990)]
+        profile.actionMix = ["nonConsumable": 1]
+        profile.schedule = [.constant(rate: 5, seconds: 3)]
+        profile.thresholds = ["device.errorRate == 0%"]
+        profile.settleSeconds = 0
+        try profile.write(into: work)
         let (code, output) = try PayStormRunner.exec([
             "run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports",
         ])
