@@ -1,6 +1,6 @@
 public import Primitives
 
-/// A run's request counters as `summary.json` writes them under `requests`: the run's ``RequestCounts`` with
+/// A run's request counters as `summary.json` writes them under `requests`: the run's `RequestCounts` (Primitives) with
 /// every failure counted by class in `errors`, and the sends released late.
 ///
 /// The JSON keeps the names it has always had: the scheduled count is written `intended`, and neither
