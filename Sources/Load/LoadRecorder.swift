@@ -175,6 +175,12 @@ public final class LoadRecorder {
         intervalCounts = RequestCounts()
         lastStats = stats
         lastTickSeconds = now
+        publishSnapshot(stats)
+        printStatusLine(stats, row: row)
+    }
+
+    /// Publishes the counters and histograms so far, with `stats`, to the live snapshots (if any).
+    private func publishSnapshot(_ stats: LoadEngineStats) {
         snapshots?.publish(
             LoadSnapshot(
                 stats: stats,
@@ -184,7 +190,6 @@ public final class LoadRecorder {
                 serviceByKind: serviceByKind
             )
         )
-        printStatusLine(stats, row: row)
     }
 
     /// Writes each kind's interval histograms (from the last tick until `now`) to `latency.hlog`.
@@ -259,6 +264,8 @@ public final class LoadRecorder {
         writesSummary: Bool = true
     ) -> LoadSummary {
         if status == .live { printStatus("\n") }
+        // The last word for a live endpoint: what came after the last tick (the final probe's requests).
+        publishSnapshot(stats)
         timeseriesFile?.close()
         hlog?.close()
         var figures = [

@@ -78,8 +78,10 @@ extension Command {
               --admissions FILE   play back the admissions.csv of a run that dropped arrivals at the source
                                   (it could not keep up), so its world is generated again exactly
               --metrics-listen HOST:PORT
-                                  serve live OpenMetrics at GET /metrics (loopback unless target.allowedHosts
-                                  names the host; the progress output shows the port)
+                                  serve live metrics at GET /metrics, OpenMetrics or Prometheus text as Accept
+                                  asks (loopback unless target.allowedHosts names the host; the output shows the port)
+              --metrics-linger D  keep serving the final values (verdict, violations) for D after the report
+                                  (default 15s; 0: close at once)
               --history-max-mb N  keep the history's gzip chunks under N MiB, dropping the oldest (default 512)
               --no-history        do not write the history (history-NNNNNN.jsonl.gz)\(replay ? "" : "\n  --check             validate the profile and its thresholds, then exit")
               --quiet             no progress output, only the verdict
@@ -96,6 +98,9 @@ extension Command {
     /// or what its timeouts can describe; below 0.01 a schedule sends next to nothing.
     static let rateScaleBounds = 0.01...1000.0
 
+    /// The `--metrics-linger` a run accepts: from none to an hour (past any scrape interval).
+    static let metricsLingerBounds = 0.0...3600.0
+
     private static func format(_ number: Double) -> String { String(format: "%g", number) }
 
     static func runOptions(_ arguments: inout Arguments, replay: Bool) throws -> RunOptions {
@@ -105,6 +110,7 @@ extension Command {
         let noHistory = arguments.flag("--no-history")
         let historyMax = try arguments.int("--history-max-mb")
         let metricsListen = try arguments.option("--metrics-listen")
+        let metricsLinger = try arguments.option("--metrics-linger").map { try seconds($0, flag: "--metrics-linger") }
         let seed = try arguments.seed()
         let account = try arguments.option("--account")
         let namespaceText = try arguments.option("--namespace")
@@ -150,7 +156,7 @@ extension Command {
             duration: duration,
             settle: settle,
             historyMax: historyMax,
-            metricsListen: metricsListen
+            metrics: (metricsListen, metricsLinger)
         )
         return options
     }
@@ -207,7 +213,7 @@ extension Command {
         duration: Double?,
         settle: Double?,
         historyMax: Int?,
-        metricsListen: String?
+        metrics: (listen: String?, linger: Double?)
     ) throws {
         if let scale {
             guard rateScaleBounds.contains(scale) else {
@@ -235,7 +241,13 @@ extension Command {
             }
             options.historyMaxMegabytes = historyMax
         }
-        if let metricsListen {
+        if let linger = metrics.linger {
+            guard metricsLingerBounds.contains(linger) else {
+                throw CLIError(.usage, "--metrics-linger must be from 0 to 1h, got \(format(linger)) s")
+            }
+            options.metricsLingerSeconds = linger
+        }
+        if let metricsListen = metrics.listen {
             let (host, port) = try ListenAddress.parse(metricsListen, flag: "--metrics-listen")
             // A host off loopback is checked against the profile's allowedHosts once the profile is read.
             options.metricsListen = MetricsListen(host: host, port: port, loopback: ListenAddress.isLoopback(host))

@@ -202,8 +202,8 @@ struct HostileInputTests {
         let reports = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-quiet-\(UUID())")
         defer { try? FileManager.default.removeItem(at: reports) }
         let (code, output) = try PayStormRunner.exec([
-            "run", "Profiles/smoke.json5", "--quiet", "--metrics-listen", "127.0.0.1:0", "--rate", "2", "--duration",
-            "1s", "--settle", "0", "--no-history", "--reports", reports.path,
+            "run", "Profiles/smoke.json5", "--quiet", "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "0",
+            "--rate", "2", "--duration", "1s", "--settle", "0", "--no-history", "--reports", reports.path,
         ])
         #expect(code == 0, "\(output)")
         let line = try #require(output.firstMatch(of: #/metrics: http://127\.0\.0\.1:(\d+)/metrics/#), "\(output)")

@@ -43,6 +43,22 @@ struct LoadRecorderTests {
         #expect(bulk.timeseries.first?.errors["missed"] == 3)
     }
 
+    /// A live endpoint reads the snapshot published at each tick; what came after the last tick (the final
+    /// probe's requests) is published by `finish`, so the last scrape agrees with the summary.
+    @Test func finishPublishesWhatCameAfterTheLastTick() throws {
+        let snapshots = LoadSnapshots()
+        let recorder = try LoadRecorder(directory: nil, snapshots: snapshots)
+        recorder.record(result(0, at: 0.5))
+        recorder.tick(stats(at: 1, sent: 1, scheduled: 1))
+        #expect(snapshots.latest.totals.sent == 1)
+        for id in 1..<4 { recorder.record(result(id, at: 1.5, status: 500)) }
+        let summary = recorder.finish(stats(at: 2, sent: 4, scheduled: 4), writesSummary: false)
+        #expect(snapshots.latest.totals == summary.totals)
+        #expect(snapshots.latest.totals.sent == 4)
+        #expect(snapshots.latest.kinds["webhook"]?.statusClasses["5xx"] == 3)
+        #expect(snapshots.latest.stats.elapsed == .seconds(2))
+    }
+
     @Test func countsRequestsTheTransportResentByKind() throws {
         let recorder = try LoadRecorder(directory: nil)
         var resent = result(0, at: 0.5)

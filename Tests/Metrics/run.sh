@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Live metrics: a ~5 s `paystorm run --metrics-listen` against the embedded ledger, scraped while it runs
-# and parsed with the PyPI `prometheus_client` OpenMetrics parser, installed into Tests/Metrics/.venv on
+# Live metrics: a ~5 s `paystorm run --metrics-listen` against a flawed embedded ledger, scraped while it runs
+# and in its linger (final values = summary.json), parsed with the PyPI `prometheus_client` parsers (OpenMetrics
+# and the classic text format), installed into Tests/Metrics/.venv on
 # first use (scripts/python-venv.sh), so no global Python package is needed.
 # Usage: Tests/Metrics/run.sh   (uses $PAYSTORM, else builds .build/debug/paystorm)
 set -euo pipefail

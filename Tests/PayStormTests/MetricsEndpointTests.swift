@@ -2,12 +2,14 @@ import Checking
 import Foundation
 import Load
 import Primitives
+import Reporting
 import Testing
 
 @testable import PayStorm
 
-/// `GET /metrics`: the OpenMetrics exposition of one snapshot, every family in its order, label values escaped.
-/// (`Tests/Metrics/run.sh` parses a live one with Prometheus' own parser.)
+/// `GET /metrics`: the OpenMetrics and Prometheus text expositions of one snapshot, every family in its order,
+/// label values escaped, and the format each `Accept` gets. (`Tests/Metrics/run.sh` parses live ones with
+/// `prometheus_client`'s parsers, up to the final values.)
 struct MetricsEndpointTests {
     static func snapshot() -> LoadSnapshot {
         var load = LoadSnapshots().latest
@@ -41,9 +43,57 @@ struct MetricsEndpointTests {
             load: Self.snapshot(),
             tallies: [.noDoubleGrant: tally],
             violations: 1,
-            arrivals: (arrivals: 40, dropped: 15)
+            arrivals: (arrivals: 40, dropped: 15),
+            run: MetricsRunState.Snapshot(phase: .play)
         )
         #expect(text == Self.expected)
+    }
+
+    /// Without an `Accept` that names OpenMetrics (no header, `*/*`, `text/plain`, or OpenMetrics refused
+    /// with q=0) the endpoint answers in the Prometheus text format; Prometheus' own header gets OpenMetrics.
+    @Test func negotiatesOpenMetricsOnlyWhenAskedFor() {
+        let prometheus =
+            "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+            + "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+        #expect(MetricsFormat.negotiated(accept: prometheus) == .openMetrics)
+        #expect(MetricsFormat.negotiated(accept: "Application/OpenMetrics-Text; q=0.3") == .openMetrics)
+        for accept in [nil, "*/*", "text/plain", "text/plain;version=0.0.4", "application/openmetrics-text;q=0"] {
+            #expect(MetricsFormat.negotiated(accept: accept) == .prometheus, "\(accept ?? "none")")
+        }
+        #expect(MetricsFormat.prometheus.contentType == "text/plain; version=0.0.4; charset=utf-8")
+    }
+
+    /// The Prometheus text format names a counter by its `_total` samples in `TYPE` and `HELP` (else the
+    /// classic parser reads them as untyped), declares no unit and has no `# EOF`.
+    @Test func prometheusTextNamesCountersByTheirSamples() {
+        let text = MetricsEndpoint.render(load: Self.snapshot(), tallies: [:], violations: 0, format: .prometheus)
+        #expect(text.contains("# HELP paystorm_sends_total Requests that went on a connection, by kind.\n"))
+        #expect(text.contains("# TYPE paystorm_sends_total counter\npaystorm_sends_total{"))
+        #expect(text.contains("# TYPE paystorm_violations_total counter\npaystorm_violations_total 0\n"))
+        #expect(text.contains("# TYPE paystorm_latency_seconds histogram\npaystorm_latency_seconds_bucket{"))
+        #expect(text.contains("# TYPE paystorm_in_flight gauge\npaystorm_in_flight 3\n"))
+        #expect(!text.contains("# UNIT") && !text.contains("# EOF"))
+        #expect(!text.contains("# TYPE paystorm_sends counter"))
+    }
+
+    /// Once the report is written the endpoint serves its figures, not the checker's live ones: the verdict,
+    /// the violations in all and by invariant, and the phase `finished`.
+    @Test func servesTheReportsFiguresOnceFinished() {
+        let final = MetricsRunState.Final(
+            verdict: .fail,
+            violations: 305,
+            byInvariant: ["no-double-grant": 300, "revocation-honored": 5]
+        )
+        let state = MetricsRunState()
+        state.enter(.probe)
+        state.finish(final)
+        let text = MetricsEndpoint.render(load: Self.snapshot(), tallies: [:], violations: 34, run: state.snapshot)
+        #expect(text.contains("\npaystorm_violations_total 305\n"))
+        #expect(text.contains("\npaystorm_invariant_violations_total{invariant=\"no-double-grant\"} 300\n"))
+        #expect(text.contains("\npaystorm_invariant_violations_total{invariant=\"revocation-honored\"} 5\n"))
+        #expect(text.contains("\npaystorm_verdict{verdict=\"fail\"} 1\npaystorm_verdict{verdict=\"unknown\"} 0\n"))
+        #expect(text.contains("\npaystorm_run_phase{phase=\"probe\"} 0\n"))
+        #expect(text.contains("\npaystorm_run_phase{phase=\"finished\"} 1\n"))
     }
 
     static let expected = #"""
@@ -150,9 +200,33 @@ struct MetricsEndpointTests {
         paystorm_invariant_checks_total{invariant="target-recovers",outcome="passed"} 0
         paystorm_invariant_checks_total{invariant="target-recovers",outcome="failed"} 0
         paystorm_invariant_checks_total{invariant="target-recovers",outcome="unknown"} 0
+        # TYPE paystorm_invariant_violations counter
+        # HELP paystorm_invariant_violations Distinct invariant violations found so far, by invariant.
+        paystorm_invariant_violations_total{invariant="no-double-grant"} 1
+        paystorm_invariant_violations_total{invariant="no-unlock-without-verified-purchase"} 0
+        paystorm_invariant_violations_total{invariant="revocation-honored"} 0
+        paystorm_invariant_violations_total{invariant="no-double-refund"} 0
+        paystorm_invariant_violations_total{invariant="no-lost-purchase"} 0
+        paystorm_invariant_violations_total{invariant="no-lost-notification"} 0
+        paystorm_invariant_violations_total{invariant="no-stale-regression"} 0
+        paystorm_invariant_violations_total{invariant="subscription-state"} 0
+        paystorm_invariant_violations_total{invariant="target-recovers"} 0
         # TYPE paystorm_violations counter
         # HELP paystorm_violations Invariant violations found so far.
         paystorm_violations_total 1
+        # TYPE paystorm_run_phase gauge
+        # HELP paystorm_run_phase The run's phase: 1 on the current one (finished once the report is written).
+        paystorm_run_phase{phase="prepare"} 0
+        paystorm_run_phase{phase="play"} 1
+        paystorm_run_phase{phase="settle"} 0
+        paystorm_run_phase{phase="probe"} 0
+        paystorm_run_phase{phase="report"} 0
+        paystorm_run_phase{phase="finished"} 0
+        # TYPE paystorm_verdict gauge
+        # HELP paystorm_verdict The run's verdict as its report states it: 1 on the outcome, all 0 until the report is written.
+        paystorm_verdict{verdict="pass"} 0
+        paystorm_verdict{verdict="fail"} 0
+        paystorm_verdict{verdict="unknown"} 0
         # EOF
 
         """#

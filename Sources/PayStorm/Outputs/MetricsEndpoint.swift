@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Load
 import Primitives
+import Reporting
 import RunControl
 import Simulation
 
@@ -23,18 +24,20 @@ public struct MetricsListen: Sendable, Equatable {
     }
 }
 
-/// `GET /metrics` during a run, in the OpenMetrics text format, for Prometheus and Grafana to watch a soak.
+/// `GET /metrics` during a run, for Prometheus and Grafana to watch a soak: OpenMetrics when the scraper's
+/// `Accept` asks for it, the Prometheus text format otherwise.
 ///
 /// It runs on the HTTP server's own threads and reads only snapshots (the recorder's, published once a
-/// second, and the checker's tallies under its lock), so a scrape never touches the engine's thread.
+/// second and once more when it finishes, the checker's tallies under its lock, and the run's phase and
+/// final figures), so a scrape never touches the engine's thread. Once the report is written the run keeps
+/// serving its final values for a bounded linger, then closes the endpoint.
 final class MetricsEndpoint: Sendable {
     private let server: HTTPServer
+    /// The run's phase and, once its report is written, its final figures.
+    let run: MetricsRunState
 
     /// The bound address, `HOST:PORT`.
     var address: String { server.address }
-
-    /// The OpenMetrics media type.
-    static let contentType = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
     /// Starts serving.
     /// - Throws: `RunError.unreachable` naming the address when it cannot be bound.
@@ -44,6 +47,8 @@ final class MetricsEndpoint: Sendable {
         checker: Checker,
         admission: ArrivalAdmission? = nil
     ) throws(RunError) {
+        let run = MetricsRunState()
+        self.run = run
         do {
             // One thread: a scraper asks every few seconds, and the run needs the cores.
             server = try HTTPServer(host: listen.host, port: listen.port, threads: 1, maxBodyBytes: 4096) { request in
@@ -53,16 +58,19 @@ final class MetricsEndpoint: Sendable {
                 guard request.method == "GET" || request.method == "HEAD" else {
                     return HTTPResponse(status: 405, headers: ["Allow": "GET, HEAD"])
                 }
+                let format = MetricsFormat.negotiated(accept: request.headers["accept"])
                 let (tallies, violations) = checker.liveTallies()
                 let text = MetricsEndpoint.render(
                     load: snapshots.latest,
                     tallies: tallies,
                     violations: violations,
-                    arrivals: admission?.counts ?? (0, 0)
+                    arrivals: admission?.counts ?? (0, 0),
+                    run: run.snapshot,
+                    format: format
                 )
                 return HTTPResponse(
                     status: 200,
-                    headers: ["Content-Type": MetricsEndpoint.contentType],
+                    headers: ["Content-Type": format.contentType, "Vary": "Accept"],
                     body: Array(text.utf8)
                 )
             }
@@ -74,6 +82,14 @@ final class MetricsEndpoint: Sendable {
     /// Stops serving.
     func shutdown() { server.shutdown() }
 
+    /// Serves the run's final figures (those of its written report) for `seconds`, or until `sleep` is
+    /// interrupted, then stops serving: a scraper that asks every `seconds` or more often reads them once.
+    func linger(final: MetricsRunState.Final, seconds: Double, sleep: (Double) -> Bool) {
+        run.finish(final)
+        if seconds > 0 { _ = sleep(seconds) }
+        shutdown()
+    }
+
     /// Histogram bucket bounds: microseconds and their `le` text, which OpenMetrics wants canonical (`1.0`,
     /// not `1`), as the specification asks.
     static let buckets: [(micros: Int64, le: String)] = [
@@ -83,14 +99,17 @@ final class MetricsEndpoint: Sendable {
     ]
 
     /// The exposition: counters since the start of the run, gauges as of the recorder's last tick; `arrivals`
-    /// are the schedule's arrivals the world has reached and those it dropped at the source.
+    /// are the schedule's arrivals the world has reached and those it dropped at the source; `run` is the run's
+    /// phase and, once it is over, the verdict and violations its report states.
     static func render(
         load: LoadSnapshot,
         tallies: [Invariant: Tally],
         violations: Int,
-        arrivals: (arrivals: UInt64, dropped: UInt64) = (0, 0)
+        arrivals: (arrivals: UInt64, dropped: UInt64) = (0, 0),
+        run: MetricsRunState.Snapshot = MetricsRunState.Snapshot(),
+        format: MetricsFormat = .openMetrics
     ) -> String {
-        var out = OpenMetricsText()
+        var out = MetricsText(format)
         writeEngine(load.stats, to: &out)
         out.family(
             "paystorm_arrivals",
@@ -102,13 +121,14 @@ final class MetricsEndpoint: Sendable {
         out.sample("paystorm_arrivals_total", [("state", "dropped")], String(arrivals.dropped))
         writeRequests(load, to: &out)
         writeLatency(load, to: &out)
-        writeInvariants(tallies, violations: violations, to: &out)
-        out.text += "# EOF\n"
+        writeInvariants(tallies, violations: violations, final: run.final, to: &out)
+        writeRun(run, to: &out)
+        out.end()
         return out.text
     }
 
     /// The engine's gauges (elapsed time, intended rate, in flight) and its count of late sends.
-    private static func writeEngine(_ stats: LoadEngineStats, to out: inout OpenMetricsText) {
+    private static func writeEngine(_ stats: LoadEngineStats, to out: inout MetricsText) {
         out.family(
             "paystorm_elapsed_seconds",
             "gauge",
@@ -129,7 +149,7 @@ final class MetricsEndpoint: Sendable {
     }
 
     /// The request counters by kind, and the results by kind and class.
-    private static func writeRequests(_ load: LoadSnapshot, to out: inout OpenMetricsText) {
+    private static func writeRequests(_ load: LoadSnapshot, to out: inout MetricsText) {
         let kinds = load.kinds.sorted { $0.key < $1.key }
         let counters: [(String, String, KeyPath<RequestCounts, Int>)] = [
             ("paystorm_scheduled", "Requests whose intended time came (sent plus missed), by kind.", \.scheduled),
@@ -164,7 +184,7 @@ final class MetricsEndpoint: Sendable {
     }
 
     /// One histogram per kind and measure, in the fixed ``buckets``.
-    private static func writeLatency(_ load: LoadSnapshot, to out: inout OpenMetricsText) {
+    private static func writeLatency(_ load: LoadSnapshot, to out: inout MetricsText) {
         out.family(
             "paystorm_latency_seconds",
             "histogram",
@@ -190,8 +210,14 @@ final class MetricsEndpoint: Sendable {
         }
     }
 
-    /// The checker's tallies, every invariant and outcome (zeros included), and the violations so far.
-    private static func writeInvariants(_ tallies: [Invariant: Tally], violations: Int, to out: inout OpenMetricsText) {
+    /// The checker's tallies, every invariant and outcome (zeros included), and the violations so far, by
+    /// invariant and in all: the report's counts once there is one (`final`).
+    private static func writeInvariants(
+        _ tallies: [Invariant: Tally],
+        violations: Int,
+        final: MetricsRunState.Final?,
+        to out: inout MetricsText
+    ) {
         out.family("paystorm_invariant_checks", "counter", "Invariant checks by invariant and outcome.")
         for invariant in Invariant.allCases {
             let tally = tallies[invariant]
@@ -206,31 +232,37 @@ final class MetricsEndpoint: Sendable {
                 )
             }
         }
-        out.family("paystorm_violations", "counter", "Invariant violations found so far.")
-        out.sample("paystorm_violations_total", [], String(violations))
-    }
-}
-
-/// OpenMetrics text as it is written: a family's `TYPE`, `HELP` and `UNIT` lines, then its samples.
-struct OpenMetricsText {
-    var text = ""
-
-    mutating func family(_ name: String, _ type: String, _ help: String, unit: String? = nil) {
-        text += "# TYPE \(name) \(type)\n# HELP \(name) \(help)\n"
-        if let unit { text += "# UNIT \(name) \(unit)\n" }
-    }
-
-    mutating func sample(_ name: String, _ labels: [(String, String)], _ value: String) {
-        text += name
-        if !labels.isEmpty {
-            text += "{" + labels.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",") + "}"
+        out.family(
+            "paystorm_invariant_violations",
+            "counter",
+            "Distinct invariant violations found so far, by invariant."
+        )
+        for invariant in Invariant.allCases {
+            let count = final?.byInvariant[invariant.rawValue] ?? tallies[invariant]?.failed ?? 0
+            out.sample("paystorm_invariant_violations_total", [("invariant", invariant.rawValue)], String(count))
         }
-        text += " \(value)\n"
+        out.family("paystorm_violations", "counter", "Invariant violations found so far.")
+        out.sample("paystorm_violations_total", [], String(final?.violations ?? violations))
     }
 
-    /// A label value with its backslashes, quotes and line feeds escaped, as the format asks.
-    private static func escape(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
+    /// The run's phase (1 on the current one) and its verdict (1 on the outcome once the report is written, all
+    /// 0 before).
+    private static func writeRun(_ run: MetricsRunState.Snapshot, to out: inout MetricsText) {
+        out.family(
+            "paystorm_run_phase",
+            "gauge",
+            "The run's phase: 1 on the current one (finished once the report is written)."
+        )
+        for phase in MetricsRunState.Phase.allCases {
+            out.sample("paystorm_run_phase", [("phase", phase.rawValue)], run.phase == phase ? "1" : "0")
+        }
+        out.family(
+            "paystorm_verdict",
+            "gauge",
+            "The run's verdict as its report states it: 1 on the outcome, all 0 until the report is written."
+        )
+        for verdict in [VerdictOutcome.pass, .fail, .unknown] {
+            out.sample("paystorm_verdict", [("verdict", verdict.rawValue)], run.final?.verdict == verdict ? "1" : "0")
+        }
     }
 }

@@ -80,12 +80,16 @@ public final class PayStormRun: Interruptible, @unchecked Sendable {
             case .prepare:
                 action = carryOut(prepare)
             case .play:
+                parts?.metrics?.run.enter(.play)
                 action = carryOut(play)
             case .settle(let wait):
+                parts?.metrics?.run.enter(.settle)
                 action = carryOut { () throws(RunError) in settle(waiting: wait) }
             case .probe:
+                parts?.metrics?.run.enter(.probe)
                 action = carryOut(probe)
             case .report(let signal):
+                parts?.metrics?.run.enter(.report)
                 action = carryOut { () throws(RunError) in try report(interruptedBy: signal) }
             case .finish:
                 guard let outcome else { throw .internalError("the run finished without a report") }
@@ -186,5 +190,6 @@ public final class PayStormRun: Interruptible, @unchecked Sendable {
         var outcome = try parts.report(stats: stats, run: facts, folder: folder)
         outcome.latestNote = parts.latestNote
         self.outcome = outcome
+        parts.lingerMetrics(outcome.report)
     }
 }

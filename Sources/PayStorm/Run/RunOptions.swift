@@ -34,6 +34,9 @@ public struct RunOptions: Sendable {
     public var historyMaxMegabytes = 512
     /// Where to serve live OpenMetrics at `GET /metrics` during the run (nil: nowhere).
     public var metricsListen: MetricsListen?
+    /// How long the metrics endpoint keeps serving the final values once the report is written, in seconds
+    /// (`--metrics-linger`): at least a scrape interval, so the last scrape sees the verdict.
+    public var metricsLingerSeconds: Double = 15
     /// Where the lines go that a user needs even from a quiet run: the `--metrics-listen` address, whose port
     /// is chosen when the run starts when it was given as 0.
     public var announce: @Sendable (String) -> Void = { _ in }

@@ -21,6 +21,10 @@ struct RunParts {
     let checker: Checker
     let recorder: LoadRecorder
     let history: HistoryLog
+    /// The live metrics endpoint of `--metrics-listen` (nil without it): served through settle and the final
+    /// probe too (their checks still count), and through the linger after the report; the run's end closes it
+    /// also when the run fails first.
+    let metrics: MetricsEndpoint?
     let scheduler: RunScheduler
     let safetyProbes: SafetyProbes?
     /// The target restarts the chaos planned, and the windows in which they have the target down.

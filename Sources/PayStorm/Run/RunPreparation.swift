@@ -90,7 +90,6 @@ extension PayStormRun {
             startMillis: startMillis,
             watching: (checker, pipeline.admission)
         )
-        // Served through settle and the final probes too (their checks still count), until the report is out.
         onEnd { metrics?.shutdown() }
         let restartWindows = RestartWindows(restarts)
         let (scheduler, safetyProbes) = Self.makeScheduler(
@@ -117,6 +116,7 @@ extension PayStormRun {
             checker: checker,
             recorder: recorder,
             history: history,
+            metrics: metrics,
             scheduler: scheduler,
             safetyProbes: safetyProbes,
             restarts: restarts,

@@ -59,6 +59,19 @@ extension RunParts {
         return RunOutcome(report: report, folder: folder.url, firstDetection: detections)
     }
 
+    /// Serves the written report's verdict and violations at the metrics endpoint for `--metrics-linger`
+    /// seconds (cut short by a signal; not at all after one), then closes it.
+    func lingerMetrics(_ report: RunReport) {
+        guard let metrics else { return }
+        let seconds = options.interruption.isInterrupted ? 0 : options.metricsLingerSeconds
+        if seconds > 0 {
+            options.announce(
+                "metrics: the final values stay at http://\(metrics.address)/metrics for \(String(format: "%g", seconds)) s"
+            )
+        }
+        metrics.linger(final: MetricsRunState.Final(report), seconds: seconds) { options.interruption.sleep($0) }
+    }
+
     /// The notes of how the run went: minting errors, follow-ups, an interruption, PayStorm's own limit, missed
     /// sends and what the target's answers meant. The limit and the missed sends are also said on the console.
     private func runNotes(_ run: RunFacts, totals: RequestCounts) -> [String] {
