@@ -1,4 +1,5 @@
 package import Checking
+import Primitives
 package import Profile
 package import RunControl
 
@@ -10,14 +11,37 @@ package struct ProcessProbe: Sendable {
     package typealias Answer = (account: String, state: Result<AccountState, ProbeError>)
 
     private let config: ProbeConfig
+    private let accounts: AccountDirectory
     private let interruption: Interruption
 
     /// - Parameters:
     ///   - config: the profile's probe.
+    ///   - accounts: the run's provisioned accounts, whose fields a bulk command gets on its standard input
+    ///     (copies share refreshes).
     ///   - interruption: kills a command in progress when the run is interrupted; none starts after.
-    package init(config: ProbeConfig, interruption: Interruption) {
+    package init(config: ProbeConfig, accounts: AccountDirectory = AccountDirectory(), interruption: Interruption) {
         self.config = config
+        self.accounts = accounts
         self.interruption = interruption
+    }
+
+    /// A bulk command's standard input: one `{"appAccountToken", "id", ...}` line per account it is to print,
+    /// holding the account's provisioned fields as strings (`id` is the token when none was provisioned), the
+    /// token first and the other keys sorted, as provisioning prints them.
+    /// - Parameters:
+    ///   - accounts: the tokens of the accounts read.
+    ///   - directory: their provisioned fields.
+    package static func accountLines(_ accounts: [String], directory: AccountDirectory) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for account in accounts {
+            var line = "{\"appAccountToken\":\"\(JSONEscaping.escaped(account))\""
+            for (key, value) in directory.fields(of: account).sorted(by: { $0.key < $1.key })
+            where key != "appAccountToken" {
+                line += ",\"\(JSONEscaping.escaped(key))\":\"\(JSONEscaping.escaped(value))\""
+            }
+            bytes += Array((line + "}\n").utf8)
+        }
+        return bytes
     }
 
     /// Whether this probe reads accounts by running a command (`command` or `bulk`).
@@ -26,8 +50,9 @@ package struct ProcessProbe: Sendable {
     /// How many accounts one safety round reads: a bulk run answers any number at once.
     package var batchLimit: Int { config.kind == .bulk ? .max : config.sampleAccounts }
 
-    /// Reads `accounts`: one bulk run for all of them, or one command run each. An account the bulk output
-    /// does not name is ``ProbeError/missingAccount(_:)`` (unknown), never an empty state.
+    /// Reads `accounts`: one bulk run for all of them (their lines on its standard input, see
+    /// ``accountLines(_:directory:)``), or one command run each. An account the bulk output does not name is
+    /// ``ProbeError/missingAccount(_:)`` (unknown), never an empty state.
     package func read(_ accounts: [String]) -> [Answer] {
         guard let command = config.command, !accounts.isEmpty else { return [] }
         if config.kind == .bulk {
@@ -36,6 +61,7 @@ package struct ProcessProbe: Sendable {
                 answer = try JSONLines.parse(
                     try ProbeCommand.run(
                         command,
+                        input: Self.accountLines(accounts, directory: self.accounts),
                         timeout: config.timeoutSeconds,
                         interruption: interruption,
                         maxOutputBytes: CapturedCommand.outputLimit(accounts: accounts.count)

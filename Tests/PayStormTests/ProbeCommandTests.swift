@@ -123,6 +123,34 @@ struct ProbeCommandTests {
         #expect(throws: ProbeError.missingAccount(missing)) { try answers[2].state.get() }
     }
 
+    /// A bulk command is told the accounts to print, with their provisioned fields, on its standard input: it
+    /// answers for each without a file of tokens of its own (this one keys each balance by the account's id).
+    @Test func bulkProbeGetsEachAccountWithItsFieldsOnStandardInput() throws {
+        let a = "6F1C0E9A-3B7D-4E21-9A55-0C2B8D4F7E10"
+        let b = "0B8E2F44-91C3-4A6D-B7E2-5D9F1A3C8B21"
+        let script = #"""
+            #!/bin/sh
+            sed 's/^{"appAccountToken":"\([^"]*\)","id":"\([^"]*\)".*$/{"appAccountToken":"\1","balances":{"\2":1}}/'
+            """#
+        let directory = try scriptDirectory("bulk.sh", script + "\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = try #require(
+            try probeProfile(#"{ kind: "bulk", command: ["\#(directory.path)/bulk.sh"] }"#).target.probe
+        )
+        let accounts = AccountDirectory([a.lowercased(): ["id": "user-7", "token": "t\"7"]])
+        let lines = String(decoding: ProcessProbe.accountLines([a, b], directory: accounts), as: UTF8.self)
+        #expect(
+            lines == """
+                {"appAccountToken":"\(a)","id":"user-7","token":"t\\"7"}
+                {"appAccountToken":"\(b)","id":"\(b)"}
+
+                """
+        )
+        let answers = ProcessProbe(config: config, accounts: accounts, interruption: Interruption()).read([a, b])
+        #expect(try answers[0].state.get().balances == ["user-7": 1])
+        #expect(try answers[1].state.get().balances == [b: 1])
+    }
+
     @Test func commandProbeSubstitutesTheAccountInTheCaseAsked() throws {
         let config = try #require(
             try probeProfile(

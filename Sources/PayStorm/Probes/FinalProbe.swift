@@ -139,7 +139,7 @@ package final class FinalProbe {
 
     /// Probes `accounts` once into `round`; false when the target has no probe at all.
     private func probe(_ accounts: [String], round: inout Round) -> Bool {
-        let process = config.map { ProcessProbe(config: $0, interruption: interruption) }
+        let process = config.map { ProcessProbe(config: $0, accounts: endpoints.accounts, interruption: interruption) }
         if endpoints.probe != nil {
             // A transform runs a process per answer: the bodies are collected here and transformed after the
             // engine is done, so no command runs on the engine's thread.

@@ -295,7 +295,7 @@ extension PayStormRun {
         interruption: Interruption
     ) -> SafetyProbes? {
         guard target.ledger == nil, let config = profile.target.probe, config.intervalSeconds > 0 else { return nil }
-        let probe = ProcessProbe(config: config, interruption: interruption)
+        let probe = ProcessProbe(config: config, accounts: target.endpoints.accounts, interruption: interruption)
         guard probe.readsByCommand || config.transform != nil else { return nil }
         return SafetyProbes(
             probe: probe,
