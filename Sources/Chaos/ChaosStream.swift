@@ -269,9 +269,11 @@ public struct ChaosStream<Upstream: IteratorProtocol>: IteratorProtocol, Sequenc
     }
 
     /// Keeps the last few purchases devices report, whose genuine IDs an `other-account-transaction-id` forgery
-    /// replays for another account.
+    /// replays for another account. Only those with an `appAccountToken`: the App Store's answer for one
+    /// without says nothing of whose it is, so a backend could not tell such a claim from the buyer's own.
     private mutating func rememberPurchase(_ delivery: PlannedDelivery) {
-        guard devicePulls, case .device(let device) = delivery.action.delivery, delivery.action.truth.kind == .grant
+        guard devicePulls, case .device(let device) = delivery.action.delivery, delivery.action.truth.kind == .grant,
+            device.transaction.payload.appAccountToken != nil
         else { return }
         recentPurchases.append(
             (

@@ -196,10 +196,23 @@ extension Profile: Decodable {
                     + "it accepts \(Faults.forgeriesAcceptedWithOnlineChecks.sorted().joined(separator: " and ")))"
             )
         }
+        try checkTarget(f)
+    }
+
+    /// What the target must be for the other sections: an external one has restart commands, and the
+    /// embedded ledger gets no purchase without an `appAccountToken` (it knows accounts only by it).
+    private func checkTarget(_ f: Fields) throws {
         if let restart = faults.targetRestart, restart.killCommand.isEmpty, !target.embeddedLedger {
             throw ProfileIssue(
                 path: f.at("faults") + ".targetRestart.killCommand",
                 expected: "kill and start argument vectors for an external target"
+            )
+        }
+        if population.withoutAccountTokenFraction > 0, target.embeddedLedger {
+            throw ProfileIssue(
+                path: f.at("population") + ".withoutAccountTokenFraction",
+                expected: "0 with target.embeddedLedger (the embedded ledger knows a purchase's account only by "
+                    + "its appAccountToken)"
             )
         }
     }

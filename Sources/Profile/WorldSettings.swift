@@ -6,20 +6,34 @@ public struct Population: Sendable, Hashable, Decodable {
     public var devicesPerAccount: Int
     /// Fraction of accounts that belong to a Family Sharing group with one other account.
     public var familySharingFraction: Double
+    /// Fraction of purchases the app makes without an `appAccountToken` (many apps never set one): their
+    /// transactions, renewals and renewal info carry none, and only the device that bought one (or the
+    /// backend's own record of its original transaction) says whose it is.
+    public var withoutAccountTokenFraction: Double
 
     /// Strict decoding.
     public init(from decoder: any Decoder) throws {
-        let f = try Fields(decoder, allowed: ["accounts", "devicesPerAccount", "familySharingFraction"])
+        let f = try Fields(
+            decoder,
+            allowed: ["accounts", "devicesPerAccount", "familySharingFraction", "withoutAccountTokenFraction"]
+        )
         accounts = Int(try f.integer("accounts", in: 1...100_000_000, default: nil))
         devicesPerAccount = Int(try f.integer("devicesPerAccount", in: 1...16, default: 1))
         familySharingFraction = try f.number("familySharingFraction", in: 0...1, default: 0)
+        withoutAccountTokenFraction = try f.number("withoutAccountTokenFraction", in: 0...1, default: 0)
     }
 
     /// Creates a population.
-    public init(accounts: Int, devicesPerAccount: Int = 1, familySharingFraction: Double = 0) {
+    public init(
+        accounts: Int,
+        devicesPerAccount: Int = 1,
+        familySharingFraction: Double = 0,
+        withoutAccountTokenFraction: Double = 0
+    ) {
         self.accounts = accounts
         self.devicesPerAccount = devicesPerAccount
         self.familySharingFraction = familySharingFraction
+        self.withoutAccountTokenFraction = withoutAccountTokenFraction
     }
 }
 

@@ -83,7 +83,7 @@ extension World {
         shared.transactionId = String(transaction)
         shared.originalTransactionId = String(original ?? transaction)
         shared.payload.inAppOwnershipType = .familyShared
-        shared.payload.appAccountToken = token(partner)
+        shared.payload.appAccountToken = token(partner, purchase: original ?? transaction)
         shared.payload.appTransactionId = appTransactionId(partner)
         shared.payload.price = 0
         return shared

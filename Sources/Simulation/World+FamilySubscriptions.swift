@@ -222,7 +222,7 @@ extension World {
         let partner = account ^ 1
         var facts = renewal(account: account, group: share.group, signedMs: signedMs)
         facts.originalTransactionId = String(share.original)
-        facts.appAccountToken = token(partner)
+        facts.appAccountToken = token(partner, purchase: share.original)
         facts.appTransactionId = appTransactionId(partner)
         facts.offerType = nil
         facts.offerIdentifier = nil

@@ -1,10 +1,26 @@
 internal import AppStoreModel
+import Primitives
 internal import Profile
 
 // The Apple payloads the world signs (transactions, renewal info, notifications) and the truth of subscriptions.
 
 extension World {
     func appTransactionId(_ account: Int) -> String { String(identities.transactionBase / 10 + UInt64(account)) }
+
+    /// The `appAccountToken` a purchase carries: the account's, or none for the share of purchases the app makes
+    /// without one (`population.withoutAccountTokenFraction`).
+    ///
+    /// Decided by the purchase's original transaction, so its renewals, refunds and every later signing agree,
+    /// and derived from the seed alone (as Family Sharing partners are), not drawn from the generator: the
+    /// share changes which payloads carry a token and nothing else, and a share of 0 leaves worlds as they were.
+    func token(_ account: Int, purchase original: UInt64) -> String? {
+        let share = profile.population.withoutAccountTokenFraction
+        guard share > 0 else { return token(account) }
+        // The purchase's number in the run, the same in every namespace.
+        let number = original &- identities.transactionBase
+        let draw = Double(SplitMix64.mix(profile.seed ^ 0x70CE_0000_0000_0A70 ^ number) >> 11) * 0x1.0p-53
+        return draw < share ? nil : token(account)
+    }
 
     mutating func transaction(
         account: Int,
@@ -30,7 +46,7 @@ extension World {
                 originalPurchaseDate: originalMs,
                 quantity: quantity,
                 type: product.type.productType,
-                appAccountToken: token(account),
+                appAccountToken: token(account, purchase: original),
                 inAppOwnershipType: .purchased,
                 signedDate: signedMs,
                 environment: target.environment,
@@ -143,7 +159,7 @@ extension World {
             renewalDate: sub.isOver ? nil : sub.expiresMs,
             currency: profile.catalog.currency,
             renewalPrice: renewalPrice,
-            appAccountToken: token(account),
+            appAccountToken: token(account, purchase: sub.original),
             appTransactionId: appTransactionId(account)
         )
         switch sub.status {

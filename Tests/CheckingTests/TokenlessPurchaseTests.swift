@@ -1,0 +1,52 @@
+import AppStoreModel
+import Chaos
+import Checking
+import Profile
+import Simulation
+import Testing
+
+/// Purchases minted without an `appAccountToken` (`population.withoutAccountTokenFraction`): the oracle books
+/// each one to the account whose device or notification carried it, never to the token its payload lacks.
+struct TokenlessPurchaseTests {
+    static func tokenlessProfile(seed: UInt64 = 5) throws -> Profile {
+        var profile = try checkingProfile(faults: "{ forgery: { probability: 0.2 } }", seed: seed)
+        profile.population.withoutAccountTokenFraction = 1
+        return profile
+    }
+
+    @Test(arguments: [5 as UInt64, 6])
+    func aCorrectTargetPassesWhenNoPurchaseCarriesAToken(seed: UInt64) throws {
+        let profile = try Self.tokenlessProfile(seed: seed)
+        let (checker, ideal, planned) = play(profile)
+        let grants = planned.filter { $0.action.truth.kind == .grant && !$0.isForged }
+        #expect(grants.count > 20)
+        #expect(grants.allSatisfy { $0.action.transaction?.payload.appAccountToken == nil })
+        let t = profile.durationSeconds + 7
+        #expect(checker.knownAccounts().count > 10)
+        for token in checker.knownAccounts() {
+            let results = checker.check(account: token, state: ideal.state(token, at: t), at: t, final: true)
+            #expect(failures(results).isEmpty, "\(results)")
+        }
+        #expect(checker.verdict(unchecked: []).outcome == .pass)
+    }
+
+    @Test func aTokenlessPurchaseLostIsWitnessedOnTheAccountThatBoughtIt() throws {
+        let profile = try Self.tokenlessProfile()
+        let (checker, ideal, planned) = play(profile)
+        let t = profile.durationSeconds + 7
+        let token = try #require(
+            checker.knownAccounts().first { ideal.state($0, at: t).entitlements.contains { $0.productId == "pro" } }
+        )
+        var state = ideal.state(token, at: t)
+        let lost = try #require(state.entitlements.first { $0.productId == "pro" }?.transactionId)
+        let purchase = try #require(planned.first { $0.action.truth.transactionId == lost && !$0.isForged })
+        #expect(purchase.action.transaction?.payload.appAccountToken == nil)
+        #expect(purchase.action.appAccountToken == token)
+        state.entitlements.removeAll { $0.productId == "pro" }
+        let results = checker.check(account: token, state: state, at: t, final: true)
+        let witness = results.compactMap { result -> Witness? in
+            if case .fail(let witness) = result.outcome, result.invariant == .noLostPurchase { witness } else { nil }
+        }
+        #expect(witness.first?.account == token, "\(results)")
+    }
+}
