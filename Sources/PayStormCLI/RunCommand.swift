@@ -78,8 +78,9 @@ extension Command {
               --admissions FILE   play back the admissions.csv of a run that dropped arrivals at the source
                                   (it could not keep up), so its world is generated again exactly
               --metrics-listen HOST:PORT
-                                  serve live metrics at GET /metrics, OpenMetrics or Prometheus text as Accept
-                                  asks (loopback unless target.allowedHosts names the host; the output shows the port)
+                                  serve live metrics at GET /metrics, OpenMetrics or Prometheus text as
+                                  Accept asks (loopback unless target.allowedHosts names the host; the
+                                  output shows the port)
               --metrics-linger D  keep serving the final values (verdict, violations) for D after the report
                                   (default 15s; 0: close at once)
               --history-max-mb N  keep the history's gzip chunks under N MiB, dropping the oldest (default 512)
