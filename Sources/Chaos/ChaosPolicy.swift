@@ -51,8 +51,21 @@ public struct ChaosPolicy: Sendable {
     }
 
     /// The ID of the `index`-th follow-up of a delivery (unique, disjoint from planned IDs).
+    ///
+    /// A follow-up's ID spells its chain in 44 bits, so that a witness, whose entries keep 44 bits of a
+    /// delivery's number, cites it by the number the history records: bit 43 set (planned IDs count up from 1
+    /// below it), the planned delivery the chain starts from (34 bits), which of its follow-ups starts the
+    /// chain (4 bits: its after-success duplicates are several) and the attempts since it (5 bits). Only a
+    /// planned delivery has more than one follow-up; a chain past those sizes (more than 2^34 planned
+    /// deliveries, a longer chain than any profile allows) takes a hashed ID above 44 bits instead.
     public static func followUpID(of parent: UInt64, _ index: Int) -> UInt64 {
-        (1 << 62) | (SplitMix64.mix(parent) & 0x0FFF_FFFF_FFFF_FF00) | UInt64(index & 0xFF)
+        let mark: UInt64 = 1 << 43
+        if parent < mark {
+            if parent < 1 << 34 - 1, (0..<16).contains(index) { return mark | parent << 9 | UInt64(index) << 5 | 1 }
+        } else if parent < 1 << 44, index == 0, parent & 0x1F < 0x1F {
+            return parent + 1
+        }
+        return (1 << 62) | (SplitMix64.mix(parent) & 0x0FFF_FFFF_FFFF_FF00) | UInt64(index & 0xFF)
     }
 
     /// The deliveries that follow `delivery` given its outcome, observed `now` seconds into the run. None is

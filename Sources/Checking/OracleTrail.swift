@@ -7,7 +7,8 @@ struct LogEntry: Sendable {
     /// Most distinct phrases interned; later ones share a placeholder (17 bits hold the index).
     static let phraseLimit: UInt32 = 100_000
     private static let placeholder: UInt64 = 0x1_FFFF
-    /// The largest delivery number an entry holds (2^44 - 1: years of deliveries at any rate PayStorm sends).
+    /// The largest delivery number an entry holds (2^44 - 1: years of deliveries at any rate PayStorm sends;
+    /// retries and redeliveries are numbered below it too, so a witness cites each by its number in the history).
     private static let maxDelivery: UInt64 = 1 << 44 - 1
 
     var at: Double

@@ -278,7 +278,7 @@ struct ChaosTests {
         for follow in next {
             #expect(follow.sameBytesAs == delivery.id)
             #expect(follow.at >= 10)
-            #expect(follow.id != delivery.id && follow.id >= 1 << 62)
+            #expect(follow.id != delivery.id && follow.id >= 1 << 43 && follow.id < 1 << 44)
             if case .device(let device) = follow.action.delivery { #expect(device.source == .unfinished) }
         }
     }
@@ -327,6 +327,21 @@ struct ChaosTests {
             #expect(retry.attempt == index + 1)
             #expect(retry.faults.map(\.fault) == ["appStoreRetry"])
         }
+    }
+
+    /// A witness keeps 44 bits of a delivery's number: every attempt of a chain has its own number that fits,
+    /// distinct from the planned ones and from the chains of the delivery's after-success duplicates (a delivery
+    /// that is retried was not acknowledged, so its first duplicate, follow-up 0 like its retry, never exists).
+    @Test func everyAttemptOfAChainHasItsOwnNumberInFortyFourBits() throws {
+        let profile = try chaosProfile(faults: Self.noFloor)
+        let first = try firstWebhook(profile)
+        let chain = attempts(of: first, profile, Array(repeating: .rejected(status: 500), count: 8))
+        let duplicates = (1..<10).map { ChaosPolicy.followUpID(of: first.id, $0) }
+        let ids = chain.map(\.id) + duplicates + duplicates.map { ChaosPolicy.followUpID(of: $0, 0) }
+        #expect(Set(ids).count == 6 + 9 + 9, "\(ids)")
+        #expect(ids.dropFirst().allSatisfy { $0 >= 1 << 43 && $0 < 1 << 44 - 1 }, "\(ids)")
+        // Past the sizes the number spells, a follow-up still gets a number of its own.
+        #expect(ChaosPolicy.followUpID(of: 1 << 40, 0) != ChaosPolicy.followUpID(of: 1 << 40 + 1, 0))
     }
 
     /// Compressed, Apple's five retries fall within half a second of a refused attempt (an hour is 8 ms with a 6 s

@@ -130,15 +130,16 @@ enum PayStormRunner {
         var notes: [String] { summary["notes"] as? [String] ?? [] }
     }
 
-    /// Runs `paystorm run` on `profile` (JSON5 text) with its history on, in a fresh folder.
-    static func run(inline profile: String, name: String) throws -> InlineRun {
+    /// Runs `paystorm run` on `profile` (JSON5 text) with its history on, in a fresh folder, with `extra`
+    /// arguments.
+    static func run(inline profile: String, name: String, extra: [String] = []) throws -> InlineRun {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-\(name)-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appendingPathComponent("\(name).json5")
         try Data(profile.utf8).write(to: file)
         let reports = directory.appendingPathComponent("reports")
-        let (code, output) = try exec(["run", file.path, "--quiet", "--reports", reports.path])
+        let (code, output) = try exec(["run", file.path, "--quiet", "--reports", reports.path] + extra)
         let latest = reports.appendingPathComponent("latest")
         let summary = try JSONSerialization.jsonObject(
             with: Data(contentsOf: latest.appendingPathComponent("summary.json"))
