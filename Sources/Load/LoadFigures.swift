@@ -10,7 +10,8 @@ public struct LatencyFigures: Codable, Sendable, Hashable {
     public var measure: String
     /// How many values were recorded.
     public var count: Int
-    /// Microseconds keyed `min`, `mean`, `p50`, `p90`, `p95`, `p99`, `p99.9`, `max`.
+    /// Microseconds keyed `min`, `mean`, `p50`, `p75`, `p90`, `p95`, `p99`, `p99.9`, `p99.99`, `p99.999`, `max`
+    /// (the rare percentiles draw the report's percentile plot).
     public var micros: [String: Int64]
 
     /// Figures of a histogram.
@@ -31,7 +32,8 @@ public struct LatencyFigures: Codable, Sendable, Hashable {
     }
 
     static let percentiles: [(String, Double)] = [
-        ("p50", 50), ("p90", 90), ("p95", 95), ("p99", 99), ("p99.9", 99.9),
+        ("p50", 50), ("p75", 75), ("p90", 90), ("p95", 95), ("p99", 99), ("p99.9", 99.9), ("p99.99", 99.99),
+        ("p99.999", 99.999),
     ]
 }
 

@@ -6,7 +6,8 @@ import Primitives
 public enum HTMLReport {
     /// Renders the page for a report.
     public static func render(_ report: RunReport) -> String {
-        head(report) + reasons(report) + charts(report.timeline) + latencyTable(report.latency)
+        head(report) + reasons(report) + charts(report) + PercentilePlot.html(report.latency)
+            + latencyTable(report.latency)
             + invariantsTable(report.invariants) + thresholdsTable(report.thresholds) + faultsTable(report.faults)
             + violations(report.violations) + notes(report.notes) + "</body></html>\n"
     }
@@ -46,24 +47,33 @@ public enum HTMLReport {
     }
 
     /// Throughput and latency over the run's seconds; a run longer than ``chartPoints`` seconds is drawn in buckets
-    /// of several seconds (see ``ChartPoint/buckets(_:seconds:)``), said under each heading.
-    private static func charts(_ timeline: [TimelinePoint]) -> String {
+    /// of several seconds (see ``ChartPoint/buckets(_:seconds:)``), said under each heading. Violations are marked
+    /// on both at the time they were first seen.
+    private static func charts(_ report: RunReport) -> String {
+        let timeline = report.timeline
         let span = (timeline.map(\.second).max() ?? 0) + 1
         let width = max(1, (span + chartPoints - 1) / chartPoints)
         let points = ChartPoint.buckets(timeline, seconds: width)
         let caption =
             width > 1
             ? "<p>Each point is \(width) s: per-second rates averaged over it, latency its worst second's.</p>\n" : ""
+        let marks = ViolationMarks(report, bucketSeconds: width)
         return "<h2>Throughput</h2>\n" + caption
             + chart(
                 points,
                 series: [
                     ("intended/s", "#8c959f", \.intended), ("ok/s", "#1a7f37", \.ok), ("errors/s", "#cf222e", \.errors),
                 ],
-                unit: ""
-            )
+                unit: "",
+                markers: marks.markers
+            ) + marks.caption
             + "<h2>Latency from the intended send time</h2>\n" + caption
-            + chart(points, series: [("p50 ms", "#0969da", \.p50), ("p99 ms", "#bf3989", \.p99)], unit: " ms")
+            + chart(
+                points,
+                series: [("p50 ms", "#0969da", \.p50), ("p99 ms", "#bf3989", \.p99)],
+                unit: " ms",
+                markers: marks.markers
+            )
     }
 
     /// The most points a chart draws: one a second up to this many seconds (about one per pixel of its width);
@@ -147,14 +157,16 @@ public enum HTMLReport {
     static func chart(
         _ points: [ChartPoint],
         series: [(name: String, color: String, value: KeyPath<ChartPoint, Double>)],
-        unit: String
+        unit: String,
+        markers: [SVGChart.Marker] = []
     ) -> String {
         SVGChart.render(
             series.map { s in
                 SVGChart.Series(name: s.name, color: s.color, points: points.map { ($0.second, $0[keyPath: s.value]) })
             },
             unit: unit,
-            xLabel: { "\(Int($0)) s" }
+            xLabel: { "\(Int($0)) s" },
+            markers: markers
         )
     }
 }

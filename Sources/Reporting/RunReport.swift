@@ -183,7 +183,7 @@ public struct LatencySummary: Codable, Sendable, Hashable {
     public var measure: String
     /// How many values were recorded.
     public var count: Int
-    /// Percentiles in microseconds, keyed `p50`, `p90`, `p99`, `p99.9`, `max`.
+    /// Microseconds keyed `min`, `mean`, `max` and percentiles from `p50` to `p99.999` (as Load's figures give them).
     public var micros: [String: Int64]
 
     /// Creates a latency summary.

@@ -171,8 +171,9 @@ struct ReportWriterTests {
         report.timeline[40_000].errors = 3
         let html = HTMLReport.render(report)
         let polylines = html.components(separatedBy: "points=\"").dropFirst().map { $0.prefix { $0 != "\"" } }
-        #expect(polylines.count == 5)
-        #expect(polylines.allSatisfy { $0.split(separator: " ").count == HTMLReport.chartPoints })
+        // Three throughput series, two of latency, then the percentile plot's one kind.
+        #expect(polylines.count == 6)
+        #expect(polylines.prefix(5).allSatisfy { $0.split(separator: " ").count == HTMLReport.chartPoints })
         #expect(html.utf8.count < 200_000)
         #expect(
             html.contains("<p>Each point is 60 s: per-second rates averaged over it, latency its worst second's.</p>")
