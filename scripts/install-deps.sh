@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(pkg-config libssl-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev openssl)
 if [[ "${1:-}" == "--tests" ]]; then
     packages+=(python3 python3-venv jq curl)  # jq: the example backend profile's probe transform; curl: the API's HTTPS test
+    packages+=(chromium)  # Tests/Render: report.html's charts drawn by headless Chromium
 fi
 missing=()
 for p in "${packages[@]}"; do
