@@ -7,6 +7,9 @@ struct Folded: Sendable {
     var sent = 0
     /// Units acknowledged and not refunded.
     var acked = 0
+    /// The latest first acknowledgment (ms into the run, rounded up) among the units in `acked`: a read after an
+    /// outage owes them only when all were acknowledged before it began (`Int64.max` when one has no time).
+    var latestAckMillis: Int64 = 0
     /// Units sent and not refunded with an acknowledged refund.
     var sentNotRefunded = 0
     /// Non-consumable and non-renewing purchases sent and not refunded: a refund of another purchase of the
@@ -38,7 +41,11 @@ extension Folded {
         case .consumable:
             sent += sign * tx.quantity
             if sign > 0 { maxQuantity = max(maxQuantity, tx.quantity) }
-            if tx.acked && !tx.revoked { acked += sign * tx.quantity }
+            if tx.acked && !tx.revoked {
+                acked += sign * tx.quantity
+                // Never lowered when a unit unfolds: a later read then counts fewer units, never more.
+                if sign > 0 { latestAckMillis = max(latestAckMillis, tx.firstAckMillis ?? .max) }
+            }
             if !(tx.revoked && tx.revocationAcked) { sentNotRefunded += sign * tx.quantity }
             if tx.revoked { refunded += sign * tx.quantity }
         case .nonConsumable, .nonRenewing:

@@ -91,8 +91,10 @@ extension Checker {
             }
         }
         for (product, owed) in owedUnits.sorted(by: { $0.key < $1.key }) {
-            // What folded away was acknowledged long before and is owed too.
-            let lower = owed.units + (context.book.folded[product]?.acked ?? 0)
+            // What folded away is owed too when all of it was acknowledged before the outage. A read judged
+            // after later acknowledgments folded cannot tell those units apart, so it counts none of them.
+            let folded = context.book.folded[product]
+            let lower = owed.units + (folded.map { $0.latestAckMillis <= down ? $0.acked : 0 } ?? 0)
             let balance = context.observed.balances[product] ?? 0
             if balance < lower, let last = owed.txs.last {
                 return lostAcrossRestart(

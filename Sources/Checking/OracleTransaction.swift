@@ -125,8 +125,12 @@ struct OracleTransaction: KeyedByID, Sendable {
     /// a probe's answer may be judged after later answers. An acknowledgment the trail does not date (booked in
     /// bulk) counts as made in time.
     func acknowledged(by asked: Int64) -> Bool {
-        acked && (trail.earliest(.acks).map { Int64(($0 * 1000).rounded(.up)) <= asked } ?? true)
+        acked && (firstAckMillis.map { $0 <= asked } ?? true)
     }
+
+    /// When the target first acknowledged it, in milliseconds into the run rounded up; nil when the trail kept no
+    /// acknowledgment.
+    var firstAckMillis: Int64? { trail.earliest(.acks).map { Int64(($0 * 1000).rounded(.up)) } }
 
     /// Whether an upgrade superseded the period for a target that acknowledged `acknowledged`: a later transaction
     /// of its series is among them. One missed at the harness's cap, or answered after the probe asked, leaves

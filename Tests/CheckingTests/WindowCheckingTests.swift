@@ -83,6 +83,31 @@ struct WindowCheckingTests {
         )
     }
 
+    @Test func aReadAfterRecoveryJudgedOnceLaterPurchasesFoldedOwesOnlyWhatWasAcknowledgedBeforeTheOutage() throws {
+        // The example backend's correct-restarts row (seed 7): a read judged after later purchases were
+        // acknowledged and folded away with an earlier one counted them as owed before the outage.
+        // Booked in this order, the purchases acknowledged after the outage fold and the one before it stays kept.
+        var script = try Script(try scriptProfile(), foldAbove: 4)
+        for index in 0..<6 { script.play(.grant, "\(1002 + index)", "coins", .consumable, at: 3 + Double(index) / 10) }
+        script.play(.grant, "1001", "coins", .consumable, at: 1)
+        let one = AccountState(balances: ["coins": 1])
+        let results = script.checker.checkAfterRecovery(account: script.token, state: one, at: 4, asked: 2.5, down: 2)
+        #expect(failures(results).isEmpty)
+    }
+
+    @Test func unitsFoldedAwayThatWereAllAcknowledgedBeforeTheOutageAreStillOwed() throws {
+        var script = try Script(try scriptProfile(), foldAbove: 4)
+        for index in 0..<6 { script.play(.grant, "\(1001 + index)", "coins", .consumable, at: 1 + Double(index) / 10) }
+        let two = AccountState(balances: ["coins": 2])
+        let lost = try #require(
+            witness(
+                script.checker.checkAfterRecovery(account: script.token, state: two, at: 4, asked: 2.5, down: 2),
+                .noLostPurchase
+            )
+        )
+        #expect(lost.proof.contains("balance of 2 coins, below the 6 it had acknowledged"))
+    }
+
     @Test func theAccountsToReadAreThoseAcknowledgedBeforeTheOutageAndUnreadSince() throws {
         var script = try Script(try scriptProfile())
         script.play(.grant, "1001", "pro", .nonConsumable, at: 1)

@@ -11,7 +11,7 @@
 #   --standalone  only the pytest suite;  --matrix  only the PayStorm runs
 #   BUG...        only these matrix rows: bug names, `correct` (three seeds), `correct-nowindows` (three, without the
 #                 sampled window probes), `correct-lapses` (stale-expiry's traffic), `correct-restarts`
-#                 (ack-before-commit's traffic; only when named), `correct-pull` (two), `correct-tokens`,
+#                 (ack-before-commit's traffic), `correct-pull` (two), `correct-tokens`,
 #                 `correct-limited` (the wallet limited to four reads a second a worker: probes meet 429s) or
 #                 `correct-device-limited` (purchase verifications limited to two a second a worker: devices meet 429s)
 #   --factor N    the matrix with every schedule N times as long (scripts/stretch-profile.py): the same verdicts
@@ -178,9 +178,8 @@ done
 if (( $# == 0 )); then
     bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case grant-unconfirmed ack-on-rate-limit
         ack-before-commit stale-expiry refuse-reversal dies-on-restart)
-    # correct-restarts runs only when named: the correct backend does not yet pass it on every run (no-lost-purchase
-    # after a restart), which is under investigation.
-    corrects=(correct correct-nowindows correct-lapses correct-pull correct-tokens correct-limited correct-device-limited)
+    corrects=(correct correct-nowindows correct-lapses correct-restarts correct-pull correct-tokens correct-limited
+        correct-device-limited)
 fi
 # A bug that shows only in traffic the mapping's profile makes rarely runs a variant of it (made below): stale-expiry
 # needs views of lapsed periods that reach the backend after a newer renewal, which late listeners make;
