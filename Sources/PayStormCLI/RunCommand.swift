@@ -372,9 +372,12 @@ extension Command {
         let resent =
             (sent.resent > 0 ? ", \(sent.resent) resent" : "")
             + (sent.unsent > 0 ? ", \(sent.unsent) unsent (timed out waiting for a connection)" : "")
+        // The classes that occurred, in the report's order: a reader sees at once what kind of errors they were.
+        let classes = report.requests.errorsByClass.filter { $0.count > 0 }.map { "\($0.count) \($0.name)" }
+        let errors = classes.isEmpty ? "" : " (" + classes.joined(separator: ", ") + ")"
         text +=
-            "\nsent \(sent.sent) of \(sent.scheduled) intended, \(sent.ok) ok, \(report.requests.errorCount) errors, "
-            + "\(sent.missed) missed\(resent)\n"
+            "\nsent \(sent.sent) of \(sent.scheduled) intended, \(sent.ok) ok, \(report.requests.errorCount) errors"
+            + "\(errors), \(sent.missed) missed\(resent)\n"
         text += "report: \(outcome.folder.path)/report.html\n"
         if let latest = outcome.latestNote { text += "note: \(latest)\n" }
         return text

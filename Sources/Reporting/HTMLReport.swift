@@ -7,7 +7,7 @@ public enum HTMLReport {
     /// Renders the page for a report.
     public static func render(_ report: RunReport) -> String {
         head(report) + reasons(report) + charts(report) + PercentilePlot.html(report.latency)
-            + latencyTable(report.latency)
+            + latencyTable(report.latency) + errorsTable(report.requests)
             + invariantsTable(report.invariants) + thresholdsTable(report.thresholds) + faultsTable(report.faults)
             + violations(report.violations) + notes(report.notes) + "</body></html>\n"
     }

@@ -40,7 +40,7 @@ public enum ReportWriter {
     /// `summary.csv`: one header row and one value row, columns documented in docs/reports.md.
     public static func summaryCSV(_ report: RunReport) -> String {
         let all = report.latency.first { $0.kind == "all" && $0.measure == "intended" }
-        let columns: [(String, String)] = [
+        var columns: [(String, String)] = [
             ("profile", report.profile),
             ("seed", String(report.seed)),
             ("verdict", report.verdict.rawValue),
@@ -62,6 +62,9 @@ public enum ReportWriter {
             ("interrupted", String(report.interrupted)),
             ("reasons", report.reasons.joined(separator: "; ")),
         ]
+        // The main error classes come last, so readers of the columns before them by position still read them.
+        let classes = report.requests.errorsByClass.prefix(ReportedRequests.mainErrorClasses.count)
+        columns += classes.map { ($0.name.replacingOccurrences(of: "http", with: "http_"), String($0.count)) }
         return columns.map(\.0).joined(separator: ",") + "\n"
             + columns.map { CSV.field($0.1) }.joined(separator: ",") + "\n"
     }

@@ -36,6 +36,19 @@ public struct ReportedRequests: Codable, Sendable, Hashable {
     /// All failures, whatever their class.
     public var errorCount: Int { counts.errors.values.reduce(0, +) }
 
+    /// The failure classes a reader looks for first, always listed by ``errorsByClass`` (zeros included), in
+    /// this order.
+    public static let mainErrorClasses = ["timeout", "reset", "refused", "http4xx", "http5xx"]
+
+    /// Every failure by class: the ``mainErrorClasses`` (zeros included), then the others that occurred (`dns`,
+    /// `tls`, `hung-up`, `other`, `unsent`, another status class) by name. Their counts add up to
+    /// ``errorCount``.
+    public var errorsByClass: [(name: String, count: Int)] {
+        let others = counts.errors.filter { !Self.mainErrorClasses.contains($0.key) && $0.value > 0 }
+        return Self.mainErrorClasses.map { ($0, counts.errors[$0] ?? 0) }
+            + others.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
     /// The sum of two runs' counters (two shards').
     public static func + (lhs: Self, rhs: Self) -> Self {
         ReportedRequests(lhs.counts + rhs.counts, late: lhs.late + rhs.late)

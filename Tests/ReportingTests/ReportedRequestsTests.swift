@@ -26,6 +26,36 @@ struct ReportedRequestsCodingTests {
         #expect(reported.counts.statusClasses.isEmpty && reported.counts.bodyBytes == 0)
     }
 
+    /// The main classes come first in a fixed order, zeros included; any other class that occurred follows by
+    /// name; together they are every failure.
+    @Test func errorsByClassListTheMainClassesThenTheOthers() {
+        var counts = Self.run
+        counts.statusClasses["3xx"] = 2
+        counts.errors["dns"] = 0
+        let reported = ReportedRequests(run: counts, late: 4, acknowledging: ["4xx": 1])
+        let classes = reported.errorsByClass
+        #expect(classes.map(\.name) == ["timeout", "reset", "refused", "http4xx", "http5xx", "http3xx", "unsent"])
+        #expect(classes.map(\.count) == [1, 0, 0, 2, 1, 2, 1])
+        #expect(classes.map(\.count).reduce(0, +) == reported.errorCount)
+    }
+
+    /// report.html's table: each class with its share of the intended requests and what it means, then the
+    /// missed and late sends.
+    @Test func theHTMLTableShowsEveryClassWithItsShareThenMissedAndLate() {
+        let reported = ReportedRequests(run: Self.run, late: 4, acknowledging: [:])
+        let html = HTMLReport.errorsTable(reported)
+        #expect(html.hasPrefix("<h2>Errors by class</h2>\n"))
+        let rows = html.split(separator: "\n").filter { $0.hasPrefix("<tr><td>") }
+        #expect(
+            rows.map { $0.split(separator: "<td>")[1].prefix { $0 != "<" } } == [
+                "timeout", "reset", "refused", "http4xx", "http5xx", "unsent", "missed", "late",
+            ]
+        )
+        #expect(html.contains(#"<tr><td>http4xx</td><td class="num">3</td><td class="num">25.00%</td>"#))
+        #expect(html.contains(#"<tr><td>late</td><td class="num">4</td><td class="num">33.33%</td>"#))
+        #expect(html.contains("its timeout ran out before it went on a connection"))
+    }
+
     @Test func writesTheScheduledCountAsIntendedAndReadsItBack() throws {
         let reported = ReportedRequests(run: Self.run, late: 4, acknowledging: ["4xx": 1])
         let encoder = JSONEncoder()

@@ -32,7 +32,7 @@ public struct RunOptions: Sendable {
     public var history = true
     /// The most the history's chunks may take on disk together, in MiB; the oldest chunks go first.
     public var historyMaxMegabytes = 512
-    /// Where to serve live OpenMetrics at `GET /metrics` during the run (nil: nowhere).
+    /// Where to serve live metrics at `GET /metrics` during the run and its linger (nil: nowhere).
     public var metricsListen: MetricsListen?
     /// How long the metrics endpoint keeps serving the final values once the report is written, in seconds
     /// (`--metrics-linger`): at least a scrape interval, so the last scrape sees the verdict.

@@ -230,7 +230,7 @@ extension PayStormRun {
         return (pipeline, bodies, cache, chaos.restarts)
     }
 
-    /// The live OpenMetrics endpoint of `--metrics-listen`, started; nil without it.
+    /// The live metrics endpoint of `--metrics-listen`, started; nil without it.
     static func metricsEndpoint(
         options: RunOptions,
         snapshots: LoadSnapshots?,
