@@ -96,6 +96,10 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     public var maxMicros: Int64
     /// 99th percentile of service time, µs.
     public var serviceP99Micros: Int64
+    /// Results of the second answered 4xx that did not succeed (part of ``non2xx``).
+    public var failed4xx = 0
+    /// Results of the second answered 5xx that did not succeed (part of ``non2xx``).
+    public var failed5xx = 0
 
     /// Results of the second that were sent and did not succeed: non-2xx statuses plus transport
     /// errors (missed sends excluded). Counted from results, like ``ok``, and never as `sent - ok`:
@@ -105,11 +109,11 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
     /// The error classes that have a CSV column, in column order.
     static let errorClasses = ["timeout", "reset", "refused", "dns", "tls", "hung-up", "other", "missed"]
 
-    /// The CSV header, documented in the Load module's `Docs.docc` and ``csvLine``. `unsent` comes last, so
-    /// readers of the columns before it by position still read them.
+    /// The CSV header, documented in the Load module's `Docs.docc` and ``csvLine``. `unsent`, `http_4xx` and
+    /// `http_5xx` come last, so readers of the columns before them by position still read them.
     public static let csvHeader =
         "second,intended_rate,scheduled,sent,ok,non_2xx,timeout,reset,refused,dns,tls,hung_up,other,missed,late,"
-        + "in_flight,p50_us,p90_us,p99_us,max_us,service_p99_us,unsent"
+        + "in_flight,p50_us,p90_us,p99_us,max_us,service_p99_us,unsent,http_4xx,http_5xx"
 
     /// The row as one CSV line (no newline), columns as in ``csvHeader``.
     public var csvLine: String {
@@ -120,6 +124,7 @@ public struct TimeseriesRow: Codable, Sendable, Hashable {
             + [
                 String(late), String(inFlight), String(p50Micros), String(p90Micros), String(p99Micros),
                 String(maxMicros), String(serviceP99Micros), String(errors[LoadErrorClass.unsent.rawValue] ?? 0),
+                String(failed4xx), String(failed5xx),
             ]).joined(separator: ",")
     }
 }

@@ -37,6 +37,8 @@ public final class LoadRecorder {
     private var intervalAll = Histogram()
     private var intervalServiceAll = Histogram()
     private var intervalCounts = RequestCounts()
+    /// The interval's results answered 4xx and 5xx that did not succeed.
+    private var intervalFailed = (http4xx: 0, http5xx: 0)
     private var lastStats = LoadEngineStats()
     private var lastTickSeconds = 0.0
     private let startTime: Date
@@ -101,6 +103,10 @@ public final class LoadRecorder {
         }
         kind.counts.add(result, succeeded: succeeded)
         intervalCounts.add(result, succeeded: succeeded)
+        if result.error == nil && !succeeded {
+            if result.status / 100 == 4 { intervalFailed.http4xx += 1 }
+            if result.status / 100 == 5 { intervalFailed.http5xx += 1 }
+        }
         guard result.error != .missed else { return }
         let latencyMicros = result.latency.microseconds
         latency.record(latencyMicros)
@@ -158,7 +164,9 @@ public final class LoadRecorder {
             p90Micros: intervalAll.value(atPercentile: 90),
             p99Micros: intervalAll.value(atPercentile: 99),
             maxMicros: intervalAll.maxValue,
-            serviceP99Micros: intervalServiceAll.value(atPercentile: 99)
+            serviceP99Micros: intervalServiceAll.value(atPercentile: 99),
+            failed4xx: intervalFailed.http4xx,
+            failed5xx: intervalFailed.http5xx
         )
         rows.append(row)
         if let timeseriesFile {
@@ -173,6 +181,7 @@ public final class LoadRecorder {
         intervalAll.reset()
         intervalServiceAll.reset()
         intervalCounts = RequestCounts()
+        intervalFailed = (0, 0)
         lastStats = stats
         lastTickSeconds = now
         publishSnapshot(stats)

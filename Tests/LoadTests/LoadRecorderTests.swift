@@ -59,6 +59,26 @@ struct LoadRecorderTests {
         #expect(snapshots.latest.stats.elapsed == .seconds(2))
     }
 
+    /// `non_2xx` split by the classes a reader looks for: a 4xx the caller took as success (a 409 "already had
+    /// it") is not a failed 4xx; the split is per second, like every column.
+    @Test func timeseriesCountsFailed4xxAnd5xxPerSecond() throws {
+        let recorder = try LoadRecorder(directory: nil)
+        recorder.record(result(0, at: 0.5, status: 404))
+        recorder.record(result(1, at: 0.5, status: 409), succeeded: true)
+        recorder.record(result(2, at: 0.5, status: 503))
+        recorder.record(result(3, at: 0.5, status: 500))
+        recorder.record(result(4, at: 0.5, status: 302))
+        recorder.record(result(5, at: 0.5, error: .timeout))
+        recorder.tick(stats(at: 1, sent: 6, scheduled: 6))
+        recorder.record(result(6, at: 1.5, status: 500))
+        recorder.tick(stats(at: 2, sent: 7, scheduled: 7))
+        let rows = recorder.timeseries
+        #expect(rows.map(\.failed4xx) == [1, 0] && rows.map(\.failed5xx) == [2, 1])
+        #expect(rows[0].non2xx == 4)
+        #expect(TimeseriesRow.csvHeader.hasSuffix(",unsent,http_4xx,http_5xx"))
+        #expect(rows[0].csvLine.hasSuffix(",0,1,2"))
+    }
+
     @Test func countsRequestsTheTransportResentByKind() throws {
         let recorder = try LoadRecorder(directory: nil)
         var resent = result(0, at: 0.5)
