@@ -6,6 +6,7 @@ packages=(pkg-config libssl-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite
 if [[ "${1:-}" == "--tests" ]]; then
     packages+=(python3 python3-venv jq curl)  # jq: the example backend profile's probe transform; curl: the API's HTTPS test
     packages+=(chromium)  # Tests/Render: report.html's charts drawn by headless Chromium
+    packages+=(binutils)  # Tests/Kubernetes: readelf, to check the Containerfile's packages against what paystorm links
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -71,7 +71,7 @@ if (( swift_only )); then
 fi
 # The shell suites, each timed. Those that only check what PayStorm writes run in two background lanes (Apple's
 # signed-data interop, the longest, in one; the docs check's own tests, the App Store Server API, other parsers,
-# the deploy files and report.html in Chromium in the other) beside the hostile-input suite, which waits on
+# the deploy files and manifests, report.html in Chromium in the other) beside the hostile-input suite, which waits on
 # misbehaving targets more than it computes; each one's output is shown whole once all have ended. The example
 # backend (its standalone suite, then its matrix) runs last, beside nothing but its own rows (EXAMPLE_JOBS at once,
 # two by default): some of its bugs show only within a second of a restart or a renewal. (Its standalone suite in a
@@ -95,7 +95,7 @@ show_suite() { # SUITE: prints its log and time, and notes a failure
 }
 lanes=("Tests/Interop/run.sh"
     "Tests/Docs/run.sh Tests/APIInterop/run.sh Tests/LoadTests/Interop/run.sh Tests/Metrics/run.sh Tests/Deploy/run.sh
-    Tests/Render/run.sh")
+    Tests/Kubernetes/run.sh Tests/Render/run.sh")
 rm -f .build/suites/*.result
 lane_pids=()
 for lane in "${lanes[@]}"; do
