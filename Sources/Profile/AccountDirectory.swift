@@ -23,14 +23,40 @@ public struct AccountDirectory: Sendable, Hashable {
 
     private let entries: Entries
 
+    /// The tokens the backend dictated (a provisioning line's `dictatedToken`), keyed by the token provisioning
+    /// was given in ``normalized(_:)`` form; the account's fields are keyed by the dictated token.
+    public let dictatedTokens: [String: String]
+
     /// An empty directory (no provisioning).
     public init() {
         entries = Entries([:])
+        dictatedTokens = [:]
     }
 
     /// A directory from provisioned fields keyed by `appAccountToken` in any case.
-    public init(_ fields: [String: [String: String]]) {
+    /// - Parameters:
+    ///   - fields: each account's fields, keyed by the token it is minted with (a dictated one where there is
+    ///     one).
+    ///   - dictatedTokens: the tokens the backend dictated, keyed by the token provisioning was given.
+    public init(_ fields: [String: [String: String]], dictatedTokens: [String: String] = [:]) {
         entries = Entries(Self.normalizing(fields))
+        self.dictatedTokens = Dictionary(dictatedTokens.map { (Self.normalized($0.key), $0.value) }) { $1 }
+    }
+
+    /// Why a later provisioning cannot be taken: it dictates another token for an account it prints (the world
+    /// mints with the first for the whole run); nil when it can.
+    /// - Parameter fresh: the later provisioning's directory.
+    public func changedToken(in fresh: AccountDirectory) -> String? {
+        for (given, token) in fresh.dictatedTokens
+        where dictatedTokens[given].map({ !Self.sameAccount($0, token) }) ?? true {
+            return "it now dictates the token \(token) for the account it was given as \(given)"
+                + (dictatedTokens[given].map { ", which the run mints with \($0)" } ?? ", which the run mints as given")
+        }
+        let printed = fresh.snapshot
+        for (given, token) in dictatedTokens where fresh.dictatedTokens[given] == nil && printed[given] != nil {
+            return "it no longer dictates the token \(token) for the account it was given as \(given)"
+        }
+        return nil
     }
 
     private static func normalizing(_ fields: [String: [String: String]]) -> [String: [String: String]] {
@@ -51,11 +77,12 @@ public struct AccountDirectory: Sendable, Hashable {
     private var snapshot: [String: [String: String]] { entries.fields.withLock { $0 } }
 
     public static func == (lhs: AccountDirectory, rhs: AccountDirectory) -> Bool {
-        lhs.entries === rhs.entries || lhs.snapshot == rhs.snapshot
+        lhs.dictatedTokens == rhs.dictatedTokens && (lhs.entries === rhs.entries || lhs.snapshot == rhs.snapshot)
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(snapshot)
+        hasher.combine(dictatedTokens)
     }
 
     /// How tokens are compared: UUIDs in any case are the same account (PayStorm mints uppercase ones, many

@@ -7,7 +7,8 @@ import Foundation
 /// ```
 public struct AccountsConfig: Sendable, Hashable, Decodable {
     /// The argument vector run once before traffic (no shell): one `{"appAccountToken"}` JSON line per account
-    /// on its standard input, one `{"appAccountToken", "id", ...}` line per account on its standard output.
+    /// on its standard input, one `{"appAccountToken", "id", ...}` line per account on its standard output (with
+    /// `"dictatedToken"` when the backend dictates the token the app sets for that account).
     public var provision: [String]?
     /// Seconds the command may take.
     public var timeoutSeconds: Double

@@ -17,6 +17,9 @@ public struct Identities: Sendable, Hashable {
     public let transactionBase: UInt64
     /// The first ID of the range of IDs that forgeries make up (IDs the App Store never issued).
     public let forgedTransactionBase: UInt64
+    /// The tokens the backend dictated through provisioning, by account index: those accounts' purchases carry
+    /// them instead of the minted ones (``Profile/dictatedTokens``).
+    public var dictatedTokens: [Int: String] = [:]
 
     /// The identities of a seed in a namespace.
     public init(seed: UInt64, namespace: UInt64) {
@@ -45,14 +48,36 @@ public struct Identities: Sendable, Hashable {
         return SplitMix64.uuid(high ^ uuidMask, low ^ SplitMix64.mix(uuidMask))
     }
 
-    /// The `appAccountToken` of an account, without storage.
+    /// The `appAccountToken` of an account: the one the backend dictated, else the minted one.
     public func accountToken(_ account: Int) -> String {
+        dictatedTokens[account] ?? mintedToken(account)
+    }
+
+    /// The `appAccountToken` PayStorm mints for an account, without storage: what provisioning is given, and
+    /// what a replay's `--account` names, whatever the backend dictated.
+    public func mintedToken(_ account: Int) -> String {
         let a = SplitMix64.mix(seed ^ 0x5EED_0F0A_CC00_0000 ^ UInt64(account))
         return SplitMix64.uuid(a, SplitMix64.mix(a ^ UInt64(account)))
     }
 }
 
 extension Profile {
-    /// The identities of this profile's seed in its namespace.
-    public var identities: Identities { Identities(seed: seed, namespace: namespace) }
+    /// The identities of this profile's seed in its namespace, with the tokens the backend dictated.
+    public var identities: Identities {
+        var identities = Identities(seed: seed, namespace: namespace)
+        identities.dictatedTokens = dictatedTokens
+        return identities
+    }
+
+    /// The minted token of each account whose token the backend dictated, keyed by the dictated one in
+    /// ``AccountDirectory/normalized(_:)`` form: a replay names such an account by its minted token, which its
+    /// provisioning is given again.
+    public var mintedTokensByDictated: [String: String] {
+        let identities = Identities(seed: seed, namespace: namespace)
+        var minted: [String: String] = [:]
+        for (account, token) in dictatedTokens {
+            minted[AccountDirectory.normalized(token)] = identities.mintedToken(account)
+        }
+        return minted
+    }
 }

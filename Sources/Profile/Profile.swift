@@ -20,6 +20,10 @@ public struct Profile: Sendable, Hashable {
     /// 0, the seed's own identities, unless a run against a target that keeps its state draws a fresh one, so
     /// that a second run of the same seed never meets the first run's purchases. Not read from the file.
     public var namespace: UInt64 = 0
+    /// The `appAccountToken`s the backend dictated, by account index: a provisioning command may print, for an
+    /// account, the token the app would set (`dictatedToken`), and the world mints that account's purchases with
+    /// it. Empty unless a run's provisioning dictated some. Not read from the file.
+    public var dictatedTokens: [Int: String] = [:]
     /// What the run drives and how it reads state back.
     public var target: Target
     /// Products, groups, prices.

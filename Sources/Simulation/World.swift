@@ -97,9 +97,10 @@ public struct World: Sequence, IteratorProtocol, Sendable {
         return (0..<accounts).first { identities.accountToken($0) == wanted }
     }
 
-    /// The account index of a token of this world, if it is one (searches linearly; for tests and replay).
+    /// The account index of a token of this world (a dictated one too), if it is one (searches linearly; for
+    /// tests and replay).
     public func account(of token: String) -> Int? {
-        Self.account(of: token, seed: profile.seed, namespace: profile.namespace, accounts: accounts.count)
+        (0..<accounts.count).first { AccountDirectory.sameAccount(identities.accountToken($0), token) }
     }
 
     /// The Family Sharing partner of an account, if it shares (accounts pair as 2k and 2k+1).

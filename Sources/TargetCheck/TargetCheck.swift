@@ -87,6 +87,8 @@ public enum TargetCheck {
         let interruption = options.interruption
         // Interrupted, nothing is sent: the table says so, row by row.
         try target.connect(profile: profile, with: engine, interruption: interruption, log: log)
+        var profile = profile
+        profile.dictatedTokens = TargetSetup.dictatedTokens(target.endpoints.accounts, profile: profile)
         let plan = try Plan(profile: profile)
         let api = try startAPI(
             for: plan,
@@ -166,14 +168,16 @@ public enum TargetCheck {
         let tokens = TargetSetup.accountsToProvision(profile: profile, only: nil, shard: nil)
         let started = Date()
         do throws(RunError) {
-            directory.refresh(
-                with: try AccountProvisioning.run(
-                    command,
-                    tokens: tokens,
-                    timeout: accounts.timeoutSeconds,
-                    interruption: interruption
-                )
+            let fresh = try AccountProvisioning.run(
+                command,
+                tokens: tokens,
+                timeout: accounts.timeoutSeconds,
+                interruption: interruption
             )
+            if let change = directory.changedToken(in: fresh) {
+                return ("the provisioning command, run again \(every), cannot be taken: \(change)", true)
+            }
+            directory.refresh(with: fresh)
         } catch {
             return ("the provisioning command failed when run again, \(every): \(error)", true)
         }

@@ -86,8 +86,8 @@ extension TargetCheck {
             let buyer = webhook.action.account
             accounts = (
                 webhook.action.appAccountToken,
-                World.appAccountToken(seed: profile.seed, namespace: profile.namespace, account: (buyer + 1) % 3),
-                World.appAccountToken(seed: profile.seed, namespace: profile.namespace, account: (buyer + 2) % 3)
+                profile.identities.accountToken((buyer + 1) % 3),
+                profile.identities.accountToken((buyer + 2) % 3)
             )
             var nextID = (planned.map(\.id).max() ?? 0) + 1
             func fresh() -> UInt64 {

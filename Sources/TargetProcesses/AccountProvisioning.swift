@@ -8,12 +8,14 @@ package import RunControl
 ///
 /// The command gets one `{"appAccountToken": "<UUID>"}` line per account on standard input and prints one
 /// `{"appAccountToken": "<UUID>", "id": "<backend user id>", ...}` line per account (string values only).
-/// Tokens are matched case-insensitively; an account it does not print keeps its defaults.
+/// Tokens are matched case-insensitively; an account it does not print keeps its defaults. A line may dictate
+/// the token the app sets for that account (`"dictatedToken": "<UUID>"`, often a name-based UUID of the
+/// backend's user id): the run then mints the account's purchases with it, and its fields are keyed by it.
 package enum AccountProvisioning {
     /// Runs `command` for `tokens`.
     /// - Throws: `RunError.unreachable` (exit 69) when the command cannot start, times out, exits non-zero
-    ///   (its standard error quoted), prints a line that is not an object of strings with a known token, or
-    ///   prints no account at all.
+    ///   (its standard error quoted), prints a line that is not an object of strings with a known token, dictates
+    ///   a token that is not a UUID or one that names two accounts, or prints no account at all.
     package static func run(
         _ command: [String],
         tokens: [String],
@@ -31,10 +33,35 @@ package enum AccountProvisioning {
             timeout: timeout,
             interruption: interruption
         )
+        let (fields, dictated) = try accounts(in: result.stdout, given: tokens, name: name)
+        // Exit 0 with nothing printed is a command that did not do its job (a wrong script, a silent failure):
+        // every `{account.*}` would go out empty.
+        if fields.isEmpty && !tokens.isEmpty {
+            throw .unreachable(
+                "\(name) exited 0 but printed no account: expected one {\"appAccountToken\": ..., \"id\": ...} "
+                    + "line per account on its standard output"
+            )
+        }
+        try checkDistinct(tokens, dictated: dictated, name: name)
+        var keyed: [String: [String: String]] = [:]
+        for (token, values) in fields { keyed[dictated[token] ?? token] = values }
+        return AccountDirectory(keyed, dictatedTokens: dictated)
+    }
+
+    /// The key of a line's token the backend dictates for the account (a UUID, as `appAccountToken` is).
+    package static let dictatedTokenKey = "dictatedToken"
+
+    /// Each printed account's fields and the tokens dictated, both keyed by the token as given.
+    private static func accounts(
+        in stdout: [UInt8],
+        given tokens: [String],
+        name: String
+    ) throws(RunError) -> (fields: [String: [String: String]], dictated: [String: String]) {
         let known = Dictionary(tokens.map { (AccountDirectory.normalized($0), $0) }) { first, _ in first }
         var fields: [String: [String: String]] = [:]
+        var dictated: [String: String] = [:]
         var lineNumber = 0
-        for line in result.stdout.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+        for line in stdout.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
             guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") }) else { continue }
             var strings = try accountFields(of: line, number: lineNumber, name: name)
@@ -46,17 +73,38 @@ package enum AccountProvisioning {
                     "\(name): output line \(lineNumber): appAccountToken \(token) is not one of the run's accounts"
                 )
             }
+            if let token = strings.removeValue(forKey: dictatedTokenKey) {
+                // Minted into every payload as it is: a backend that parses it as a UUID would refuse them all.
+                guard UUID(uuidString: token) != nil else {
+                    throw .unreachable(
+                        "\(name): output line \(lineNumber): \"\(dictatedTokenKey)\" is \"\(token)\", expected a "
+                            + "UUID (the appAccountToken the app sets)"
+                    )
+                }
+                dictated[minted] = token
+            }
             fields[minted] = strings
         }
-        // Exit 0 with nothing printed is a command that did not do its job (a wrong script, a silent failure):
-        // every `{account.*}` would go out empty.
-        if fields.isEmpty && !tokens.isEmpty {
-            throw .unreachable(
-                "\(name) exited 0 but printed no account: expected one {\"appAccountToken\": ..., \"id\": ...} "
-                    + "line per account on its standard output"
-            )
+        return (fields, dictated)
+    }
+
+    /// Two accounts minted with one token would be one account to the backend and two to the oracle.
+    private static func checkDistinct(
+        _ tokens: [String],
+        dictated: [String: String],
+        name: String
+    ) throws(RunError) {
+        guard !dictated.isEmpty else { return }
+        var owners: [String: String] = [:]
+        for token in tokens {
+            let minted = dictated[token] ?? token
+            if let other = owners.updateValue(token, forKey: AccountDirectory.normalized(minted)) {
+                throw .unreachable(
+                    "\(name): the accounts given as \(other) and \(token) would both be minted with appAccountToken "
+                        + "\(minted); a dictated token must name one account"
+                )
+            }
         }
-        return AccountDirectory(fields)
     }
 
     /// What the command printed, once it exited 0.

@@ -136,15 +136,18 @@ package enum ReportBuilder {
             + options.flaws.map { " --flaw \($0)" }.joined()
             + options.variables.sorted { $0.key < $1.key }.map { " --set \(shellQuoted("\($0.key)=\($0.value)"))" }
             .joined()
+        let minted = profile.mintedTokensByDictated
         return verdict.violations.map { witness in
-            Violation(
+            // A replay names the account by the token its provisioning is given, which dictates the same again.
+            let replayed = minted[AccountDirectory.normalized(witness.account)] ?? witness.account
+            return Violation(
                 invariant: witness.invariant.rawValue,
                 account: witness.account,
                 summary: witness.summary,
                 witness: witness.entries.map { String(format: "t=%.3fs ", $0.at) + $0.sentence }
                     + [witness.proof] + (witness.seenAgain.map { [$0] } ?? []),
                 detectedAfterSeconds: witness.at,
-                replay: replayBase + (witness.account.isEmpty ? "" : " --account \(witness.account)"),
+                replay: replayBase + (witness.account.isEmpty ? "" : " --account \(replayed)"),
                 sightings: witness.sightings > 1 ? witness.sightings : nil
             )
         }

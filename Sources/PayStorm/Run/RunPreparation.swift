@@ -29,7 +29,7 @@ extension PayStormRun {
         options.account = try RunNamespace.account(options, profile: profile)
         var admissions: [ArrivalAdmission.Change]?
         if let path = options.admissionsPath { admissions = try AdmissionsFile.read(path: path) }
-        let loaded = LoadedRun(
+        var loaded = LoadedRun(
             profile: profile,
             thresholds: thresholds,
             options: options,
@@ -54,6 +54,11 @@ extension PayStormRun {
             interruption: options.interruption,
             log: log
         )
+        // The world mints with the tokens the backend dictated, and a replayed account plays under its own.
+        loaded.profile.dictatedTokens = TargetSetup.dictatedTokens(target.endpoints.accounts, profile: profile)
+        if let only = options.account {
+            loaded.options.account = target.endpoints.accounts.dictatedTokens[AccountDirectory.normalized(only)] ?? only
+        }
         let api = try RunAPI.start(
             profile: profile,
             file: options.profilePath,

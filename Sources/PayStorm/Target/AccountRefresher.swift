@@ -120,14 +120,14 @@ final class AccountRefresher: Sendable {
     private func refresh() -> String? {
         do throws(RunError) {
             let (command, tokens, timeout) = (provisioning.command, provisioning.tokens, provisioning.timeout)
-            directory.refresh(
-                with: try AccountProvisioning.run(
-                    command,
-                    tokens: tokens,
-                    timeout: timeout,
-                    interruption: provisioning.interruption
-                )
+            let fresh = try AccountProvisioning.run(
+                command,
+                tokens: tokens,
+                timeout: timeout,
+                interruption: provisioning.interruption
             )
+            if let change = directory.changedToken(in: fresh) { return change }
+            directory.refresh(with: fresh)
             return nil
         } catch {
             return error.description
@@ -150,7 +150,9 @@ extension AccountRefresher {
         guard let accounts = profile.target.accounts, let command = accounts.provision,
             let interval = accounts.refreshSeconds
         else { return nil }
-        let tokens = TargetSetup.accountsToProvision(profile: profile, only: options.account, shard: options.shard)
+        // A replayed account whose token the backend dictated is provisioned by its minted token, as at first.
+        let only = options.account.map { profile.mintedTokensByDictated[AccountDirectory.normalized($0)] ?? $0 }
+        let tokens = TargetSetup.accountsToProvision(profile: profile, only: only, shard: options.shard)
         return AccountRefresher(
             Provisioning(
                 command: command,

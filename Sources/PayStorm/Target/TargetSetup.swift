@@ -213,6 +213,19 @@ package enum TargetSetup {
             + "are missing), so their requests and probes may not address the backend's accounts"
     }
 
+    /// The tokens the backend dictated through provisioning, by account index, for `Profile.dictatedTokens`
+    /// (empty when it dictated none).
+    package static func dictatedTokens(_ directory: AccountDirectory, profile: Profile) -> [Int: String] {
+        guard !directory.dictatedTokens.isEmpty else { return [:] }
+        let identities = Identities(seed: profile.seed, namespace: profile.namespace)
+        var tokens: [Int: String] = [:]
+        for account in 0..<profile.population.accounts {
+            let minted = AccountDirectory.normalized(identities.mintedToken(account))
+            if let token = directory.dictatedTokens[minted] { tokens[account] = token }
+        }
+        return tokens
+    }
+
     /// The accounts a run provisions: the replayed one, else the shard's, else every account.
     package static func accountsToProvision(profile: Profile, only: String?, shard: Shard?) -> [String] {
         if let only { return [only] }
