@@ -75,6 +75,40 @@ struct DeliveryRequestsTests {
         #expect(endpoints.probeURL(for: token) == "http://127.0.0.1:1/wallet/u%201")
     }
 
+    /// An account whose token the backend dictated, buying without a token: its device's request still names it
+    /// by its provisioned fields, and the signed transaction carries no `appAccountToken` at all.
+    @Test func aTokenlessPurchaseOfADictatedAccountIsNamedByItsProvisionedFields() throws {
+        var profile = try Self.profile(target: Self.target)
+        profile.population.withoutAccountTokenFraction = 1
+        let minted = World.appAccountToken(seed: profile.seed, account: 0)
+        let dictated = "e5c9a1f4-3b2d-5c6e-8f70-1a2b3c4d5e6f"
+        profile.dictatedTokens = [0: dictated]
+        let accounts = AccountDirectory(
+            [dictated: ["id": "u 1", "token": "secret"]],
+            dictatedTokens: [minted: dictated]
+        )
+        let endpoints = try Self.endpoints(profile, accounts: accounts)
+        let bodies = DeliveryBodies(minter: Minter(pki: try TestPKI.generate()), endpoints: endpoints)
+        let stream = ChaosStream(World(profile: profile, startMillis: 1_800_000_000_000), profile: profile)
+        let delivery = try #require(
+            stream.first {
+                if case .device = $0.action.delivery { $0.action.account == 0 && $0.forgery == nil } else { false }
+            }
+        )
+        #expect(delivery.action.appAccountToken == dictated)
+        let head = endpoints.head(for: delivery, template: try #require(endpoints.template(for: .deviceDelivery)))
+        #expect(head.url.hasPrefix("http://127.0.0.1:1/users/u%201/iap"))
+        #expect(head.headers.first { $0.name == "Authorization" }?.value == "Bearer secret")
+        let body = try #require(try bodies.body(for: delivery))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: String])
+        let payload = try #require(object["receipt"]?.split(separator: ".").dropFirst().first)
+        var base64 = payload.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        let claims = String(decoding: try #require(Data(base64Encoded: base64)), as: UTF8.self)
+        #expect(claims.contains("\"transactionId\""))
+        #expect(!claims.contains("appAccountToken"), "\(claims)")
+    }
+
     @Test func aProbeCarriesTheAccountsOwnHeadersOverTheTargets() throws {
         let profile = try Self.profile(target: Self.target)
         var endpoints = try Self.endpoints(profile, accounts: AccountDirectory(["a": ["id": "7", "token": "s\r\n"]]))
