@@ -35,6 +35,9 @@ public struct CapacityOptions: Sendable {
     /// What this search measured (a commit, a build), written to `capacity.json` as `label` for
     /// `paystorm capacity trend`; nil: none.
     public var label: String?
+    /// The longest the search waits, before each step after the first, for an external target to answer a light
+    /// probe at its quiet latency again (see `docs/capacity.md`); 0: it does not probe.
+    public var recoveryTimeoutSeconds = 60.0
 
     /// Creates options for a profile.
     public init(run: RunOptions) {
@@ -153,15 +156,19 @@ public enum PayStormCapacity {
                 + "\(format(options.stepSeconds)) s steps (the first \(format(options.warmupSeconds)) s warm-up, not judged), "
                 + "SLOs: \(expressions.joined(separator: ", "))"
         )
+        let recovery = try recoveryProbe(options, profile: profile, log: log)
         var steps: [CapacityStep] = []
         let results = try search.run { (index, rate) throws(RunError) -> Bool? in
+            let waited = index == 1 ? nil : recovery.map { $0.awaitRecovery(timeout: options.recoveryTimeoutSeconds) }
+            if let waited { log("before step \(index), \(waited.sentence)") }
             guard
                 let step = try runStep(
                     index: index,
                     rate: rate,
                     options: options,
                     slos: (slos, invariants),
-                    folder: folder.url
+                    folder: folder.url,
+                    recovery: waited
                 )
             else { return nil }
             log(describe(step))
@@ -186,6 +193,36 @@ public enum PayStormCapacity {
         return CapacityOutcome(report: report, folder: folder.url, interruptedBy: interruptedBy)
     }
 
+    /// The probe that lets an external target recover between steps, its quiet latency measured now; nil when
+    /// the search does not wait (`recoveryTimeoutSeconds` 0, the embedded ledger, a target that did not answer
+    /// while quiet).
+    private static func recoveryProbe(
+        _ options: CapacityOptions,
+        profile: Profile,
+        log: @Sendable (String) -> Void
+    ) throws(RunError) -> QuietTarget? {
+        guard options.recoveryTimeoutSeconds > 0,
+            let probe = try RecoveryProbe(profile: profile, interruption: options.run.interruption)
+        else { return nil }
+        guard let quiet = probe.quietLatency() else {
+            if !options.run.interruption.isInterrupted {
+                log(
+                    "recovery: the target answered fewer than half of \(RecoveryProbe.quietProbes) quiet probes, "
+                        + "so the search does not wait for it to recover between steps"
+                )
+            }
+            return nil
+        }
+        let target = QuietTarget(probe: probe, quietMicros: quiet)
+        log(
+            "recovery: quiet latency \(CapacityRecovery.milliseconds(quiet)) (median of \(RecoveryProbe.quietProbes) "
+                + "probes); before each step PayStorm probes until \(RecoveryProbe.window) in a row answer within "
+                + "\(CapacityRecovery.milliseconds(target.boundMicros)) by median, at most "
+                + "\(format(options.recoveryTimeoutSeconds)) s"
+        )
+        return target
+    }
+
     /// One step: the profile at a constant rate, its report in `steps/`, then judged from that folder.
     /// - Returns: the step, or nil when the search was interrupted during it.
     private static func runStep(
@@ -193,7 +230,8 @@ public enum PayStormCapacity {
         rate: Double,
         options: CapacityOptions,
         slos: (thresholds: [Threshold], invariants: Bool),
-        folder: URL
+        folder: URL,
+        recovery: CapacityRecovery?
     ) throws(RunError) -> CapacityStep? {
         var run = options.run
         run.schedule = [RateSegment(.constant(rate: rate), seconds: options.stepSeconds)]
@@ -226,7 +264,8 @@ public enum PayStormCapacity {
             rate: rate,
             seconds: options.stepSeconds,
             warmupSeconds: options.warmupSeconds,
-            harnessCPU: cpu
+            harnessCPU: cpu,
+            recovery: recovery
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

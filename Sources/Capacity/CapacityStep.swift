@@ -16,14 +16,24 @@ public struct CapacityStepPlan: Codable, Sendable, Hashable {
     public var warmupSeconds: Double
     /// CPU cores PayStorm's process used over the judged window, when measured.
     public var harnessCPU: Double?
+    /// How long the search let the target recover before the step, when it did.
+    public var recovery: CapacityRecovery?
 
     /// Creates a plan.
-    public init(index: Int, rate: Double, seconds: Double, warmupSeconds: Double, harnessCPU: Double? = nil) {
+    public init(
+        index: Int,
+        rate: Double,
+        seconds: Double,
+        warmupSeconds: Double,
+        harnessCPU: Double? = nil,
+        recovery: CapacityRecovery? = nil
+    ) {
         self.index = index
         self.rate = rate
         self.seconds = seconds
         self.warmupSeconds = warmupSeconds
         self.harnessCPU = harnessCPU
+        self.recovery = recovery
     }
 
     /// The file name in a step's folder.
@@ -61,8 +71,7 @@ public enum CapacityStepReader {
         let summary: StepSummary = try decode(folder.appendingPathComponent("summary.json"))
         let rows = try timeseries(folder.appendingPathComponent("timeseries.csv"))
         let log = try histogramLog(folder.appendingPathComponent("latency.hlog").path)
-        let from = plan.warmupSeconds
-        let to = plan.seconds
+        let (from, to) = (plan.warmupSeconds, plan.seconds)
         let window = rows.filter { $0.second > from && $0.second <= to + 0.001 }
         let length = max(Double(window.count), 1)
         let errors = errorCounts(window)
@@ -103,7 +112,8 @@ public enum CapacityStepReader {
             harnessCPU: plan.harnessCPU,
             harnessLimited: limited,
             slos: observations(slos, metrics),
-            failedInvariants: summary.failedInvariants
+            failedInvariants: summary.failedInvariants,
+            recovery: plan.recovery
         )
         if invariants {
             let undecided = summary.invariants?.filter { $0.status != "passed" && $0.status != "failed" }.count ?? 0

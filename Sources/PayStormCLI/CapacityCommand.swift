@@ -20,9 +20,11 @@ extension Command {
             Runs PROFILE once per step, its schedule replaced by a constant rate (same seed, the profile's
             faults if it has any, 1 s settle): from the rate the profile starts at (or --start), multiplying
             by --factor while every SLO holds and PayStorm keeps up, then bisecting between the last good
-            and the first bad step to --resolution. The first --warmup-seconds of each step are warm-up and
-            not judged. Each step's report folder goes under DIR/steps/, and DIR gets capacity.csv (a row per
-            step), capacity.json and capacity.html (latency and throughput against the rate, knee marked),
+            and the first bad step to --resolution. Before each step an external target recovers: PayStorm
+            probes it (5 webhook POSTs of {} a second) until 5 in a row answer within twice the latency it
+            measured before the first step (+25 ms), at most --recovery-timeout. The first --warmup-seconds of
+            each step are warm-up and not judged. Each step's report folder goes under DIR/steps/, and DIR
+            gets capacity.csv (a row per step), capacity.json and capacity.html (latency and throughput against the rate, knee marked),
             where DIR is Reports/<UTC time>-<profile>-<seed>-capacity/. Concurrency comes from Little's law
             (N = throughput x mean service time), and the Universal Scalability Law is fitted to it.
             SLOs use the threshold grammar ([KIND.][service.]METRIC OP VALUE); without --slo, the profile's
@@ -44,6 +46,8 @@ extension Command {
               --warmup-seconds S  the first seconds of a step not judged (default: a third of the step)
               --max-steps N       at most N steps, 1 to 100 (default 16)
               --max-rate RATE     never above RATE actions/s (default: 1000 times the start)
+              --recovery-timeout S  before each step, wait at most S seconds, 0 to 3600, for the target to
+                                  answer a light probe at its quiet latency again (default 60; 0: no wait)
               --seed N            replace the profile's seed
               --set NAME=VALUE    the value of ${NAME} in the profile; repeatable
               --flaw NAME         switch on a flaw of the embedded ledger; repeatable
@@ -120,6 +124,7 @@ extension Command {
         let warmup = try arguments.double("--warmup-seconds")
         let maxSteps = try arguments.int("--max-steps")
         let maxRate = try arguments.double("--max-rate")
+        let recoveryTimeout = try arguments.double("--recovery-timeout")
         let seed = try arguments.seed()
         let flaws = try LedgerFlaw.parse(try arguments.options("--flaw")).map(\.rawValue)
         let pki = try arguments.option("--pki")
@@ -164,6 +169,8 @@ extension Command {
         }
         options.maxSteps = Int(try check(maxSteps.map(Double.init), "--max-steps", 1...100) ?? 16)
         options.maxRate = try check(maxRate, "--max-rate", 0.1...10_000_000)
+        options.recoveryTimeoutSeconds =
+            try check(recoveryTimeout, "--recovery-timeout", 0...3600) ?? options.recoveryTimeoutSeconds
         if let start = options.start, let maxRate = options.maxRate, start > maxRate {
             throw CLIError(.usage, "--start \(fmt(start)) is above --max-rate \(fmt(maxRate)): no step could run at it")
         }
@@ -193,6 +200,7 @@ extension Command {
         var text = "\ncapacity: \(report.sentence)\n"
         if let ceiling = report.ceilingSentence { text += "  \(ceiling)\n" }
         text += "  steps: \(report.steps.count) (\(good) good)\n"
+        if let recovery = CapacityRecovery.summary(of: report.steps) { text += "  \(recovery)\n" }
         if let invariants = report.invariantsSentence { text += "  \(invariants)\n" }
         if let usl = report.usl {
             text += String(

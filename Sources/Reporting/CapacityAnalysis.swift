@@ -107,6 +107,9 @@ public struct CapacityStep: Codable, Sendable, Hashable {
     /// count these only with `--slo invariants`), but a backend that breaks an invariant at some rate must not
     /// pass unseen.
     public var failedInvariants: [String: Int]?
+    /// How long the search let the target recover before the step, and whether it did (nil for the first step,
+    /// for the embedded ledger, which each step starts afresh, and with `--recovery-timeout 0`).
+    public var recovery: CapacityRecovery?
 
     /// Creates a step.
     public init(
@@ -127,7 +130,8 @@ public struct CapacityStep: Codable, Sendable, Hashable {
         harnessCPU: Double? = nil,
         harnessLimited: String? = nil,
         slos: [SLOObservation] = [],
-        failedInvariants: [String: Int]? = nil
+        failedInvariants: [String: Int]? = nil,
+        recovery: CapacityRecovery? = nil
     ) {
         self.index = index
         self.rate = rate
@@ -147,6 +151,7 @@ public struct CapacityStep: Codable, Sendable, Hashable {
         self.harnessLimited = harnessLimited
         self.slos = slos
         self.failedInvariants = failedInvariants
+        self.recovery = recovery
     }
 
     /// The failed invariants as `name (N violations)`, by name; empty when none failed.

@@ -185,7 +185,8 @@ struct CapacityCommandTests {
 /// An HTTP/1.1 server on 127.0.0.1:0 with a known capacity: `workers` servers, each taking `serviceSeconds`
 /// per request. Completion times follow the ideal schedule (a request starts when it arrives or when a
 /// worker frees, whichever is later), so a late wake-up on a busy machine adds latency but never lowers the
-/// capacity of `workers / serviceSeconds` requests a second.
+/// capacity of `workers / serviceSeconds` requests a second. Like a real server it serves every request it
+/// read, also one whose client gave up and closed: an overload leaves a backlog that outlasts it.
 final class FixedCapacityServer: @unchecked Sendable {
     // @unchecked: the listener and accepted descriptors are touched by the accept thread and close(); the
     // workers' schedule and the counter are behind their own Mutex and Atomic.
@@ -194,8 +195,15 @@ final class FixedCapacityServer: @unchecked Sendable {
     private let freeAt: Mutex<[Double]>
     private let served = Atomic<Int>(0)
     private let service: Double
+    /// When each request was read (seconds since 1970), and whether it was a recovery probe (body `{}`).
+    private let arrivals = Mutex<[(at: Double, probe: Bool)]>([])
 
     var requests: Int { served.load(ordering: .relaxed) }
+
+    /// Requests other than recovery probes read between two times (seconds since 1970).
+    func deliveries(from: Double, to: Double) -> Int {
+        arrivals.withLock { $0.filter { !$0.probe && $0.at >= from && $0.at <= to }.count }
+    }
 
     init(workers: Int, serviceSeconds: Double) throws {
         service = serviceSeconds
@@ -245,6 +253,8 @@ final class FixedCapacityServer: @unchecked Sendable {
                 if count <= 0 { return }
                 buffer += chunk[0..<count]
             }
+            let probe = buffer[(end ?? needed)..<needed].elementsEqual("{}".utf8)
+            arrivals.withLock { $0.append((Date().timeIntervalSince1970, probe)) }
             buffer.removeFirst(needed)
             let arrival = Self.now()
             let done = freeAt.withLock { free in
