@@ -53,6 +53,26 @@ struct RunNamespaceTests {
         #expect(throws: RunError.self) { try RunNamespace.account(options, profile: profile) }
     }
 
+    /// A witness names an account whose token the backend dictated by that token, which is none of the seed's:
+    /// the refusal says which token a replay takes.
+    @Test func aReplayOfADictatedTokenSaysToNameTheAccountByTheTokenItWasGiven() throws {
+        let options = try Self.options(
+            target: #"{ webhookURL: "http://127.0.0.1:1/n", accounts: { provision: ["true"] } }"#
+        )
+        defer { try? FileManager.default.removeItem(atPath: options.profilePath) }
+        var replay = options
+        replay.account = "e5c9a1f4-3b2d-5c6e-8f70-1a2b3c4d5e6f"
+        let profile = try PayStormRun.load(replay).0
+        do {
+            _ = try RunNamespace.account(replay, profile: profile)
+            Issue.record("took a token none of the seed's accounts has")
+        } catch .badInput(let message) {
+            #expect(message.contains("named by the token it was given, as the violation's replay line"), "\(message)")
+        } catch {
+            Issue.record("not bad input: \(error)")
+        }
+    }
+
     @Test func namespacesAreWrittenAndReadAsSixteenHexDigits() {
         #expect(RunNamespace.text(0x5A17) == "0000000000005a17")
         #expect(RunNamespace.parse("0000000000005a17") == 0x5A17 && RunNamespace.parse("5A17") == 0x5A17)

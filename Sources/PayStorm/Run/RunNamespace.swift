@@ -44,10 +44,16 @@ public enum RunNamespace {
             )
         else {
             let namespace = named == 0 ? "" : " in namespace \(text(named))"
+            // A witness names an account by the token the backend dictated; the replay line, by the minted one.
+            let dictated =
+                profile.target.accounts?.provision == nil
+                ? ""
+                : "; an account whose token provisioning dictated (dictatedToken) is named by the token it was "
+                    + "given, as the violation's replay line names it"
             throw .badInput(
                 "--account \(token) is not one of the \(profile.population.accounts) accounts of seed \(profile.seed)"
                     + "\(namespace); a replay line names the seed and, for a target that keeps its state, the "
-                    + "namespace (--namespace) of the run it replays"
+                    + "namespace (--namespace) of the run it replays\(dictated)"
             )
         }
         return World.appAccountToken(seed: profile.seed, namespace: profile.namespace, account: index)
