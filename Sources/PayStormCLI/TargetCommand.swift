@@ -14,18 +14,19 @@ extension Command {
 
             Usage: paystorm target check PROFILE [--pki DIR] [--set NAME=VALUE]... [--flaw NAME]...
 
-            Sends one genuine purchase through each configured role (the device delivery, then the
-            webhook), the webhook again with the same bytes, one forged notification and one pending device
-            report (each on a fresh account), then probes the accounts, and prints a table: role, request,
-            status, how the answer was classified, what the probe saw, and a hint where the mapping looks
-            wrong. Against the embedded ledger (target.embeddedLedger) it starts the ledger as 'run' does.
+            Buys one product of each type the catalog sells, each through every configured role (the device
+            delivery, then the webhook), sends one webhook again with the same bytes, one forged notification
+            and one pending device report (each on a fresh account), then probes the accounts, and prints a
+            table: role, request, status, how the answer was classified, what the probe saw, and a hint where
+            the mapping looks wrong. It provisions only the accounts it uses. Against the embedded ledger
+            (target.embeddedLedger) it starts the ledger as 'run' does.
 
             Options:
               --pki DIR           the test PKI an external target trusts (from 'paystorm pki init DIR')
               --set NAME=VALUE    the value of ${NAME} in the profile; repeatable, wins over the environment
               --flaw NAME         switch on a flaw of the embedded ledger; repeatable
 
-            Exit codes: 0 the mapping works (the genuine purchase acknowledged and visible in the probe, the
+            Exit codes: 0 the mapping works (every purchase acknowledged and visible in the probe, the
             duplicate not granted twice, the forgery and the pending report not granted), 1 otherwise,
             64 usage, 65 bad profile or PKI, 66 missing input, 69 target unreachable, 70 internal error,
             129, 130 or 143 stopped by SIGHUP, SIGINT or SIGTERM (the table so far is printed).

@@ -9,40 +9,21 @@ extension TargetCheck {
         for step: Step,
         outcome: DeliveryOutcome,
         probed: Bool,
+        state: AccountState? = nil,
         found: [Invariant: CheckResult.Outcome],
         probeFailure: String
     ) -> String? {
-        let role = step.roleWords
         switch step.kind {
         case .genuine:
-            switch outcome {
-            case .acknowledged: break
-            case .rejected(let status):
-                switch status {
-                case 401, 403:
-                    return "\(role) got \(status): check the credentials (target.headers, the role's headers, the "
-                        + "accounts' fields from target.accounts.provision)"
-                case 404, 405: return "\(role) got \(status): check the URL and the method"
-                case 400..<500:
-                    return "\(role) got \(status): does the body template match the API "
-                        + "(and does the target trust the test root given with --pki)?"
-                default: return "\(role) got \(status): the target failed on a genuine purchase; see its log"
-                }
-            case .deferred(let status):
-                return "\(role) got \(status), which its responses read as retry later: the target limits its "
-                    + "rate or is busy; run the check again"
-            case .indeterminate(let reason), .notSent(let reason, _):
-                return "\(role) got no answer (\(reason)): check the URL and that the target is up"
-            }
-            guard probed else {
-                return "the probe failed (\(probeFailure)): check the probe URL or mapping"
-            }
-            if case .fail? = found[.noLostPurchase] {
-                return "probe shows nothing after an acknowledged purchase: check the probe URL or mapping"
-            }
-            if case .unknown(let reason)? = found[.noLostPurchase] {
-                return "the probe could not decide whether the purchase was granted: \(reason)"
-            }
+            if let rejected = answerHint(role: step.roleWords, outcome: outcome) { return rejected }
+            return probeHint(
+                for: step,
+                outcome: outcome,
+                probed: probed,
+                state: state,
+                found: found,
+                probeFailure: probeFailure
+            )
         case .duplicate:
             if case .fail? = found[.noDoubleGrant] {
                 return "the purchase was granted more than once (the duplicate, or the device delivery and the "
@@ -62,6 +43,60 @@ extension TargetCheck {
         return nil
     }
 
+    /// What a genuine purchase's answer says is wrong: a rejection, "retry later" or no answer.
+    private static func answerHint(role: String, outcome: DeliveryOutcome) -> String? {
+        switch outcome {
+        case .acknowledged: return nil
+        case .rejected(let status):
+            switch status {
+            case 401, 403:
+                return "\(role) got \(status): check the credentials (target.headers, the role's headers, the "
+                    + "accounts' fields from target.accounts.provision)"
+            case 404, 405: return "\(role) got \(status): check the URL and the method"
+            case 400..<500:
+                return "\(role) got \(status): does the body template match the API "
+                    + "(and does the target trust the test root given with --pki)?"
+            default: return "\(role) got \(status): the target failed on a genuine purchase; see its log"
+            }
+        case .deferred(let status):
+            return "\(role) got \(status), which its responses read as retry later: the target limits its "
+                + "rate or is busy; run the check again"
+        case .indeterminate(let reason), .notSent(let reason, _):
+            return "\(role) got no answer (\(reason)): check the URL and that the target is up"
+        }
+    }
+
+    /// What the probe of an acknowledged genuine purchase says is wrong.
+    private static func probeHint(
+        for step: Step,
+        outcome: DeliveryOutcome,
+        probed: Bool,
+        state: AccountState?,
+        found: [Invariant: CheckResult.Outcome],
+        probeFailure: String
+    ) -> String? {
+        guard probed else {
+            return "the probe failed (\(probeFailure)): check the probe URL or mapping"
+        }
+        if case .fail? = found[.noLostPurchase] {
+            return "probe shows nothing after an acknowledged purchase: check the probe URL or mapping"
+        }
+        // Whatever the checker could decide: a probe that shows no trace of an acknowledged purchase's
+        // product cannot see that kind of purchase (a subscription, say), and the run would judge blind.
+        if outcome.isAcknowledged, let state, !shows(state, product: step.product) {
+            return "probe shows nothing of \(step.product) after an acknowledged purchase: check that the "
+                + "probe (or its mapping) reports \(step.productKind) purchases"
+        }
+        if case .fail? = found[.subscriptionState] {
+            return "the probe does not show the subscription as the purchase left it: check the probe mapping "
+                + "of subscriptions"
+        }
+        if case .unknown(let reason)? = found[.noLostPurchase] {
+            return "the probe could not decide whether the purchase was granted: \(reason)"
+        }
+        return nil
+    }
+
     static func status(_ result: LoadResult) -> String {
         if let error = result.error { return "\(error)" }
         return String(result.status)
@@ -75,6 +110,12 @@ extension TargetCheck {
         case .indeterminate: "no answer"
         case .notSent: "not sent"
         }
+    }
+
+    /// Whether an account's state shows any trace of the product: an entitlement, a balance, a transaction.
+    static func shows(_ state: AccountState, product: String) -> Bool {
+        state.entitlements.contains { $0.productId == product } || (state.balances[product] ?? 0) != 0
+            || (state.transactions ?? []).contains { $0.productId == product }
     }
 
     /// What an account's state shows for the product: entitled, a balance, grant counts, or nothing.

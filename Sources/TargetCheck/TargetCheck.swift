@@ -85,11 +85,12 @@ public enum TargetCheck {
         log: @escaping @Sendable (String) -> Void
     ) throws(RunError) -> TargetCheckOutcome {
         let interruption = options.interruption
+        // Only the check's accounts are provisioned (a backend may dictate their tokens), then its world is made.
         // Interrupted, nothing is sent: the table says so, row by row.
-        try target.connect(profile: profile, with: engine, interruption: interruption, log: log)
-        var profile = profile
-        profile.dictatedTokens = TargetSetup.dictatedTokens(target.endpoints.accounts, profile: profile)
-        let plan = try Plan(profile: profile)
+        var checked = try Plan.profile(profile)
+        try target.connect(profile: checked, with: engine, interruption: interruption, log: log)
+        checked.dictatedTokens = TargetSetup.dictatedTokens(target.endpoints.accounts, profile: checked)
+        let plan = try Plan(checking: checked, original: profile)
         let api = try startAPI(
             for: plan,
             profile: profile,
@@ -112,7 +113,7 @@ public enum TargetCheck {
         interruption.sleep(min(profile.settleSeconds, 1))
         // A soak re-provisions every refreshSeconds: once now, so the probe below reads with the fresh fields.
         let refreshed = refreshAccounts(
-            profile: profile,
+            profile: plan.profile,
             directory: target.endpoints.accounts,
             interruption: interruption
         )
@@ -126,6 +127,9 @@ public enum TargetCheck {
             interruption: interruption
         )
         var outcome = judge(sent, probed, plan: plan, target: target)
+        if profile.target.accounts?.provision != nil {
+            outcome.setup += "\nprovisioned \(plan.profile.population.accounts) accounts (target.accounts.provision)"
+        }
         if let refreshed {
             outcome.notes.append(refreshed.note)
             if refreshed.failed { outcome.passed = false }
@@ -304,7 +308,7 @@ public enum TargetCheck {
             let found = probed.results[account] ?? [:]
             if probed.hasProbe {
                 if let state = probed.states[account] {
-                    rows[index].probe = Self.describe(state, product: plan.product.id)
+                    rows[index].probe = Self.describe(state, product: step.product)
                 } else {
                     rows[index].probe = "probe failed"
                 }
@@ -313,17 +317,19 @@ public enum TargetCheck {
                 for: step,
                 outcome: outcome,
                 probed: !probed.hasProbe || probed.states[account] != nil,
+                state: probed.states[account],
                 found: found,
                 probeFailure: (target.endpoints.probeURL(for: account).map { "GET \($0)" } ?? "the probe command")
                     + ": " + (probed.unknowns.first { $0.contains(account) } ?? "no answer")
             )
         }
         notes += probed.notes
-        let products = "\(plan.product.id) (\(plan.product.type.rawValue))"
+        let products = plan.products.map { "\($0.id) (\($0.type.rawValue))" }.joined(separator: ", ")
+        let buyers = plan.accounts.buyers.joined(separator: ", ")
         return TargetCheckOutcome(
             rows: rows,
             target: target.description,
-            setup: "product \(products); accounts: purchase \(plan.accounts.purchase), forgery "
+            setup: "product\(plan.products.count == 1 ? "" : "s") \(products)\naccounts: purchase \(buyers), forgery "
                 + "\(plan.accounts.forgery), pending report \(plan.accounts.pending)",
             notes: notes,
             passed: !rows.contains { $0.hint != nil }

@@ -33,9 +33,15 @@ extension TargetCheck {
             }
         }
 
+        /// The product the delivery is about.
+        var product: String { delivery.action.truth.productId ?? "" }
+
+        /// The product's type, in words.
+        var productKind: String { delivery.action.truth.productType?.rawValue ?? "these" }
+
         var sends: String {
             switch kind {
-            case .genuine: "genuine purchase"
+            case .genuine: "genuine purchase of \(product)"
             case .duplicate: "duplicate (same bytes)"
             case .forgery: "forgery (\(TargetCheck.forgery))"
             case .pending: "pending report"
@@ -43,62 +49,76 @@ extension TargetCheck {
         }
     }
 
-    /// The check's requests, taken from the run's own world: one account buys one product (a non-consumable
-    /// when the catalog has one, else its first product) on one device, and the check derives the duplicate,
-    /// the forgery and the pending report from that purchase the way Chaos derives its faults.
+    /// The check's requests, taken from the run's own world: a purchase of each product type the catalog sells
+    /// (its first product of that type), each on a device and then by the App Store's webhook, and the
+    /// duplicate, the forgery and the pending report derived from the primary purchase (a non-consumable when the
+    /// catalog has one, else its first product) the way Chaos derives its faults, on two accounts that bought
+    /// nothing.
     struct Plan {
         var profile: Profile
         var startMillis: Int64
+        /// The primary product: the one duplicated, forged and reported pending.
         var product: Product
+        /// One product of each type the catalog sells, in the catalog's order.
+        var products: [Product]
         var steps: [Step]
-        var accounts: (purchase: String, forgery: String, pending: String)
+        var accounts: (buyers: [String], forgery: String, pending: String)
         /// The latest intended time of the plan, in seconds from `startMillis`.
         var latest: Double
 
         /// Seconds since `startMillis`: the checker's clock.
         func now() -> Double { Date().timeIntervalSince1970 - Double(startMillis) / 1000 }
 
+        /// The plan of a profile whose accounts need no provisioning (tests, a target without provisioning).
         init(profile original: Profile) throws(RunError) {
-            var profile = original
+            try self.init(checking: try Self.profile(original), original: original)
+        }
+
+        /// The plan over `profile`, the check's profile made by ``profile(_:)`` from `original` (with the
+        /// tokens provisioning dictated, if any).
+        init(checking profile: Profile, original: Profile) throws(RunError) {
             // The accounts and transactions are new to a target that keeps its state even when the check runs
             // again: `PayStormRun.load` gave such a target's profile a fresh namespace, as it does for a run.
-            let product = original.catalog.products.first { $0.type == .nonConsumable } ?? original.catalog.products[0]
-            profile.catalog.products = [product]
-            profile.actionMix = try Self.mix(buying: product)
-            profile.population = Population(accounts: 3, devicesPerAccount: 1, familySharingFraction: 0)
-            profile.faults = Faults()
-            // Real time: nothing renews or expires while the check runs.
-            profile.timeCompression.secondsPerMonth = 2_592_000
-            profile.schedule = [RateSegment(.constant(rate: 1), seconds: 1)]
+            let primary = original.catalog.products.first { $0.type == .nonConsumable } ?? original.catalog.products[0]
+            let products = profile.catalog.products
             self.profile = profile
-            self.product = product
+            self.product = primary
+            self.products = products
             startMillis = Int64(Date().timeIntervalSince1970 * 1000)
 
-            let world = World(profile: profile, startMillis: startMillis)
-            let planned = Array(ChaosStream(world, profile: profile).prefix(16))
-            guard
-                let webhook = planned.first(where: {
-                    if case .notification = $0.action.delivery { true } else { false }
-                })
-            else { throw .internalError("the check's world made no purchase of \(product.id)") }
-            let device = planned.first { if case .device = $0.action.delivery { true } else { false } }
-            // The world's other two accounts: fresh, and never the buyer's.
-            let buyer = webhook.action.account
+            let planned = Array(
+                ChaosStream(World(profile: profile, startMillis: startMillis), profile: profile).prefix(400)
+            )
+            var steps: [Step] = []
+            var primaryWebhook: PlannedDelivery?
+            for product in products {
+                guard let webhook = planned.first(where: { Self.isGrantNotification($0, of: product) }) else {
+                    throw .internalError("the check's world made no purchase of \(product.id)")
+                }
+                // The device posts the purchase result first, then the App Store's notification arrives.
+                let id = webhook.action.truth.transactionId
+                if let device = planned.first(where: { Self.isDevice($0) && $0.action.truth.transactionId == id }) {
+                    steps.append(Step(kind: .genuine, delivery: device))
+                }
+                steps.append(Step(kind: .genuine, delivery: webhook))
+                if product.id == primary.id { primaryWebhook = webhook }
+            }
+            guard let webhook = primaryWebhook else {
+                throw .internalError("the check's world made no purchase of \(primary.id)")
+            }
+            // Two accounts that bought nothing in the plan: fresh, and never a buyer.
+            let buyers = Set(steps.map(\.delivery.action.account))
+            let idle = (0..<profile.population.accounts).filter { !buyers.contains($0) }.map {
+                profile.identities.accountToken($0)
+            }
             accounts = (
-                webhook.action.appAccountToken,
-                profile.identities.accountToken((buyer + 1) % 3),
-                profile.identities.accountToken((buyer + 2) % 3)
+                Array(Set(steps.map(\.delivery.action.appAccountToken))).sorted(), idle[0], idle[1]
             )
             var nextID = (planned.map(\.id).max() ?? 0) + 1
             func fresh() -> UInt64 {
                 defer { nextID += 1 }
                 return nextID
             }
-
-            var steps: [Step] = []
-            // The device posts the purchase result first, then the App Store's notification arrives.
-            if let device { steps.append(Step(kind: .genuine, delivery: device)) }
-            steps.append(Step(kind: .genuine, delivery: webhook))
             var duplicate = webhook
             duplicate.id = fresh()
             duplicate.copy = .delayedDuplicate
@@ -109,11 +129,41 @@ extension TargetCheck {
                 Step(kind: .pending, delivery: Self.pending(webhook, id: fresh(), account: accounts.pending))
             )
             self.steps = steps
-            latest = planned.map(\.at).max() ?? 0
+            latest = steps.map(\.delivery.at).max() ?? 0
         }
 
-        /// The action mix in which the only action is buying `product`.
-        static func mix(buying product: Product) throws(RunError) -> ActionMix {
+        /// The profile of the check's world: the products bought, one account per product and two more (the
+        /// forgery's and the pending report's), no faults, real time, and a schedule dense enough to buy each
+        /// product within a second.
+        static func profile(_ original: Profile) throws(RunError) -> Profile {
+            var seen: Set<ProductKind> = []
+            let products = original.catalog.products.filter { seen.insert($0.type).inserted }
+            var profile = original
+            profile.catalog.products = products
+            profile.actionMix = try mix(buying: products)
+            profile.population = Population(
+                accounts: products.count + 2,
+                devicesPerAccount: 1,
+                familySharingFraction: 0
+            )
+            profile.faults = Faults()
+            // Real time: nothing renews or expires while the check runs.
+            profile.timeCompression.secondsPerMonth = 2_592_000
+            profile.schedule = [RateSegment(.constant(rate: 40), seconds: 1)]
+            return profile
+        }
+
+        private static func isGrantNotification(_ delivery: PlannedDelivery, of product: Product) -> Bool {
+            guard case .notification = delivery.action.delivery else { return false }
+            return delivery.action.truth.kind == .grant && delivery.action.truth.productId == product.id
+        }
+
+        private static func isDevice(_ delivery: PlannedDelivery) -> Bool {
+            if case .device = delivery.action.delivery { true } else { false }
+        }
+
+        /// The action mix in which the only actions are buying `products`, equally often.
+        static func mix(buying products: [Product]) throws(RunError) -> ActionMix {
             // An empty object is the mix in which every action weighs 0 (see ActionMix's decoding).
             var mix: ActionMix
             do {
@@ -121,11 +171,13 @@ extension TargetCheck {
             } catch {
                 throw .internalError("cannot make an empty action mix: \(error)")
             }
-            switch product.type {
-            case .consumable: mix.consumable = 1
-            case .nonConsumable: mix.nonConsumable = 1
-            case .autoRenewable: mix.subscribe = 1
-            case .nonRenewing: mix.nonRenewing = 1
+            for product in products {
+                switch product.type {
+                case .consumable: mix.consumable = 1
+                case .nonConsumable: mix.nonConsumable = 1
+                case .autoRenewable: mix.subscribe = 1
+                case .nonRenewing: mix.nonRenewing = 1
+                }
             }
             return mix
         }

@@ -59,12 +59,12 @@ struct TargetCheckJudgingTests {
         #expect(outcome.rows.allSatisfy { $0.probe == "-" && $0.hint == nil })
         #expect(outcome.passed)
         #expect(outcome.target == "test")
-        #expect(outcome.setup.hasPrefix("product n (nonConsumable); accounts: purchase \(plan.accounts.purchase), "))
+        #expect(outcome.setup.hasPrefix("product n (nonConsumable)\naccounts: purchase \(plan.accounts.buyers[0]), "))
     }
 
     @Test func aPurchaseTheProbeCouldNotReadNamesTheProbeURLAndWhy() throws {
         let plan = try Self.plan()
-        let buyer = plan.accounts.purchase
+        let buyer = plan.accounts.buyers[0]
         var probed = TargetCheck.Probed(hasProbe: true)
         probed.states[plan.accounts.forgery] = AccountState()
         probed.states[plan.accounts.pending] = AccountState(entitlements: [
@@ -78,7 +78,7 @@ struct TargetCheckJudgingTests {
             plan: plan,
             target: try Self.target(probe: "http://127.0.0.1:1/accounts/{appAccountToken}")
         )
-        let genuine = try #require(outcome.rows.first { $0.sends == "genuine purchase" })
+        let genuine = try #require(outcome.rows.first { $0.sends.hasPrefix("genuine purchase") })
         #expect(genuine.probe == "probe failed")
         #expect(
             genuine.hint
@@ -89,6 +89,61 @@ struct TargetCheckJudgingTests {
         #expect(outcome.rows.first { $0.sends == "pending report" }?.probe == "n entitled; also x")
         #expect(outcome.notes == probed.notes)
         #expect(!outcome.passed)
+    }
+
+    /// A catalog of every product type, each bought by the check.
+    static func everyType() throws -> TargetCheck.Plan {
+        let text = ProfileText.minimal.replacingOccurrences(
+            of: "TARGET",
+            with: #"{ webhookURL: "http://127.0.0.1:1/n" }"#
+        )
+        .replacingOccurrences(
+            of: #"products: [{ id: "n", type: "nonConsumable", priceMilli: 990 }]"#,
+            with: #"products: [{ id: "coins", type: "consumable", priceMilli: 990 }, "#
+                + #"{ id: "n", type: "nonConsumable", priceMilli: 990 }, "#
+                + #"{ id: "pass", type: "nonRenewing", priceMilli: 990, periodSeconds: 60 }, "#
+                + #"{ id: "monthly", type: "autoRenewable", priceMilli: 990, group: "g", periodSeconds: 60 }, "#
+                + #"{ id: "coins2", type: "consumable", priceMilli: 990 }], groups: [{ id: "g" }]"#
+        )
+        return try TargetCheck.Plan(profile: try Profile.decode(Data(text.utf8), file: "t.json5"))
+    }
+
+    @Test func theCheckBuysOneProductOfEachTypeAndProvisionsOnlyItsAccounts() throws {
+        let plan = try Self.everyType()
+        #expect(plan.products.map(\.id) == ["coins", "n", "pass", "monthly"])
+        let bought = plan.steps.filter { $0.kind == .genuine }.map(\.product)
+        #expect(Set(bought) == ["coins", "n", "pass", "monthly"])
+        #expect(plan.product.id == "n")
+        #expect(plan.profile.population.accounts == 6)
+        #expect(!plan.accounts.buyers.contains(plan.accounts.forgery))
+        #expect(!plan.accounts.buyers.contains(plan.accounts.pending))
+        #expect(plan.accounts.forgery != plan.accounts.pending)
+    }
+
+    @Test func aProbeThatCannotSeeSubscriptionsFailsTheCheck() throws {
+        let plan = try Self.everyType()
+        var probed = TargetCheck.Probed(hasProbe: true)
+        // The probe shows every one-time purchase and no subscription.
+        for buyer in plan.accounts.buyers {
+            probed.states[buyer] = AccountState(
+                entitlements: [.init(productId: "n"), .init(productId: "pass")],
+                balances: ["coins": 1]
+            )
+        }
+        let outcome = TargetCheck.judge(
+            Self.acknowledged(plan),
+            probed,
+            plan: plan,
+            target: try Self.target(probe: "http://127.0.0.1:1/accounts/{appAccountToken}")
+        )
+        let subscription = try #require(outcome.rows.first { $0.sends == "genuine purchase of monthly" })
+        #expect(
+            subscription.hint
+                == "probe shows nothing of monthly after an acknowledged purchase: check that the probe (or its "
+                + "mapping) reports autoRenewable purchases"
+        )
+        #expect(!outcome.passed)
+        #expect(outcome.setup.hasPrefix("products coins (consumable), n (nonConsumable), pass (nonRenewing), "))
     }
 
     /// A profile whose accounts are provisioned by `script` (through `sh -c`) and refreshed every 600 s.
