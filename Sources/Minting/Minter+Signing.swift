@@ -19,22 +19,23 @@ extension Minter {
 
     /// Mints a bare signed transaction, as a device posts it.
     /// - Parameters:
-    ///   - purchase: the purchase; `nil` makes one that agrees with `kind`.
+    ///   - transaction: the transaction's facts (see ``transactionPayload(_:kind:signedDate:)``); `nil` makes
+    ///     one that agrees with `kind`.
     ///   - kind: the event the transaction describes (a refund adds the revocation fields...), or `nil`.
     ///   - signedDate: the signing time, UNIX ms; `nil` means now.
     ///   - forgery: a forged variant, or `nil` for a genuine one.
     /// - Returns: the JWS and the payload as signed.
     /// - Throws: `MintError` when the forgery does not apply to a bare transaction; signing errors.
     public func transaction(
-        _ purchase: Purchase? = nil,
+        _ transaction: JWSTransactionDecodedPayload? = nil,
         kind: NotificationKind? = nil,
         signedDate: Int64? = nil,
         forgery: Forgery? = nil
     ) throws -> MintedJWS<JWSTransactionDecodedPayload> {
         try checkApplicable(forgery, to: .transaction)
         let forged = forgedContext(forgery, signedDate: signedDate ?? Self.nowMilliseconds())
-        let purchase = purchase ?? Purchase(kind: kind, signedDate: forged.signedDate)
-        var payload = forged.minter.transactionPayload(purchase, kind: kind, signedDate: forged.signedDate)
+        let facts = transaction ?? Self.impliedTransaction(by: kind, signedDate: forged.signedDate)
+        var payload = forged.minter.transactionPayload(facts, kind: kind, signedDate: forged.signedDate)
         if forgery == .datesInSeconds { payload = payload.mappingDates(Self.toSeconds) }
         let jws = try signForged(payload, forgery: forgery) { tampered in
             tampered.quantity = (tampered.quantity ?? 1) * Int32(Faults.tamperedQuantityFactor)
@@ -45,23 +46,31 @@ extension Minter {
 
     /// Mints a bare signed renewal info.
     /// - Parameters:
-    ///   - purchase: an auto-renewable purchase; `nil` makes one.
+    ///   - transaction: the current transaction of an auto-renewable subscription; `nil` makes one.
+    ///   - autoRenewProductId: the product the subscription renews to; `nil` means its own.
     ///   - kind: the event the renewal info describes, or `nil` for an active subscription.
     ///   - signedDate: the signing time, UNIX ms; `nil` means now.
     ///   - forgery: a forged variant, or `nil`.
     /// - Returns: the JWS and the payload as signed.
     /// - Throws: `MintError` when the forgery does not apply; signing errors.
     public func renewalInfo(
-        _ purchase: Purchase? = nil,
+        _ transaction: JWSTransactionDecodedPayload? = nil,
+        autoRenewProductId: String? = nil,
         kind: NotificationKind? = nil,
         signedDate: Int64? = nil,
         forgery: Forgery? = nil
     ) throws -> MintedJWS<JWSRenewalInfoDecodedPayload> {
         try checkApplicable(forgery, to: .renewalInfo)
         let forged = forgedContext(forgery, signedDate: signedDate ?? Self.nowMilliseconds())
-        let purchase =
-            purchase ?? Purchase(kind: kind, productType: .autoRenewableSubscription, signedDate: forged.signedDate)
-        var payload = forged.minter.renewalInfoPayload(purchase, kind: kind, signedDate: forged.signedDate)
+        let facts =
+            transaction
+            ?? Self.impliedTransaction(by: kind, productType: .autoRenewableSubscription, signedDate: forged.signedDate)
+        var payload = forged.minter.renewalInfoPayload(
+            facts,
+            autoRenewProductId: autoRenewProductId,
+            kind: kind,
+            signedDate: forged.signedDate
+        )
         if forgery == .datesInSeconds { payload = payload.mappingDates(Self.toSeconds) }
         let jws = try signForged(payload, forgery: forgery) { tampered in
             // Flip auto-renew: a change the signature must catch whatever the original said.
@@ -71,7 +80,7 @@ extension Minter {
     }
 
     /// Mints a notification of a kind, with the nested signed transaction, renewal info or app transaction
-    /// its kind carries, all describing the same purchase.
+    /// its kind carries, all describing the same transaction.
     ///
     /// Payload forgeries (`wrong-bundle`, `wrong-environment`, `signed-date-before-chain`,
     /// `dates-in-seconds`) apply to every signed object of the notification, since it tells one story;
@@ -79,7 +88,9 @@ extension Minter {
     /// `forged-inner-transaction` only to the nested transaction.
     /// - Parameters:
     ///   - kind: the notification type and subtype (any row of `NotificationMatrix`, or an unknown pair).
-    ///   - purchase: the purchase; `nil` makes one that agrees with `kind`.
+    ///   - transaction: the transaction's facts (see ``transactionPayload(_:kind:signedDate:)``); `nil` makes
+    ///     one that agrees with `kind`.
+    ///   - autoRenewProductId: the product an auto-renewable subscription renews to; `nil` means its own.
     ///   - signedDate: the signing time, UNIX ms; `nil` means now.
     ///   - notificationUUID: the notification's UUID; `nil` makes a fresh one. Reuse one to mint a retry.
     ///   - forgery: a forged variant, or `nil`.
@@ -87,7 +98,8 @@ extension Minter {
     /// - Throws: `MintError` when the product type contradicts the kind or the forgery does not apply.
     public func notification(
         _ kind: NotificationKind,
-        purchase: Purchase? = nil,
+        transaction: JWSTransactionDecodedPayload? = nil,
+        autoRenewProductId: String? = nil,
         signedDate: Int64? = nil,
         notificationUUID: String? = nil,
         forgery: Forgery? = nil
@@ -98,7 +110,8 @@ extension Minter {
         if forgedApp(forgery) != app {
             return try forgedContext(forgery, signedDate: date).minter.mint(
                 kind,
-                purchase: purchase,
+                transaction: transaction,
+                autoRenewProductId: autoRenewProductId,
                 signedDate: date,
                 notificationUUID: notificationUUID,
                 forgery: forgery
@@ -106,17 +119,20 @@ extension Minter {
         }
         return try mint(
             kind,
-            purchase: purchase,
+            transaction: transaction,
+            autoRenewProductId: autoRenewProductId,
             signedDate: date,
             notificationUUID: notificationUUID,
             forgery: forgery
         )
     }
 
-    /// ``notification(_:purchase:signedDate:notificationUUID:forgery:)`` by this minter, at its signing date.
+    /// ``notification(_:transaction:autoRenewProductId:signedDate:notificationUUID:forgery:)`` by this minter,
+    /// at its signing date.
     private func mint(
         _ kind: NotificationKind,
-        purchase: Purchase?,
+        transaction: JWSTransactionDecodedPayload?,
+        autoRenewProductId: String?,
         signedDate date: Int64,
         notificationUUID: String?,
         forgery: Forgery?
@@ -130,7 +146,8 @@ extension Minter {
         )
         let (nestedTransaction, nestedRenewal, appTransaction) = try addContent(
             of: kind,
-            purchase: purchase,
+            transaction: transaction,
+            autoRenewProductId: autoRenewProductId,
             signedDate: date,
             forgery: forgery,
             to: &payload
@@ -158,7 +175,8 @@ extension Minter {
     /// `appData`), and returns the nested payloads signed into it.
     private func addContent(
         of kind: NotificationKind,
-        purchase: Purchase?,
+        transaction: JWSTransactionDecodedPayload?,
+        autoRenewProductId: String?,
         signedDate date: Int64,
         forgery: Forgery?,
         to payload: inout ResponseBodyV2DecodedPayload
@@ -177,7 +195,7 @@ extension Minter {
                 environment: app.environment,
                 appAppleId: app.appAppleId,
                 bundleId: app.bundleId,
-                productId: purchase?.productId ?? "com.example.paystorm.monthly",
+                productId: transaction?.productId ?? "com.example.paystorm.monthly",
                 requestIdentifier: Self.randomUUID(),
                 storefrontCountryCodes: ["USA"],
                 succeededCount: 1,
@@ -202,25 +220,32 @@ extension Minter {
             )
             return (nil, nil, signed)
         case .subscription, .transaction, .oneTimeTransaction:
-            let carried = try purchaseData(kind, purchase: purchase, signedDate: date, forgery: forgery)
+            let carried = try purchaseData(
+                kind,
+                transaction: transaction,
+                autoRenewProductId: autoRenewProductId,
+                signedDate: date,
+                forgery: forgery
+            )
             payload.data = carried.data
             return (carried.transaction, carried.renewal, nil)
         }
         return (nil, nil, nil)
     }
 
-    /// The `data` of a notification that carries a purchase, and the nested payloads to sign into it.
+    /// The `data` of a notification that carries a transaction, and the nested payloads to sign into it.
     private func purchaseData(
         _ kind: NotificationKind,
-        purchase: Purchase?,
+        transaction given: JWSTransactionDecodedPayload?,
+        autoRenewProductId: String?,
         signedDate date: Int64,
         forgery: Forgery?
     ) throws -> (
         data: NotificationData, transaction: JWSTransactionDecodedPayload, renewal: JWSRenewalInfoDecodedPayload?
     ) {
-        let purchase = purchase ?? Purchase(kind: kind, signedDate: date)
-        try Self.checkProductType(purchase.productType, for: kind)
-        var transaction = transactionPayload(purchase, kind: kind, signedDate: date)
+        let facts = given ?? Self.impliedTransaction(by: kind, signedDate: date)
+        if let type = facts.type { try Self.checkProductType(type, for: kind) }
+        var transaction = transactionPayload(facts, kind: kind, signedDate: date)
         if forgery == .datesInSeconds { transaction = transaction.mappingDates(Self.toSeconds) }
         var data = NotificationData(
             appAppleId: app.appAppleId,
@@ -229,8 +254,8 @@ extension Minter {
             environment: app.environment
         )
         var renewal: JWSRenewalInfoDecodedPayload?
-        if purchase.productType == .autoRenewableSubscription {
-            var info = renewalInfoPayload(purchase, kind: kind, signedDate: date)
+        if facts.type == .autoRenewableSubscription {
+            var info = renewalInfoPayload(facts, autoRenewProductId: autoRenewProductId, kind: kind, signedDate: date)
             if forgery == .datesInSeconds { info = info.mappingDates(Self.toSeconds) }
             renewal = info
             data.status = Self.status(for: kind)

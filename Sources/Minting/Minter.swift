@@ -29,7 +29,8 @@ public struct Minter: Sendable {
     public static let hourMilliseconds: Int64 = 3_600_000
     /// One day in milliseconds.
     public static let dayMilliseconds: Int64 = 86_400_000
-    /// The subscription period `Purchase(kind:...)` uses: 30 days.
+    /// The subscription period ``impliedTransaction(by:productId:productType:appAccountToken:signedDate:)``
+    /// uses: 30 days.
     public static let defaultPeriodMilliseconds: Int64 = 30 * dayMilliseconds
 
     /// Creates a minter.
@@ -43,79 +44,31 @@ public struct Minter: Sendable {
         self.forgeries = ForgeryMaterial(pki: pki)
     }
 
-    // MARK: - Helpers shared with `Purchase`
-
-    /// The product type a kind implies when none is given: an auto-renewable subscription for
-    /// subscription events, a consumable for refunds, consumption requests and one-time charges, a
-    /// non-consumable for Family Sharing revocations.
-    public static func defaultProductType(for kind: NotificationKind?) -> ProductType {
-        guard let kind else { return .autoRenewableSubscription }
-        switch kind.content {
-        case .oneTimeTransaction: return .consumable
-        case .transaction: return kind.notificationType == .revoke ? .nonConsumable : .consumable
-        default: return .autoRenewableSubscription
-        }
-    }
-
-    /// A plausible price in milliunits for a product type.
-    public static func defaultPrice(for type: ProductType) -> Int64 {
-        switch type {
-        case .autoRenewableSubscription: return 9990
-        case .consumable: return 990
-        case .nonRenewingSubscription: return 19990
-        default: return 4990
-        }
-    }
-
-    /// The subscription status (`data.status`) a kind reports as of its `signedDate`.
-    public static func status(for kind: NotificationKind) -> Status {
-        switch kind.notificationType {
-        case .didFailToRenew: return kind.subtype == .gracePeriod ? .billingGracePeriod : .billingRetry
-        case .gracePeriodExpired: return .billingRetry
-        case .expired: return .expired
-        case .refund, .revoke: return .revoked
-        default: return .active
-        }
-    }
-
     // MARK: - Payloads (pure)
 
-    /// The transaction payload of a purchase as a kind reports it.
+    /// A transaction as a kind reports it: `transaction` as given, with the app's identity, the signing date,
+    /// the transaction reason unless it gives one, and what the kind adds (an offer, a revocation, an
+    /// extension).
     /// - Parameters:
-    ///   - purchase: the purchase.
+    ///   - transaction: the transaction's facts, for example from
+    ///     ``impliedTransaction(by:productId:productType:appAccountToken:signedDate:)``.
     ///   - kind: the notification it goes into, or `nil` for a bare transaction.
     ///   - signedDate: the signing time, UNIX ms.
     /// - Returns: the payload, every date in milliseconds.
     public func transactionPayload(
-        _ purchase: Purchase,
+        _ transaction: JWSTransactionDecodedPayload,
         kind: NotificationKind? = nil,
         signedDate: Int64
     ) -> JWSTransactionDecodedPayload {
-        let isSubscription = purchase.productType == .autoRenewableSubscription
-        var payload = JWSTransactionDecodedPayload(
-            originalTransactionId: purchase.originalTransactionId,
-            transactionId: purchase.transactionId,
-            webOrderLineItemId: purchase.webOrderLineItemId,
-            bundleId: app.bundleId,
-            productId: purchase.productId,
-            subscriptionGroupIdentifier: purchase.subscriptionGroupIdentifier,
-            purchaseDate: purchase.purchaseDate,
-            originalPurchaseDate: purchase.originalPurchaseDate,
-            expiresDate: isSubscription ? purchase.expiresDate : nil,
-            quantity: purchase.quantity,
-            type: purchase.productType,
-            appAccountToken: purchase.appAccountToken,
-            inAppOwnershipType: purchase.inAppOwnershipType,
-            signedDate: signedDate,
-            environment: app.environment,
-            storefront: purchase.storefront,
-            storefrontId: purchase.storefrontId,
-            transactionReason: isSubscription && purchase.transactionId != purchase.originalTransactionId
-                && kind?.subtype != .resubscribe && kind?.subtype != .upgrade ? .renewal : .purchase,
-            currency: purchase.currency,
-            price: purchase.price,
-            appTransactionId: purchase.appTransactionId
-        )
+        var payload = transaction
+        payload.bundleId = app.bundleId
+        payload.signedDate = signedDate
+        payload.environment = app.environment
+        let renews =
+            transaction.type == .autoRenewableSubscription
+            && transaction.transactionId != transaction.originalTransactionId
+            && kind?.subtype != .resubscribe && kind?.subtype != .upgrade
+        payload.transactionReason = transaction.transactionReason ?? (renews ? .renewal : .purchase)
         guard let kind else { return payload }
         switch kind.notificationType {
         case .offerRedeemed:
@@ -141,35 +94,46 @@ public struct Minter: Sendable {
         return payload
     }
 
-    /// The renewal info of an auto-renewable purchase as a kind reports it (auto-renew status, expiration
+    /// The renewal info of an auto-renewable subscription as a kind reports it (auto-renew status, expiration
     /// intent, billing retry, grace period, price increase, pending downgrade...).
     /// - Parameters:
-    ///   - purchase: the purchase.
+    ///   - transaction: the subscription's current transaction, as given to
+    ///     ``transactionPayload(_:kind:signedDate:)``.
+    ///   - autoRenewProductId: the product the subscription renews to, which the transaction does not say;
+    ///     `nil` means its own product (and, for a downgrade, a `.lower` one).
     ///   - kind: the notification it goes into, or `nil` for an active subscription.
     ///   - signedDate: the signing time, UNIX ms.
     /// - Returns: the payload.
     public func renewalInfoPayload(
-        _ purchase: Purchase,
+        _ transaction: JWSTransactionDecodedPayload,
+        autoRenewProductId: String? = nil,
         kind: NotificationKind? = nil,
         signedDate: Int64
     ) -> JWSRenewalInfoDecodedPayload {
         var payload = JWSRenewalInfoDecodedPayload(
-            originalTransactionId: purchase.originalTransactionId,
-            autoRenewProductId: purchase.autoRenewProductId ?? purchase.productId,
-            productId: purchase.productId,
+            originalTransactionId: transaction.originalTransactionId,
+            autoRenewProductId: autoRenewProductId ?? transaction.productId,
+            productId: transaction.productId,
             autoRenewStatus: .on,
             isInBillingRetryPeriod: false,
             signedDate: signedDate,
             environment: app.environment,
-            recentSubscriptionStartDate: purchase.originalPurchaseDate,
-            renewalDate: purchase.expiresDate,
-            currency: purchase.currency,
-            renewalPrice: purchase.price,
-            appAccountToken: purchase.appAccountToken,
-            appTransactionId: purchase.appTransactionId
+            recentSubscriptionStartDate: transaction.originalPurchaseDate,
+            renewalDate: transaction.expiresDate,
+            currency: transaction.currency,
+            renewalPrice: transaction.price,
+            appAccountToken: transaction.appAccountToken,
+            appTransactionId: transaction.appTransactionId
         )
         guard let kind else { return payload }
-        applyRenewalState(of: kind, purchase: purchase, signedDate: signedDate, to: &payload)
+        let lowerProduct = autoRenewProductId ?? transaction.productId.map { $0 + ".lower" }
+        applyRenewalState(
+            of: kind,
+            transaction: transaction,
+            lowerProduct: lowerProduct,
+            signedDate: signedDate,
+            to: &payload
+        )
         if kind.notificationType == .offerRedeemed {
             payload.offerType = .promotionalOffer
             payload.offerIdentifier = "paystorm.promo"
@@ -183,11 +147,11 @@ public struct Minter: Sendable {
     /// renewal product and status, a price increase, an extension.
     private func applyRenewalState(
         of kind: NotificationKind,
-        purchase: Purchase,
+        transaction: JWSTransactionDecodedPayload,
+        lowerProduct: String?,
         signedDate: Int64,
         to payload: inout JWSRenewalInfoDecodedPayload
     ) {
-        let lowerProduct = purchase.autoRenewProductId ?? purchase.productId + ".lower"
         switch (kind.notificationType, kind.subtype) {
         case (.didFailToRenew, let subtype):
             payload.isInBillingRetryPeriod = true
@@ -220,11 +184,11 @@ public struct Minter: Sendable {
         case (.priceIncrease, let subtype):
             payload.priceIncreaseStatus =
                 subtype == .pending ? .customerHasNotResponded : .customerConsentedOrWasNotifiedWithoutNeedingConsent
-            payload.renewalPrice = purchase.price + purchase.price / 5
+            payload.renewalPrice = transaction.price.map { $0 + $0 / 5 }
         case (.refund, _), (.revoke, _):
             payload.autoRenewStatus = .off
         case (.renewalExtended, _):
-            payload.renewalDate = purchase.expiresDate.map { $0 + 7 * Self.dayMilliseconds }
+            payload.renewalDate = transaction.expiresDate.map { $0 + 7 * Self.dayMilliseconds }
         default:
             break
         }

@@ -90,14 +90,14 @@ extension Bench {
         }
     }
 
-    /// One notification as a run mints it: its payloads built (a fresh purchase), then signed straight into
+    /// One notification as a run mints it: its payloads built (a fresh transaction), then signed straight into
     /// the webhook body by `Minter.notificationBody`, with no String made.
     private func runMintStep() -> @Sendable () throws -> () throws -> Int {
         let (minter, kind) = (self.minter, self.kind)
         return {
             {
                 let date = Minter.nowMilliseconds()
-                let purchase = Purchase(kind: kind, signedDate: date)
+                let facts = Minter.impliedTransaction(by: kind, signedDate: date)
                 let payload = ResponseBodyV2DecodedPayload(
                     notificationType: kind.notificationType,
                     subtype: kind.subtype,
@@ -114,8 +114,8 @@ extension Bench {
                 )
                 _ = try minter.notificationBody(
                     payload,
-                    transaction: minter.transactionPayload(purchase, kind: kind, signedDate: date),
-                    renewal: minter.renewalInfoPayload(purchase, kind: kind, signedDate: date)
+                    transaction: minter.transactionPayload(facts, kind: kind, signedDate: date),
+                    renewal: minter.renewalInfoPayload(facts, kind: kind, signedDate: date)
                 )
                 return 1
             }

@@ -91,7 +91,7 @@ enum MintCommand {
             switch options.shape {
             case .transaction:
                 return try minter.transaction(
-                    options.purchase(options.productType),
+                    options.transaction(options.productType),
                     kind: options.kind,
                     signedDate: options.signedDate,
                     forgery: options.forgery
@@ -99,7 +99,7 @@ enum MintCommand {
                 .jws
             case .renewalInfo:
                 return try minter.renewalInfo(
-                    options.purchase(.autoRenewableSubscription),
+                    options.transaction(.autoRenewableSubscription),
                     kind: options.kind,
                     signedDate: options.signedDate,
                     forgery: options.forgery
@@ -108,7 +108,7 @@ enum MintCommand {
             case .notification(let kind):
                 let minted = try minter.notification(
                     kind,
-                    purchase: options.purchase(options.productType),
+                    transaction: options.transaction(options.productType),
                     signedDate: options.signedDate,
                     notificationUUID: options.notificationUUID,
                     forgery: options.forgery

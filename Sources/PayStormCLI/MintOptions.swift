@@ -80,10 +80,10 @@ struct MintOptions {
         forgery = try forgeOption.map(Self.forgery)
     }
 
-    /// The purchase the kind implies, with the identifiers the user gave.
-    func purchase(_ productType: ProductType?) -> Purchase {
-        var purchase = Purchase(
-            kind: kind,
+    /// The transaction the kind implies, with the identifiers the user gave.
+    func transaction(_ productType: ProductType?) -> JWSTransactionDecodedPayload {
+        var transaction = Minter.impliedTransaction(
+            by: kind,
             productId: productId,
             productType: productType,
             appAccountToken: accountToken,
@@ -91,13 +91,13 @@ struct MintOptions {
         )
         if let transactionId {
             // A first purchase is its own original; keep it so unless the original is given too.
-            if purchase.originalTransactionId == purchase.transactionId {
-                purchase.originalTransactionId = transactionId
+            if transaction.originalTransactionId == transaction.transactionId {
+                transaction.originalTransactionId = transactionId
             }
-            purchase.transactionId = transactionId
+            transaction.transactionId = transactionId
         }
-        if let originalTransactionId { purchase.originalTransactionId = originalTransactionId }
-        return purchase
+        if let originalTransactionId { transaction.originalTransactionId = originalTransactionId }
+        return transaction
     }
 
     private static func shape(kind: NotificationKind?, transaction: Bool, renewalInfo: Bool) throws -> Shape {

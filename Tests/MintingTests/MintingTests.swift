@@ -145,14 +145,14 @@ struct MintingTests {
         #expect(revoke.transaction?.revocationType == .familyRevoke)
         #expect(revoke.transaction?.inAppOwnershipType == .familyShared)
         let signedDate = Minter.nowMilliseconds()
-        let subscription = Purchase(
-            kind: NotificationKind(.refund, nil, .transaction),
+        let subscription = Minter.impliedTransaction(
+            by: NotificationKind(.refund, nil, .transaction),
             productType: .autoRenewableSubscription,
             signedDate: signedDate
         )
         let refundedSubscription = try minter.notification(
             NotificationKind(.refund, nil, .transaction),
-            purchase: subscription,
+            transaction: subscription,
             signedDate: signedDate
         )
         #expect(refundedSubscription.payload.data?.signedRenewalInfo != nil)
@@ -164,21 +164,21 @@ struct MintingTests {
         (NotificationKind(.oneTimeCharge, nil, .oneTimeTransaction), ProductType.autoRenewableSubscription),
     ])
     func rejectsAProductTypeThatContradictsTheKind(kind: NotificationKind, type: ProductType) {
-        let purchase = Purchase(kind: kind, productType: type, signedDate: Minter.nowMilliseconds())
-        #expect(throws: MintError.self) { try minter.notification(kind, purchase: purchase) }
+        let transaction = Minter.impliedTransaction(by: kind, productType: type, signedDate: Minter.nowMilliseconds())
+        #expect(throws: MintError.self) { try minter.notification(kind, transaction: transaction) }
     }
 
-    @Test func keepsTheCallersPurchaseAndAccountToken() throws {
+    @Test func keepsTheCallersTransactionAndAccountToken() throws {
         let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
-        var purchase = Purchase(
-            kind: nil,
+        var transaction = Minter.impliedTransaction(
+            by: nil,
             productId: "gems.100",
             productType: .consumable,
             appAccountToken: token,
             signedDate: 1
         )
-        purchase.transactionId = "42"
-        let minted = try minter.transaction(purchase)
+        transaction.transactionId = "42"
+        let minted = try minter.transaction(transaction)
         #expect(minted.payload.appAccountToken == token)
         #expect(minted.payload.transactionId == "42")
         #expect(minted.payload.productId == "gems.100")
@@ -351,7 +351,7 @@ struct MintingVerificationTests {
         // A Django backend's model requires data.bundleVersion, which Apple always sends.
         let kind = NotificationKind(.oneTimeCharge, nil, .oneTimeTransaction)
         let signedDate = Minter.nowMilliseconds()
-        let purchase = Purchase(kind: kind, signedDate: signedDate)
+        let facts = Minter.impliedTransaction(by: kind, signedDate: signedDate)
         let outer = ResponseBodyV2DecodedPayload(
             notificationType: kind.notificationType,
             notificationUUID: Minter.randomUUID(),
@@ -361,7 +361,7 @@ struct MintingVerificationTests {
         )
         let signed = try minter.signNotification(
             outer,
-            transaction: minter.transactionPayload(purchase, kind: kind, signedDate: signedDate),
+            transaction: minter.transactionPayload(facts, kind: kind, signedDate: signedDate),
             renewal: nil
         )
         let decoded = try verifier.verifyAndDecodeNotification(signed).get()
@@ -375,7 +375,7 @@ struct MintingVerificationTests {
     ) -> (ResponseBodyV2DecodedPayload, JWSTransactionDecodedPayload, JWSRenewalInfoDecodedPayload) {
         let kind = NotificationKind(.didRenew, nil, .subscription)
         let signedDate = Minter.nowMilliseconds()
-        let purchase = Purchase(kind: kind, signedDate: signedDate)
+        let facts = Minter.impliedTransaction(by: kind, signedDate: signedDate)
         var data = data
         data.status = .active
         let outer = ResponseBodyV2DecodedPayload(
@@ -386,8 +386,8 @@ struct MintingVerificationTests {
             signedDate: signedDate
         )
         return (
-            outer, minter.transactionPayload(purchase, kind: kind, signedDate: signedDate),
-            minter.renewalInfoPayload(purchase, kind: kind, signedDate: signedDate)
+            outer, minter.transactionPayload(facts, kind: kind, signedDate: signedDate),
+            minter.renewalInfoPayload(facts, kind: kind, signedDate: signedDate)
         )
     }
 

@@ -45,7 +45,7 @@ struct NestedSigningTests {
     @Test func bodyAndStringSignTheSameBytes() throws {
         let kind = NotificationKind(.didRenew, nil, .subscription)
         let date = Minter.nowMilliseconds()
-        let purchase = Purchase(kind: kind, signedDate: date)
+        let facts = Minter.impliedTransaction(by: kind, signedDate: date)
         let payload = ResponseBodyV2DecodedPayload(
             notificationType: kind.notificationType,
             notificationUUID: Minter.randomUUID(),
@@ -53,8 +53,8 @@ struct NestedSigningTests {
             version: "2.0",
             signedDate: date
         )
-        let transaction = minter.transactionPayload(purchase, kind: kind, signedDate: date)
-        let renewal = minter.renewalInfoPayload(purchase, kind: kind, signedDate: date)
+        let transaction = minter.transactionPayload(facts, kind: kind, signedDate: date)
+        let renewal = minter.renewalInfoPayload(facts, kind: kind, signedDate: date)
         let body = try minter.notificationBody(payload, transaction: transaction, renewal: renewal)
         let signed = try minter.signNotification(payload, transaction: transaction, renewal: renewal)
         let fromBody = try AppStoreJSON.decoder().decode([String: String].self, from: Data(body))

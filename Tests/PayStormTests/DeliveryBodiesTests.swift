@@ -180,15 +180,15 @@ struct DeliveryBodiesTests {
                 let run = try Self.objects(
                     notification: Self.jws(in: try #require(try bodies.body(for: delivery)), key: "signedPayload")
                 )
-                let purchase = Purchase(
-                    kind: kind,
+                let mintable = Minter.impliedTransaction(
+                    by: kind,
                     productId: transaction?.productId ?? "com.example.paystorm.monthly",
                     productType: productType,
                     appAccountToken: action.appAccountToken,
                     signedDate: facts.signedDate
                 )
                 let minted = try Self.objects(
-                    notification: minter.notification(kind, purchase: purchase, signedDate: facts.signedDate)
+                    notification: minter.notification(kind, transaction: mintable, signedDate: facts.signedDate)
                         .signedPayload
                 )
                 let always: [String: Set<String>] = [
@@ -213,15 +213,15 @@ struct DeliveryBodiesTests {
                     Self.jws(in: try #require(try bodies.body(for: delivery)), key: "signedTransaction")
                 )
                 let kind = Self.deviceKind(action.lifecycle)
-                let purchase = Purchase(
-                    kind: kind,
+                let mintable = Minter.impliedTransaction(
+                    by: kind,
                     productId: device.transaction.productId,
                     productType: productType,
                     appAccountToken: action.appAccountToken,
                     signedDate: device.transaction.signedDate
                 )
                 let minted = try Self.claims(
-                    minter.transaction(purchase, kind: kind, signedDate: device.transaction.signedDate).jws
+                    minter.transaction(mintable, kind: kind, signedDate: device.transaction.signedDate).jws
                 )
                 var always = isSubscription ? Self.subscriptionTransactionKeys : Self.transactionKeys
                 if let kind {

@@ -29,8 +29,17 @@ struct MintedLedgerTests {
         )
     }
 
-    static func purchase(_ kind: NotificationKind?, _ type: ProductType? = nil, token: String) -> Purchase {
-        Purchase(kind: kind, productType: type, appAccountToken: token, signedDate: Minter.nowMilliseconds())
+    static func purchase(
+        _ kind: NotificationKind?,
+        _ type: ProductType? = nil,
+        token: String
+    ) -> JWSTransactionDecodedPayload {
+        Minter.impliedTransaction(
+            by: kind,
+            productType: type,
+            appAccountToken: token,
+            signedDate: Minter.nowMilliseconds()
+        )
     }
 
     static func probe(_ port: UInt16, _ token: String) throws -> AccountState {
@@ -53,15 +62,16 @@ struct MintedLedgerTests {
             let token = Minter.randomUUID()
             let kind = NotificationMatrix.kind(.oneTimeCharge, nil)!
             let purchase = Self.purchase(kind, .consumable, token: token)
-            let minted = try Self.minter.notification(kind, purchase: purchase)
+            let minted = try Self.minter.notification(kind, transaction: purchase)
             #expect(try http(port, "POST", "/notifications", body: minted.body).status == 200)
             #expect(try http(port, "POST", "/notifications", body: minted.body).status == 200)
             let device = try Self.minter.transaction(purchase)
             let body = Array(#"{"signedTransaction":"\#(device.jws)"}"#.utf8)
             #expect(try http(port, "POST", "/transactions", body: body).status == 200)
             let state = try Self.probe(port, token)
-            #expect(state.grants == [AccountState.Grant(transactionId: purchase.transactionId, count: 1)])
-            #expect(state.balances[purchase.productId] == Int(purchase.quantity))
+            let transactionId = try #require(purchase.transactionId)
+            #expect(state.grants == [AccountState.Grant(transactionId: transactionId, count: 1)])
+            #expect(state.balances[try #require(purchase.productId)] == purchase.quantity.map(Int.init))
         }
     }
 
@@ -71,7 +81,7 @@ struct MintedLedgerTests {
         try Self.withMintedLedger { port in
             let token = Minter.randomUUID()
             let kind = NotificationMatrix.kind(.oneTimeCharge, nil)!
-            let minted = try Self.minter.notification(kind, purchase: Self.purchase(kind, .consumable, token: token))
+            let minted = try Self.minter.notification(kind, transaction: Self.purchase(kind, .consumable, token: token))
             let plain = String(decoding: minted.body, as: UTF8.self)
             let escaped = plain.replacingOccurrences(of: ".", with: #"\u002e"#)
             #expect(escaped != plain)
@@ -87,7 +97,7 @@ struct MintedLedgerTests {
             let token = Minter.randomUUID()
             let kind = NotificationMatrix.kind(.oneTimeCharge, nil)!
             let purchase = Self.purchase(kind, .nonConsumable, token: token)
-            let minted = try Self.minter.notification(kind, purchase: purchase, forgery: forgery)
+            let minted = try Self.minter.notification(kind, transaction: purchase, forgery: forgery)
             let response = try http(port, "POST", "/notifications", body: minted.body)
             #expect((400..<500).contains(response.status), "\(forgery) answered \(response.status)")
             let reason = (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["reason"]
@@ -113,9 +123,9 @@ struct MintedLedgerTests {
             let token = Minter.randomUUID()
             let kind = NotificationMatrix.kind(.oneTimeCharge, nil)!
             let purchase = Self.purchase(kind, .nonConsumable, token: token)
-            let minted = try Self.minter.notification(kind, purchase: purchase, forgery: forgery)
+            let minted = try Self.minter.notification(kind, transaction: purchase, forgery: forgery)
             _ = try http(port, "POST", "/notifications", body: minted.body)
-            #expect(try Self.probe(port, token).entitled(purchase.productId) == grants)
+            #expect(try Self.probe(port, token).entitled(try #require(purchase.productId)) == grants)
         }
     }
 }
