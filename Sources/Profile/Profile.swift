@@ -278,6 +278,7 @@ extension Profile {
         if let command = target.probe?.command { out.append(("target.probe.command", command)) }
         if let transform = target.probe?.transform { out.append(("target.probe.transform", transform)) }
         if let provision = target.accounts?.provision { out.append(("target.accounts.provision", provision)) }
+        if let hook = target.requestHook { out.append(("target.requestHook.command", hook.command)) }
         if let restart = faults.targetRestart {
             out.append(("faults.targetRestart.killCommand", restart.killCommand))
             out.append(("faults.targetRestart.startCommand", restart.startCommand))

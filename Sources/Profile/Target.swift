@@ -51,11 +51,13 @@ public struct Target: Sendable, Hashable, Decodable {
     public var verifierOnlineChecks: Bool
     /// The App Store Server API the run serves for a backend that pulls (`appStoreAPI`); nil: none.
     public var appStoreAPI: AppStoreAPIConfig?
+    /// The command each rendered request of its roles goes through before it is sent (`requestHook`); nil: none.
+    public var requestHook: RequestHookConfig?
 
     static let keys = [
         "embeddedLedger", "webhookURL", "deviceURL", "probe", "headers", "tlsCAFile", "allowedHosts", "bundleId",
         "appAppleId", "environment", "requestTimeoutSeconds", "connections", "verifierOnlineChecks", "webhook",
-        "deviceDelivery", "deviceReport", "accounts", "appStoreAPI",
+        "deviceDelivery", "deviceReport", "accounts", "appStoreAPI", "requestHook",
     ]
 
     /// Strict decoding.
@@ -84,6 +86,7 @@ public struct Target: Sendable, Hashable, Decodable {
         accounts = try f.optional("accounts")
         probe = try f.optional("probe")
         appStoreAPI = try f.optional("appStoreAPI")
+        requestHook = try f.optional("requestHook")
         try Self.checkWhereWebhooksGo(f, embeddedLedger: embeddedLedger, webhookShorthand: webhookShorthand)
         webhook = try Self.role(.webhook, f, shorthand: (webhookShorthand, "webhookURL"), allowedHosts: allowedHosts)
         deviceDelivery = try Self.role(

@@ -142,7 +142,9 @@ enum CapturedCommand {
         return fd
     }
 
-    private static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
+    /// Writes all of `bytes` to `fd` (a file or a pipe), retrying after a signal.
+    /// - Returns: false when a write fails (`errno` says why).
+    static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

@@ -378,6 +378,7 @@ struct ProfileTests {
     @Test(arguments: [
         ("", Profile.keys), ("target", Target.keys), ("actionMix", ActionMix.keys), ("faults", Faults.keys),
         ("target.accounts", AccountsConfig.keys), ("target.probe", ProbeConfig.keys),
+        ("target.requestHook", RequestHookConfig.keys),
     ])
     func schemaListsTheKeysTheDecoderAccepts(section: String, keys: [String]) throws {
         let url = Self.repository.appendingPathComponent("Profiles/profile.schema.json")

@@ -455,3 +455,44 @@ struct RequestTemplateTests {
         #expect(target.probe?.url == "http://127.0.0.1:1/u/{account.id}?t={appAccountToken}")
     }
 }
+
+/// `target.requestHook`: a bare argument array, or an object with its roles, timeout and cap.
+struct RequestHookConfigTests {
+    private func decode(_ json5: String) throws -> RequestHookConfig {
+        let decoder = JSONDecoder()
+        decoder.allowsJSON5 = true
+        return try decoder.decode(RequestHookConfig.self, from: Data(json5.utf8))
+    }
+
+    @Test func aBareArrayIsTheCommandForEveryRoleWithTheDefaults() throws {
+        let hook = try decode(#"["python3", "sign.py"]"#)
+        #expect(hook.command == ["python3", "sign.py"] && hook.roles == RequestRole.allCases)
+        #expect(hook.timeoutSeconds == 5 && hook.maxInFlight == 256 && hook.label == "python3 sign.py")
+    }
+
+    @Test func anObjectNamesItsRolesTimeoutAndCap() throws {
+        let hook = try decode(
+            #"{command: ["./sign"], roles: ["deviceDelivery"], timeoutSeconds: 0.5, maxInFlight: 8}"#
+        )
+        #expect(hook.roles == [.deviceDelivery] && hook.timeoutSeconds == 0.5 && hook.maxInFlight == 8)
+    }
+
+    @Test(arguments: [
+        (#"[]"#, "a non-empty argument array"),
+        (#"{command: ["x"], roles: ["probe"]}"#, "found \"probe\""),
+        (#"{command: ["x"], roles: []}"#, "at least one role"),
+        (#"{command: ["x"], timeoutSeconds: 0}"#, "a number from"),
+        (#"{command: ["x"], signer: true}"#, "no key 'signer'"),
+        (#"{roles: ["webhook"]}"#, "command"),
+    ])
+    func aBadHookIsRefusedNamingTheField(json5: String, expected: String) {
+        do {
+            _ = try decode(json5)
+            Issue.record("accepted \(json5)")
+        } catch let issue as ProfileIssue {
+            #expect("\(issue.path): \(issue.expected)".contains(expected), "\(issue)")
+        } catch {
+            Issue.record("not a ProfileIssue: \(error)")
+        }
+    }
+}
