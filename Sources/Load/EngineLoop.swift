@@ -100,6 +100,7 @@ struct EngineLoop {
     ) -> LoadEngineStats {
         let start = monotonicNanoseconds()
         transport.runStart = start
+        if case .timed(let source) = release, let wake = source.wakeDescriptor { transport.watch(wake: wake) }
         let tickNanos = max(configuration.tickInterval.microseconds * 1000, 1_000_000)
         var nextTick = tickNanos
         var completions: [LoadResult] = []
@@ -133,6 +134,11 @@ struct EngineLoop {
             // skipping it whenever the engine was behind left every answer unread, the in-flight cap full and
             // every further release missed, a collapse instead of a slowdown.
             transport.wait(nanoseconds: waitTime(now: now, nextTick: nextTick))
+            if transport.woken {
+                // The source has something due earlier than it said: ask again.
+                transport.woken = false
+                pendingDue = nil
+            }
         }
         stats.inFlight = transport.inFlight
         report(at: monotonicNanoseconds() - start, to: tick, final: true)

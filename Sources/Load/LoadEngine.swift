@@ -43,6 +43,10 @@ public protocol TimedRequestSource: AnyObject {
     /// (an overloaded run's deliveries shed in bulk, far cheaper than one missed result each); the engine
     /// counts them as scheduled and missed. Asked after every ``take(_:)``.
     func takeBookedMissed() -> Int
+    /// A descriptor that turns readable when the source has something to release before ``nextDue()`` said (an
+    /// answer from a helper process it waits on), or nil. The engine watches it beside its sockets, so it wakes at
+    /// once rather than at its next deadline, reads it to clear it (a non-blocking pipe) and asks ``nextDue()`` again.
+    var wakeDescriptor: Int32? { get }
 }
 
 extension TimedRequestSource {
@@ -50,6 +54,8 @@ extension TimedRequestSource {
     public var nextIsReady: Bool { true }
     /// None: a source that books nothing itself.
     public func takeBookedMissed() -> Int { 0 }
+    /// None: a source whose due times are known in advance.
+    public var wakeDescriptor: Int32? { nil }
 }
 
 /// Transport and pacing settings (setup values; failures after the start are data).

@@ -19,6 +19,10 @@ final class Transport {
     let http1: HTTP1Path?
     private let epoll: Epoll
     private let timer: Int32
+    /// The source's wake descriptor (see ``TimedRequestSource/wakeDescriptor``), when it has one.
+    private var wake: Int32?
+    /// Set when the wake descriptor fired during a ``wait(nanoseconds:)``; the engine clears it.
+    var woken = false
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
     /// The request timeout in ns, counted from each request's intended time.
     let timeoutNanos: Int64
@@ -84,6 +88,16 @@ final class Transport {
     /// The libcurl failure that ends the run, nil while there is none.
     var failure: LoadEngineError? { multi.failure }
 
+    /// Watches `descriptor` (a non-blocking pipe's read end) beside the sockets: a ``wait(nanoseconds:)`` ends
+    /// when it turns readable, reads what is in it and sets ``woken``.
+    func watch(wake descriptor: Int32) {
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = descriptor
+        epoll_ctl(epoll.descriptor, EPOLL_CTL_ADD, descriptor, &event)
+        wake = descriptor
+    }
+
     /// Takes a request: the HTTP/1.1 path when there is one and it can frame the URL, else libcurl.
     func submit(_ request: LoadRequest, intended: Int64, sent: Int64) {
         if let http1, http1.submit(request, intended: intended, sent: sent) { return }
@@ -138,6 +152,10 @@ final class Transport {
             if fd == timer {
                 var expirations: UInt64 = 0
                 _ = read(timer, &expirations, 8)
+            } else if fd == wake {
+                var drained = [UInt8](repeating: 0, count: 512)
+                _ = drained.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                woken = true
             } else if let http1, let connection = http1.connection(on: fd) {
                 http1.handle(connection, events: event.events)
             } else {

@@ -32,6 +32,20 @@ struct TemplatedTargetTests {
             print(json.dumps({"appAccountToken": token.lower(), "id": "user-" + token.lower()[:8], "token": "t-" + token[:4]}))
         """#
 
+    /// Runs `profile` from `work` (its PKI and reports there) and returns what the server logged, one object per
+    /// request. No probe: the state invariants are unchecked (unknown), never a threshold breach (3) or a failure.
+    static func run(_ profile: ProfileBuilder, in work: String) throws -> [[String: Any]] {
+        try profile.write(into: work)
+        let (code, output) = try PayStormRunner.exec([
+            "run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports",
+        ])
+        #expect([0, 2].contains(code), "\(output)")
+        let lines = try String(contentsOfFile: work + "/requests.jsonl", encoding: .utf8).split(separator: "\n")
+        return try lines.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
     @Test func templatedDeviceDeliveriesAreSentAndA409CountsAsAcknowledged() throws {
         try PythonTestServer.withBackend("templated", server: Self.server, provision: Self.provision) { work, server in
             try check(work: work, port: server.port)
@@ -59,17 +73,7 @@ struct TemplatedTargetTests {
         profile.schedule = [.constant(rate: 5, seconds: 3)]
         profile.thresholds = ["device.errorRate == 0%"]
         profile.settleSeconds = 0
-        try profile.write(into: work)
-        let (code, output) = try PayStormRunner.exec([
-            "run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports",
-        ])
-        // No probe: the state invariants are unchecked (unknown), never a threshold breach (3) or a failure.
-        #expect([0, 2].contains(code), "\(output)")
-
-        let lines = try String(contentsOfFile: work + "/requests.jsonl", encoding: .utf8).split(separator: "\n")
-        let requests = try lines.map {
-            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-        }
+        let requests = try Self.run(profile, in: work)
         let devices = requests.filter { ($0["path"] as? String)?.hasPrefix("/api/users/") == true }
         try #require(!devices.isEmpty, "no device delivery reached the templated endpoint")
         for device in devices {

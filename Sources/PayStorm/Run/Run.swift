@@ -157,12 +157,14 @@ public final class PayStormRun: Interruptible, @unchecked Sendable {
         if let failure = stats.failure { throw .internalError("the load engine failed: \(failure)") }
         facts.stats = stats
         facts.harnessLimit = harnessLimit
+        facts.hookFailure = parts.scheduler.hook?.failure
     }
 
     /// Waits out the settle period (unless interrupted) and a planned restart still under way.
     private func settle(waiting: Bool) {
         guard let parts, let stats = facts.stats else { return }
-        parts.settle(stats: stats, waiting: waiting, facts: &facts)
+        // A run the request hook stopped does not wait: what it did not send obliges the target to nothing.
+        parts.settle(stats: stats, waiting: waiting && facts.hookFailure == nil, facts: &facts)
     }
 
     /// Reads the final state of every account the oracle knows (also when interrupted: those it does not read are
@@ -189,6 +191,7 @@ public final class PayStormRun: Interruptible, @unchecked Sendable {
         if let latestNote = parts.latestNote { facts.notes.append(latestNote) }
         var outcome = try parts.report(stats: stats, run: facts, folder: folder)
         outcome.latestNote = parts.latestNote
+        outcome.failure = facts.hookFailure
         self.outcome = outcome
         parts.lingerMetrics(outcome.report)
     }

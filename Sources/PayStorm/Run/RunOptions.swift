@@ -83,6 +83,9 @@ public struct RunOutcome: Sendable {
     /// Why `latest` beside the folder does not name it (someone's file or folder of that name), for the
     /// console even when it is quiet; nil when it does.
     public var latestNote: String? = nil
+    /// What stopped the run before its end (a request hook that failed), one line; nil when nothing did. Its
+    /// report is written and its exit code says so (69).
+    public var failure: String? = nil
 
     /// An outcome of a run, or of a merge of shards' runs.
     package init(report: RunReport, folder: URL, firstDetection: [String: Double], latestNote: String? = nil) {

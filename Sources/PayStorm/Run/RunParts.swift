@@ -47,6 +47,8 @@ struct RunFacts {
     var notes: [String] = []
     /// Whether the probe returns per-transaction grants (nil: unknown).
     var probeSawGrants: Bool?
+    /// Why the request hook stopped the run, if it did.
+    var hookFailure: String?
 }
 
 extension RunParts {

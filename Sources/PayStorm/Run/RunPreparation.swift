@@ -17,6 +17,8 @@ private struct LoadedRun {
     var startedAt: Date
     /// The admissions of a thinned run to play back (`--admissions`).
     var admissions: [ArrivalAdmission.Change]?
+    /// The profile's request hook, started.
+    var hook: RequestHookProcess?
 }
 
 extension PayStormRun {
@@ -67,6 +69,8 @@ extension PayStormRun {
             log: log
         )
         onEnd { api?.shutdown() }
+        loaded.hook = try Self.startHook(profile: profile)
+        if let hook = loaded.hook { onEnd { hook.close() } }
         parts = try makeParts(loaded, folder: folder, target: target, engine: engine, api: api)
     }
 
@@ -284,9 +288,29 @@ extension PayStormRun {
             endOfFollowUps: profile.durationSeconds + profile.longestSettleSeconds,
             transformer: profile.target.probe?.transform != nil ? safetyProbes : nil,
             commandProbes: target.endpoints.probe == nil ? safetyProbes : nil,
-            attempts: api.map { WebhookAttempts(store: $0.store, startMillis: startMillis) }
+            attempts: api.map { WebhookAttempts(store: $0.store, startMillis: startMillis) },
+            hook: hookStage(loaded, startMillis: startMillis)
         )
         return (scheduler, safetyProbes)
+    }
+
+    /// The request hook's stage on the run's clock, when the profile has a hook.
+    fileprivate static func hookStage(_ loaded: LoadedRun, startMillis: Int64) -> RequestHookStage? {
+        guard let process = loaded.hook, let config = loaded.profile.target.requestHook else { return nil }
+        return RequestHookStage(process: process, config: config) {
+            Date().timeIntervalSince1970 - Double(startMillis) / 1000
+        }
+    }
+
+    /// The profile's request hook, started once its accounts are provisioned; nil without one.
+    /// - Throws: `RunError.unreachable` when it cannot start.
+    fileprivate static func startHook(profile: Profile) throws(RunError) -> RequestHookProcess? {
+        guard let config = profile.target.requestHook else { return nil }
+        do {
+            return try RequestHookProcess(command: config.command)
+        } catch {
+            throw .unreachable("the request hook (\(config.label)) cannot start: \(error)")
+        }
     }
 
     /// The run's command-based safety probes: rounds of a `command` or `bulk` probe on the accounts of

@@ -6,6 +6,7 @@ import Profile
 import Reporting
 import RunControl
 import Simulation
+import TargetProcesses
 
 extension RunParts {
     /// Closes the recorder and the history, judges the run, and writes its report folder.
@@ -32,7 +33,7 @@ extension RunParts {
         }
         // A safety round off the engine's thread may have seen an invariant fail first.
         let firstDetection = scheduler.firstDetection.merging(safetyProbes?.firstDetection ?? [:]) { min($0, $1) }
-        let report = ReportBuilder.build(
+        var report = ReportBuilder.build(
             profile: profile,
             options: options,
             startedAt: startedAt,
@@ -49,6 +50,7 @@ extension RunParts {
             latencyThresholds: Set(thresholds.filter(\.metric.isLatency).map(\.expression)),
             admissionsPath: admissions?.path
         )
+        if let hook = scheduler.hook { Self.addHook(hook, failure: run.hookFailure, to: &report) }
         do {
             try ReportWriter.writeAll(report, to: folder)
         } catch {
@@ -70,6 +72,32 @@ extension RunParts {
             )
         }
         metrics.linger(final: MetricsRunState.Final(report), seconds: seconds) { options.interruption.sleep($0) }
+    }
+
+    /// The request hook's time as a latency measure (`hook`) and a note, and, when it stopped the run, the reason
+    /// first and exit 69: what was not sent was not checked, so the run cannot pass.
+    static func addHook(_ hook: RequestHookStage, failure: String?, to report: inout RunReport) {
+        if let figures = hook.figures {
+            report.latency.append(
+                LatencySummary(
+                    kind: figures.kind,
+                    measure: figures.measure,
+                    count: figures.count,
+                    micros: figures.micros
+                )
+            )
+            let ms = { (key: String) in String(format: "%.1f ms", Double(figures.micros[key] ?? 0) / 1000) }
+            report.notes.append(
+                "the request hook (\(hook.process.label)) answered \(figures.count) requests: p50 \(ms("p50")), "
+                    + "p99 \(ms("p99")), max \(ms("max")); latency from the intended time includes it, service time "
+                    + "does not"
+            )
+        }
+        guard let failure else { return }
+        report.reasons.insert("stopped: \(failure)", at: 0)
+        report.notes.insert("the run stopped: \(failure)", at: 0)
+        if report.verdict == .pass { report.verdict = .unknown }
+        report.exitCode = ExitCode.unreachable.rawValue
     }
 
     /// The notes of how the run went: minting errors, follow-ups, an interruption, PayStorm's own limit, missed

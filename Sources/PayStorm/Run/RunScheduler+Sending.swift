@@ -61,7 +61,7 @@ extension RunScheduler {
         case .reset?: request.resetAfterBytes = body.count / 2  // a TCP RST partway through the request
         case nil: break
         }
-        return request
+        return throughHook(request, delivery: delivery, role: role, at: now)
     }
 
     /// The kind of a delivery meant to fail (a forgery, a network fault, a send into a planned restart), nil for

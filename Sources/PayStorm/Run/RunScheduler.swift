@@ -4,6 +4,7 @@ import Foundation
 import Load
 import Profile
 import Simulation
+import TargetProcesses
 
 /// The run's stream for the load engine: minted deliveries in time order, the follow-ups their outcomes
 /// cause (retries, redeliveries, after-200 duplicates) and safety probes, merged by intended time.
@@ -42,6 +43,10 @@ final class RunScheduler: TimedRequestSource {
     let commandProbes: SafetyProbes?
     /// Where each webhook attempt's outcome goes when the run serves the App Store Server API.
     let attempts: WebhookAttempts?
+    /// The request hook the requests of its roles go through before they are sent, when the profile has one.
+    let hook: RequestHookStage?
+    /// Whether the hook's failure has been booked (the requests it held, as not sent).
+    var hookFailureBooked = false
 
     var followUps = TimeHeap<PlannedDelivery>()
     /// Follow-ups waiting in `followUps`, per minted body they resend (`sameBytesAs ?? id`): a body is forgotten
@@ -114,8 +119,10 @@ final class RunScheduler: TimedRequestSource {
         endOfFollowUps: Double,
         transformer: SafetyProbes? = nil,
         commandProbes: SafetyProbes? = nil,
-        attempts: WebhookAttempts? = nil
+        attempts: WebhookAttempts? = nil,
+        hook: RequestHookStage? = nil
     ) {
+        self.hook = hook
         self.transformer = transformer
         self.commandProbes = commandProbes
         self.attempts = attempts
@@ -139,7 +146,10 @@ final class RunScheduler: TimedRequestSource {
 
     func nextDue() -> Duration? {
         noticeRecoveries(at: nil)
-        let candidates = [pipelineAt, followUps.firstTime, probes.firstTime, recovery.firstTime].compactMap { $0 }
+        // A failed hook stops the run: nothing more is released, and the engine ends with what is in flight.
+        guard hookWorks() else { return nil }
+        let candidates = [pipelineAt, followUps.firstTime, probes.firstTime, recovery.firstTime, hook?.nextDue]
+            .compactMap { $0 }
         guard let first = candidates.min() else { return nil }
         return .nanoseconds(Int64(first * 1e9))
     }
@@ -148,8 +158,8 @@ final class RunScheduler: TimedRequestSource {
     /// transfers moving meanwhile instead of blocking on the pipeline.
     var nextIsReady: Bool {
         guard let (at, ready) = pipeline.front(), !ready else { return true }
-        return min(followUps.firstTime ?? .infinity, probes.firstTime ?? .infinity, recovery.firstTime ?? .infinity)
-            < at
+        let others = [followUps.firstTime, probes.firstTime, recovery.firstTime, hook?.readyAt].compactMap { $0 }
+        return others.contains { $0 < at }
     }
 
     /// The intended time of the pipeline's front, minted or not; nil at its end.
@@ -158,6 +168,9 @@ final class RunScheduler: TimedRequestSource {
     func take(_ intended: Duration) -> LoadRequest? {
         let now = intended.seconds
         noticeRecoveries(at: now)
+        guard hookWorks() else { return nil }
+        if let answered = hook?.popReady(dueBy: now) { return answered }
+        if onlyHookDue(by: now) { return nil }
         // A read after recovery goes before anything else due: a redelivery must not repair what it reads.
         if let due = recovery.pop() { return probeRequest(due.account, at: now, recoveryDown: due.down) }
         let planned = pipeline.front()?.at ?? .infinity
@@ -192,6 +205,8 @@ final class RunScheduler: TimedRequestSource {
         pipeline.pop()
         return deliveryRequest(minted.planned, body: minted.body, failure: minted.failure, at: now)
     }
+
+    var wakeDescriptor: Int32? { hook?.process.wakeDescriptor }
 
     func takeBookedMissed() -> Int {
         defer { bookedMissed = 0 }

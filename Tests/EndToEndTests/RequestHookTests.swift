@@ -1,0 +1,109 @@
+import Foundation
+import PayStormTestKit
+import Testing
+
+/// `target.requestHook` (issue 45, item 1) end to end: the shipped example hook signs every device delivery of a
+/// run with its account's secret, and a hook that dies, answers garbage or stays silent stops the run with exit 69,
+/// one line naming the hook, and a report.
+@Suite(.serialized)
+struct RequestHookTests {
+    /// The folder of the example hook and its provisioning, in the repository.
+    static let example = PayStormBinary.packageRoot.appendingPathComponent("Profiles/examples/request-hook").path
+
+    /// A server that checks `X-Signature` on `/api/purchases` against the secret the provisioning stored for
+    /// `X-User-Id` (401 when it does not match), and logs each request's path and whether it was signed right.
+    static let server = PythonTestServer.script(
+        respond: #"""
+            import hashlib, hmac
+            def respond(request, body):
+                signature = request.headers.get("X-Signature")
+                signed = None
+                if request.path == "/api/purchases":
+                    users = dict(line.split() for line in open(work + "/users.txt"))
+                    key = users.get(request.headers.get("X-User-Id"), "").encode()
+                    signed = signature == "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()
+                with open(work + "/requests.jsonl", "a") as f:
+                    f.write(json.dumps({"path": request.path, "signed": signed, "signature": signature}) + "\n")
+                return (401 if signed is False else 200), b"{}"
+            """#
+    )
+
+    @Test func everyDeviceDeliveryCarriesTheHooksSignatureAndItsTimeIsReported() throws {
+        try PythonTestServer.withBackend("request-hook", server: Self.server, provision: "") { work, server in
+            var target = ProfileBuilder.Target(requestTimeoutSeconds: 3)
+            let base = "http://127.0.0.1:\(server.port)"
+            target.extra = [
+                #"webhook: { url: "\#(base)/apple/notifications", body: { signedPayload: "{signedPayload}" } }"#,
+                """
+                deviceDelivery: {
+                  url: "\(base)/api/purchases",
+                  headers: { "X-User-Id": "{account.id}" },
+                  body: { jws: "{signedTransaction}", userId: "{account.id}" },
+                }
+                """,
+                #"accounts: { provision: ["python3", "\#(Self.example)/provision.py", "--store", "\#(work)/users.txt"] }"#,
+                #"requestHook: { command: ["python3", "\#(Self.example)/sign.py"], roles: ["deviceDelivery"] }"#,
+            ]
+            var profile = ProfileBuilder(name: "request-hook", seed: 3, target: target)
+            profile.schedule = [.constant(rate: 10, seconds: 3)]
+            profile.settleSeconds = 0
+            profile.thresholds = ["device.errorRate == 0%"]
+            let requests = try TemplatedTargetTests.run(profile, in: work)
+            let devices = requests.filter { $0["path"] as? String == "/api/purchases" }
+            try #require(!devices.isEmpty, "no device delivery reached the backend")
+            #expect(devices.allSatisfy { $0["signed"] as? Bool == true }, "\(devices)")
+            // Only the hook's roles go through it: the App Store's webhooks are not signed by the app.
+            let webhooks = requests.filter { $0["path"] as? String == "/apple/notifications" }
+            #expect(!webhooks.isEmpty && webhooks.allSatisfy { $0["signature"] is NSNull }, "\(webhooks)")
+
+            let summary = try RestartCommandTests.latestSummary(in: work + "/reports")
+            let latency = try #require(summary["latency"] as? [[String: Any]])
+            let hook = try #require(latency.first { $0["measure"] as? String == "hook" }, "\(latency)")
+            #expect(hook["count"] as? Int == devices.count)
+            #expect((hook["micros"] as? [String: Any])?["p99"] != nil)
+            let notes = summary["notes"] as? [String] ?? []
+            #expect(notes.contains { $0.hasPrefix("the request hook (python3 ") && $0.contains("p99") }, "\(notes)")
+        }
+    }
+
+    /// A hook that fails in each way stops the run: exit 69, one line naming the hook and what happened, and a
+    /// report whose summary says the same.
+    @Test(arguments: [
+        (
+            #"["sh", "-c", "read line; echo 'no key for this account' >&2; exit 3"]"#,
+            "exited with status 3", "no key for this account"
+        ),
+        (#"["sh", "-c", "while read line; do echo 'signed!'; done"]"#, "answered garbage: not JSON", "signed!"),
+        (
+            #"["sh", "-c", "while read line; do echo '{\"id\": 999999}'; done"]"#,
+            "answered garbage: id 999999 is not a request awaiting its answer", ""
+        ),
+        (#"["sh", "-c", "while read line; do :; done"]"#, "did not answer request", "within 0.5 s"),
+    ])
+    func aFailingHookStopsTheRunWithExit69(command: String, what: String, detail: String) throws {
+        try withTemporaryFolder("request-hook-fails") { folder in
+            var target = ProfileBuilder.Target.embeddedLedger
+            target.extra = ["requestHook: { command: \(command), timeoutSeconds: 0.5 }"]
+            var profile = ProfileBuilder(name: "failing-hook", seed: 4, target: target)
+            profile.schedule = [.constant(rate: 10, seconds: 30)]
+            profile.settleSeconds = 5
+            let file = try profile.write(into: folder.path)
+            let started = Date()
+            let (code, output) = try PayStormRunner.exec([
+                "run", file, "--quiet", "--no-history", "--reports", folder.path + "/reports",
+            ])
+            #expect(code == 69, "\(output)")
+            let line = try #require(output.split(separator: "\n").first { $0.hasPrefix("paystorm: the request hook") })
+            #expect(
+                line.contains("(sh -c ") && line.contains(what) && (detail.isEmpty || line.contains(detail)),
+                "\(line)"
+            )
+            // It stopped at the failure: not after the 30 s schedule, nor after a settle.
+            #expect(Date().timeIntervalSince(started) < 20, "\(output)")
+            let summary = try RestartCommandTests.latestSummary(in: folder.path + "/reports")
+            #expect(summary["exitCode"] as? Int == 69)
+            #expect((summary["reasons"] as? [String])?.first?.hasPrefix("stopped: the request hook") == true)
+            #expect(summary["verdict"] as? String != "pass")
+        }
+    }
+}
