@@ -179,7 +179,8 @@ public enum VerdictOutcome: String, Codable, Sendable, Hashable {
 public struct LatencySummary: Codable, Sendable, Hashable {
     /// The delivery kind (`webhook`, `device`, `probe`, or `all`).
     public var kind: String
-    /// `intended` (from the intended send time) or `service` (from the actual send).
+    /// `intended` (from the intended send time), `service` (from the actual send), or `hook` (kind `all`: the
+    /// request hook's time per request, from handing it over to reading its answer).
     public var measure: String
     /// How many values were recorded.
     public var count: Int
