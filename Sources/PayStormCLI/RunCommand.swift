@@ -334,7 +334,6 @@ extension Command {
             throw CLIError(run.signal?.exitCode ?? RunCommandSupport.exitCode(for: error), error.description)
         }
         print(verdictText(outcome), terminator: "")
-        // The one line that says why the run stopped early, after its verdict and report path.
         if let failure = outcome.failure { PayStormCLI.printError("paystorm: \(failure)") }
         return run.signal?.exitCode ?? ExitCode(rawValue: outcome.report.exitCode) ?? .internalError
     }
