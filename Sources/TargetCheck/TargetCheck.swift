@@ -221,6 +221,9 @@ public enum TargetCheck {
         )
         var sent = Sent()
         var bytes: [UInt64: [UInt8]] = [:]
+        // The check sends what a run would: its hooked roles' requests as the request hook answers them.
+        let hook = try PayStormRun.startHook(profile: profile)
+        defer { hook?.close() }
         for step in plan.steps {
             let body: [UInt8]
             do {
@@ -235,7 +238,7 @@ public enum TargetCheck {
             }
             bytes[step.delivery.id] = body
             guard
-                let (request, classification) = target.endpoints.request(
+                let (rendered, classification) = target.endpoints.request(
                     for: step.delivery,
                     body: body,
                     id: sent.rows.count
@@ -244,6 +247,7 @@ public enum TargetCheck {
                 sent.rows.append(TargetCheckRow(notConfigured: step))
                 continue
             }
+            let request = try target.endpoints.hooked(rendered, for: step.delivery, through: hook, profile)
             checker.sent(step.delivery, at: plan.now())
             let result = engine.sendOne(request)
             let outcome =

@@ -259,3 +259,55 @@ package final class RequestHookProcess: @unchecked Sendable {
 package struct RequestHookStartError: Error, Sendable, CustomStringConvertible {
     package var description: String
 }
+
+extension RequestHookProcess {
+    /// Sends one request and waits for its answer, for a caller that sends one at a time (`paystorm target check`).
+    /// - Parameters:
+    ///   - request: the request as rendered.
+    ///   - timeout: seconds the hook may take.
+    /// - Returns: the request to send.
+    /// - Throws: ``RequestHookProtocolError`` saying what the hook did instead, as a phrase that follows its name.
+    package func answer(
+        _ request: RequestHookRequest,
+        timeout: Double
+    ) throws(RequestHookProtocolError)
+        -> RequestHookRequest
+    {
+        send(request.line)
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let (received, failure) = drain()
+            if let first = received.first {
+                let answer: RequestHookAnswer
+                switch first.answer {
+                case .success(let decoded): answer = decoded
+                case .failure(let error): throw RequestHookProtocolError("answered garbage: \(error)")
+                }
+                guard answer.id == request.id else {
+                    throw RequestHookProtocolError(
+                        "answered garbage: id \(answer.id) is not a request awaiting its answer"
+                    )
+                }
+                if let refusal = answer.error {
+                    throw RequestHookProtocolError("refused request \(request.id) (\(request.role)): \(refusal)")
+                }
+                do {
+                    return try answer.applied(to: request)
+                } catch {
+                    throw RequestHookProtocolError("answered garbage: \(error)")
+                }
+            }
+            if let failure { throw RequestHookProtocolError(failure) }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else {
+                throw RequestHookProtocolError(
+                    "did not answer request \(request.id) (\(request.role)) within \(String(format: "%g s", timeout))"
+                )
+            }
+            var ready = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&ready, 1, Int32(min(left, 0.1) * 1000) + 1)
+            var drained = [UInt8](repeating: 0, count: 512)
+            _ = drained.withUnsafeMutableBytes { read(wakeDescriptor, $0.baseAddress, $0.count) }
+        }
+    }
+}

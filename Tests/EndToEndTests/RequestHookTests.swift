@@ -28,26 +28,46 @@ struct RequestHookTests {
             """#
     )
 
+    /// A profile of the signing backend at `port`: device deliveries through the example hook, keyed by the
+    /// secrets the example provisioning stores in `work/users.txt`.
+    static func signedProfile(work: String, port: Int) -> ProfileBuilder {
+        var target = ProfileBuilder.Target(requestTimeoutSeconds: 3)
+        let base = "http://127.0.0.1:\(port)"
+        target.extra = [
+            #"webhook: { url: "\#(base)/apple/notifications", body: { signedPayload: "{signedPayload}" } }"#,
+            """
+            deviceDelivery: {
+              url: "\(base)/api/purchases",
+              headers: { "X-User-Id": "{account.id}" },
+              body: { jws: "{signedTransaction}", userId: "{account.id}" },
+            }
+            """,
+            #"accounts: { provision: ["python3", "\#(example)/provision.py", "--store", "\#(work)/users.txt"] }"#,
+            #"requestHook: { command: ["python3", "\#(example)/sign.py"], roles: ["deviceDelivery"] }"#,
+        ]
+        var profile = ProfileBuilder(name: "request-hook", seed: 3, target: target)
+        profile.schedule = [.constant(rate: 10, seconds: 3)]
+        profile.settleSeconds = 0
+        profile.thresholds = ["device.errorRate == 0%"]
+        return profile
+    }
+
+    /// `target check` sent device deliveries without the hook: the backend refused each as unsigned.
+    @Test func targetCheckSendsWhatTheHookAnswers() throws {
+        try PythonTestServer.withBackend("request-hook-check", server: Self.server, provision: "") { work, server in
+            try Self.signedProfile(work: work, port: server.port).write(into: work)
+            let (_, output) = try PayStormRunner.exec([
+                "target", "check", work + "/profile.json5", "--pki", work + "/pki",
+            ])
+            let devices = try TemplatedTargetTests.logged(in: work).filter { $0["path"] as? String == "/api/purchases" }
+            try #require(!devices.isEmpty, "no device delivery reached the backend: \(output)")
+            #expect(devices.allSatisfy { $0["signed"] as? Bool == true }, "\(devices)\n\(output)")
+        }
+    }
+
     @Test func everyDeviceDeliveryCarriesTheHooksSignatureAndItsTimeIsReported() throws {
         try PythonTestServer.withBackend("request-hook", server: Self.server, provision: "") { work, server in
-            var target = ProfileBuilder.Target(requestTimeoutSeconds: 3)
-            let base = "http://127.0.0.1:\(server.port)"
-            target.extra = [
-                #"webhook: { url: "\#(base)/apple/notifications", body: { signedPayload: "{signedPayload}" } }"#,
-                """
-                deviceDelivery: {
-                  url: "\(base)/api/purchases",
-                  headers: { "X-User-Id": "{account.id}" },
-                  body: { jws: "{signedTransaction}", userId: "{account.id}" },
-                }
-                """,
-                #"accounts: { provision: ["python3", "\#(Self.example)/provision.py", "--store", "\#(work)/users.txt"] }"#,
-                #"requestHook: { command: ["python3", "\#(Self.example)/sign.py"], roles: ["deviceDelivery"] }"#,
-            ]
-            var profile = ProfileBuilder(name: "request-hook", seed: 3, target: target)
-            profile.schedule = [.constant(rate: 10, seconds: 3)]
-            profile.settleSeconds = 0
-            profile.thresholds = ["device.errorRate == 0%"]
+            let profile = Self.signedProfile(work: work, port: server.port)
             let requests = try TemplatedTargetTests.run(profile, in: work)
             let devices = requests.filter { $0["path"] as? String == "/api/purchases" }
             try #require(!devices.isEmpty, "no device delivery reached the backend")

@@ -40,6 +40,11 @@ struct TemplatedTargetTests {
             "run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports",
         ])
         #expect([0, 2].contains(code), "\(output)")
+        return try logged(in: work)
+    }
+
+    /// What the server in `work` logged, one object per request.
+    static func logged(in work: String) throws -> [[String: Any]] {
         let lines = try String(contentsOfFile: work + "/requests.jsonl", encoding: .utf8).split(separator: "\n")
         return try lines.map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])

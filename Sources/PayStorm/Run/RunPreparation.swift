@@ -2,11 +2,11 @@ import Chaos
 import Checking
 import Foundation
 import Load
-import Profile
+package import Profile
 import Reporting
-import RunControl
+package import RunControl
 import Simulation
-import TargetProcesses
+package import TargetProcesses
 
 /// A run's profile as loaded and the options it plays with, before anything starts.
 private struct LoadedRun {
@@ -304,7 +304,7 @@ extension PayStormRun {
 
     /// The profile's request hook, started once its accounts are provisioned; nil without one.
     /// - Throws: `RunError.unreachable` when it cannot start.
-    fileprivate static func startHook(profile: Profile) throws(RunError) -> RequestHookProcess? {
+    package static func startHook(profile: Profile) throws(RunError) -> RequestHookProcess? {
         guard let config = profile.target.requestHook else { return nil }
         do {
             return try RequestHookProcess(command: config.command)

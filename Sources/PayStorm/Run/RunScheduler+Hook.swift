@@ -18,27 +18,7 @@ extension RunScheduler {
         -> LoadRequest?
     {
         guard let hook, hook.handles(role) else { return request }
-        let values = endpoints.values(for: delivery)
-        var account = values.account
-        account["appAccountToken"] = values.appAccountToken
-        if account["id"] == nil { account["id"] = values.appAccountToken }
-        let hasTransaction = !values.transactionId.isEmpty || !values.productId.isEmpty
-        let line = RequestHookRequest(
-            id: request.id,
-            role: role.rawValue,
-            kind: request.kind,
-            method: request.method,
-            url: request.url,
-            headers: request.headers,
-            body: request.body,
-            account: account,
-            transaction: hasTransaction
-                ? RequestHookRequest.Transaction(
-                    id: values.transactionId,
-                    originalId: values.originalTransactionId,
-                    productId: values.productId
-                ) : nil
-        )
+        let line = endpoints.hookRequest(for: delivery, request: request, role: role)
         return hook.hand(request, line: line, at: now)
     }
 

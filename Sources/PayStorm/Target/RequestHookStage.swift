@@ -97,13 +97,7 @@ final class RequestHookStage {
             return
         }
         time.record(max(1, (received - entry.handed) / 1000))
-        var request = entry.request
-        request.method = applied.method
-        request.url = applied.url
-        request.headers = applied.headers
-        request.body = applied.body
-        if request.resetAfterBytes != nil { request.resetAfterBytes = applied.body.count / 2 }
-        ready.push(request, at: entry.at)
+        ready.push(Endpoints.request(entry.request, answered: applied), at: entry.at)
     }
 
     /// Fails on the oldest request past its deadline; a deadline reached early on the run's clock (the engine
