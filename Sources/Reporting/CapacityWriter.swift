@@ -50,7 +50,7 @@ public enum CapacityWriter {
         }
         header += ["mean_service_us", "concurrency"] + classes.map { "errors_\($0)" }
         header += ["late", "missed", "in_flight", "harness_cpu", "harness_limited", "slos_broken"]
-        header += ["invariants_failed", "folder"]
+        header += ["invariants_failed", "recovery_s", "recovered", "folder"]
         var text = header.joined(separator: ",") + "\n"
         for step in report.steps {
             var row = [String(step.index), number(step.rate), number(step.seconds), number(step.warmupSeconds)]
@@ -61,7 +61,8 @@ public enum CapacityWriter {
             row += [String(step.late), String(step.missed), String(step.inFlight)]
             row += [step.harnessCPU.map(number) ?? "", field(step.harnessLimited ?? "")]
             row += [field(step.slos.filter { !$0.held }.map(\.expression).joined(separator: "; "))]
-            row += [field(step.failedInvariantsText), field(step.folder)]
+            row += [field(step.failedInvariantsText), step.recovery.map { number($0.waitedSeconds) } ?? ""]
+            row += [step.recovery.map { String($0.recovered) } ?? "", field(step.folder)]
             text += row.joined(separator: ",") + "\n"
         }
         return text
@@ -200,7 +201,7 @@ public enum CapacityWriter {
         let e = Markup.escape
         var html = "<h2>Steps</h2>\n<table><tr><th>step</th><th>actions/s</th><th>offered/s</th><th>achieved/s</th>"
         html += "<th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>service p99 ms</th><th>N</th><th>errors</th>"
-        html += "<th>harness CPU</th><th>judged</th><th>invariants failed</th><th>report</th></tr>\n"
+        html += "<th>harness CPU</th><th>recovery s</th><th>judged</th><th>invariants failed</th><th>report</th></tr>\n"
         for step in report.steps {
             let judged =
                 step.harnessLimited
@@ -210,6 +211,8 @@ public enum CapacityWriter {
                 CapacityReport.rate(step.achieved), ms(step.latency.p50), ms(step.latency.p99), ms(step.latency.p999),
                 ms(step.service.p99), String(format: "%.3g", step.concurrency), String(step.errors.values.reduce(0, +)),
                 step.harnessCPU.map { String(format: "%.2f", $0) } ?? "",
+                step.recovery.map { String(format: "%.1f", $0.waitedSeconds) + ($0.recovered ? "" : ", not recovered") }
+                    ?? "",
             ]
             html += "<tr>" + cells.map { "<td class=\"num\">\(e($0))</td>" }.joined()
             html +=

@@ -241,7 +241,8 @@ struct CapacityAnalysisTests {
     }
 
     /// A fixed search: steps up to a harness-limited step at 400/s, a bisection below it that breaks p99 at 300/s,
-    /// and double grants from 200/s up (a dedupe that races only under load).
+    /// and double grants from 200/s up (a dedupe that races only under load); the target had not recovered from
+    /// the 400/s step when the 300/s one began.
     static var fixedReport: CapacityReport {
         var steps: [CapacityStep] = []
         for (index, rate) in [50.0, 100, 200, 400, 300, 250].enumerated() {
@@ -257,6 +258,20 @@ struct CapacityAnalysisTests {
                 achieved: achieved
             )
             step.failedInvariants = rate >= 200 ? ["no-double-grant": Int(rate) / 50] : [:]
+            // The target was still slow when the wait for it ended after the overloaded 400/s step.
+            let waited = rate == 300 ? 60 : 0.9
+            step.recovery =
+                index == 0
+                ? nil
+                : CapacityRecovery(
+                    recovered: rate != 300,
+                    waitedSeconds: waited,
+                    startedAt: 1_800_000_000 + 30 * Double(index),
+                    probes: Int(waited * 5),
+                    medianMicros: rate == 300 ? 850_000 : 41_000,
+                    quietMicros: 40_000,
+                    boundMicros: 105_000
+                )
             steps.append(step)
         }
         return CapacityReport(steps: steps, slos: ["p99 < 250ms", "errorRate < 0.1%"], profile: "capacity", seed: 42)
