@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// A coding key that accepts any string, so that unknown keys can be seen and refused.
 struct AnyKey: CodingKey {
@@ -70,23 +71,48 @@ struct Fields {
             return try container.decode(T.self, forKey: codingKey)
         } catch let issue as ProfileIssue {
             throw issue
-        } catch DecodingError.typeMismatch(_, let context) where jsonPath(context.codingPath) != at(key) {
-            throw ProfileIssue(path: jsonPath(context.codingPath), expected: "a value of another type")
         } catch {
-            if let reference = references[at(key)], isNumber(T.self) {
-                return try number(key, T.self, from: reference)
+            if let value = try typedFromVariables(key, T.self) { return value }
+            if case DecodingError.typeMismatch(_, let context) = error, jsonPath(context.codingPath) != at(key) {
+                throw ProfileIssue(path: jsonPath(context.codingPath), expected: "a value of another type")
             }
             throw ProfileIssue(path: at(key), expected: describe(T.self))
         }
     }
 
-    /// A numeric field whose string was exactly one `${NAME}` reference: the variable's value read as `T`.
-    private func number<T: Decodable>(_ key: String, _ type: T.Type, from reference: String) throws -> T {
-        let text = try container.decode(String.self, forKey: AnyKey(stringValue: key))
+    /// A number or boolean field whose string was exactly one `${NAME}` reference, or an array of them with such
+    /// strings among its items: the variables' values read as `T`; nil when no reference stands there.
+    private func typedFromVariables<T: Decodable>(_ key: String, _ type: T.Type) throws -> T? {
+        let path = at(key)
+        if let reference = references[path], isScalar(T.self) {
+            let text = try container.decode(String.self, forKey: AnyKey(stringValue: key))
+            return try typed(text, as: T.self, path: path, reference: reference)
+        }
+        guard let array = T.self as? any ScalarArray.Type, isScalar(array.element),
+            case .array(let items)? = try? container.decode(JSONValue.self, forKey: AnyKey(stringValue: key))
+        else { return nil }
+        var typedItems: [JSONValue] = []
+        for (index, item) in items.enumerated() {
+            let itemPath = path + "[\(index)]"
+            guard case .string(let text) = item, let reference = references[itemPath] else {
+                typedItems.append(item)
+                continue
+            }
+            _ = try typed(text, as: array.element, path: itemPath, reference: reference)
+            typedItems.append(text == "true" || text == "false" ? .bool(text == "true") : .number(text))
+        }
+        return try? JSONDecoder().decode(T.self, from: Data(JSONValue.array(typedItems).jsonText.utf8))
+    }
+
+    /// A variable's value read as the number or boolean `T`, as JSON writes it.
+    private func typed<T: Decodable>(_ text: String, as type: T.Type, path: String, reference: String) throws -> T {
         // `Double` alone would take "nan", "inf" and "0x1p3": only a JSON number is a number here.
-        let json = text.utf8.allSatisfy { "0123456789+-.eE".utf8.contains($0) } && Double(text) != nil
+        let json =
+            T.self == Bool.self
+            ? text == "true" || text == "false"
+            : text.utf8.allSatisfy { "0123456789+-.eE".utf8.contains($0) } && Double(text) != nil
         guard json, let value = try? JSONDecoder().decode(T.self, from: Data(text.utf8)) else {
-            throw ProfileIssue(path: at(key), expected: "\(describe(T.self)) from \(reference), found \"\(text)\"")
+            throw ProfileIssue(path: path, expected: "\(describe(T.self)) from \(reference), found \"\(text)\"")
         }
         return value
     }
@@ -158,8 +184,16 @@ private func trim(_ value: Double) -> String {
     value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
 }
 
-private func isNumber(_ type: Any.Type) -> Bool {
-    type is any BinaryInteger.Type || type is any BinaryFloatingPoint.Type
+/// Whether a whole-string `${NAME}` reference may stand for a value of `type`: a number or a boolean.
+private func isScalar(_ type: Any.Type) -> Bool {
+    type is any BinaryInteger.Type || type is any BinaryFloatingPoint.Type || type == Bool.self
+}
+
+/// An array, so that its items' type can be asked at run time.
+private protocol ScalarArray { static var element: any Decodable.Type { get } }
+
+extension Array: ScalarArray where Element: Decodable {
+    static var element: any Decodable.Type { Element.self }
 }
 
 private func describe(_ type: Any.Type) -> String {

@@ -6,7 +6,8 @@ import Primitives
 /// Every string value of a profile (not its keys) may contain `${NAME}` or `${NAME:-default}`. A value given
 /// with `--set NAME=value` wins over the environment; `${NAME:-default}` takes `default` when `NAME` is unset or
 /// empty, as in the shell. `$${` stands for a literal `${`. An undefined variable without a default is a
-/// ``ProfileError`` naming the variable and the JSON path.
+/// ``ProfileError`` naming the variable and the JSON path. A number or boolean field takes a string that is
+/// exactly one reference, when the variable's value is written as JSON writes a number, `true` or `false`.
 ///
 /// ```swift
 /// let variables = ProfileVariables(set: ["PORT": "8080"])
@@ -153,7 +154,7 @@ extension JSONValue {
     }
 
     /// The same tree with every string value substituted; `references` gets the path of each string that was
-    /// exactly one `${NAME}` reference, with that reference, so that a numeric field may read it as a number.
+    /// exactly one `${NAME}` reference, with that reference, so that a number or boolean field may read it.
     func substituting(
         _ variables: ProfileVariables,
         path: String,

@@ -50,6 +50,7 @@ variant environment smoke 'environment: "Sandbox"' 'environment: "Staging"'
 variant production-no-app smoke 'environment: "Sandbox"' 'environment: "Production"'
 variant header-crlf smoke 'requestTimeoutSeconds: 5,' 'requestTimeoutSeconds: 5, headers: { "X-Inj": "a\r\nX-Evil: b" },'
 variant header-variable smoke 'requestTimeoutSeconds: 5,' 'requestTimeoutSeconds: 5, headers: { Authorization: "Bearer ${TOK}" },'
+variant bool-variable smoke 'embeddedLedger: true,' 'embeddedLedger: "${EMBEDDED}",'
 variant header-name smoke 'requestTimeoutSeconds: 5,' 'requestTimeoutSeconds: 5, headers: { "X Evil": "b" },'
 variant webhook-and-embedded smoke 'embeddedLedger: true,' 'embeddedLedger: true, webhookURL: "http://127.0.0.1:1/n",'
 variant url-port-range external '"${TARGET}/${HOOK:-ok}",
