@@ -14,7 +14,14 @@ struct CapacityStepReaderTests {
     static func writeStep(harnessLimitedFrom: Double? = nil, invariants: String? = nil) throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("step-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let plan = CapacityStepPlan(index: 2, rate: 10, seconds: 4, warmupSeconds: 2, harnessCPU: 0.5)
+        let plan = CapacityStepPlan(
+            index: 2,
+            rate: 10,
+            seconds: 4,
+            warmupSeconds: 2,
+            harnessCPU: 0.5,
+            recovery: Self.recovery
+        )
         try JSONEncoder().encode(plan).write(to: folder.appendingPathComponent("step.json"))
         var summary = #"{"profile": "p", "seed": 7"#
         if let from = harnessLimitedFrom {
@@ -49,6 +56,25 @@ struct CapacityStepReaderTests {
         }
         log.close()
         return folder
+    }
+
+    /// The wait for recovery before the step, as its `step.json` records it.
+    static let recovery = CapacityRecovery(
+        recovered: false,
+        waitedSeconds: 60,
+        startedAt: 1_000,
+        probes: 300,
+        medianMicros: 900_000,
+        quietMicros: 40_000,
+        boundMicros: 105_000
+    )
+
+    /// A re-analysis (`--from`) keeps what the search said of the target's recovery before each step.
+    @Test func theRecoveryBeforeTheStepIsReadFromItsPlan() throws {
+        let folder = try Self.writeStep()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (step, _, _) = try CapacityStepReader.read(folder, name: "steps/x", slos: [])
+        #expect(step.recovery == Self.recovery)
     }
 
     @Test func onlyTheSecondsAfterTheWarmupAndBeforeTheEndOfTheScheduleAreJudged() throws {
