@@ -187,6 +187,28 @@ struct MintingTests {
         #expect(try payload(JWSRenewalInfoDecodedPayload.self, renewal.jws) == renewal.payload)
     }
 
+    /// The caller's transaction is Apple's payload: what it says (a reason, an offer) is signed as given, the
+    /// minter adds only the app, the signing date and what the kind implies; the product a subscription renews
+    /// to, which no transaction carries, goes to its renewal info.
+    @Test func signsWhatTheCallersTransactionSaysAndTheProductItRenewsTo() throws {
+        let kind = NotificationKind(.didChangeRenewalPref, .downgrade, .subscription)
+        var transaction = Minter.impliedTransaction(by: kind, signedDate: 1_800_000_000_000)
+        transaction.transactionReason = .purchase
+        transaction.offerType = .introductoryOffer
+        transaction.bundleId = "com.example.other"
+        let minted = try minter.notification(kind, transaction: transaction, autoRenewProductId: "basic.monthly")
+        #expect(minted.transaction?.transactionId != minted.transaction?.originalTransactionId)
+        #expect(minted.transaction?.transactionReason == .purchase)
+        #expect(minted.transaction?.offerType == .introductoryOffer)
+        #expect(minted.transaction?.bundleId == minter.app.bundleId)
+        #expect(minted.renewalInfo?.autoRenewProductId == "basic.monthly")
+        let active = try minter.renewalInfo(transaction, autoRenewProductId: "basic.monthly")
+        #expect(active.payload.autoRenewProductId == "basic.monthly")
+        #expect(active.payload.productId == transaction.productId)
+        transaction.transactionReason = nil
+        #expect(minter.transactionPayload(transaction, kind: kind, signedDate: 1).transactionReason == .renewal)
+    }
+
     @Test func signsWithTheGenuineChain() throws {
         let minted = try minter.transaction()
         let header = try header(minted.jws)
