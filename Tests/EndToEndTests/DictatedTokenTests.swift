@@ -86,4 +86,18 @@ struct DictatedTokenTests {
             #expect(try Self.violations(work + "/replay").contains { $0.account == first.account })
         }
     }
+
+    /// `target check` proves the mapping with the accounts as the run plays them: under their dictated tokens.
+    @Test func targetCheckBuysWithTheDictatedTokens() throws {
+        try withTemporaryFolder("dictated-check") { folder in
+            let work = folder.path
+            let check = try PayStormBinary.run(["target", "check", try Self.profile(in: work)])
+            #expect(check.status == 0, "\(check.output)")
+            let dictated = try String(contentsOfFile: work + "/dictated.txt", encoding: .utf8).split(separator: "\n")
+            let accounts = try #require(
+                check.output.split(separator: "\n").first { $0.contains("accounts: purchase ") }
+            )
+            #expect(dictated.contains { accounts.contains("purchase \($0),") }, "\(accounts)")
+        }
+    }
 }
