@@ -27,6 +27,7 @@ enum MintCommand {
               paystorm mint --pki DIR --type TYPE [--subtype SUBTYPE] [OPTIONS]
               paystorm mint --pki DIR --transaction [--type TYPE [--subtype SUBTYPE]] [OPTIONS]
               paystorm mint --pki DIR --renewal-info [--type TYPE [--subtype SUBTYPE]] [OPTIONS]
+              paystorm mint receipt --pki DIR [RECEIPT OPTIONS]   (an app receipt; below)
 
             A notification is printed as the webhook body {"signedPayload":"..."}, so that
               paystorm mint --pki pki --type DID_RENEW |
@@ -78,12 +79,18 @@ enum MintCommand {
             unreadable PKI; 70 internal error.
 
             """
+        text += MintReceipt.help
         return text
     }()
 
     /// Parses the arguments, mints, and returns what to print.
     /// - Throws: `CLIError` with the documented exit code.
     static func output(_ arguments: Arguments) throws -> String {
+        if arguments.first == "receipt" {
+            var rest = arguments
+            _ = rest.positional()
+            return try MintReceipt.output(rest)
+        }
         let options = try MintOptions(arguments)
         let pki = try loadPKI(options.pkiDirectory)
         let minter = Minter(pki: pki, app: options.app)

@@ -116,11 +116,11 @@ struct MintOptions {
         }
     }
 
-    private static func environment(_ text: String) throws -> Environment {
+    static func environment(_ text: String) throws -> Environment {
         try known(Environment(rawValue: text), text, isKnown: \.isKnown, what: "environment", Environment.allKnown)
     }
 
-    private static func appAppleId(_ text: String) throws -> Int64 {
+    static func appAppleId(_ text: String) throws -> Int64 {
         guard let value = Int64(text), value > 0 else {
             throw CLIError(.usage, "--app-apple-id expects a positive integer, got '\(text)'")
         }
@@ -145,7 +145,7 @@ struct MintOptions {
     }
 
     /// Apple's transaction identifiers are decimal strings; a backend may well parse them as integers.
-    private static func checkTransactionId(_ value: String?, flag: String) throws {
+    static func checkTransactionId(_ value: String?, flag: String) throws {
         if let value, value.isEmpty || value.count > 20 || !value.allSatisfy({ $0.isASCII && $0.isNumber }) {
             throw CLIError(.usage, "\(flag) expects 1 to 20 decimal digits, got '\(value)'")
         }

@@ -7,8 +7,8 @@ import Testing
 
 @testable import PayStormCLI
 
-/// One PKI directory for the suite, written once (key generation is the slow part).
-private let pkiDirectory: Result<String, any Error> = Result {
+/// One PKI directory for the mint suites, written once (key generation is the slow part).
+let pkiDirectory: Result<String, any Error> = Result {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-mint-\(UUID().uuidString)")
         .path
     try TestPKI.generate().write(to: directory)
