@@ -94,7 +94,7 @@ show_suite() { # SUITE: prints its log and time, and notes a failure
     (( code == 0 )) || { echo "$1 failed (exit $code)"; failed_suites+=("$1"); }
 }
 lanes=("Tests/Interop/run.sh"
-    "Tests/Docs/run.sh Tests/APIInterop/run.sh Tests/LoadTests/Interop/run.sh Tests/Metrics/run.sh Tests/Deploy/run.sh
+    "Tests/Docs/run.sh Tests/APIInterop/run.sh Tests/LoadTests/Interop/run.sh Tests/ReceiptInterop/run.sh Tests/Metrics/run.sh Tests/Deploy/run.sh
     Tests/Kubernetes/run.sh Tests/Render/run.sh")
 rm -f .build/suites/*.result
 lane_pids=()

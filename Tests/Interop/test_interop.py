@@ -6,7 +6,8 @@ checks off); every forgery must be rejected with the status reference §8 predic
 verifier (`paystorm verify`) must give the same verdict as Apple's in every case; and once with online
 checks on against `paystorm pki ocsp`; and what a short `paystorm run` sends to a capturing loopback endpoint
 (the simulation's own payloads: every notification and device transaction, with a FAMILY_SHARED subscription
-and a RENEWAL_EXTENSION/SUMMARY among them) must pass too. Every verdict goes into matrix.md (or $INTEROP_MATRIX), which holds
+and a RENEWAL_EXTENSION/SUMMARY among them) must pass too. Apple's ReceiptUtility must read the transaction ID of a
+minted app receipt. Every verdict goes into matrix.md (or $INTEROP_MATRIX), which holds
 nothing that changes from run to run (no time), so a re-run with the same verdicts leaves it byte for
 byte the same; a filtered or stopped run (-k, -m, --deselect, -x) leaves it alone, as its rows would be partial.
 
@@ -25,6 +26,7 @@ import threading
 
 import pytest
 from appstoreserverlibrary.models.Environment import Environment
+from appstoreserverlibrary.receipt_utility import ReceiptUtility
 from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier, VerificationException
 
 PAYSTORM = os.environ.get("PAYSTORM") or str(pathlib.Path(__file__).resolve().parents[2] / ".build/debug/paystorm")
@@ -239,6 +241,14 @@ def test_production_checks_the_app_apple_id(pki):
     check("DID_RENEW Production, other appAppleId", "notification", signed, IAI, pki, other, environment="Production", app_apple_id=778)
     sandbox = verifier(pki)
     check("DID_RENEW Production, Sandbox verifier", "notification", signed, IE, pki, sandbox)
+
+
+def test_receipt_utility_reads_the_transaction_id_of_an_app_receipt(pki):
+    receipt = paystorm("mint", "receipt", "--pki", pki, "--purchase", "pro.monthly:2000000000000777")
+    assert receipt.returncode == 0, f"paystorm mint receipt: {receipt.stderr.strip()}"
+    assert ReceiptUtility().extract_transaction_id_from_app_receipt(receipt.stdout.strip()) == "2000000000000777"
+    empty = paystorm("mint", "receipt", "--pki", pki)
+    assert ReceiptUtility().extract_transaction_id_from_app_receipt(empty.stdout.strip()) is None
 
 
 def test_account_token_survives(pki, apple):

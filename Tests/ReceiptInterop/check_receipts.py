@@ -1,0 +1,111 @@
+"""Reads `paystorm mint receipt` output with asn1crypto, which shares no code with PayStorm or OpenSSL.
+
+Checks the PKCS#7 envelope (SignedData over data, the leaf, intermediate and root certificates, one
+signer whose certificate carries Apple's receipt-signing OID) and the receipt inside it: Apple's SET of
+(type INTEGER, version INTEGER, value OCTET STRING) attributes, the bundle ID, the creation date and each
+in-app purchase's fields. Usage: check_receipts.py PAYSTORM PKI_DIR
+"""
+
+import base64
+import json
+import subprocess
+import sys
+import tempfile
+
+from asn1crypto import cms, core, x509
+
+RECEIPT_SIGNING_OID = "1.2.840.113635.100.6.11.1"
+
+
+class Attribute(core.Sequence):
+    _fields = [("type", core.Integer), ("version", core.Integer), ("value", core.OctetString)]
+
+
+class Attributes(core.SetOf):
+    _child_spec = Attribute
+
+
+def attributes(der):
+    """The attributes of a receipt SET as (type, value bytes) pairs, in their order."""
+    parsed = Attributes.load(der, strict=True)
+    return [(item["type"].native, item["value"].native) for item in parsed]
+
+
+def decoded(value):
+    """An attribute value's own DER: a string or an integer."""
+    return core.load(value, strict=True).native
+
+
+def mint(paystorm, pki, *args):
+    result = subprocess.run(
+        [paystorm, "mint", "receipt", "--pki", pki, *args], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, f"mint receipt {args}: {result.stderr.strip()}"
+    return base64.b64decode(result.stdout.strip(), validate=True)
+
+
+def check_envelope(der, pki):
+    info = cms.ContentInfo.load(der, strict=True)
+    assert info["content_type"].native == "signed_data", info["content_type"].native
+    signed = info["content"]
+    assert signed["encap_content_info"]["content_type"].native == "data"
+    certificates = [choice.chosen for choice in signed["certificates"]]
+    subjects = {cert.subject.native["common_name"] for cert in certificates}
+    assert len(certificates) == 3, subjects
+    root = x509.Certificate.load(open(f"{pki}/root.der", "rb").read())
+    assert root.dump() in {cert.dump() for cert in certificates}, "the root is not in the SignedData"
+    (signer,) = signed["signer_infos"]
+    serial = signer["sid"].chosen["serial_number"].native
+    (leaf,) = [cert for cert in certificates if cert.serial_number == serial]
+    oids = {ext["extn_id"].dotted for ext in leaf["tbs_certificate"]["extensions"]}
+    assert RECEIPT_SIGNING_OID in oids, f"the signer lacks {RECEIPT_SIGNING_OID}"
+    assert signer["digest_algorithm"]["algorithm"].native == "sha256"
+    return signed["encap_content_info"]["content"].native
+
+
+def check_receipt(paystorm, pki):
+    der = mint(
+        paystorm, pki,
+        "--purchase", "pro.monthly:2000000000000101", "--purchase", "coins.100:2000000000000102",
+        "--bundle-id", "com.acme.app", "--app-version", "7.2", "--created", "1767225600000",
+    )
+    receipt = attributes(check_envelope(der, pki))
+    types = [kind for kind, _ in receipt]
+    assert types == sorted(types), types
+    fields = dict(receipt)
+    assert decoded(fields[0]) == "ProductionSandbox"
+    assert decoded(fields[2]) == "com.acme.app"
+    assert decoded(fields[3]) == "7.2"
+    assert decoded(fields[12]) == "2026-01-01T00:00:00Z"
+    assert len(fields[5]) == 20 and len(fields[4]) > 0
+    purchases = [dict(attributes(value)) for kind, value in receipt if kind == 17]
+    assert [decoded(p[1703]) for p in purchases] == ["2000000000000101", "2000000000000102"]
+    assert [decoded(p[1705]) for p in purchases] == ["2000000000000101", "2000000000000102"]
+    assert [decoded(p[1702]) for p in purchases] == ["pro.monthly", "coins.100"]
+    assert all(decoded(p[1701]) == 1 for p in purchases)
+    assert decoded(purchases[0][1704]) == "2025-12-31T23:59:00Z"
+    assert decoded(purchases[0][1708]) == "2026-01-30T23:59:00Z"
+
+
+def check_transactions_file(paystorm, pki):
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
+        json.dump([{"transactionId": "55", "originalTransactionId": "50", "productId": "gold",
+                    "purchaseDate": 1767225600000, "revocationDate": 1767229200000, "type": "Non-Consumable"}], file)
+        file.flush()
+        der = mint(paystorm, pki, "--transactions", file.name, "--environment", "Production")
+    receipt = attributes(check_envelope(der, pki))
+    assert decoded(dict(receipt)[0]) == "Production"
+    (purchase,) = [dict(attributes(value)) for kind, value in receipt if kind == 17]
+    assert decoded(purchase[1703]) == "55" and decoded(purchase[1705]) == "50"
+    assert decoded(purchase[1712]) == "2026-01-01T01:00:00Z"
+    assert decoded(purchase[1708]) == ""
+
+
+def main():
+    paystorm, pki = sys.argv[1], sys.argv[2]
+    check_receipt(paystorm, pki)
+    check_transactions_file(paystorm, pki)
+
+
+if __name__ == "__main__":
+    main()
