@@ -45,7 +45,6 @@ extension RunScheduler {
     func onlyHookDue(by now: Double) -> Bool {
         guard hook != nil else { return false }
         let due = [pipelineAt, followUps.firstTime, probes.firstTime, recovery.firstTime].compactMap { $0 }.min()
-        // Intended times reach the engine as whole nanoseconds: a microsecond of slack keeps a due one due.
-        return (due ?? .infinity) > now + 1e-6
+        return (due ?? .infinity) > now + RequestHookStage.slack
     }
 }

@@ -106,7 +106,10 @@ final class RequestHookStage {
         let now = clock()
         guard let late = awaiting.values.min(by: { $0.deadline < $1.deadline }), late.deadline <= now else { return }
         let waited = Double(RequestHookProcess.monotonicNanoseconds() - late.handed) / 1e9
-        guard waited >= config.timeoutSeconds else { return }
+        guard waited >= config.timeoutSeconds else {
+            awaiting[late.request.id]?.deadline = now + config.timeoutSeconds - waited
+            return
+        }
         fail(
             "did not answer request \(late.request.id) (\(late.line.role)) within "
                 + String(format: "%g s", config.timeoutSeconds)
@@ -125,12 +128,16 @@ final class RequestHookStage {
         return [ready.firstTime, deadline].compactMap { $0 }.min()
     }
 
+    /// How much later than the time the engine asks for a thing may be and still count as due: intended times
+    /// reach the engine, and come back, as whole nanoseconds, so a time the stage gave may return a hair earlier.
+    static let slack = 1e-6
+
     /// The intended time of the earliest answered request, nil when none waits.
     var readyAt: Double? { failure == nil ? ready.firstTime : nil }
 
     /// The earliest answered request, when one is due by `now`.
     func popReady(dueBy now: Double) -> LoadRequest? {
-        guard failure == nil, let first = ready.firstTime, first <= now else { return nil }
+        guard failure == nil, let first = ready.firstTime, first <= now + Self.slack else { return nil }
         return ready.pop()
     }
 
