@@ -68,19 +68,27 @@ public enum JSONEscaping {
     /// no escape at all, and a nested JWS is a few kilobytes.
     @inlinable
     public static func plainPrefixLength(_ buffer: UnsafeBufferPointer<UInt8>) -> Int {
+        plainWordsEnd(buffer, from: 0, asciiOnly: false)
+    }
+
+    /// The offset of the first 8-byte word from `start` on that may hold a byte below 0x20, a quote or a
+    /// backslash (or, with `asciiOnly`, a non-ASCII byte); the bytes before it hold none. A word may be flagged
+    /// that holds none of them, never the other way round, so the caller reads the rest byte by byte.
+    @inlinable
+    static func plainWordsEnd(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int, asciiOnly: Bool) -> Int {
+        guard let base = buffer.baseAddress else { return start }
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasByteBelow(_ word: UInt64, _ limit: UInt64) -> Bool { (word &- ones &* limit) & ~word & highs != 0 }
-        var index = 0
-        guard let base = buffer.baseAddress else { return 0 }
-        let raw = UnsafeRawPointer(base)
+        // A zero byte of `x` sets its high bit in `(x - ones) & ~x`; `x - 0x20…` does for a byte under 0x20.
+        func hasByteBelow(_ word: UInt64, _ limit: UInt64) -> UInt64 { (word &- ones &* limit) & ~word }
+        var index = start
         while index + 8 <= buffer.count {
-            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            if hasByteBelow(word, 0x20) || hasByteBelow(word ^ (ones &* 0x22), 1)
-                || hasByteBelow(word ^ (ones &* 0x5C), 1)
-            {
-                break
-            }
+            let word = UnsafeRawPointer(base).loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            var flagged =
+                hasByteBelow(word, 0x20) | hasByteBelow(word ^ (ones &* 0x22), 1)
+                | hasByteBelow(word ^ (ones &* 0x5C), 1)
+            if asciiOnly { flagged |= word }
+            guard flagged & highs == 0 else { break }
             index += 8
         }
         return index

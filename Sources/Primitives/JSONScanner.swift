@@ -102,22 +102,9 @@ public struct JSONScanner {
     }
 
     /// Skips 8 bytes at a time while none of them is a quote, a backslash, a control character or non-ASCII
-    /// (a nested JWS is a 2–4 KB string); the byte loop then reads the rest. A word may be flagged that holds
-    /// none of them, never the other way round.
+    /// (a nested JWS is a 2–4 KB string); the byte loop then reads the rest.
     @inlinable
     mutating func skipPlainWords() {
-        guard let base = bytes.baseAddress else { return }
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let high: UInt64 = 0x8080_8080_8080_8080
-        while index + 8 <= bytes.count {
-            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-            let quote = word ^ (ones &* 0x22)
-            let backslash = word ^ (ones &* 0x5C)
-            // A zero byte of `x` sets its high bit in `(x - ones) & ~x`; `word - 0x20…` does for a byte under 0x20.
-            let flagged =
-                ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | (word &- ones &* 0x20) | word
-            guard flagged & high == 0 else { return }
-            index += 8
-        }
+        index = JSONEscaping.plainWordsEnd(bytes, from: index, asciiOnly: true)
     }
 }

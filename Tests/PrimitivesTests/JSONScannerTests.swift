@@ -46,4 +46,41 @@ struct JSONScannerTests {
             #expect(first && comma && !prefix && scanner.index == 7)
         }
     }
+
+    /// Every byte a plain string cannot hold, at every offset of a string longer than one 8-byte word and read from
+    /// past the start of the buffer: the word-at-a-time skip stops before it and the string is refused.
+    @Test(arguments: [UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x00, 0x1F, 0x80, 0xC3])
+    func skipsWordsOnlyUpToABytePlainStringsCannotHold(special: UInt8) {
+        let plain = [UInt8]("{\"k\":\"eyJhbGciOiJFUzI1NiIsIng1YyI6WyJNSUlCL.-_\"".utf8)
+        let start = 6
+        for offset in start..<(plain.count - 1) {
+            var bytes = plain
+            bytes[offset] = special
+            bytes.withUnsafeBufferPointer { buffer in
+                var scanner = JSONScanner(buffer)
+                scanner.index = start
+                scanner.skipPlainWords()
+                #expect(scanner.index <= offset && offset - scanner.index < 8 && (scanner.index - start) % 8 == 0)
+                scanner.index = start
+                #expect(special == UInt8(ascii: "\"") || scanner.plainStringRest() == nil)
+            }
+        }
+        plain.withUnsafeBufferPointer { buffer in
+            var scanner = JSONScanner(buffer)
+            scanner.index = start
+            scanner.skipPlainWords()
+            #expect(scanner.index == start + (plain.count - 1 - start) / 8 * 8)
+        }
+    }
+
+    /// Escaping leaves UTF-8 as it is: a word of non-ASCII bytes needs no escape, while the scanner stops at it.
+    @Test func escapingSkipsNonASCIIWordsTheScannerStopsAt() {
+        let bytes = Array("caf\u{E9} cr\u{E8}me br\u{FB}l\u{E9}e, twice over".utf8)
+        bytes.withUnsafeBufferPointer { buffer in
+            #expect(JSONEscaping.plainPrefixLength(buffer) == bytes.count / 8 * 8)
+            var scanner = JSONScanner(buffer)
+            scanner.skipPlainWords()
+            #expect(scanner.index == 0)
+        }
+    }
 }
