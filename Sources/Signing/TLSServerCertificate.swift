@@ -14,10 +14,12 @@ public struct TLSServerCertificate: Sendable {
     /// Its P-256 private key.
     public var key: SigningKey
 
-    /// The App Store Server API's host names (production and sandbox, current and older), and loopback.
+    /// The App Store Server API's host names (production and sandbox, current and older), `verifyReceipt`'s
+    /// two, and loopback.
     public static let appStoreHostNames = [
         "api.storekit.itunes.apple.com", "api.storekit-sandbox.itunes.apple.com", "api.storekit.apple.com",
-        "api.storekit-sandbox.apple.com", "localhost", "127.0.0.1", "::1",
+        "api.storekit-sandbox.apple.com", "buy.itunes.apple.com", "sandbox.itunes.apple.com", "localhost",
+        "127.0.0.1", "::1",
     ]
 
     /// Issues a server certificate for the host names, signed by the root of `pki`.

@@ -1,0 +1,156 @@
+internal import AppStoreModel
+internal import Foundation
+internal import HTTPServer
+internal import Minting
+internal import Primitives
+internal import Signing
+
+/// Apple's legacy `POST /verifyReceipt`, answered from the receipt the backend sends: its signature and chain
+/// under the test root, its environment against the host's, its in-app purchases.
+extension AppStoreServerAPI {
+    /// The statuses PayStorm answers (Apple's numbers).
+    enum ReceiptStatus {
+        static let valid = 0
+        static let notPost = 21000
+        static let malformed = 21002
+        static let unauthenticated = 21003
+        static let sandboxReceiptOnProduction = 21007
+        static let productionReceiptOnSandbox = 21008
+    }
+
+    /// Answers `/verifyReceipt`: always HTTP 200 with a JSON body whose `status` tells the outcome, as Apple does.
+    func verifyReceipt(_ request: HTTPRequest, now: Int64) -> HTTPResponse {
+        let serverEnvironment = Self.receiptEnvironment(host: request.headers["host"]) ?? configuration.environment
+        let body = verifyReceiptBody(request, serverEnvironment: serverEnvironment, now: now)
+        return HTTPResponse(
+            status: 200,
+            headers: ["Content-Type": "application/json"],
+            body: Array(JSONValue.object(body).jsonText.utf8)
+        )
+    }
+
+    /// The environment of Apple's receipt hosts: `buy.itunes.apple.com` is Production,
+    /// `sandbox.itunes.apple.com` Sandbox; nil for any other host.
+    static func receiptEnvironment(host: String?) -> Environment? {
+        let name = host?.split(separator: ":").first.map { $0.lowercased() }
+        switch name {
+        case "buy.itunes.apple.com": return .production
+        case "sandbox.itunes.apple.com": return .sandbox
+        default: return nil
+        }
+    }
+
+    private func verifyReceiptBody(
+        _ request: HTTPRequest,
+        serverEnvironment: Environment,
+        now: Int64
+    )
+        -> [String: JSONValue]
+    {
+        let environment: [String: JSONValue] = ["environment": .string(serverEnvironment.rawValue)]
+        func status(_ code: Int) -> [String: JSONValue] {
+            environment.merging(["status": .number(String(code))]) { first, _ in first }
+        }
+        guard request.method == "POST" else { return status(ReceiptStatus.notPost) }
+        let fields = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(request.body))) ?? [:]
+        guard let base64 = fields["receipt-data"]?.stringValue else { return status(ReceiptStatus.malformed) }
+        let receipt: ReadAppReceipt
+        do {
+            receipt = try AppReceipt.read(base64: base64, trusting: minter.pki.root)
+        } catch {
+            let malformed = (error as? AppReceiptError)?.kind == .malformed
+            return status(malformed ? ReceiptStatus.malformed : ReceiptStatus.unauthenticated)
+        }
+        if receipt.app.environment == .sandbox && serverEnvironment == .production {
+            return status(ReceiptStatus.sandboxReceiptOnProduction)
+        }
+        if receipt.app.environment == .production && serverEnvironment == .sandbox {
+            return status(ReceiptStatus.productionReceiptOnSandbox)
+        }
+        let purchases = receipt.inApp.map(Self.receiptPurchase)
+        var latest = receipt.inApp
+        if fields["exclude-old-transactions"] == .bool(true) {
+            // Only the newest transaction of each original purchase.
+            var newest: [String: JWSTransactionDecodedPayload] = [:]
+            for transaction in latest {
+                let key = transaction.originalTransactionId ?? transaction.transactionId ?? ""
+                if (newest[key]?.purchaseDate ?? .min) <= (transaction.purchaseDate ?? .min) {
+                    newest[key] = transaction
+                }
+            }
+            latest = latest.filter { newest[$0.originalTransactionId ?? $0.transactionId ?? ""] == $0 }
+        }
+        var answer = status(ReceiptStatus.valid)
+        answer["receipt"] = .object(Self.receiptObject(receipt, purchases: purchases, now: now))
+        answer["latest_receipt_info"] = .array(latest.map(Self.receiptPurchase).map(JSONValue.object))
+        answer["latest_receipt"] = .string(base64)
+        return answer
+    }
+
+    private static func receiptObject(
+        _ receipt: ReadAppReceipt,
+        purchases: [[String: JSONValue]],
+        now: Int64
+    )
+        -> [String: JSONValue]
+    {
+        var object: [String: JSONValue] = [
+            "receipt_type": .string(AppReceipt.receiptType(receipt.app.environment)),
+            "adam_id": .number(String(receipt.app.appAppleId ?? 0)),
+            "app_item_id": .number(String(receipt.app.appAppleId ?? 0)),
+            "bundle_id": .string(receipt.app.bundleId),
+            "application_version": .string(receipt.app.bundleVersion),
+            "original_application_version": .string(receipt.originalApplicationVersion ?? ""),
+            "in_app": .array(purchases.map(JSONValue.object)),
+        ]
+        object.merge(dates("request_date", now)) { first, _ in first }
+        if let created = receipt.creationDate {
+            object.merge(dates("receipt_creation_date", created)) { first, _ in first }
+        }
+        if let expiration = receipt.expirationDate {
+            object.merge(dates("expiration_date", expiration)) { first, _ in first }
+        }
+        return object
+    }
+
+    /// One purchase as `in_app` and `latest_receipt_info` list it: every value a string, as Apple writes them.
+    private static func receiptPurchase(_ transaction: JWSTransactionDecodedPayload) -> [String: JSONValue] {
+        var item: [String: JSONValue] = [
+            "quantity": .string(String(transaction.quantity ?? 1)),
+            "product_id": .string(transaction.productId ?? ""),
+            "transaction_id": .string(transaction.transactionId ?? ""),
+            "original_transaction_id": .string(transaction.originalTransactionId ?? transaction.transactionId ?? ""),
+            "is_trial_period": .string(transaction.offerDiscountType == .freeTrial ? "true" : "false"),
+            "in_app_ownership_type": .string("PURCHASED"),
+        ]
+        let dated: [(String, Int64?)] = [
+            ("purchase_date", transaction.purchaseDate), ("original_purchase_date", transaction.originalPurchaseDate),
+            ("expires_date", transaction.expiresDate), ("cancellation_date", transaction.revocationDate),
+        ]
+        for case (let name, let value?) in dated { item.merge(dates(name, value)) { first, _ in first } }
+        if transaction.expiresDate != nil {
+            item["is_in_intro_offer_period"] = .string(transaction.offerType == .introductoryOffer ? "true" : "false")
+        }
+        if let webOrder = transaction.webOrderLineItemId { item["web_order_line_item_id"] = .string(webOrder) }
+        if transaction.revocationDate != nil { item["cancellation_reason"] = .string("0") }
+        if let offer = transaction.offerIdentifier { item["promotional_offer_id"] = .string(offer) }
+        return item
+    }
+
+    /// A date in verifyReceipt's three forms: `NAME` (`2026-01-01 00:00:00 Etc/GMT`), `NAME_ms` and `NAME_pst`.
+    static func dates(_ name: String, _ milliseconds: Int64) -> [String: JSONValue] {
+        let date = Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000)
+        func text(_ zone: String) -> String {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: zone)
+            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+            return formatter.string(from: date) + " " + zone
+        }
+        return [
+            name: .string(text("Etc/GMT")),
+            name + "_ms": .string(String(milliseconds)),
+            name + "_pst": .string(text("America/Los_Angeles")),
+        ]
+    }
+}
