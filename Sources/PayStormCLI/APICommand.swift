@@ -61,7 +61,8 @@ extension Command {
         GET /inApps/v1/subscriptions/{id}, GET /inApps/v2/refund/lookup/{id}, GET /inApps/v1/lookup/{orderId},
         POST /inApps/v1/notifications/test, GET /inApps/v1/notifications/test/{token},
         POST /inApps/v1/notifications/history, PUT /inApps/v1/transactions/consumption/{id},
-        PUT /inApps/v1/subscriptions/extend/{originalTransactionId}.
+        PUT /inApps/v1/subscriptions/extend/{originalTransactionId}; and Apple's legacy POST /verifyReceipt (no
+        token; buy.itunes.apple.com is Production, sandbox.itunes.apple.com Sandbox).
 
         """
 
