@@ -3,11 +3,16 @@
 Checks the PKCS#7 envelope (SignedData over data, the leaf, intermediate and root certificates, one
 signer whose certificate carries Apple's receipt-signing OID) and the receipt inside it: Apple's SET of
 (type INTEGER, version INTEGER, value OCTET STRING) attributes, the bundle ID, the creation date and each
-in-app purchase's fields. Usage: check_receipts.py PAYSTORM PKI_DIR
+in-app purchase's fields. Then posts a receipt to `paystorm api serve`'s verifyReceipt over HTTPS under
+Apple's two receipt host names (certificate checked against the test root and the host name), as a legacy
+backend does: 0 from sandbox, 21007 from production. Usage: check_receipts.py PAYSTORM PKI_DIR [PORT]
 """
 
 import base64
+import http.client
 import json
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -101,10 +106,40 @@ def check_transactions_file(paystorm, pki):
     assert decoded(purchase[1708]) == ""
 
 
+class LoopbackHTTPS(http.client.HTTPSConnection):
+    """HTTPS to 127.0.0.1 under another host name, as a hosts entry would map Apple's host to loopback."""
+
+    def connect(self):
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+
+
+def verify_receipt(pki, port, host, receipt):
+    context = ssl.create_default_context(cafile=f"{pki}/root.pem")
+    connection = LoopbackHTTPS(host, port, context=context, timeout=10)
+    body = json.dumps({"receipt-data": base64.b64encode(receipt).decode(), "exclude-old-transactions": True})
+    connection.request("POST", "/verifyReceipt", body=body, headers={"Content-Type": "application/json"})
+    response = connection.getresponse()
+    assert response.status == 200, response.status
+    return json.loads(response.read())
+
+
+def check_verify_receipt(paystorm, pki, port):
+    receipt = mint(paystorm, pki, "--purchase", "pro.monthly:2000000000000201")
+    sandbox = verify_receipt(pki, port, "sandbox.itunes.apple.com", receipt)
+    assert sandbox["status"] == 0 and sandbox["environment"] == "Sandbox", sandbox
+    assert [item["transaction_id"] for item in sandbox["receipt"]["in_app"]] == ["2000000000000201"]
+    assert sandbox["latest_receipt_info"][0]["expires_date_ms"].isdigit()
+    production = verify_receipt(pki, port, "buy.itunes.apple.com", receipt)
+    assert production["status"] == 21007, production
+
+
 def main():
     paystorm, pki = sys.argv[1], sys.argv[2]
     check_receipt(paystorm, pki)
     check_transactions_file(paystorm, pki)
+    if len(sys.argv) > 3:
+        check_verify_receipt(paystorm, pki, int(sys.argv[3]))
 
 
 if __name__ == "__main__":
