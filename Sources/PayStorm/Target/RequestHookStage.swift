@@ -27,7 +27,12 @@ final class RequestHookStage {
     let config: RequestHookConfig
     /// Seconds since the run's start.
     let clock: () -> Double
-    private(set) var awaiting: [Int: Awaiting] = [:]
+    private(set) var awaiting: [Int: Awaiting] = [:] {
+        didSet { earliestKnown = false }
+    }
+    /// The earliest deadline of ``awaiting``, kept between changes: the engine asks for it on every turn.
+    private var earliest: Double?
+    private var earliestKnown = true
     /// Answered requests, by intended time.
     private var ready = TimeHeap<LoadRequest>()
     /// The hook's time per answered request, in microseconds.
@@ -104,7 +109,9 @@ final class RequestHookStage {
     /// woke a little before the wall clock got there) is kept for the next look.
     private func checkDeadlines() {
         let now = clock()
-        guard let late = awaiting.values.min(by: { $0.deadline < $1.deadline }), late.deadline <= now else { return }
+        guard let first = earliestDeadline, first <= now,
+            let late = awaiting.values.min(by: { $0.deadline < $1.deadline })
+        else { return }
         let waited = Double(RequestHookProcess.monotonicNanoseconds() - late.handed) / 1e9
         guard waited >= config.timeoutSeconds else {
             awaiting[late.request.id]?.deadline = now + config.timeoutSeconds - waited
@@ -124,13 +131,21 @@ final class RequestHookStage {
     /// deadline (just after it, so the engine's look finds it passed); nil when neither.
     var nextDue: Double? {
         guard failure == nil else { return nil }
-        let deadline = awaiting.values.lazy.map(\.deadline).min().map { $0 + 0.001 }
-        return [ready.firstTime, deadline].compactMap { $0 }.min()
+        return [ready.firstTime, earliestDeadline.map { $0 + 0.001 }].compactMap { $0 }.min()
     }
 
     /// How much later than the time the engine asks for a thing may be and still count as due: intended times
     /// reach the engine, and come back, as whole nanoseconds, so a time the stage gave may return a hair earlier.
     static let slack = 1e-6
+
+    /// The earliest deadline of the requests awaiting an answer, computed again only after a change.
+    private var earliestDeadline: Double? {
+        if !earliestKnown {
+            earliest = awaiting.values.lazy.map(\.deadline).min()
+            earliestKnown = true
+        }
+        return earliest
+    }
 
     /// The intended time of the earliest answered request, nil when none waits.
     var readyAt: Double? { failure == nil ? ready.firstTime : nil }
