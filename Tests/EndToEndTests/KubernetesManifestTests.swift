@@ -79,8 +79,9 @@ struct KubernetesManifestTests {
         let pod = try #require((spec["template"] as? [String: Any])?["spec"] as? [String: Any])
         let container = try #require((pod["containers"] as? [[String: Any]])?.first)
         let command = try #require(container["command"] as? [String]).joined(separator: " ")
-        #expect(command.contains("paystorm merge /reports/run/*-shard*of\"$SHARDS\" --out /reports/run/merged"))
+        #expect(command.contains(#"paystorm merge "$RUN_DIR"/*-shard*of"$SHARDS" --out "$RUN_DIR"/merged"#))
         let env = try #require(container["env"] as? [[String: Any]])
+        #expect(env.contains { $0["name"] as? String == "RUN_DIR" && $0["value"] as? String == "/reports/run" })
         #expect(env.contains { $0["name"] as? String == "SHARDS" && $0["value"] as? String == String(count) })
         let volumes = try #require(pod["volumes"] as? [[String: Any]])
         #expect(
