@@ -106,7 +106,7 @@ show_suite() { # SUITE: prints its log and time, and notes a failure
 }
 lanes=("Tests/Interop/run.sh"
     "Tests/Docs/run.sh Tests/APIInterop/run.sh Tests/LoadTests/Interop/run.sh Tests/ReceiptInterop/run.sh Tests/Metrics/run.sh Tests/Deploy/run.sh
-    Tests/Kubernetes/run.sh Tests/Render/run.sh")
+    Tests/Kubernetes/run.sh Tests/Schema/run.sh Tests/Render/run.sh")
 rm -f .build/suites/*.result
 lane_pids=()
 for lane in "${lanes[@]}"; do
