@@ -41,6 +41,9 @@ struct OneTimePurchase: Sendable, Hashable {
         case restore
         /// The reinstated transaction: a `REFUND_REVERSED` notification.
         case notifyReversal
+        /// The partner's revoked `FAMILY_SHARED` copy `transaction` is reinstated with the purchaser's
+        /// (`REFUND_REVERSED`).
+        case reinstateFamilyCopy(transaction: UInt64)
     }
 
     var transaction: UInt64
@@ -114,13 +117,14 @@ struct OneTimePurchase: Sendable, Hashable {
         return effects
     }
 
-    /// Apple reverses the refund: the purchase is owed again (the partner's revoked copy stays revoked).
+    /// Apple reverses the refund: the purchase is owed again, and so is the partner's copy the refund revoked.
     mutating func reverseRefund() -> [Effect] {
         guard state == .refunded else { return [] }
         state = .owned
         var effects: [Effect] = [.restore]
         if kind == .nonConsumable { effects.append(.holdOwnership) }
         effects.append(.notifyReversal)
+        if let shared { effects.append(.reinstateFamilyCopy(transaction: shared)) }
         return effects
     }
 }

@@ -2,8 +2,8 @@ internal import AppStoreModel
 import Primitives
 internal import Profile
 
-// Family Sharing of non-consumables: the partner's own FAMILY_SHARED transaction, and its revocation when
-// the purchaser's transaction is refunded.
+// Family Sharing of non-consumables: the partner's own FAMILY_SHARED transaction, its revocation when the
+// purchaser's transaction is refunded, and its reinstatement when that refund is reversed.
 
 extension World {
     /// Family Sharing: the partner gets its own FAMILY_SHARED transaction for the product.
@@ -69,6 +69,37 @@ extension World {
             at: t,
             cause: cause
         )
+    }
+
+    /// The reversal of the purchaser's refund reinstates the partner's revoked `FAMILY_SHARED` copy too: the
+    /// partner's own `REFUND_REVERSED` for its own transaction, and the product is the partner's again.
+    /// `facts` is the purchaser's reinstated transaction.
+    mutating func reinstateShared(
+        _ sharedTransaction: UInt64,
+        product index: Int,
+        from facts: TransactionFacts,
+        purchaser account: Int,
+        at t: Double
+    ) {
+        guard let partner = Self.familyPartner(of: account, seed: profile.seed, population: profile.population)
+        else { return }
+        let shared = sharedCopy(of: facts, transaction: sharedTransaction, partner: partner)
+        var truth = Truth(kind: .reinstate, effectiveDate: shared.signedDate)
+        truth.productId = shared.productId
+        truth.productType = products[index].type
+        truth.transactionId = shared.transactionId
+        truth.originalTransactionId = shared.originalTransactionId
+        truth.quantity = Int(shared.quantity)
+        accounts[partner].setOwned(index, true)
+        let note = notification(
+            type: .refundReversed,
+            subtype: nil,
+            signedMs: shared.signedDate,
+            status: nil,
+            shared,
+            nil
+        )
+        emit(.refundReversal, account: partner, event: newEvent(), at: t, .notification(note), truth)
     }
 
     /// The partner's own `FAMILY_SHARED` copy of the purchaser's transaction: its own id, free.

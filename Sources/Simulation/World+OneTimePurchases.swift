@@ -16,8 +16,9 @@ extension World {
     ) {
         var purchase = purchase
         let index = Int(purchase.product)
-        // The purchaser's revoked transaction, which the partner's revoked copy repeats.
+        // The purchaser's revoked (or reinstated) transaction, which the partner's copy repeats.
         var revokedFacts: TransactionFacts?
+        var reinstatedFacts: TransactionFacts?
         for effect in effects {
             switch effect {
             case .announce(let event, let device, let approved):
@@ -58,7 +59,10 @@ extension World {
             case .restore:
                 accounts[account].restore(purchase)
             case .notifyReversal:
-                announceReversal(purchase, account: account, at: t)
+                reinstatedFacts = announceReversal(purchase, account: account, at: t)
+            case .reinstateFamilyCopy(let shared):
+                guard let reinstatedFacts else { continue }
+                reinstateShared(shared, product: index, from: reinstatedFacts, purchaser: account, at: t)
             }
         }
     }
@@ -103,12 +107,18 @@ extension World {
 
     /// A reversed refund's `REFUND_REVERSED`: the purchase is owed again (a non-renewing subscription for
     /// what remains of its catalog period).
-    private mutating func announceReversal(_ purchase: OneTimePurchase, account: Int, at t: Double) {
+    /// - Returns: the reinstated transaction, which a partner's shared copy repeats.
+    private mutating func announceReversal(
+        _ purchase: OneTimePurchase,
+        account: Int,
+        at t: Double
+    ) -> TransactionFacts {
         let now = millis(t)
         let facts = purchaseTransaction(account: account, ref: purchase, signedMs: now)
         let truth = purchaseTruth(.reinstate, of: purchase, facts, signedMs: now)
         let note = notification(type: .refundReversed, subtype: nil, signedMs: now, status: nil, facts, nil)
         emit(.refundReversal, account: account, event: newEvent(), at: t, .notification(note), truth)
+        return facts
     }
 
     /// What a purchase owes from `signedMs` (a grant, a reinstatement): its units, and a non-renewing

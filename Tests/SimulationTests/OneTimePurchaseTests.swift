@@ -92,6 +92,17 @@ struct OneTimePurchaseTests {
         #expect(purchase.isRefunded == refunded && effects == last)
     }
 
+    @Test func aReversalReinstatesThePartnersCopyAfterThePurchase() {
+        var (purchase, _) = Self.purchase(.nonConsumable, familyShares: true)
+        purchase.recordFamilyCopy(91)
+        _ = purchase.refund()
+        #expect(
+            purchase.reverseRefund() == [
+                .restore, .holdOwnership, .notifyReversal, .reinstateFamilyCopy(transaction: 91),
+            ]
+        )
+    }
+
     @Test func aRefundAfterAReversalRevokesAgain() {
         var (purchase, _) = Self.purchase(.nonConsumable)
         _ = purchase.refund()
