@@ -319,7 +319,7 @@ extension Command {
     }
 
     /// Runs with signal handling and prints the verdict. A signal stops the run, which still writes its report,
-    /// and the command exits with the signal's code (129, 130, 143).
+    /// and the command exits with the signal's code (129, 130, 143); one in the metrics linger only ends it.
     static func execute(_ options: RunOptions) throws -> ExitCode {
         let quiet = options.status == .quiet
         let run = PayStormRun(options) { line in
@@ -335,7 +335,7 @@ extension Command {
         }
         print(verdictText(outcome), terminator: "")
         if let failure = outcome.failure { PayStormCLI.printError("paystorm: \(failure)") }
-        return run.signal?.exitCode ?? ExitCode(rawValue: outcome.report.exitCode) ?? .internalError
+        return ExitCode(rawValue: outcome.report.exitCode) ?? .internalError
     }
 
     /// The verdict block printed at the end of a run.

@@ -88,6 +88,26 @@ struct InterruptionTests {
         }
     }
 
+    /// The metrics linger comes after the whole report: a signal in it ends the linger at once, and the run exits
+    /// with its verdict's code (it exited with the signal's, though nothing was cut short), its report not marked
+    /// interrupted.
+    @Test(arguments: signals)
+    func aSignalDuringTheMetricsLingerEndsItAndTheVerdictsExitCodeStands(signal: Int32, code: Int32) throws {
+        let reports = FileManager.default.temporaryDirectory.appendingPathComponent("linger-signal-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: reports) }
+        let run = try SignalledRun.start([
+            "run", "Profiles/smoke.json5", "--plain", "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "60",
+            "--rate", "2", "--duration", "1s", "--settle", "0", "--no-history", "--reports", reports,
+        ])
+        defer { run.kill() }
+        try #require(run.waitForOutput("metrics: the final values stay at", timeout: 60), "\(run.output)")
+        let (status, seconds) = try #require(run.signal(signal, within: 10))
+        #expect(status == 0 && status != code, "\(run.output)")
+        #expect(seconds < 2, "stopped \(seconds) s after the signal")
+        let summary = try RestartCommandTests.latestSummary(in: reports)
+        #expect(summary["interrupted"] as? Bool == false && summary["exitCode"] as? Int == 0, "\(summary)")
+    }
+
     /// Checks the report of an interrupted run: its files, its exit code, and that no invariant passed on
     /// accounts the final probe never read.
     @discardableResult
