@@ -30,8 +30,8 @@ public struct ShardInfo: Codable, Sendable, Hashable {
 public struct ShardFigures: Codable, Sendable, Hashable {
     /// Request counters by kind (`webhook`, `device`, `probe`...) and `all`.
     public var counts: [String: RequestCounts]
-    /// HDR histograms (µs) keyed `<kind>.intended` and `<kind>.service`, with `all` as a kind, each in
-    /// the HdrHistogram compressed V2 encoding, base64.
+    /// HDR histograms (µs) keyed `<kind>.intended` and `<kind>.service`, with `all` as a kind, and `all.hook`
+    /// (the request hook's time) when the run had one, each in the HdrHistogram compressed V2 encoding, base64.
     public var histograms: [String: String]
     /// Sends released after their intended time.
     public var late: Int

@@ -218,6 +218,8 @@ public enum PayStormMerge {
         var counts: [String: RequestCounts] = [:]
         var latency: [String: Histogram] = [:]
         var service: [String: Histogram] = [:]
+        /// The request hook's time, by kind (`all`), in the shards that had a hook.
+        var hook: [String: Histogram] = [:]
         var tallies: [String: ShardTally] = [:]
         /// Purchases held at the final probe and genuine purchases, summed over the shards that kept them.
         var held = 0
@@ -248,7 +250,7 @@ public enum PayStormMerge {
             }
         }
 
-        /// Adds a shard's histograms, keyed `KIND.intended` and `KIND.service`, to the kind's sums.
+        /// Adds a shard's histograms, keyed `KIND.intended`, `KIND.service` and `KIND.hook`, to the kind's sums.
         private mutating func addHistograms(of shard: ShardReport) throws(RunError) {
             for (key, text) in shard.figures.histograms {
                 let histogram: Histogram
@@ -259,10 +261,10 @@ public enum PayStormMerge {
                 }
                 guard let dot = key.lastIndex(of: ".") else { continue }
                 let kind = String(key[..<dot])
-                if key[dot...] == ".service" {
-                    service[kind, default: Histogram()].add(histogram)
-                } else {
-                    latency[kind, default: Histogram()].add(histogram)
+                switch key[dot...] {
+                case ".service": service[kind, default: Histogram()].add(histogram)
+                case ".hook": hook[kind, default: Histogram()].add(histogram)
+                default: latency[kind, default: Histogram()].add(histogram)
                 }
             }
         }
@@ -278,22 +280,24 @@ public enum PayStormMerge {
             )
         }
 
-        /// The percentiles of each kind (`all` first), from the intended time and as service time.
+        /// The percentiles of each kind (`all` first), from the intended time and as service time, then the
+        /// request hook's time (measure `hook`), as a run lists them.
         var latencySummaries: [LatencySummary] {
-            var summaries: [LatencySummary] = []
+            var entries: [(kind: String, measure: String, histogram: Histogram)] = []
             for kind in ["all"] + latency.keys.filter({ $0 != "all" }).sorted() {
-                for (measure, histograms) in [("intended", latency), ("service", service)] {
-                    let figures = LatencyFigures(
-                        kind: kind,
-                        measure: measure,
-                        histogram: histograms[kind] ?? Histogram()
-                    )
-                    summaries.append(
-                        LatencySummary(kind: kind, measure: measure, count: figures.count, micros: figures.micros)
-                    )
-                }
+                entries.append((kind, "intended", latency[kind] ?? Histogram()))
+                entries.append((kind, "service", service[kind] ?? Histogram()))
             }
-            return summaries
+            for kind in hook.keys.sorted() { entries.append((kind, "hook", hook[kind]!)) }
+            return entries.map { entry in
+                let figures = LatencyFigures(kind: entry.kind, measure: entry.measure, histogram: entry.histogram)
+                return LatencySummary(
+                    kind: entry.kind,
+                    measure: entry.measure,
+                    count: figures.count,
+                    micros: figures.micros
+                )
+            }
         }
     }
 

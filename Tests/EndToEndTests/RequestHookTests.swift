@@ -86,6 +86,30 @@ struct RequestHookTests {
         }
     }
 
+    /// A shard keeps the hook's time for `merge`, whose report lists it as the run's does.
+    @Test func theHooksTimeSurvivesTheMergeOfAShard() throws {
+        try PythonTestServer.withBackend("request-hook-shard", server: Self.server, provision: "") { work, server in
+            try Self.signedProfile(work: work, port: server.port).write(into: work)
+            let (code, output) = try PayStormRunner.exec([
+                "run", work + "/profile.json5", "--quiet", "--pki", work + "/pki", "--reports", work + "/reports",
+                "--shard", "0/1",
+            ])
+            #expect([0, 2].contains(code), "\(output)")
+            let folders = try FileManager.default.contentsOfDirectory(atPath: work + "/reports")
+            let shard = try #require(folders.first { $0.hasSuffix("-shard0of1") }, "\(folders)")
+            let (merged, mergeOutput) = try PayStormRunner.exec([
+                "merge", work + "/reports/" + shard, "--out", work + "/merged",
+            ])
+            #expect(merged == code, "\(mergeOutput)")
+            let devices = try TemplatedTargetTests.logged(in: work).filter { $0["path"] as? String == "/api/purchases" }
+            let data = try Data(contentsOf: URL(fileURLWithPath: work + "/merged/summary.json"))
+            let summary = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let latency = try #require(summary["latency"] as? [[String: Any]])
+            let hook = try #require(latency.first { $0["measure"] as? String == "hook" }, "\(latency)")
+            #expect(!devices.isEmpty && hook["count"] as? Int == devices.count, "\(hook)")
+        }
+    }
+
     /// A hook that fails in each way stops the run: exit 69, one line naming the hook and what happened, and a
     /// report whose summary says the same.
     @Test(arguments: [

@@ -107,6 +107,31 @@ struct MergeTests {
         }
     }
 
+    /// The request hook's time (`all.hook` among a shard's histograms) merges exactly like the other measures,
+    /// listed after them as a run lists it, and never counts as a request's latency.
+    @Test func addsTheRequestHooksTimeExactly() throws {
+        func withHook(_ report: RunReport, _ micros: [Int64]) -> RunReport {
+            var histogram = Histogram()
+            for value in micros { histogram.record(value) }
+            var report = report
+            report.shard?.figures?.histograms["all.hook"] = HistogramCodec.encodeBase64(histogram)
+            return report
+        }
+        let fast = Array(repeating: Int64(200), count: 99)
+        let (root, folders) = try Self.folders([
+            withHook(Self.shard(0, of: 2, micros: [1_000]), fast),
+            withHook(Self.shard(1, of: 2, micros: [1_000]), [90_000]),
+        ])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let report = try PayStormMerge.execute(directories: folders, out: root.appendingPathComponent("merged").path)
+            .report
+        let hook = try #require(report.latency.first { $0.measure == "hook" }, "\(report.latency)")
+        #expect(hook.kind == "all" && hook.count == 100)
+        #expect(hook.micros["max"]! >= 90_000 && hook.micros["p50"]! < 300)
+        #expect(report.latency.last?.measure == "hook")
+        #expect(report.latency.filter { $0.measure != "hook" }.allSatisfy { $0.count == 2 }, "\(report.latency)")
+    }
+
     /// Resent requests are summed like the other counts, and a shard written before they were counted (no
     /// `resent` key in its `summary.json`) still merges, as 0 resent.
     @Test func sumsResentRequestsAndReadsShardsWrittenBeforeThem() throws {

@@ -74,10 +74,12 @@ extension RunParts {
         metrics.linger(final: MetricsRunState.Final(report), seconds: seconds) { options.interruption.sleep($0) }
     }
 
-    /// The request hook's time as a latency measure (`hook`) and a note, and, when it stopped the run, the reason
-    /// first and exit 69: what was not sent was not checked, so the run cannot pass.
+    /// The request hook's time as a latency measure (`hook`, and a shard's histogram `all.hook` for `merge`) and
+    /// a note, and, when it stopped the run, the reason first and exit 69: what was not sent was not checked, so
+    /// the run cannot pass.
     static func addHook(_ hook: RequestHookStage, failure: String?, to report: inout RunReport) {
         if let figures = hook.figures {
+            report.shard?.figures?.histograms["all.hook"] = HistogramCodec.encodeBase64(hook.time)
             report.latency.append(
                 LatencySummary(
                     kind: figures.kind,
