@@ -124,8 +124,8 @@ struct ShardedRunTests {
                 "shard \(index): exit \(shard.terminationStatus)\n\(log)"
             )
         }
+        // No `latest` among them: shards leave it alone.
         let folders = try FileManager.default.contentsOfDirectory(at: shardReports, includingPropertiesForKeys: nil)
-            .filter { $0.lastPathComponent != "latest" }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
         #expect(
             folders.map { String($0.lastPathComponent.suffix(10)) }.sorted()
@@ -201,7 +201,14 @@ struct ShardedRunTests {
             ])
             #expect([0, 1, 2].contains(code), "shard \(index): \(output)")
         }
-        let folders = (0..<2).map { work.appendingPathComponent("shard\($0)/latest").path }
+        // A shard leaves `latest` alone (shards sharing a reports folder would race on it): found by its name.
+        let folders = try (0..<2).map { index in
+            let reports = work.appendingPathComponent("shard\(index)")
+            let names = try FileManager.default.contentsOfDirectory(atPath: reports.path)
+            #expect(!names.contains("latest"), "shard \(index) linked latest: \(names)")
+            let name = try #require(names.first { $0.hasSuffix("-shard\(index)of2") }, "\(names)")
+            return reports.appendingPathComponent(name).path
+        }
         let merged = work.appendingPathComponent("merged")
         let (code, output) = try PayStormRunner.exec(["merge"] + folders + ["--out", merged.path])
         #expect(code == 65, "\(output)")

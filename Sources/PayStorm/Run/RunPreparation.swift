@@ -111,8 +111,7 @@ extension PayStormRun {
             api: api,
             startMillis: startMillis
         )
-        let latestNote = folder.linkAsLatest()
-        if let latestNote { log("note: " + latestNote) }
+        let latestNote = linkLatest(folder, shard: loaded.options.shard)
         return RunParts(
             profile: loaded.profile,
             options: loaded.options,
@@ -135,6 +134,15 @@ extension PayStormRun {
             startMillis: startMillis,
             log: log
         )
+    }
+
+    /// Points `latest` at the run's folder, unless the run is a shard: shards of one run often share a reports
+    /// folder (a Job's pods on one volume), where one `latest` would name whichever started last.
+    /// - Returns: why `latest` does not name the folder when it should (also said on the console), else nil.
+    private func linkLatest(_ folder: ReportFolder, shard: Shard?) -> String? {
+        guard shard == nil, let note = folder.linkAsLatest() else { return nil }
+        log("note: " + note)
+        return note
     }
 
     /// The run's recorder (timeseries, latency log), its history and, with `--metrics-listen`, the metrics
