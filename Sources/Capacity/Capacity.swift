@@ -252,6 +252,9 @@ public enum PayStormCapacity {
         }
         sampler.stop()
         if run.interruption.isInterrupted { return nil }
+        // A request hook that failed stopped the step's run: what it did not send says nothing of the target, and
+        // every later step would run through the same hook.
+        if let failure = outcome.failure { throw .unreachable(failure) }
         // The judged window in wall-clock time: the run's clock starts at the latency log's StartTime.
         let startTime =
             (try? HistogramLogReader.read(path: outcome.folder.appendingPathComponent("latency.hlog").path))?
@@ -267,13 +270,7 @@ public enum PayStormCapacity {
             harnessCPU: cpu,
             recovery: recovery
         )
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        do {
-            try encoder.encode(plan).write(to: outcome.folder.appendingPathComponent(CapacityStepPlan.fileName))
-        } catch {
-            throw .cannotWrite("\(outcome.folder.path)/\(CapacityStepPlan.fileName): \(error.localizedDescription)")
-        }
+        try write(plan, into: outcome.folder)
         do {
             return try CapacityStepReader.read(
                 outcome.folder,
@@ -283,6 +280,17 @@ public enum PayStormCapacity {
             ).step
         } catch {
             throw .internalError("step \(index) wrote a report it cannot read: \(error)")
+        }
+    }
+
+    /// Writes a step's plan as `step.json` into its report folder.
+    private static func write(_ plan: CapacityStepPlan, into folder: URL) throws(RunError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do {
+            try encoder.encode(plan).write(to: folder.appendingPathComponent(CapacityStepPlan.fileName))
+        } catch {
+            throw .cannotWrite("\(folder.path)/\(CapacityStepPlan.fileName): \(error.localizedDescription)")
         }
     }
 

@@ -22,6 +22,7 @@ extension Command {
             shows no violation, 1 otherwise. --set gives the value of ${NAME} in the profile (repeatable).
             SIGINT, SIGTERM or SIGHUP stop the matrix: the run in progress writes its report, marked
             interrupted, the rows so far are printed, and the exit code is 130, 143 or 129.
+            A request hook (target.requestHook) that fails stops the matrix too: its one line, exit 69.
 
             """
     ) { arguments in
@@ -57,14 +58,18 @@ extension Command {
             options.status = .quiet
             options.reportsDirectory = reports
             options.history = false
+            let outcome: RunOutcome
             do {
-                return try PayStormRun(options).execute()
+                outcome = try PayStormRun(options).execute()
             } catch {
                 throw CLIError(
                     interruption.signal?.exitCode ?? RunCommandSupport.exitCode(for: error),
                     error.description
                 )
             }
+            // A request hook that failed stopped the run before the flaw could show: no row can be read from it.
+            if let failure = outcome.failure { throw CLIError(.unreachable, failure) }
+            return outcome
         }
         print("| flaw | breaks | verdict | invariants that failed | first detection |")
         print("| --- | --- | --- | --- | --- |")

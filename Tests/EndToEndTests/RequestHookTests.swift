@@ -86,6 +86,31 @@ struct RequestHookTests {
         }
     }
 
+    /// A hook that dies stops `capacity` and `detect` as it stops a run, with its one line and exit 69: a step it
+    /// cut short is not read as the target breaking, nor a run it stopped as a row of the matrix.
+    @Test(arguments: ["capacity", "detect"])
+    func aFailingHookStopsCapacityAndDetectWithExit69(command: String) throws {
+        try withTemporaryFolder("request-hook-\(command)") { folder in
+            var target = ProfileBuilder.Target.embeddedLedger
+            target.extra = [#"requestHook: { command: ["sh", "-c", "read line; exit 3"], timeoutSeconds: 0.5 }"#]
+            var profile = ProfileBuilder(name: "failing-hook", seed: 4, target: target)
+            profile.schedule = [.constant(rate: 10, seconds: 4)]
+            profile.settleSeconds = 1
+            let file = try profile.write(into: folder.path)
+            let arguments =
+                command == "capacity"
+                ? [file, "--slo", "p99 < 5s", "--step-seconds", "3", "--max-steps", "3", "--recovery-timeout", "0"]
+                : [file, "--flaw", "double-grant", "--seeds", "1"]
+            let (code, output) = try PayStormRunner.exec(
+                [command] + arguments + ["--reports", folder.path + "/reports"]
+            )
+            #expect(code == 69, "\(output)")
+            let lines = output.split(separator: "\n").filter { $0.hasPrefix("paystorm \(command): the request hook") }
+            #expect(lines.count == 1 && lines.first?.contains("exited with status 3") == true, "\(output)")
+            #expect(!output.contains("| double-grant |") && !output.contains("step 2"), "\(output)")
+        }
+    }
+
     /// A shard keeps the hook's time for `merge`, whose report lists it as the run's does.
     @Test func theHooksTimeSurvivesTheMergeOfAShard() throws {
         try PythonTestServer.withBackend("request-hook-shard", server: Self.server, provision: "") { work, server in
