@@ -47,23 +47,24 @@ for i in "${!shards[@]}"; do
     pids+=("$!")
 done
 failed_shards=0
-for i in "${!pids[@]}"; do
-    if ! wait "${pids[$i]}" || ! grep -qE '✔ Test run with [0-9]+ tests? .*passed' ".build/swift-test-$i.log"; then
-        echo "swift test shard (${shards[$i]}) failed:"
-        grep -vE '^(◇|✔|↳) ' ".build/swift-test-$i.log" | tail -200 || true
+check_shard() { # STATUS LOG LABEL: a failure (a nonzero STATUS, or no passing run in LOG) is shown and counted
+    if (( $1 != 0 )) || ! grep -qE '✔ Test run with [0-9]+ tests? .*passed' "$2"; then
+        echo "swift test ($3) failed:"
+        grep -vE '^(◇|✔|↳) ' "$2" | tail -200 || true
         failed_shards=$((failed_shards + 1))
     fi
-    grep -E 'Test run with [0-9]+ tests?' ".build/swift-test-$i.log" | tail -1 | sed "s/^/  (${shards[$i]}) /" || true
+    grep -E 'Test run with [0-9]+ tests?' "$2" | tail -1 | sed "s/^/  ($3) /" || true
+}
+for i in "${!pids[@]}"; do
+    status=0
+    wait "${pids[$i]}" || status=$?
+    check_shard "$status" ".build/swift-test-$i.log" "shard ${shards[$i]}"
 done
 alone_log=".build/swift-test-${#shards[@]}.log"
+status=0
 # shellcheck disable=SC2086 # a list of options
-if ! NO_COLOR=1 "$bundle" --testing-library swift-testing $alone >"$alone_log" 2>&1 \
-    || ! grep -qE '✔ Test run with [0-9]+ tests? .*passed' "$alone_log"; then
-    echo "swift test ($alone, alone) failed:"
-    grep -vE '^(◇|✔|↳) ' "$alone_log" | tail -200 || true
-    failed_shards=$((failed_shards + 1))
-fi
-grep -E 'Test run with [0-9]+ tests?' "$alone_log" | tail -1 | sed "s/^/  ($alone, alone) /" || true
+NO_COLOR=1 "$bundle" --testing-library swift-testing $alone >"$alone_log" 2>&1 || status=$?
+check_shard "$status" "$alone_log" "$alone, alone"
 cat .build/swift-test-[0-9].log >.build/swift-test.log
 (( failed_shards == 0 )) || { echo "swift test failed"; exit 1; }
 ran=$(sed -nE 's/^✔ Test run with ([0-9]+) tests? .*/\1/p' .build/swift-test-[0-9].log | awk '{ n += $1 } END { print n }')
