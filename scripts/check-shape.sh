@@ -3,7 +3,9 @@
 #   - no file under Sources/ over 400 lines;
 #   - no function, initializer or subscript over 60 lines (from its first line to its closing brace), except
 #     text templates: a function whose body is mostly one multi-line string literal (an HTML page, a JUnit
-#     document) reads best whole, and is marked with a `// shape: template` comment on the line above it.
+#     document) reads best whole, and is marked with a `// shape: template` comment on the line above it;
+#   - no shell suite under Tests/ runs `swift build` itself: it takes scripts/paystorm-binary.sh's binary, built
+#     with CI's flags, so a suite run alone neither lets a warning pass nor rebuilds everything with other flags.
 # Each finding is one line, FILE:LINE: what; the script exits 1 if there is any. Uses perl alone.
 # Usage: scripts/check-shape.sh [folder ...]   (default: Sources)
 set -euo pipefail
@@ -11,6 +13,7 @@ cd "$(dirname "$0")/.."
 folders=("$@")
 [[ ${#folders[@]} -eq 0 ]] && folders=(Sources)
 mapfile -t files < <(find "${folders[@]}" -name '*.swift' | sort)
+failed=0
 perl -e '
 use strict; use warnings;
 my ($max_file, $max_func) = (400, 60);
@@ -60,4 +63,9 @@ for my $file (@ARGV) {
     }
 }
 exit $failed;
-' "${files[@]}"
+' "${files[@]}" || failed=1
+while IFS= read -r found; do
+    echo "$found: builds paystorm itself; use PAYSTORM=\"\$(scripts/paystorm-binary.sh)\""
+    failed=1
+done < <(grep -rnE --include='*.sh' '(^[[:space:]]*|\$\()swift build' Tests || true)
+exit "$failed"

@@ -15,10 +15,10 @@ echo "== shape (no file over 400 lines, no function over 60)"
 scripts/check-shape.sh
 
 echo "== build (warnings are errors)"
-# Every compiler warning in our code fails CI: -warnings-as-errors for the Swift targets, -Xcc -Werror
-# for the C shim. System headers stay exempt (clang silences their warnings). The DocC step reuses this
-# build, so it gets the same flags (other flags would rebuild everything).
-build_flags=(-Xswiftc -warnings-as-errors -Xcc -Werror)
+# Every compiler warning in our code fails CI (the flags are scripts/paystorm-binary.sh's, which the suites
+# run alone build with). The DocC step reuses this build, so it gets the same flags (other flags would rebuild
+# everything).
+read -r -a build_flags <<<"$(scripts/paystorm-binary.sh --flags)"
 swift build --build-tests "${build_flags[@]}" 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || { echo "build failed"; exit 1; }
 export PAYSTORM="$PWD/.build/debug/paystorm"
 

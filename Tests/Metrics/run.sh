@@ -3,13 +3,10 @@
 # and in its linger (final values = summary.json), parsed with the PyPI `prometheus_client` parsers (OpenMetrics
 # and the classic text format), installed into Tests/Metrics/.venv on
 # first use (scripts/python-venv.sh), so no global Python package is needed.
-# Usage: Tests/Metrics/run.sh   (uses $PAYSTORM, else builds .build/debug/paystorm)
+# Usage: Tests/Metrics/run.sh   (uses $PAYSTORM, else builds .build/debug/paystorm with CI's flags)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 checker_python="$(scripts/python-venv.sh Tests/Metrics/.venv prometheus_client prometheus-client)"
-if [[ -z "${PAYSTORM:-}" ]]; then
-    swift build --product paystorm >/dev/null
-    PAYSTORM="$PWD/.build/debug/paystorm"
-fi
+PAYSTORM="$(scripts/paystorm-binary.sh)"
 "$checker_python" Tests/Metrics/scrape.py "$PAYSTORM"
 echo "metrics suite passed"

@@ -2,14 +2,11 @@
 # App receipt interop: PayStorm's minted app receipts read by an independent ASN.1/PKCS#7 parser, the PyPI
 # `asn1crypto` package, installed into Tests/ReceiptInterop/.venv on first use (scripts/python-venv.sh), and
 # posted to `paystorm api serve`'s verifyReceipt over HTTPS under Apple's receipt host names.
-# Usage: Tests/ReceiptInterop/run.sh   (uses $PAYSTORM, else builds .build/debug/paystorm)
+# Usage: Tests/ReceiptInterop/run.sh   (uses $PAYSTORM, else builds .build/debug/paystorm with CI's flags)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 python="$(scripts/python-venv.sh Tests/ReceiptInterop/.venv asn1crypto asn1crypto)"
-if [[ -z "${PAYSTORM:-}" ]]; then
-    swift build --product paystorm >/dev/null
-    PAYSTORM="$PWD/.build/debug/paystorm"
-fi
+PAYSTORM="$(scripts/paystorm-binary.sh)"
 work="$(mktemp -d)"
 server_pid=""
 cleanup() { [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }

@@ -4,18 +4,15 @@
 # Tests/Render/check_charts.py (the Python standard library decodes the PNG). The same page with its charts'
 # drawing stripped must then fail the check, so a blank chart cannot pass. Skipped, saying so, where Chromium is
 # not installed (scripts/install-deps.sh --tests installs it).
-# Usage: Tests/Render/run.sh   (uses $PAYSTORM, else builds .build/debug/paystorm; RENDER_KEEP=DIR keeps the
-# screenshot and report.html there)
+# Usage: Tests/Render/run.sh   (uses $PAYSTORM, else builds .build/debug/paystorm with CI's flags; RENDER_KEEP=DIR
+# keeps the screenshot and report.html there)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if ! command -v chromium >/dev/null; then
     echo "render suite skipped: chromium is not installed"
     exit 0
 fi
-if [[ -z "${PAYSTORM:-}" ]]; then
-    swift build --product paystorm >/dev/null
-    PAYSTORM="$PWD/.build/debug/paystorm"
-fi
+PAYSTORM="$(scripts/paystorm-binary.sh)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cat >"$work/render.json5" <<'PROFILE'

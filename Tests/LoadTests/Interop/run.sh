@@ -2,14 +2,11 @@
 # HdrHistogram interop: runs a short `paystorm load` against a loopback Python server and checks
 # its latency.hlog with the PyPI `hdrhistogram` package, installed into Tests/LoadTests/Interop/.venv on
 # first use (scripts/python-venv.sh), so no global Python package is needed.
-# Usage: Tests/LoadTests/Interop/run.sh   (uses $PAYSTORM, else builds .build/debug/paystorm)
+# Usage: Tests/LoadTests/Interop/run.sh   (uses $PAYSTORM, else builds .build/debug/paystorm with CI's flags)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 checker_python="$(scripts/python-venv.sh Tests/LoadTests/Interop/.venv hdrh hdrhistogram)"
-if [[ -z "${PAYSTORM:-}" ]]; then
-    swift build --product paystorm >/dev/null
-    PAYSTORM="$PWD/.build/debug/paystorm"
-fi
+PAYSTORM="$(scripts/paystorm-binary.sh)"
 work="$(mktemp -d)"
 server_pid=""
 cleanup() { [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
