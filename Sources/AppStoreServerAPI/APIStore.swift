@@ -115,6 +115,18 @@ public final class APIStore: Sendable {
         }
     }
 
+    /// The newest view at `now` of each of a customer's transactions visible by then, in the order first
+    /// recorded: what the customer's app receipt lists at that time.
+    /// - Parameters:
+    ///   - customer: the customer (the world's account index).
+    ///   - now: the world time, in UNIX milliseconds.
+    /// - Returns: the transactions.
+    public func transactions(ofCustomer customer: Int, at now: Int64) -> [TransactionFacts] {
+        state.withLock { state in
+            (state.byCustomer[customer] ?? []).compactMap { state.transaction($0, at: now)?.facts }
+        }
+    }
+
     /// The consumption information sent for a transaction, in the order received.
     /// - Parameter transactionId: the transaction.
     /// - Returns: the records.

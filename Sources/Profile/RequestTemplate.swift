@@ -42,6 +42,8 @@ public struct RequestTemplate: Sendable, Hashable {
     /// `{originalTransactionId}` and carries no `{signedTransaction}`, so the backend must ask the App Store
     /// Server API what was bought (nothing is minted for it, and its forgeries are made-up or other accounts' ids).
     public var pulls = false
+    /// Every placeholder the template names, in its URL, headers and body.
+    public var placeholders: Set<Placeholder> = []
 
     /// One header whose value may hold placeholders.
     public struct Header: Sendable, Hashable {
@@ -122,9 +124,11 @@ public struct RequestTemplate: Sendable, Hashable {
         headers = try headerValues.keys.sorted().map { name in
             Header(name: name, value: try compile(headerValues[name]!, f.at("headers.\(name)")))
         }
-        // The JWS is rendered with the body, ahead of the schedule; a URL or header cannot carry it.
-        if let (path, _) = uses.first(where: { [.signedPayload, .signedTransaction].contains($0.placeholder) }) {
-            throw ProfileIssue(path: path, expected: "the signed payload or transaction only in the body")
+        // The JWS and the receipt are signed with the body, ahead of the schedule; a URL or header cannot carry them.
+        let signed: Set<Placeholder> = [.signedPayload, .signedTransaction, .appReceipt]
+        if let (path, placeholder) = uses.first(where: { signed.contains($0.placeholder) }) {
+            let what = placeholder == .appReceipt ? "app receipt" : "signed payload or transaction"
+            throw ProfileIssue(path: path, expected: "the \(what) only in the body")
         }
         if let json: JSONValue = try f.optional("body") {
             let compiled = try BodyTemplate(json, path: f.at("body"))
@@ -138,6 +142,22 @@ public struct RequestTemplate: Sendable, Hashable {
             throw ProfileIssue(path: f.at("purchaseResult"), expected: "no purchaseResult map outside deviceReport")
         }
         purchaseResult = try f.value("purchaseResult", default: [:])
+        accountFields = try Self.accountFields(uses, role: role)
+        let named = Set(uses.map(\.placeholder))
+        placeholders = named
+        // A body with the receipt is checked with `verifyReceipt`: its forgeries are forged receipts, not ids.
+        pulls =
+            role == .deviceDelivery && body != nil && !named.contains(.signedTransaction)
+            && !named.contains(.appReceipt)
+            && (named.contains(.transactionId) || named.contains(.originalTransactionId))
+    }
+
+    /// The `{account.NAME}` fields other than `id` that `uses` name, with the path of their first use, after
+    /// checking that each placeholder is one of `role`'s.
+    private static func accountFields(
+        _ uses: [(path: String, placeholder: Placeholder)],
+        role: RequestRole
+    ) throws -> [String: String] {
         var fields: [String: String] = [:]
         for (path, placeholder) in uses {
             if let only = placeholder.onlyRole, only != role {
@@ -147,13 +167,15 @@ public struct RequestTemplate: Sendable, Hashable {
                         + "exists only in \(only.rawValue)"
                 )
             }
+            if placeholder == .appReceipt && role == .webhook {
+                throw ProfileIssue(
+                    path: path,
+                    expected: "a placeholder available in webhook; {appReceipt} exists only in the device roles"
+                )
+            }
             if case .account(let field) = placeholder, field != "id", fields[field] == nil { fields[field] = path }
         }
-        accountFields = fields
-        let named = Set(uses.map(\.placeholder))
-        pulls =
-            role == .deviceDelivery && body != nil && !named.contains(.signedTransaction)
-            && (named.contains(.transactionId) || named.contains(.originalTransactionId))
+        return fields
     }
 
     static func name(of placeholder: Placeholder) -> String {

@@ -20,6 +20,9 @@ public enum Placeholder: Sendable, Hashable {
     case originalTransactionId
     /// `{purchaseResult}`: the device report's result after the template's value map (device report only).
     case purchaseResult
+    /// `{appReceipt}`: the account's app receipt in base64 as the device holds it at the request (device roles'
+    /// bodies only).
+    case appReceipt
     /// `{account.NAME}`: a field of the account in the backend; `id` defaults to the `appAccountToken`.
     case account(String)
 
@@ -35,6 +38,7 @@ public enum Placeholder: Sendable, Hashable {
         case "transactionId": self = .transactionId
         case "originalTransactionId": self = .originalTransactionId
         case "purchaseResult": self = .purchaseResult
+        case "appReceipt": self = .appReceipt
         default:
             let field = name.dropFirst("account.".count)
             guard name.hasPrefix("account."), !field.isEmpty,
@@ -66,7 +70,8 @@ public enum Placeholder: Sendable, Hashable {
     /// Every name the templates accept, for error messages.
     static let names =
         "{signedPayload}, {signedTransaction}, {appAccountToken}, {appAccountToken.lower}, {appAccountToken.upper}, "
-        + "{productId}, {transactionId}, {originalTransactionId}, {purchaseResult}, {account.id}, {account.NAME}"
+        + "{productId}, {transactionId}, {originalTransactionId}, {purchaseResult}, {appReceipt}, {account.id}, "
+        + "{account.NAME}"
 }
 
 /// What one delivery puts into its template's placeholders.
@@ -85,6 +90,8 @@ public struct TemplateValues: Sendable {
     public var purchaseResult: String
     /// The account's fields in the backend (from ``AccountDirectory``); `id` defaults to the token.
     public var account: [String: String]
+    /// The account's app receipt in base64 (device roles), or empty.
+    public var appReceipt: String
 
     /// Creates values; absent ones are empty.
     public init(
@@ -94,7 +101,8 @@ public struct TemplateValues: Sendable {
         transactionId: String = "",
         originalTransactionId: String = "",
         purchaseResult: String = "",
-        account: [String: String] = [:]
+        account: [String: String] = [:],
+        appReceipt: String = ""
     ) {
         self.signed = signed
         self.appAccountToken = appAccountToken
@@ -103,6 +111,7 @@ public struct TemplateValues: Sendable {
         self.originalTransactionId = originalTransactionId
         self.purchaseResult = purchaseResult
         self.account = account
+        self.appReceipt = appReceipt
     }
 
     func value(of placeholder: Placeholder, resultMap: [String: String]) -> String {
@@ -115,6 +124,7 @@ public struct TemplateValues: Sendable {
         case .transactionId: transactionId
         case .originalTransactionId: originalTransactionId
         case .purchaseResult: resultMap[purchaseResult] ?? purchaseResult
+        case .appReceipt: appReceipt
         case .account(let field): account[field] ?? (field == "id" ? appAccountToken : "")
         }
     }
@@ -308,7 +318,7 @@ public struct BodyTemplate: Sendable, Hashable {
     /// The body for `values`.
     public func render(_ values: TemplateValues, resultMap: [String: String] = [:]) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(literalBytes + values.signed.utf8.count + 128)
+        out.reserveCapacity(literalBytes + values.signed.utf8.count + values.appReceipt.utf8.count + 128)
         for piece in pieces {
             switch piece {
             case .literal(let bytes): out += bytes

@@ -151,10 +151,28 @@ public enum TargetCheck {
         var faultless = profile
         faultless.target.appStoreAPI?.faults = AppStoreAPIFaults()
         let api = try RunAPI.start(profile: faultless, file: file, target: target, folder: folder, log: log)
-        for action in plan.steps.map(\.delivery).filter({ !$0.isForged }).map(\.action) {
-            api?.store.record(action, at: plan.startMillis + Int64((action.at * 1000).rounded()))
-        }
+        if let api { record(plan, into: api.store) }
         return api
+    }
+
+    /// The bodies of the plan's requests, as a run mints them: with the receipts of the plan's world when a
+    /// device template names `{appReceipt}`.
+    static func bodies(for plan: Plan, target: PreparedTarget, profile: Profile) -> DeliveryBodies {
+        var receipts: DeviceReceipts?
+        if DeviceReceipts.needed(by: target.endpoints) {
+            let store = APIStore()
+            record(plan, into: store)
+            receipts = DeviceReceipts(store: store, startMillis: plan.startMillis)
+        }
+        let minter = PayStormRun.minter(profile: profile, pki: target.pki)
+        return DeliveryBodies(minter: minter, endpoints: target.endpoints, receipts: receipts)
+    }
+
+    /// Records the plan's genuine actions into an App Store's store, each at its world time.
+    static func record(_ plan: Plan, into store: APIStore) {
+        for action in plan.steps.map(\.delivery).filter({ !$0.isForged }).map(\.action) {
+            store.record(action, at: plan.startMillis + Int64((action.at * 1000).rounded()))
+        }
     }
 
     /// Runs the provisioning command a second time when the profile asks a run to refresh the accounts
@@ -215,10 +233,7 @@ public enum TargetCheck {
         engine: LoadEngine,
         checker: Checker
     ) throws(RunError) -> Sent {
-        let bodies = DeliveryBodies(
-            minter: PayStormRun.minter(profile: profile, pki: target.pki),
-            endpoints: target.endpoints
-        )
+        let bodies = Self.bodies(for: plan, target: target, profile: profile)
         var sent = Sent()
         var bytes: [UInt64: [UInt8]] = [:]
         // The check sends what a run would: its hooked roles' requests as the request hook answers them.

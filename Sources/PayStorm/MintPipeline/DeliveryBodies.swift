@@ -14,11 +14,15 @@ package struct DeliveryBodies: Sendable {
     let minter: Minter
     /// The run's templates and accounts; nil (or a role without a body template) means contract v1's body.
     var endpoints: Endpoints? = nil
+    /// Where `{appReceipt}` comes from; nil renders it empty.
+    var receipts: DeviceReceipts? = nil
 
-    /// Bodies signed by `minter`, shaped by the templates of `endpoints` when given.
-    package init(minter: Minter, endpoints: Endpoints? = nil) {
+    /// Bodies signed by `minter`, shaped by the templates of `endpoints` when given, with the receipts of
+    /// `receipts` in `{appReceipt}`.
+    package init(minter: Minter, endpoints: Endpoints? = nil, receipts: DeviceReceipts? = nil) {
         self.minter = minter
         self.endpoints = endpoints
+        self.receipts = receipts
     }
 
     /// The body of a delivery, or nil for a marker (which sends nothing).
@@ -29,7 +33,7 @@ package struct DeliveryBodies: Sendable {
         case .marker:
             return nil
         case .report(let report):
-            return rendered(delivery, role: .deviceReport, signed: "") ?? report.body
+            return try rendered(delivery, role: .deviceReport, signed: "") ?? report.body
         case .device(let device) where delivery.forgery == Faults.bareProductIDForgery:
             // A client's word for it: "I bought this", with no signed transaction at all.
             let claim = DeviceReport(
@@ -39,13 +43,14 @@ package struct DeliveryBodies: Sendable {
                 appAccountToken: delivery.action.appAccountToken,
                 transactionId: device.transaction.transactionId
             )
-            return rendered(delivery, role: .deviceReport, signed: "") ?? claim.body
-        case .device where endpoints?.deviceDelivery?.pulls == true:
-            // A pulling flow sends ids only: the backend asks the App Store Server API, so nothing is signed.
-            return rendered(delivery, role: .deviceDelivery, signed: "")
+            return try rendered(delivery, role: .deviceReport, signed: "") ?? claim.body
+        case .device
+        where endpoints?.deviceDelivery.map({ $0.body != nil && !$0.placeholders.contains(.signedTransaction) }) == true:
+            // A body without the JWS (a pulling flow's ids, a receipt) needs no transaction signed.
+            return try rendered(delivery, role: .deviceDelivery, signed: "")
         case .device(let device):
             let jws = try minter.signTransaction(device.transaction.payload, forgery: forgery)
-            return rendered(delivery, role: .deviceDelivery, signed: jws)
+            return try rendered(delivery, role: .deviceDelivery, signed: jws)
                 ?? Array("{\"signedTransaction\":\"\(jws)\"}".utf8)
         case .notification(let facts):
             let (payload, transaction, renewal) = (facts.payload, facts.transaction?.payload, facts.renewal)
@@ -64,7 +69,7 @@ package struct DeliveryBodies: Sendable {
                 renewal: renewal,
                 forgery: forgery
             )
-            return rendered(delivery, role: .webhook, signed: signed) ?? Minter.webhookBody(signed)
+            return try rendered(delivery, role: .webhook, signed: signed) ?? Minter.webhookBody(signed)
         }
     }
 
@@ -74,8 +79,12 @@ package struct DeliveryBodies: Sendable {
     }
 
     /// The role's body template rendered, or nil when the role sends contract v1's body.
-    private func rendered(_ delivery: PlannedDelivery, role: RequestRole, signed: String) -> [UInt8]? {
+    private func rendered(_ delivery: PlannedDelivery, role: RequestRole, signed: String) throws -> [UInt8]? {
         guard let endpoints, let template = endpoints.template(for: role), let body = template.body else { return nil }
-        return body.render(endpoints.values(for: delivery, signed: signed), resultMap: template.purchaseResult)
+        var values = endpoints.values(for: delivery, signed: signed)
+        if let receipts, template.placeholders.contains(.appReceipt) {
+            values.appReceipt = try receipts.receipt(for: delivery, minter: minter)
+        }
+        return body.render(values, resultMap: template.purchaseResult)
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import Chaos
 import Checking
 import Foundation
@@ -216,17 +217,20 @@ extension PayStormRun {
         startMillis: Int64
     ) -> (MintPipeline, DeliveryBodies, BodyCache, [TargetRestartEvent]) {
         let (profile, options, admissions) = (loaded.profile, loaded.options, loaded.admissions)
-        let bodies = DeliveryBodies(minter: minter(profile: profile, pki: target.pki), endpoints: target.endpoints)
+        // The store the world feeds: the API's, or one of its own when device requests carry receipts.
+        let store = api?.store ?? (DeviceReceipts.needed(by: target.endpoints) ? APIStore() : nil)
+        let bodies = DeliveryBodies(
+            minter: minter(profile: profile, pki: target.pki),
+            endpoints: target.endpoints,
+            receipts: store.map { DeviceReceipts(store: $0, startMillis: startMillis) }
+        )
         // The schedule is thinned at the source while minting cannot keep up, unless a replay plays the
         // admissions of the run it replays.
         let admission =
             admissions.map { ArrivalAdmission(seed: profile.seed, replaying: $0) }
             ?? ArrivalAdmission(seed: profile.seed)
-        // With an App Store Server API, every action is recorded into its store as the world yields it.
-        let world = APIFeed(
-            World(profile: profile, startMillis: startMillis, admission: admission),
-            store: api?.store
-        )
+        // With an App Store Server API (or receipts), every action is recorded into the store as the world yields it.
+        let world = APIFeed(World(profile: profile, startMillis: startMillis, admission: admission), store: store)
         let chaos = ChaosStream(world, profile: profile)
         let cache = BodyCache()
         // The run's clock, for shedding what minting cannot sign in time.
