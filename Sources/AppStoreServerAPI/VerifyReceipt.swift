@@ -5,8 +5,9 @@ internal import Minting
 internal import Primitives
 internal import Signing
 
-/// Apple's legacy `POST /verifyReceipt`, answered from the receipt the backend sends: its signature and chain
-/// under the test root, its environment against the host's, its in-app purchases.
+/// Apple's legacy `POST /verifyReceipt`, answered from the receipt the backend sends (its signature and chain
+/// under the test root, its environment against the host's, its in-app purchases) and from what the store knows
+/// of its customer at the world's current time (see `latestAnswer`).
 extension AppStoreServerAPI {
     /// The statuses PayStorm answers (Apple's numbers).
     enum ReceiptStatus {
@@ -67,23 +68,14 @@ extension AppStoreServerAPI {
         if receipt.app.environment == .production && serverEnvironment == .sandbox {
             return status(ReceiptStatus.productionReceiptOnSandbox)
         }
-        let purchases = receipt.inApp.map(Self.receiptPurchase)
-        var latest = receipt.inApp
-        if fields["exclude-old-transactions"] == .bool(true) {
-            // Only the newest transaction of each original purchase.
-            var newest: [String: JWSTransactionDecodedPayload] = [:]
-            for transaction in latest {
-                let key = transaction.originalTransactionId ?? transaction.transactionId ?? ""
-                if (newest[key]?.purchaseDate ?? .min) <= (transaction.purchaseDate ?? .min) {
-                    newest[key] = transaction
-                }
-            }
-            latest = latest.filter { newest[$0.originalTransactionId ?? $0.transactionId ?? ""] == $0 }
-        }
         var answer = status(ReceiptStatus.valid)
-        answer["receipt"] = .object(Self.receiptObject(receipt, purchases: purchases, now: now))
-        answer["latest_receipt_info"] = .array(latest.map(Self.receiptPurchase).map(JSONValue.object))
-        answer["latest_receipt"] = .string(base64)
+        answer["receipt"] = .object(
+            Self.receiptObject(receipt, purchases: receipt.inApp.map(Self.receiptPurchase), now: now)
+        )
+        answer.merge(latestAnswer(receipt, excludingOld: fields["exclude-old-transactions"] == .bool(true), now: now)) {
+            first,
+            _ in first
+        }
         return answer
     }
 
@@ -114,14 +106,14 @@ extension AppStoreServerAPI {
     }
 
     /// One purchase as `in_app` and `latest_receipt_info` list it: every value a string, as Apple writes them.
-    private static func receiptPurchase(_ transaction: JWSTransactionDecodedPayload) -> [String: JSONValue] {
+    static func receiptPurchase(_ transaction: JWSTransactionDecodedPayload) -> [String: JSONValue] {
         var item: [String: JSONValue] = [
             "quantity": .string(String(transaction.quantity ?? 1)),
             "product_id": .string(transaction.productId ?? ""),
             "transaction_id": .string(transaction.transactionId ?? ""),
             "original_transaction_id": .string(transaction.originalTransactionId ?? transaction.transactionId ?? ""),
             "is_trial_period": .string(transaction.offerDiscountType == .freeTrial ? "true" : "false"),
-            "in_app_ownership_type": .string("PURCHASED"),
+            "in_app_ownership_type": .string(transaction.inAppOwnershipType?.rawValue ?? "PURCHASED"),
         ]
         let dated: [(String, Int64?)] = [
             ("purchase_date", transaction.purchaseDate), ("original_purchase_date", transaction.originalPurchaseDate),
@@ -132,7 +124,9 @@ extension AppStoreServerAPI {
             item["is_in_intro_offer_period"] = .string(transaction.offerType == .introductoryOffer ? "true" : "false")
         }
         if let webOrder = transaction.webOrderLineItemId { item["web_order_line_item_id"] = .string(webOrder) }
-        if transaction.revocationDate != nil { item["cancellation_reason"] = .string("0") }
+        if transaction.revocationDate != nil {
+            item["cancellation_reason"] = .string(String(transaction.revocationReason?.rawValue ?? 0))
+        }
         if let offer = transaction.offerIdentifier { item["promotional_offer_id"] = .string(offer) }
         return item
     }

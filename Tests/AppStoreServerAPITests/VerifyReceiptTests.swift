@@ -45,7 +45,12 @@ struct VerifyReceiptTests {
         let answer = verify(["receipt-data": base64])
         #expect(answer["status"] as? Int == 0)
         #expect(answer["environment"] as? String == "Sandbox")
-        #expect(answer["latest_receipt"] as? String == base64)
+        // A store that knows none of its purchases answers with the receipt's own: a fresh receipt listing them.
+        let fresh = try AppReceipt.read(
+            base64: try #require(answer["latest_receipt"] as? String),
+            trusting: APIFixture.pki.root
+        )
+        #expect(fresh.inApp.map(\.transactionId) == ["2000000000000001", "2000000000000002"])
         let body = try #require(answer["receipt"] as? [String: Any])
         #expect(body["bundle_id"] as? String == APIFixture.bundleId)
         let inApp = try #require(body["in_app"] as? [[String: Any]])
