@@ -21,6 +21,9 @@ public struct APIConfiguration: Sendable {
     public var issuerId: String?
     /// The API's own failures.
     public var faults: APIFaults
+    /// The app's shared secret: when set, `verifyReceipt` answers 21004 to a receipt with an auto-renewable
+    /// subscription whose request's `password` is missing or another, as Apple does.
+    public var sharedSecret: String?
 
     /// Creates a configuration.
     public init(
@@ -29,7 +32,8 @@ public struct APIConfiguration: Sendable {
         environment: Environment = .sandbox,
         publicKeys: [String: String] = [:],
         issuerId: String? = nil,
-        faults: APIFaults = APIFaults()
+        faults: APIFaults = APIFaults(),
+        sharedSecret: String? = nil
     ) {
         self.issuerId = issuerId
         self.bundleId = bundleId
@@ -37,6 +41,7 @@ public struct APIConfiguration: Sendable {
         self.environment = environment
         self.publicKeys = publicKeys
         self.faults = faults
+        self.sharedSecret = sharedSecret
     }
 }
 

@@ -88,9 +88,7 @@ public final class AppStoreServerAPI: Sendable {
         let now = clock()
         let segments = request.path.split(separator: "/").map(String.init)
         if segments.first == "paystorm" { return APIAnswer(admin(request, segments: segments, now: now)) }
-        if segments == ["verifyReceipt"] {
-            return APIAnswer(verifyReceipt(request, now: now), endpoint: "verifyReceipt")
-        }
+        if segments == ["verifyReceipt"] { return verifyReceipt(request, now: now) }
         guard let route = Route(method: request.method, segments: segments) else {
             return APIAnswer(
                 HTTPResponse(status: 404, headers: ["Content-Type": "text/plain"], body: Array("Not Found".utf8))

@@ -15,18 +15,46 @@ extension AppStoreServerAPI {
         static let notPost = 21000
         static let malformed = 21002
         static let unauthenticated = 21003
+        static let sharedSecretMismatch = 21004
+        static let unavailable = 21005
         static let sandboxReceiptOnProduction = 21007
         static let productionReceiptOnSandbox = 21008
+        /// The last of Apple's internal data access errors (21100–21199), which come with `is-retryable`.
+        static let internalDataAccess = 21199
     }
 
-    /// Answers `/verifyReceipt`: always HTTP 200 with a JSON body whose `status` tells the outcome, as Apple does.
-    func verifyReceipt(_ request: HTTPRequest, now: Int64) -> HTTPResponse {
+    /// Answers `/verifyReceipt`: HTTP 200 with a JSON body whose `status` tells the outcome, as Apple does. The
+    /// API's faults strike it too, drawn like every endpoint's: a rate limit answers 21005 (the receipt server
+    /// cannot answer now), a retryable error 21199 with `is-retryable`, an internal error HTTP 500, and a slow
+    /// answer is held back.
+    func verifyReceipt(_ request: HTTPRequest, now: Int64) -> APIAnswer {
+        let endpoint = "verifyReceipt"
         let serverEnvironment = Self.receiptEnvironment(host: request.headers["host"]) ?? configuration.environment
-        let body = verifyReceiptBody(request, serverEnvironment: serverEnvironment, now: now)
-        return HTTPResponse(
+        var body: [String: JSONValue] = ["environment": .string(serverEnvironment.rawValue)]
+        switch faults.drawError(at: now, endpoint: endpoint, id: "") {
+        case .internalError?:
+            let text = Array("Internal Server Error".utf8)
+            return APIAnswer(
+                HTTPResponse(status: 500, headers: ["Content-Type": "text/plain"], body: text),
+                endpoint: endpoint
+            )
+        case .rateLimit?:
+            body["status"] = .number(String(ReceiptStatus.unavailable))
+        case .retryableError?:
+            body["status"] = .number(String(ReceiptStatus.internalDataAccess))
+            body["is-retryable"] = .bool(true)
+        default:
+            body = verifyReceiptBody(request, serverEnvironment: serverEnvironment, now: now)
+        }
+        let response = HTTPResponse(
             status: 200,
             headers: ["Content-Type": "application/json"],
             body: Array(JSONValue.object(body).jsonText.utf8)
+        )
+        return APIAnswer(
+            response,
+            delaySeconds: faults.drawSlow(at: now, endpoint: endpoint, id: ""),
+            endpoint: endpoint
         )
     }
 
@@ -67,6 +95,12 @@ extension AppStoreServerAPI {
         }
         if receipt.app.environment == .production && serverEnvironment == .sandbox {
             return status(ReceiptStatus.productionReceiptOnSandbox)
+        }
+        // Apple asks the shared secret of receipts with auto-renewable subscriptions (the only ones with an expiry).
+        if let secret = configuration.sharedSecret, receipt.inApp.contains(where: { $0.expiresDate != nil }),
+            fields["password"]?.stringValue != secret
+        {
+            return status(ReceiptStatus.sharedSecretMismatch)
         }
         var answer = status(ReceiptStatus.valid)
         answer["receipt"] = .object(

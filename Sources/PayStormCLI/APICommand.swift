@@ -46,6 +46,8 @@ extension Command {
           --key-id KID              with --public-key: tokens with this kid must be signed by that key
           --public-key FILE         the backend's API key's public half (PEM, P-256); without it, claims only
           --host-name NAME          another name for the TLS certificate; repeatable
+          --shared-secret S         the app's shared secret: verifyReceipt answers 21004 to a receipt with an
+                                    auto-renewable subscription sent without it as password
           --http                    plain HTTP instead of HTTPS
           --fault-seed N            the seed of the API's faults (default: the world's seed, else 0)
           --rate-limit P            chance per request of 429 RateLimitExceededError (default 0)
@@ -62,7 +64,8 @@ extension Command {
         POST /inApps/v1/notifications/test, GET /inApps/v1/notifications/test/{token},
         POST /inApps/v1/notifications/history, PUT /inApps/v1/transactions/consumption/{id},
         PUT /inApps/v1/subscriptions/extend/{originalTransactionId}; and Apple's legacy POST /verifyReceipt (no
-        token; buy.itunes.apple.com is Production, sandbox.itunes.apple.com Sandbox).
+        token; buy.itunes.apple.com is Production, sandbox.itunes.apple.com Sandbox; the faults above strike it too:
+        --rate-limit as status 21005, --retryable-errors as 21199 with is-retryable, --internal-errors as HTTP 500).
 
         """
 
@@ -126,6 +129,8 @@ extension Command {
             throw CLIError(.usage, "--environment must be Sandbox or Production, got '\(configuration.environment)'")
         }
         configuration.appAppleId = try arguments.int("--app-apple-id").map { Int64($0) } ?? configuration.appAppleId
+        configuration.sharedSecret = try arguments.option("--shared-secret")
+        if configuration.sharedSecret?.isEmpty == true { throw CLIError(.usage, "--shared-secret must not be empty") }
         switch (try arguments.option("--key-id"), try arguments.option("--public-key")) {
         case (let kid?, let path?):
             guard let data = FileManager.default.contents(atPath: path) else {

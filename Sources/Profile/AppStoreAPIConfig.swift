@@ -26,8 +26,11 @@ public struct AppStoreAPIConfig: Sendable, Hashable, Decodable {
     public var publicKey: String?
     /// The API's own failures.
     public var faults: AppStoreAPIFaults
+    /// The app's shared secret `verifyReceipt` checks as `password` (21004 when missing or another); unchecked
+    /// when absent.
+    public var sharedSecret: String?
 
-    static let keys = ["listen", "hostNames", "keyId", "issuerId", "publicKey", "faults"]
+    static let keys = ["listen", "hostNames", "keyId", "issuerId", "publicKey", "faults", "sharedSecret"]
 
     /// Strict decoding.
     public init(from decoder: any Decoder) throws {
@@ -56,6 +59,10 @@ public struct AppStoreAPIConfig: Sendable, Hashable, Decodable {
             throw ProfileIssue(path: f.at("keyId"), expected: "the key id of publicKey (a publicKey needs its keyId)")
         }
         faults = try f.optional("faults") ?? AppStoreAPIFaults()
+        sharedSecret = try f.optional("sharedSecret")
+        if sharedSecret?.isEmpty == true {
+            throw ProfileIssue(path: f.at("sharedSecret"), expected: "a shared secret, found an empty string")
+        }
     }
 }
 

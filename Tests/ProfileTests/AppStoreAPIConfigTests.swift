@@ -18,7 +18,7 @@ struct AppStoreAPIConfigTests {
             target: Self.target(
                 """
                 appStoreAPI: { listen: "127.0.0.1:8443", hostNames: ["api.example.test"], keyId: "K1",
-                  issuerId: "I1", publicKey: "key.pem",
+                  issuerId: "I1", publicKey: "key.pem", sharedSecret: "s3cret",
                   faults: { rateLimit: 0.1, retryAfterSeconds: 2, serverErrors: 0.05, internalErrors: 0.01,
                             slow: 0.02, slowSeconds: 3, notFoundSeconds: 1.5 } },
                 """
@@ -28,6 +28,7 @@ struct AppStoreAPIConfigTests {
         #expect(api.host == "127.0.0.1" && api.port == 8443)
         #expect(api.hostNames == ["api.example.test"])
         #expect(api.keyId == "K1" && api.issuerId == "I1" && api.publicKey == "key.pem")
+        #expect(api.sharedSecret == "s3cret")
         #expect(api.faults.rateLimit == 0.1 && api.faults.retryAfterSeconds == 2)
         #expect(api.faults.serverErrors == 0.05 && api.faults.internalErrors == 0.01)
         #expect(api.faults.slow == 0.02 && api.faults.slowSeconds == 3 && api.faults.notFoundSeconds == 1.5)

@@ -59,7 +59,8 @@ package final class RunAPI: Sendable {
                 slowProbability: config.faults.slow,
                 slowSeconds: config.faults.slowSeconds,
                 notFoundSeconds: config.faults.notFoundSeconds
-            )
+            ),
+            sharedSecret: config.sharedSecret
         )
         if let path = config.publicKey, let kid = config.keyId {
             guard let data = FileManager.default.contents(atPath: path) else {
