@@ -21,6 +21,9 @@ struct FamilyShare: Sendable, Hashable {
         case lapsed
         /// The purchaser stopped sharing it: never shared again.
         case stopped
+        /// The purchaser's current period was refunded: shared again if Apple reverses that refund, else with
+        /// the purchaser's next shareable period.
+        case refunded
     }
 
     /// The partner's notification of its transaction for the purchaser's new period.
@@ -49,6 +52,8 @@ struct FamilyShare: Sendable, Hashable {
         case forward(SubscriptionLifecycle.Notice)
         /// The partner's transaction is revoked (`REVOKE`, `FAMILY_REVOKE`).
         case revoke
+        /// The partner's revoked transaction is reinstated with the purchaser's period (`REFUND_REVERSED`).
+        case reinstate
     }
 
     /// The subscription group shared.
@@ -91,7 +96,7 @@ struct FamilyShare: Sendable, Hashable {
                 supersedes: replaces ? transaction : nil
             )
             return [.join, .announce(period)]
-        case .unshared, .lapsed:
+        case .unshared, .lapsed, .refunded:
             guard !partnerTaken else { return [] }
             let period = Period(
                 type: .subscribed,
@@ -126,12 +131,26 @@ struct FamilyShare: Sendable, Hashable {
         return [.forward(notice), .leave]
     }
 
-    /// The partner loses the subscription: the purchaser's current period was refunded or is not shareable, or
-    /// the purchaser stopped sharing (`stopsSharing`, for good). A share that is not running does nothing.
-    mutating func revoke(stopsSharing: Bool) -> [Effect] {
+    /// The partner loses the subscription: the purchaser's current period was refunded (`refunded`) or is not
+    /// shareable, or the purchaser stopped sharing (`stopsSharing`, for good). A share that is not running does
+    /// nothing.
+    mutating func revoke(stopsSharing: Bool, refunded: Bool = false) -> [Effect] {
         guard state == .sharing else { return [] }
-        state = stopsSharing ? .stopped : .lapsed
+        state = stopsSharing ? .stopped : refunded ? .refunded : .lapsed
         return [.leave, .revoke]
+    }
+
+    /// Apple reverses the refund that revoked the share: the partner has the purchaser's period again while it
+    /// runs (`ongoing`), its product is shareable and the partner has the group neither by itself nor from someone
+    /// else (`partnerTaken`); otherwise the share waits for the purchaser's next period.
+    mutating func reinstate(ongoing: Bool, shareable: Bool, partnerTaken: Bool) -> [Effect] {
+        guard state == .refunded else { return [] }
+        guard ongoing && shareable && !partnerTaken else {
+            state = .lapsed
+            return []
+        }
+        state = .sharing
+        return [.join, .reinstate]
     }
 }
 

@@ -4,8 +4,8 @@ internal import Profile
 
 // Family Sharing of auto-renewable subscriptions: while the purchaser's product is family-shareable, the partner
 // has its own FAMILY_SHARED transaction for each period (its own transactionId, and its own originalTransactionId
-// for the series, as Apple issues them), its own SUBSCRIBED, DID_RENEW and status notifications, and a REVOKE
-// (FAMILY_REVOKE) when the purchaser is refunded or stops sharing.
+// for the series, as Apple issues them), its own SUBSCRIBED, DID_RENEW and status notifications, a REVOKE
+// (FAMILY_REVOKE) when the purchaser is refunded or stops sharing, and a REFUND_REVERSED when that refund is.
 
 extension World {
     /// The purchaser's new period (a purchase, a renewal, an upgrade) reaches the partner as its own
@@ -45,12 +45,35 @@ extension World {
     }
 
     /// The partner loses the shared subscription (`REVOKE`, `FAMILY_REVOKE`): the purchaser's current period was
-    /// refunded, moved to a product that is not family-shareable, or the purchaser stopped sharing
+    /// refunded (`refunded`), moved to a product that is not family-shareable, or the purchaser stopped sharing
     /// (`stopsSharing`, for good).
-    mutating func revokeFamilyShare(account: Int, group: Int, at t: Double, cause: String?, stopsSharing: Bool) {
+    mutating func revokeFamilyShare(
+        account: Int,
+        group: Int,
+        at t: Double,
+        cause: String?,
+        stopsSharing: Bool,
+        refunded: Bool = false
+    ) {
         guard var share = accounts[account].familyShare(group) else { return }
-        let effects = share.revoke(stopsSharing: stopsSharing)
+        let effects = share.revoke(stopsSharing: stopsSharing, refunded: refunded)
         play(effects, of: share, account: account, at: t, cause: cause)
+    }
+
+    /// Apple reversed the refund of the purchaser's current period: the partner's revoked transaction is
+    /// reinstated too, when the share can be (see `FamilyShare.reinstate`).
+    mutating func reinstateFamilyShare(account: Int, group: Int, at t: Double) {
+        guard var share = accounts[account].familyShare(group), let sub = accounts[account].sub(group) else { return }
+        let partner = account ^ 1  // accounts pair as 2k and 2k+1 (see `familyPartner`)
+        let effects = share.reinstate(
+            ongoing: sub.isEntitled,
+            shareable: products[groupProducts[group][Int(sub.position)]].familyShareable,
+            partnerTaken: accounts[partner].sub(group).map { !$0.isOver } == true
+                || accounts[partner].familyMember.contains(group)
+        )
+        // Stored even without effects: a share the reversal did not restore waits for the next period.
+        accounts[account].setFamilyShare(share)
+        play(effects, of: share, account: account, at: t, cause: nil)
     }
 
     /// Carries out a share's effects in order; `share` is the machine after its event, stored before the first.
@@ -84,6 +107,8 @@ extension World {
                 forward(notice, purchaser: account, share: share, at: t)
             case .revoke:
                 revokeMember(purchaser: account, share: share, at: t, cause: cause)
+            case .reinstate:
+                reinstateMember(purchaser: account, share: share, at: t)
             }
         }
     }
@@ -193,6 +218,24 @@ extension World {
             at: t,
             cause: cause
         )
+    }
+
+    /// The partner's revoked transaction reinstated with the purchaser's period (`REFUND_REVERSED`).
+    private mutating func reinstateMember(purchaser account: Int, share: FamilyShare, at t: Double) {
+        guard let sub = accounts[account].sub(share.group) else { return }
+        let now = millis(t)
+        var truth = subscriptionTruth(account: account, group: share.group, kind: .reinstate, signedMs: now)
+        truth.transactionId = String(share.transaction)
+        truth.originalTransactionId = String(share.original)
+        let note = notification(
+            type: .refundReversed,
+            subtype: nil,
+            signedMs: now,
+            status: sub.status.wire,
+            memberTransaction(account: account, share: share, reason: nil, signedMs: now),
+            memberRenewal(account: account, share: share, signedMs: now)
+        )
+        emit(.refundReversal, account: account ^ 1, event: newEvent(), at: t, .notification(note), truth)
     }
 
     /// The partner's `FAMILY_SHARED` transaction for the purchaser's current period: free, with no offer.

@@ -79,7 +79,7 @@ extension World {
         let facts = subscriptionTransaction(account: account, group: group, reason: nil, signedMs: now)
         let truth = subscriptionTruth(account: account, group: group, kind: .revoke, signedMs: now)
         subscriptionRefundNotification(account: account, group: group, facts: facts, truth: truth, at: t, cause: cause)
-        revokeFamilyShare(account: account, group: group, at: t, cause: cause, stopsSharing: false)
+        revokeFamilyShare(account: account, group: group, at: t, cause: cause, stopsSharing: false, refunded: true)
     }
 
     /// Refunds the period before the current one: only that transaction is revoked; the current period is
@@ -311,6 +311,7 @@ extension World {
             renewal(account: account, group: group, signedMs: now)
         )
         emit(.refundReversal, account: account, event: newEvent(), at: t, .notification(note), truth)
+        reinstateFamilyShare(account: account, group: group, at: t)
     }
 
     /// Whether a refund, reversal or renewal extension may be signed on the account at `t`: not in the

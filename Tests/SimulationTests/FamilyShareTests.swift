@@ -132,4 +132,32 @@ struct FamilyShareTests {
         #expect(made == effects && !share.isSharing)
         #expect(Self.renewal(of: &share, shareable: true) == next)
     }
+
+    /// A reversed refund gives the partner back the period the refund took, while it runs, is shareable and the
+    /// partner has the group from nowhere else; a share that lapsed or stopped otherwise is not reinstated.
+    @Test(arguments: [
+        (Start.sharing, true, true, true, false, true, [Effect.join, .reinstate]),
+        (.sharing, true, false, true, false, false, []),
+        (.sharing, true, true, false, false, false, []),
+        (.sharing, true, true, true, true, false, []),
+        (.sharing, false, true, true, false, false, []),
+        (.lapsed, false, true, true, false, false, []),
+        (.unshared, false, true, true, false, false, []),
+    ])
+    func aReversedRefundReinstatesTheShareItRevoked(
+        start: Start,
+        refunded: Bool,
+        ongoing: Bool,
+        shareable: Bool,
+        partnerTaken: Bool,
+        sharing: Bool,
+        effects: [Effect]
+    ) {
+        var share = Self.share(start)
+        if start == .sharing { _ = share.revoke(stopsSharing: false, refunded: refunded) }
+        let made = share.reinstate(ongoing: ongoing, shareable: shareable, partnerTaken: partnerTaken)
+        #expect(made == effects && share.isSharing == sharing)
+        // Reinstated once: a second reversal finds nothing to restore.
+        #expect(share.reinstate(ongoing: true, shareable: true, partnerTaken: false) == [])
+    }
 }

@@ -118,4 +118,58 @@ struct FamilySubscriptionTests {
         #expect(!active.isEmpty)
         #expect(active.allSatisfy { $0.renewal?.eligibleWinBackOfferIds == nil })
     }
+
+    /// A run of one family-shared subscription, refunds and reversals (every account shares with its partner).
+    func sharedRefunds(seed: UInt64) throws -> [(action: Action, note: NotificationFacts)] {
+        let text = """
+            {
+              name: "shared-refunds", seed: \(seed),
+              target: { embeddedLedger: true, bundleId: "com.example.test" },
+              catalog: {
+                groups: [{ id: "premium" }],
+                products: [
+                  { id: "gold", type: "autoRenewable", group: "premium", level: 1, priceMilli: 9990, periodSeconds: 30,
+                    familyShareable: true },
+                ],
+              },
+              population: { accounts: 20, devicesPerAccount: 1, familySharingFraction: 1 },
+              actionMix: { subscribe: 2, refund: 2, refundReversal: 2 },
+              timeCompression: { secondsPerMonth: 30 },
+              schedule: [{ kind: "constant", rate: 5, seconds: 60 }],
+            }
+            """
+        let profile = try Profile.decode(Data(text.utf8), file: "shared-refunds.json5")
+        return run(profile).compactMap { action in
+            guard case .notification(let note) = action.delivery else { return nil }
+            return (action, note)
+        }
+    }
+
+    /// A reversed refund of the purchaser's period gives the partner back its transaction of that period, which
+    /// the refund revoked: its own `REFUND_REVERSED`, in the same instant; and no partner is reinstated otherwise.
+    @Test(arguments: [3, 8] as [UInt64])
+    func aReversedRefundReinstatesThePartnersRevokedPeriod(seed: UInt64) throws {
+        let notes = try sharedRefunds(seed: seed)
+        let members = shared(notes)
+        let purchaserReversals = notes.filter {
+            $0.note.notificationType == "REFUND_REVERSED"
+                && $0.note.transaction?.payload.inAppOwnershipType == "PURCHASED"
+        }
+        let reinstated = members.filter { $0.note.notificationType == "REFUND_REVERSED" }
+        #expect(!reinstated.isEmpty, "no partner of seed \(seed) was reinstated")
+        for (action, note) in reinstated {
+            let transaction = try #require(note.transaction)
+            #expect(
+                purchaserReversals.contains { $0.action.at == action.at && $0.action.account == action.account ^ 1 }
+            )
+            let revoke = members.last {
+                $0.action.at < action.at && $0.action.lifecycle == .familyRevoke
+                    && $0.note.transaction?.transactionId == transaction.transactionId
+            }
+            #expect(revoke != nil, "transaction \(transaction.transactionId) was reinstated without a revocation")
+            #expect(action.truth.kind == .reinstate && action.truth.status == .active)
+            #expect(transaction.payload.revocationDate == nil && transaction.payload.price == 0)
+            #expect(note.payload.data?.status == SubscriptionStatus.active.wire)
+        }
+    }
 }
