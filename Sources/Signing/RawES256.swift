@@ -39,6 +39,16 @@ public final class RawES256 {
         }
     }
 
+    /// SHA-256 of `bytes` into a digest on the stack, in the signing context's digest context: the hashing a
+    /// JWS's signing input needs, with nothing around it (the floor `paystorm bench mint` measures).
+    /// - Throws: `SigningError` when OpenSSL fails.
+    public func hash(_ bytes: UnsafeBufferPointer<UInt8>) throws {
+        var stream = try SHA256Stream(from: nil, in: signContext.digestContext)
+        try stream.update(bytes)
+        var digest = SHA256Digest()
+        try stream.finish(into: &digest)
+    }
+
     /// Verifies the signature `times` times (`EVP_PKEY_verify`); false if any check fails.
     public func verify(times: Int) -> Bool {
         var ok = true

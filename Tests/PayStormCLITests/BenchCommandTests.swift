@@ -6,7 +6,9 @@ import Testing
 /// `paystorm bench --only`: one phase alone for a profiler, and a phase the benchmark does not have refused before
 /// anything is measured.
 struct BenchCommandTests {
-    @Test(arguments: [("mint", "verify", "raw, pipeline, minter, run"), ("verify", "minter", "raw, verify")])
+    @Test(arguments: [
+        ("mint", "verify", "raw, floor, floor-kept, pipeline, minter, run"), ("verify", "minter", "raw, verify"),
+    ])
     func aPhaseTheBenchmarkDoesNotHaveIsAUsageErrorNamingItsPhases(benchmark: String, phase: String, names: String) {
         do {
             _ = try Command.bench.run(Arguments([benchmark, "--only", phase, "--no-openssl-speed"]))
