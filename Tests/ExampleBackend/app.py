@@ -30,6 +30,10 @@ API with Apple's AppStoreServerAPIClient: EXAMPLE_API_URL (the base URL, PayStor
 With EXAMPLE_PURCHASES_BY_PULL=1 a one-time purchase is granted by the app's pull: the webhook's ONE_TIME_CHARGE
 only confirms it (renewals, refunds and subscriptions still go through the webhook), and grants it only when a pull
 claimed it while Apple's API could not answer; a pull Apple's API cannot answer grants what a webhook confirmed.
+
+The receipt endpoint (`POST /api/v1/receipts/verify`, `{"receipt", "userId"}`) checks the app's receipt with Apple's
+legacy verifyReceipt at Apple's own URLs (receipt.py says how a test routes them to PayStorm: REQUESTS_CA_BUNDLE and
+EXAMPLE_APPLE_HOSTS) and grants what the App Store's answer lists, by the app's catalog (RECEIPT_PRODUCTS).
 """
 
 import contextlib
@@ -43,6 +47,7 @@ import time
 import uuid
 
 import jwt
+import receipt
 from appstoreserverlibrary.api_client import APIException, AppStoreServerAPIClient
 from appstoreserverlibrary.models.Environment import Environment
 from appstoreserverlibrary.models.JWSRenewalInfoDecodedPayload import JWSRenewalInfoDecodedPayload
@@ -66,6 +71,7 @@ KNOWN_BUGS = {
     "stale-expiry": "an expiry (EXPIRED, billing retry, a device's view of a lapsed period) is applied whatever its signedDate",
     "refuse-reversal": "every REFUND_REVERSED is answered 500: its handler throws, so Apple retries it until it gives up",
     "dies-on-restart": "start-up replays a journal after an outage and fails from the second restart on (exit 1)",
+    "receipt-grants-cancelled": "the receipt endpoint grants every transaction the receipt lists, cancelled ones too",
 }
 
 BUGS = frozenset(name.strip() for name in os.environ.get("BUGS", "").split(",") if name.strip())
@@ -76,6 +82,12 @@ CONSUMABLE = "Consumable"
 NON_CONSUMABLE = "Non-Consumable"
 AUTO_RENEWABLE = "Auto-Renewable Subscription"
 NON_RENEWING = "Non-Renewing Subscription"
+
+# The app's catalog, as a backend on receipts keeps it: verifyReceipt names products, not their types.
+RECEIPT_PRODUCTS = {
+    "coins.100": CONSUMABLE, "pro.unlock": NON_CONSUMABLE, "premium.gold": AUTO_RENEWABLE,
+    "premium.silver": AUTO_RENEWABLE, "season.pass": NON_RENEWING,
+}
 
 # Subscription states as the wallet shows them. Entitled: ACTIVE and GRACE_PERIOD (until their end).
 ACTIVE, GRACE_PERIOD, BILLING_RETRY, EXPIRED, REVOKED = "ACTIVE", "GRACE_PERIOD", "BILLING_RETRY", "EXPIRED", "REVOKED"
@@ -839,6 +851,67 @@ def create_app():
             )
         else:
             store.db.execute("DELETE FROM credits WHERE transaction_id = ?", (placeholder,))
+
+    # The receipt endpoint: the app's receipt, checked with verifyReceipt (receipt.py), grants what Apple lists.
+    receipts_routed = receipt.route_apple_hosts(os.environ.get("EXAMPLE_APPLE_HOSTS"))
+    bundle_id = os.environ.get("EXAMPLE_BUNDLE_ID", "com.example.paystorm")
+    environment = Environment(os.environ.get("EXAMPLE_ENVIRONMENT", "Sandbox"))
+
+    @app.post("/api/v1/receipts/verify")
+    def verify_app_receipt():
+        body = request.get_json(silent=True)
+        if not isinstance(body, dict) or not isinstance(body.get("receipt"), str) or not body["receipt"]:
+            return error(400, "body must be {\"receipt\": \"<base64 app receipt>\", \"userId\": \"<uuid>\"}")
+        user = canonical_user(body.get("userId"))
+        if user is None:
+            return error(400, "userId must be a UUID")
+        if not receipts_routed:
+            return error(501, "no route to verifyReceipt configured (EXAMPLE_APPLE_HOSTS)")
+        try:
+            answer = receipt.verify(body["receipt"], os.environ.get("EXAMPLE_SHARED_SECRET"))
+        except receipt.Unavailable as failure:
+            # The app keeps the receipt and posts it again at its next launch.
+            return error(503, f"verifyReceipt unavailable: {failure}")
+        if answer["status"] != 0:
+            return error(400, f"receipt not verified: status {answer['status']}")
+        if (answer.get("receipt") or {}).get("bundle_id") != bundle_id:
+            return error(400, "receipt of another app")
+        if answer.get("environment") != environment.value:
+            return error(400, f"receipt of another environment: {answer.get('environment')}")
+        return file_receipt(receipt.transactions(answer, RECEIPT_PRODUCTS, AUTO_RENEWABLE), user)
+
+    def file_receipt(transactions, user):
+        """Files every transaction of a verified receipt for `user` (those of another user are left alone) and
+        credits what is owed: a consumable once per transaction, an unlock, a subscription period; a cancelled
+        transaction is filed revoked and credits nothing."""
+        store = Store(connect(db_path))
+        try:
+            credited = mine = 0
+            with write_transaction(store.db):
+                for tx in transactions:
+                    owner = store.db.execute(
+                        "SELECT user_id FROM purchases WHERE transaction_id IN (?, ?) LIMIT 1",
+                        (tx.transactionId, tx.originalTransactionId),
+                    ).fetchone()
+                    token_user = canonical_user(tx.appAccountToken) if tx.appAccountToken else user
+                    if token_user != user or (owner is not None and owner["user_id"] != user):
+                        continue
+                    mine += 1
+                    if "receipt-grants-cancelled" in BUGS:
+                        grant_cancelled(store, tx)
+                    credited += apply_transaction(store, tx, user, tx.signedDate, "receipt", owed=True,
+                                                  revoked_at=tx.revocationDate)
+            if transactions and not mine:
+                return error(403, "the receipt's purchases belong to another user")
+            return jsonify({"ok": True, "granted": credited > 0})
+        finally:
+            store.db.close()
+
+    def grant_cancelled(store, tx):
+        # The bug: "the receipt is the truth": whatever it lists is owned, so its cancellation_date is never read and
+        # a transaction a refund revoked is owned again at the next receipt the app sends.
+        tx.revocationDate = None
+        store.db.execute("UPDATE purchases SET revoked_at = NULL WHERE transaction_id = ?", (tx.transactionId,))
 
     @app.get("/api/v1/users/<user_id>/wallet")
     def wallet(user_id):

@@ -9,6 +9,7 @@ import concurrent.futures
 import json
 import os
 import pathlib
+import shutil
 import socket
 import subprocess
 import sys
@@ -627,3 +628,170 @@ def test_the_second_restart_fails_only_under_dies_on_restart(start, bugs):
     else:
         assert second.returncode == 0, second.stderr
         assert backend.wallet()["coins"] == {}
+
+
+# --- the receipt endpoint, against `paystorm api serve`'s verifyReceipt -------------------------------------
+
+
+@pytest.fixture
+def receipting(pki, tmp_path, monkeypatch):
+    """Starts an API and a backend (with the given bugs) whose verifyReceipt calls, at Apple's URLs, reach it:
+    the test root trusted (REQUESTS_CA_BUNDLE) and Apple's receipt hosts routed to the API (EXAMPLE_APPLE_HOSTS)."""
+    started = []
+
+    def run(bugs="", route=None):
+        api = API(pki, tmp_path)
+        started.append(api)
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", api.ca)
+        monkeypatch.setenv("EXAMPLE_APPLE_HOSTS", route if route is not None else api.url[len("https://"):])
+        backend = Backend(pki, tmp_path / f"b{len(started)}", bugs)
+        started.append(backend)
+        return backend
+
+    yield run
+    for item in reversed(started):
+        item.stop()
+
+
+def app_receipt(pki, tmp_path, *transactions, environment="Sandbox", bundle="com.example.paystorm"):
+    """A base64 app receipt (`paystorm mint receipt`) of the app, listing the transactions (Apple's JSON)."""
+    file = tmp_path / f"receipt-{uuid.uuid4()}.json"
+    file.write_text(json.dumps(list(transactions)))
+    result = subprocess.run(
+        [PAYSTORM, "mint", "receipt", "--pki", str(pki), "--bundle-id", bundle, "--transactions",
+         str(file), "--environment", environment],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def purchase(transaction_id, product, kind, **fields):
+    purchased = now_ms() - 60_000
+    return {"transactionId": transaction_id, "originalTransactionId": transaction_id, "productId": product,
+            "type": kind, "purchaseDate": purchased, "originalPurchaseDate": purchased, "quantity": 1, **fields}
+
+
+def post_receipt(backend, receipt, user=USER):
+    return backend.request("POST", "/api/v1/receipts/verify", {"receipt": receipt, "userId": user})
+
+
+def test_a_sandbox_receipt_is_retried_on_sandbox_and_grants_each_product_by_type(receipting, pki, tmp_path):
+    backend = receipting()
+    month = 30 * 86_400_000
+    receipt = app_receipt(
+        pki, tmp_path,
+        purchase("7201", "coins.100", "Consumable"),
+        purchase("7202", "pro.unlock", "Non-Consumable"),
+        purchase("7203", "premium.gold", "Auto-Renewable Subscription", expiresDate=now_ms() + month),
+    )
+    # Production answers 21007 (a sandbox receipt); the backend asks sandbox, which answers 0.
+    assert post_receipt(backend, receipt) == (200, {"ok": True, "granted": True})
+    wallet = backend.wallet()
+    assert wallet["coins"] == {"coins.100": 1}
+    assert wallet["owned"] == ["pro.unlock"]
+    assert [s["state"] for s in wallet["subscriptions"]] == ["ACTIVE"]
+    # The same receipt again credits nothing more; another user's post of it is refused.
+    assert post_receipt(backend, receipt) == (200, {"ok": True, "granted": False})
+    assert backend.wallet()["coins"] == {"coins.100": 1}
+    assert post_receipt(backend, receipt, user=str(uuid.uuid4()))[0] == 403
+
+
+def test_an_expired_subscription_in_a_receipt_is_filed_but_not_entitled(receipting, pki, tmp_path):
+    backend = receipting()
+    lapsed = purchase("7211", "premium.gold", "Auto-Renewable Subscription", expiresDate=now_ms() - 1_000)
+    assert post_receipt(backend, app_receipt(pki, tmp_path, lapsed))[0] == 200
+    assert [s["state"] for s in backend.wallet()["subscriptions"]] == ["EXPIRED"]
+
+
+@pytest.mark.parametrize("bugs", ["", "receipt-grants-cancelled"])
+def test_a_cancelled_transaction_in_a_receipt_is_granted_only_under_receipt_grants_cancelled(
+    receipting, pki, tmp_path, bugs
+):
+    backend = receipting(bugs)
+    cancelled = purchase("7221", "pro.unlock", "Non-Consumable", revocationDate=now_ms() - 1_000)
+    assert post_receipt(backend, app_receipt(pki, tmp_path, cancelled))[0] == 200
+    assert backend.wallet()["owned"] == (["pro.unlock"] if bugs else [])
+
+
+@pytest.mark.parametrize("bugs", ["", "receipt-grants-cancelled"])
+def test_a_receipt_after_a_refund_restores_it_only_under_receipt_grants_cancelled(receipting, pki, tmp_path, bugs):
+    backend = receipting(bugs)
+    receipt = app_receipt(pki, tmp_path, purchase("7231", "pro.unlock", "Non-Consumable"))
+    assert post_receipt(backend, receipt)[0] == 200
+    refund = backend.mint("--type", "REFUND", "--transaction-id", "7231", product="pro.unlock", kind="non-consumable")
+    assert backend.notify(refund)[0] == 200
+    assert backend.wallet()["owned"] == []
+    # The app posts its receipt again (its next purchase or launch).
+    assert post_receipt(backend, receipt)[0] == 200
+    assert backend.wallet()["owned"] == (["pro.unlock"] if bugs else [])
+
+
+def test_receipts_apple_does_not_verify_are_refused(receipting, pki, tmp_path):
+    backend = receipting()
+    other = tmp_path / "other-pki"
+    subprocess.run([PAYSTORM, "pki", "init", str(other)], check=True, capture_output=True, timeout=60)
+    forged = app_receipt(other, tmp_path, purchase("7241", "pro.unlock", "Non-Consumable"))
+    assert post_receipt(backend, forged) == (400, {"ok": False, "error": "receipt not verified: status 21003"})
+    assert post_receipt(backend, "bm90IGEgcmVjZWlwdA==")[0] == 400
+    # Genuine receipts (status 0) of another app, and of production, which the sandbox backend does not take.
+    unlock = purchase("7242", "pro.unlock", "Non-Consumable")
+    assert post_receipt(backend, app_receipt(pki, tmp_path, unlock, bundle="com.example.other")) == (
+        400, {"ok": False, "error": "receipt of another app"})
+    assert post_receipt(backend, app_receipt(pki, tmp_path, unlock, environment="Production")) == (
+        400, {"ok": False, "error": "receipt of another environment: Production"})
+    assert backend.wallet()["owned"] == []
+
+
+def test_without_a_route_to_apple_the_receipt_endpoint_answers_501(start, monkeypatch):
+    monkeypatch.delenv("EXAMPLE_APPLE_HOSTS", raising=False)
+    assert post_receipt(start(), "bm90IGEgcmVjZWlwdA==")[0] == 501
+
+
+def test_an_unreachable_verify_receipt_is_a_503_the_app_retries(receipting, pki, tmp_path):
+    backend = receipting(route=f"127.0.0.1:{free_port()}")
+    receipt = app_receipt(pki, tmp_path, purchase("7251", "coins.100", "Consumable"))
+    assert post_receipt(backend, receipt)[0] == 503
+    assert backend.wallet()["coins"] == {}
+
+
+# Inside a network and mount namespace of its own: Apple's receipt hosts in a hosts file over /etc/hosts, the API on
+# 127.0.0.1:443, the backend told only to trust the root and to resolve as the machine does.
+HOSTS_ENTRY_RUN = r"""
+set -euo pipefail
+paystorm="$1" pki="$2" work="$3" here="$4" receipt="$5"
+ip link set lo up
+printf '127.0.0.1 localhost buy.itunes.apple.com sandbox.itunes.apple.com\n' >"$work/hosts"
+mount --bind "$work/hosts" /etc/hosts
+"$paystorm" api serve --pki "$pki" --listen 127.0.0.1:443 >"$work/serve.out" 2>&1 &
+trap 'kill $! 2>/dev/null; "$here/kill.sh" "$work/b.db" 2>/dev/null || true' EXIT
+for _ in $(seq 100); do grep -q '^https://' "$work/serve.out" && break; sleep 0.1; done
+REQUESTS_CA_BUNDLE="$pki/root.pem" EXAMPLE_APPLE_HOSTS=system "$here/start.sh" 8000 "$work/b.db" "$pki/root.der" ""
+"$here/.venv/bin/python" - "$receipt" <<'EOF'
+import json, sys, urllib.request
+user = "6f9619ff-8b86-d011-b42d-00c04fc964ff"
+body = json.dumps({"receipt": sys.argv[1], "userId": user}).encode()
+post = urllib.request.Request("http://127.0.0.1:8000/api/v1/receipts/verify", body,
+                              {"Content-Type": "application/json"})
+print(urllib.request.urlopen(post, timeout=10).read().decode().strip())
+wallet = f"http://127.0.0.1:8000/api/v1/users/{user}/wallet"
+print(urllib.request.urlopen(wallet, timeout=10).read().decode().strip())
+EOF
+"""
+
+
+def test_a_hosts_entry_and_port_443_reach_verify_receipt_with_apples_urls_untouched(pki, tmp_path):
+    if shutil.which("ip") is None or subprocess.run(
+        ["unshare", "--net", "--mount", "true"], capture_output=True, timeout=30
+    ).returncode != 0:
+        pytest.skip("no network and mount namespace here (unshare needs root; a container may forbid it)")
+    receipt = app_receipt(pki, tmp_path, purchase("7261", "pro.unlock", "Non-Consumable"))
+    result = subprocess.run(
+        ["unshare", "--net", "--mount", "bash", "-c", HOSTS_ENTRY_RUN, "hosts-entry", PAYSTORM, str(pki),
+         str(tmp_path), str(HERE), receipt],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    granted, wallet = result.stdout.splitlines()[-2:]
+    assert json.loads(granted) == {"ok": True, "granted": True}
+    assert json.loads(wallet)["owned"] == ["pro.unlock"]
