@@ -5,13 +5,16 @@
 # the backend itself: each endpoint and each bug's behaviour, without PayStorm's run. The pull rows run
 # Profiles/examples/example-backend-pull.json5: the app sends only the transaction id, the backend asks the App Store
 # Server API the run serves (Apple's AppStoreServerAPIClient, the test CA trusted), with the API's faults on; its two
-# pull bugs must be caught and the correct backend must pass.
+# pull bugs must be caught and the correct backend must pass. The receipt rows run
+# Profiles/examples/example-backend-receipts.json5: the app posts its app receipt, the backend checks it with
+# verifyReceipt at Apple's URLs, routed to the run's App Store emulation; its bug must be caught and the correct
+# backend must pass with three seeds.
 #
 # Usage: Tests/ExampleBackend/run.sh [--standalone | --matrix] [--factor N] [--strict] [BUG...]
 #   --standalone  only the pytest suite;  --matrix  only the PayStorm runs
 #   BUG...        only these matrix rows: bug names, `correct` (three seeds), `correct-nowindows` (three, without the
 #                 sampled window probes), `correct-lapses` (stale-expiry's traffic), `correct-restarts`
-#                 (ack-before-commit's traffic), `correct-pull` (two), `correct-tokens`,
+#                 (ack-before-commit's traffic), `correct-pull` (two), `correct-receipts` (three), `correct-tokens`,
 #                 `correct-limited` (the wallet limited to four reads a second a worker: probes meet 429s) or
 #                 `correct-device-limited` (purchase verifications limited to two a second a worker: devices meet 429s)
 #   --factor N    the matrix with every schedule N times as long (scripts/stretch-profile.py): the same verdicts
@@ -143,6 +146,7 @@ declare -A expected=(
     [stale-expiry]="subscription-state"
     [refuse-reversal]="no-lost-notification"
     [dies-on-restart]="target-recovers"
+    [receipt-grants-cancelled]="revocation-honored"
 )
 # What a witness of the bug must say, where only one mechanism can catch it: a grant lost in a restart and
 # repaired by a later delivery shows only to the read after recovery, and an expiry that the next renewal repairs
@@ -158,16 +162,19 @@ declare -A witness_says=(
 # refund when the pull of a refunded renewal fails), and credits one unit of a consumable whatever its quantity;
 # ack-before-commit loses subscription purchases too, which show as a subscription not entitled, and refunds, which
 # show as a refunded purchase still entitled; refuse-reversal never applies a reversal, so what Apple reinstated
-# stays refunded (a purchase or a period lost).
+# stays refunded (a purchase or a period lost); receipt-grants-cancelled brings a revoked unlock back, which also reads
+# as a regression (revoked, gone, back without a reversal).
 declare -A consequences=(
     [grant-unconfirmed]="subscription-state no-lost-purchase revocation-honored"
     [ack-before-commit]="subscription-state revocation-honored no-unlock-without-verified-purchase"
     [refuse-reversal]="no-lost-purchase subscription-state"
+    [receipt-grants-cancelled]="no-stale-regression"
 )
 # The rows named: bugs, and `correct` or `correct-pull` for the correct backend's rows; none names every row.
 bugs=() corrects=()
 for row in "$@"; do
-    if [[ "$row" == correct || "$row" == correct-pull || "$row" == correct-tokens || "$row" == correct-limited \
+    if [[ "$row" == correct || "$row" == correct-pull || "$row" == correct-receipts || "$row" == correct-tokens \
+        || "$row" == correct-limited \
         || "$row" == correct-device-limited || "$row" == correct-nowindows || "$row" == correct-lapses \
         || "$row" == correct-restarts ]]; then
         corrects+=("$row")
@@ -177,9 +184,9 @@ for row in "$@"; do
 done
 if (( $# == 0 )); then
     bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case grant-unconfirmed ack-on-rate-limit
-        ack-before-commit stale-expiry refuse-reversal dies-on-restart)
-    corrects=(correct correct-nowindows correct-lapses correct-restarts correct-pull correct-tokens correct-limited
-        correct-device-limited)
+        ack-before-commit stale-expiry refuse-reversal dies-on-restart receipt-grants-cancelled)
+    corrects=(correct correct-nowindows correct-lapses correct-restarts correct-pull correct-receipts correct-tokens
+        correct-limited correct-device-limited)
 fi
 # A bug that shows only in traffic the mapping's profile makes rarely runs a variant of it (made below): stale-expiry
 # needs views of lapsed periods that reach the backend after a newer renewal, which late listeners make;
@@ -190,6 +197,8 @@ declare -A variants=([stale-expiry]=example-backend-lapses.json5 [ack-before-com
     [refuse-reversal]=example-backend-reversals.json5)
 # The pull bugs live in the pull endpoint, so they run with the pulling profile.
 declare -A pulling=([grant-unconfirmed]=1 [ack-on-rate-limit]=1)
+# The receipt bug lives in the receipt endpoint, so it runs with the receipt profile.
+declare -A receipting=([receipt-grants-cancelled]=1)
 # A race credits whichever purchase two copies meet on, most often a subscription or an unlock (a device delivery
 # usually credits a consumable before its webhooks arrive): its row probes the wallet's credits too, so a double
 # credit of any product shows, not only of coins.
@@ -278,6 +287,17 @@ EOF
             EXAMPLE_API_ISSUER_ID="$issuer" REQUESTS_CA_BUNDLE="$work/pki/root.pem" EXAMPLE_PURCHASES_BY_PULL=1 \
             "$here/start.sh" "$1" "$2" "$work/pki/root.der" "$3"
     }
+    # Starts the backend checking receipts with verifyReceipt at Apple's URLs, which PayStorm will serve on API_PORT:
+    # the test root trusted (REQUESTS_CA_BUNDLE), Apple's receipt hosts resolved to the API (EXAMPLE_APPLE_HOSTS), as
+    # a hosts entry would, and a fresh shared secret on both sides: start_receipts PORT DB BUGS API_PORT. The
+    # profile's side: --set "${receipt_sets[@]}".
+    start_receipts() {
+        local secret
+        secret="$("$python" -c 'import secrets; print(secrets.token_hex(16))')"
+        receipt_sets=(--set "API_PORT=$4" --set "SHARED_SECRET=$secret")
+        REQUESTS_CA_BUNDLE="$work/pki/root.pem" EXAMPLE_APPLE_HOSTS="127.0.0.1:$4" EXAMPLE_SHARED_SECRET="$secret" \
+            "$here/start.sh" "$1" "$2" "$work/pki/root.der" "$3"
+    }
     # One run: MODE is a bug name, "correct" or "correct-pull"; prints the failed invariants, returns paystorm's
     # exit code.
     run_mode() {
@@ -308,6 +328,10 @@ EOF
             profile=example-backend-pull.json5
             start_pulling "$port" "$db" "$bugs_value" "$(free_port)"
             extra+=("${pull_sets[@]}")
+        elif [[ "$mode" == correct-receipts || -n "${receipting[$mode]:-}" ]]; then
+            profile=example-backend-receipts.json5
+            start_receipts "$port" "$db" "$bugs_value" "$(free_port)"
+            extra+=("${receipt_sets[@]}")
         else
             EXAMPLE_TOKEN_SECRET="$secret" EXAMPLE_WALLET_LIMIT="$limit" EXAMPLE_DEVICE_LIMIT="$device_limit" \
                 "$here/start.sh" "$port" "$db" "$work/pki/root.der" "$bugs_value"
@@ -492,6 +516,11 @@ EOF
     fi
     if [[ " ${corrects[*]} " == *" correct-pull "* ]]; then
         for seed in 7 8; do in_background passes correct-pull "$seed" "correct, pulling (seed $seed)"; done
+    fi
+    if [[ " ${corrects[*]} " == *" correct-receipts "* ]]; then
+        for seed in 7 8 9; do
+            in_background passes correct-receipts "$seed" "correct, receipts checked with verifyReceipt (seed $seed)"
+        done
     fi
     if [[ " ${corrects[*]} " == *" correct-tokens "* ]]; then
         in_background passes correct-tokens 7 "correct, session tokens of 8 s refreshed every 2 s (seed 7)"

@@ -639,8 +639,8 @@ def receipting(pki, tmp_path, monkeypatch):
     the test root trusted (REQUESTS_CA_BUNDLE) and Apple's receipt hosts routed to the API (EXAMPLE_APPLE_HOSTS)."""
     started = []
 
-    def run(bugs="", route=None):
-        api = API(pki, tmp_path)
+    def run(bugs="", *flags, route=None):
+        api = API(pki, tmp_path, *flags)
         started.append(api)
         monkeypatch.setenv("REQUESTS_CA_BUNDLE", api.ca)
         monkeypatch.setenv("EXAMPLE_APPLE_HOSTS", route if route is not None else api.url[len("https://"):])
@@ -746,6 +746,26 @@ def test_receipts_apple_does_not_verify_are_refused(receipting, pki, tmp_path):
 def test_without_a_route_to_apple_the_receipt_endpoint_answers_501(start, monkeypatch):
     monkeypatch.delenv("EXAMPLE_APPLE_HOSTS", raising=False)
     assert post_receipt(start(), "bm90IGEgcmVjZWlwdA==")[0] == 501
+
+
+def test_a_subscription_receipt_is_checked_with_the_shared_secret(receipting, pki, tmp_path, monkeypatch):
+    month = 30 * 86_400_000
+    receipt = app_receipt(
+        pki, tmp_path, purchase("7271", "premium.gold", "Auto-Renewable Subscription", expiresDate=now_ms() + month))
+    monkeypatch.setenv("EXAMPLE_SHARED_SECRET", "wrong")
+    backend = receipting("", "--shared-secret", "s3cret")
+    assert post_receipt(backend, receipt) == (400, {"ok": False, "error": "receipt not verified: status 21004"})
+    monkeypatch.setenv("EXAMPLE_SHARED_SECRET", "s3cret")
+    backend = receipting("", "--shared-secret", "s3cret")
+    assert post_receipt(backend, receipt) == (200, {"ok": True, "granted": True})
+
+
+@pytest.mark.parametrize("fault", ["--rate-limit", "--retryable-errors", "--internal-errors"])
+def test_verify_receipt_that_cannot_answer_now_is_a_503_the_app_retries(receipting, pki, tmp_path, fault):
+    backend = receipting("", fault, "1")
+    receipt = app_receipt(pki, tmp_path, purchase("7281", "coins.100", "Consumable"))
+    assert post_receipt(backend, receipt)[0] == 503
+    assert backend.wallet()["coins"] == {}
 
 
 def test_an_unreachable_verify_receipt_is_a_503_the_app_retries(receipting, pki, tmp_path):
