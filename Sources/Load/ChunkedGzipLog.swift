@@ -70,9 +70,11 @@ public final class ChunkedGzipLog {
             return
         }
         guard !text.isEmpty else { return }
-        deflate(text, mode: Z_SYNC_FLUSH)
+        text.withUnsafeBufferPointer { bytes in
+            deflate(bytes, mode: Z_SYNC_FLUSH)
+            currentChunk.lines += Self.newlines(in: bytes)
+        }
         currentText += text.count
-        currentChunk.lines += text.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
         if currentText >= chunkBytes {
             finishCurrent()
             try? openNext()
@@ -92,8 +94,8 @@ public final class ChunkedGzipLog {
         index += 1
         let path = Self.chunkPath(directory: directory, baseName: baseName, index: index)
         let file = try OutputFile(path: path)
-        // windowBits 31 = 15 + 16: a gzip header and trailer, not a bare zlib stream. Level 1: the engine's
-        // thread compresses between sends, and JSON lines shrink well even at the fastest level.
+        // windowBits 31 = 15 + 16: a gzip header and trailer, not a bare zlib stream. Level 1: JSON lines shrink
+        // well even at the fastest level, and the run's CPU is better spent signing.
         stream = z_stream()
         let status = deflateInit2_(
             &stream,
@@ -115,37 +117,42 @@ public final class ChunkedGzipLog {
         streamOpen = true
     }
 
-    private func deflate(_ text: [UInt8], mode: Int32) {
-        var input = text
-        input.withUnsafeMutableBufferPointer { inBuffer in
-            stream.next_in = inBuffer.baseAddress
-            stream.avail_in = uInt(inBuffer.count)
-            repeat {
-                let status = output.withUnsafeMutableBufferPointer { outBuffer in
-                    stream.next_out = outBuffer.baseAddress
-                    stream.avail_out = uInt(outBuffer.count)
-                    return CZlib.deflate(&stream, mode)
-                }
-                let produced = output.count - Int(stream.avail_out)
-                if produced > 0 {
-                    current?.write(bytes: output[0..<produced])
-                    currentChunk.compressedBytes += produced
-                }
-                if status == Z_STREAM_END { break }
-                // A sync flush is complete when zlib left room in the output; a stream error cannot happen on
-                // a stream this class initialised, but it must not loop forever either.
-                if status != Z_OK && status != Z_BUF_ERROR {
-                    failedOutputWrites += 1
-                    break
-                }
-            } while stream.avail_out == 0 || stream.avail_in > 0
-        }
+    /// How many `\n` bytes `bytes` holds (whole lines: one per line).
+    private static func newlines(in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var count = 0
+        for byte in bytes where byte == 0x0A { count += 1 }
+        return count
+    }
+
+    /// Compresses `text` into the current chunk; zlib only reads the input, so it is not copied.
+    private func deflate(_ text: UnsafeBufferPointer<UInt8>, mode: Int32) {
+        stream.next_in = text.baseAddress.map { UnsafeMutablePointer(mutating: $0) }
+        stream.avail_in = uInt(text.count)
+        repeat {
+            let status = output.withUnsafeMutableBufferPointer { outBuffer in
+                stream.next_out = outBuffer.baseAddress
+                stream.avail_out = uInt(outBuffer.count)
+                return CZlib.deflate(&stream, mode)
+            }
+            let produced = output.count - Int(stream.avail_out)
+            if produced > 0 {
+                current?.write(bytes: output[0..<produced])
+                currentChunk.compressedBytes += produced
+            }
+            if status == Z_STREAM_END { break }
+            // A sync flush is complete when zlib left room in the output; a stream error cannot happen on
+            // a stream this class initialised, but it must not loop forever either.
+            if status != Z_OK && status != Z_BUF_ERROR {
+                failedOutputWrites += 1
+                break
+            }
+        } while stream.avail_out == 0 || stream.avail_in > 0
         current?.flush()
     }
 
     private func finishCurrent() {
         guard streamOpen else { return }
-        deflate([], mode: Z_FINISH)
+        deflate(UnsafeBufferPointer(start: nil, count: 0), mode: Z_FINISH)
         deflateEnd(&stream)
         streamOpen = false
         current?.close()

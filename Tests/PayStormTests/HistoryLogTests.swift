@@ -1,5 +1,9 @@
+import AppStoreModel
+import Chaos
 import Foundation
 import Load
+import Profile
+import Simulation
 import Testing
 
 @testable import PayStorm
@@ -75,6 +79,75 @@ struct HistoryLogTests {
         #expect(lines.first?.hasSuffix(#""error":"reset","detail":"the retry failed:\t\"refused\""}"#) == true)
         #expect(lines[1].contains("detail") == false && lines[1].contains("resent") == false)
         #expect(lines.last?.hasSuffix(#""status":200,"latencyMicros":3000,"resent":true}"#) == true)
+    }
+
+    static let subscriptions = """
+        {
+          name: "history", seed: 9,
+          target: { webhookURL: "http://127.0.0.1:1/n", deviceURL: "http://127.0.0.1:1/t" },
+          catalog: {
+            groups: [{ id: "g" }],
+            products: [{ id: "gold", type: "autoRenewable", group: "g", level: 1, priceMilli: 990, periodSeconds: 20 }],
+          },
+          population: { accounts: 50 },
+          actionMix: { subscribe: 1 },
+          schedule: [{ kind: "constant", rate: 20, seconds: 2 }],
+        }
+        """
+
+    /// A delivery's lines, written into the buffer without a `String` each, are the history's JSON as its readers
+    /// (replay, witnesses, merge) know it: every field in its order, strings escaped, times as `%.6f` and `%.3f`.
+    @Test func deliveryLinesCarryEveryFieldInOrderEscaped() throws {
+        let profile = try Profile.decode(Data(Self.subscriptions.utf8), file: "history.json5")
+        let start: Int64 = 1_800_000_000_000
+        var delivery = try #require(
+            ChaosStream(World(profile: profile, startMillis: start), profile: profile).first {
+                guard case .notification(let facts) = $0.action.delivery else { return false }
+                return facts.payload.subtype != nil && $0.action.truth.transactionId != nil
+            }
+        )
+        delivery.forgery = "wrong-key"
+        delivery.network = .timeout
+        delivery.faults = [AppliedFault(fault: "re\"order", detail: ""), AppliedFault(fault: "duplicate", detail: "")]
+        guard case .notification(let facts) = delivery.action.delivery else { return }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("paystorm-historylog-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = try HistoryLog(directory: folder.path, capBytes: 512 << 20, startMillis: start)
+        log.write(event: "dispatch", at: 1.5, delivery: delivery, kind: "forged")
+        var result = LoadResult(
+            id: 1,
+            kind: "forged",
+            intended: .zero,
+            sent: .zero,
+            wireStart: .zero,
+            received: .microseconds(2500),
+            status: 0,
+            error: .timeout,
+            detail: "no answer\t\"x\""
+        )
+        result.resent = true
+        log.write(event: "result", at: 1.75, delivery: delivery, result: result, sent: false)
+        log.close()
+        let action = delivery.action
+        let common =
+            #""role":"webhook","delivery":\#(delivery.id),"account":"\#(action.appAccountToken)","#
+            + #""lifecycle":"\#(action.lifecycle.rawValue)","copy":"original","attempt":0"#
+        let payload =
+            #","notificationType":"\#(facts.notificationType.rawValue)","subtype":"\#(facts.payload.subtype!.rawValue)""#
+            + #","transactionId":"\#(action.truth.transactionId!)""#
+            + #","originalTransactionId":"\#(facts.transaction!.originalTransactionId)""#
+            + #","signedAt":\#(String(format: "%.3f", Double(facts.signedDate - start) / 1000))"#
+            + #","forgery":"wrong-key","network":"timeout""#
+        #expect(
+            try Self.lines(folder) == [
+                #"{"t":1.500000,"event":"dispatch","# + common + #","kind":"forged""# + payload
+                    + #","faults":["re\"order","duplicate"]}"#,
+                #"{"t":1.750000,"event":"result","# + common + payload
+                    + #","sent":false,"status":0,"latencyMicros":2500,"error":"timeout","resent":true"#
+                    + #","detail":"no answer\t\"x\""}"#,
+            ]
+        )
     }
 
     /// The lines of a history folder's first chunk.

@@ -7,8 +7,9 @@ import Simulation
 
 /// The run's history: one JSON object a line for every delivery, probe and fault of the run, streamed as
 /// the run goes so an interrupted run still has it, in gzip chunks `history-000001.jsonl.gz`, ... under a
-/// cap on their total size (the oldest chunks are deleted first, and the report says so). Lines are buffered
-/// on the engine's thread and compressed a buffer at a time.
+/// cap on their total size (the oldest chunks are deleted first, and the report says so). Lines are written
+/// on the engine's thread into a reused buffer, without a `String` each, and compressed 64 KiB at a time on a
+/// thread of their own (`BackgroundGzipLog`).
 ///
 /// Every line has `t` (seconds since the start of the run), `event` and `role` (`webhook`, `device`,
 /// `report`, `probe`, `api`, or `marker` for a lifecycle fact that sends nothing). Events:
@@ -34,8 +35,10 @@ import Simulation
 /// whose `t` is below it was sent early), and any `forgery`, `network` and `faults`. Probe lines carry
 /// `account`; App Store Server API lines are described at `writeAPI`.
 final class HistoryLog {
-    private let chunks: ChunkedGzipLog?
+    private let chunks: BackgroundGzipLog?
     private var buffer: [UInt8] = []
+    /// The text handed to the compressing thread at a time.
+    static let flushBytes = 1 << 16
     /// The cap on disk of its chunks together.
     let capBytes: Int
     /// The wall-clock start of the run (ms since 1970), where `t` is 0.
@@ -55,14 +58,16 @@ final class HistoryLog {
             chunks = nil
             return
         }
-        chunks = try ChunkedGzipLog(
+        chunks = try BackgroundGzipLog(
             directory: directory,
             baseName: "history",
             chunkBytes: Self.chunkBytes(capBytes: capBytes),
             capBytes: capBytes
         )
-        buffer.reserveCapacity(1 << 16)
+        buffer.reserveCapacity(Self.flushBytes + 4096)
     }
+
+    deinit { close() }
 
     /// What the report says when the cap deleted chunks, or nil when it did not.
     var droppedNote: String? {
@@ -112,31 +117,43 @@ final class HistoryLog {
         put("\",\"attempt\":")
         put(UInt64(delivery.attempt))
         if let kind { put(",\"kind\":\"", string: kind) }
-        if case .notification(let facts) = action.delivery {
-            put(",\"notificationType\":\"", string: JSONEscaping.escaped(facts.notificationType.rawValue))
-            if let subtype = facts.payload.subtype {
-                put(",\"subtype\":\"", string: JSONEscaping.escaped(subtype.rawValue))
-            }
+        // The delivery's payload is read once (each read copies it out of its box).
+        var original: String?
+        var signed: Int64?
+        switch action.delivery {
+        case .notification(let facts):
+            put(",\"notificationType\":\"", escaping: facts.notificationType.rawValue)
+            if let subtype = facts.payload.subtype { put(",\"subtype\":\"", escaping: subtype.rawValue) }
+            original = facts.transaction?.originalTransactionId
+            signed = facts.signedDate
+        case .device(let device):
+            original = device.transaction.originalTransactionId
+            signed = device.transaction.signedDate
+        case .report, .marker:
+            break
         }
         if let id = action.truth.transactionId { put(",\"transactionId\":\"", string: id) }
-        if let original = action.transaction?.originalTransactionId {
-            put(",\"originalTransactionId\":\"", string: original)
-        }
-        if let signed = delivery.signedDate {
+        if let original { put(",\"originalTransactionId\":\"", string: original) }
+        if let signed {
             put(",\"signedAt\":")
             put(fixed: Double(signed - startMillis) / 1000, places: 3)
         }
         if let forgery = delivery.forgery { put(",\"forgery\":\"", string: forgery) }
         if let network = delivery.network { put(",\"network\":\"", string: network.rawValue) }
-        if !delivery.faults.isEmpty && event != "result" && event != "send" {
-            put(
-                ",\"faults\":[" + delivery.faults.map { "\"\(JSONEscaping.escaped($0.fault))\"" }.joined(separator: ",")
-                    + "]"
-            )
+        if !delivery.faults.isEmpty && event != "result" && event != "send" { putFaults(delivery.faults) }
+        putOutcome(result: result, sent: sent, detail: detail)
+        endLine()
+    }
+
+    /// Appends `"faults":[...]`, the names of the faults that shaped a delivery.
+    private func putFaults(_ faults: [AppliedFault]) {
+        put(",\"faults\":[")
+        for (index, fault) in faults.enumerated() {
+            put(index == 0 ? "\"" : ",\"")
+            JSONEscaping.append(fault.fault, to: &buffer)
+            put("\"")
         }
-        put(Self.outcomeFields(result: result, sent: sent, detail: detail))
-        put("}\n")
-        if buffer.count >= 1 << 16 { flush() }
+        put("]")
     }
 
     /// Appends a string field: `opening` (`,"name":"`), then `value` (JSON-safe already), then the closing quote.
@@ -144,6 +161,25 @@ final class HistoryLog {
         put(opening)
         put(value)
         put("\"")
+    }
+
+    /// Appends a string field whose value may need escaping.
+    private func put(_ opening: StaticString, escaping value: String) {
+        put(opening)
+        JSONEscaping.append(value, to: &buffer)
+        put("\"")
+    }
+
+    /// Ends a line, and hands the buffer over once it holds `flushBytes`.
+    private func endLine() {
+        put("}\n")
+        if buffer.count >= Self.flushBytes { flush() }
+    }
+
+    /// Appends `value` in decimal, with its sign.
+    private func put(signed value: Int64) {
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        put(value.magnitude)
     }
 
     private func put(_ text: StaticString) {
@@ -210,10 +246,14 @@ final class HistoryLog {
     /// Appends one probe entry (a safety probe during the run).
     func writeProbe(event: String, at t: Double, account: String, result: LoadResult? = nil, sent: Bool? = nil) {
         guard chunks != nil else { return }
-        var line = "{\"t\":\(Self.fixed(t, places: 6)),\"event\":\"\(event)\",\"role\":\"probe\""
-        line += ",\"account\":\"\(JSONEscaping.escaped(account))\""
-        line += Self.outcomeFields(result: result, sent: sent, detail: nil)
-        append(line + "}\n")
+        put("{\"t\":")
+        put(fixed: t, places: 6)
+        put(",\"event\":\"")
+        put(event)
+        put("\",\"role\":\"probe\"")
+        put(",\"account\":\"", escaping: account)
+        putOutcome(result: result, sent: sent, detail: nil)
+        endLine()
     }
 
     /// Appends one App Store Server API entry (role `api`): a request the backend made (event `call`, with
@@ -227,35 +267,42 @@ final class HistoryLog {
         append(line + "}\n")
     }
 
-    private static func outcomeFields(result: LoadResult?, sent: Bool?, detail: String?) -> String {
-        var fields = ""
-        if let sent { fields += ",\"sent\":\(sent)" }
+    /// Appends what a result says: `sent`, `status`, `latencyMicros`, `error`, `resent` and `detail`.
+    private func putOutcome(result: LoadResult?, sent: Bool?, detail: String?) {
+        if sent == true {
+            put(",\"sent\":true")
+        } else if sent == false {
+            put(",\"sent\":false")
+        }
         if let result {
-            fields += ",\"status\":\(result.status),\"latencyMicros\":\(result.latency.microseconds)"
-            if let error = result.error { fields += ",\"error\":\"\(error.rawValue)\"" }
-            if result.resent { fields += ",\"resent\":true" }
+            put(",\"status\":")
+            put(signed: Int64(result.status))
+            put(",\"latencyMicros\":")
+            put(signed: result.latency.microseconds)
+            if let error = result.error { put(",\"error\":\"", string: error.rawValue) }
+            if result.resent { put(",\"resent\":true") }
         }
         // A failure's own words (libcurl's and the system's) unless the caller gives a detail: the class alone
         // cannot tell a refused retry from a refused first attempt when a witness is read later.
         if let detail = detail ?? result.flatMap({ $0.error != nil && !$0.detail.isEmpty ? $0.detail : nil }) {
-            fields += ",\"detail\":\"\(JSONEscaping.escaped(detail))\""
+            put(",\"detail\":\"", escaping: detail)
         }
-        return fields
     }
 
     private func append(_ line: String) {
         buffer.append(contentsOf: line.utf8)
-        if buffer.count >= 1 << 16 { flush() }
+        if buffer.count >= Self.flushBytes { flush() }
     }
 
-    /// Writes what is buffered.
+    /// Hands what is buffered to the compressing thread (it is on disk once `close()` returns).
     func flush() {
         guard let chunks, !buffer.isEmpty else { return }
-        chunks.write(buffer)
-        buffer.removeAll(keepingCapacity: true)
+        chunks.write(&buffer)
+        // The first buffers handed over come back empty; later ones with the capacity a finished one had.
+        if buffer.capacity < Self.flushBytes { buffer.reserveCapacity(Self.flushBytes + 4096) }
     }
 
-    /// Flushes and closes the file.
+    /// Flushes, and returns once everything written is compressed and the last chunk closed.
     func close() {
         flush()
         chunks?.close()
