@@ -34,6 +34,9 @@ RETRYABLE = frozenset({21005, 21009} | set(range(21100, 21200)))
 _ORIGINAL_GETADDRINFO = socket.getaddrinfo
 _route_lock = threading.Lock()
 _routed = None
+# One HTTP session per thread: connections to Apple are kept alive between receipts, as a busy backend keeps them
+# (a TLS handshake per call doubles its time).
+_sessions = threading.local()
 
 
 class Unavailable(Exception):
@@ -65,9 +68,15 @@ def route_apple_hosts(setting):
     return True
 
 
+def _session():
+    if getattr(_sessions, "session", None) is None:
+        _sessions.session = requests.Session()
+    return _sessions.session
+
+
 def _post(url, body, timeout):
     try:
-        response = requests.post(url, json=body, timeout=timeout)
+        response = _session().post(url, json=body, timeout=timeout)
     except requests.RequestException as failure:
         raise Unavailable(f"{url}: {type(failure).__name__}") from failure
     if response.status_code != 200:
