@@ -92,14 +92,15 @@ extension Minter {
         guard payload.data != nil, transaction != nil || renewal != nil else { return nil }
         return try JSONWriter.withTemporaryStorage(capacity: 4096) { writer -> Result? in
             var nested: (transaction: Range<Int>?, renewal: Range<Int>?) = (nil, nil)
-            if let transaction {
+            // Optional chaining writes each payload where it is: `if let` copied it, retaining its Strings.
+            if transaction != nil {
                 let start = writer.count
-                transaction.writeJSON(to: &writer)
+                transaction?.writeJSON(to: &writer)
                 nested.transaction = start..<writer.count
             }
-            if let renewal {
+            if renewal != nil {
                 let start = writer.count
-                renewal.writeJSON(to: &writer)
+                renewal?.writeJSON(to: &writer)
                 nested.renewal = start..<writer.count
             }
             // The markers go into the payload for as long as it is written (a copy would retain every field).

@@ -105,18 +105,18 @@ extension Minter {
         }
         var data = outer.data ?? NotificationData()
         data.appAppleId = data.appAppleId ?? app.appAppleId
+        // Rewritten in place: `if var` copied each payload, retaining every String in it.
         var nestedTransaction = transaction
-        if var transaction {
+        if nestedTransaction != nil {
             data.bundleVersion = data.bundleVersion ?? app.bundleVersion
-            rewrite(&transaction, forgery: forgery)
-            nestedTransaction = transaction
+            rewrite(&nestedTransaction!, forgery: forgery)
         }
         var nestedRenewal = renewal
-        if var renewal {
-            renewal.signedDate = forgedDate(forgery, signedDate: renewal.signedDate ?? Self.nowMilliseconds())
-            if forgery == .wrongEnvironment { renewal.environment = forgedApp(forgery).environment }
-            if forgery == .datesInSeconds { renewal = renewal.mappingDates(Self.toSeconds) }
-            nestedRenewal = renewal
+        if nestedRenewal != nil {
+            let signed = nestedRenewal?.signedDate
+            nestedRenewal?.signedDate = forgedDate(forgery, signedDate: signed ?? Self.nowMilliseconds())
+            if forgery == .wrongEnvironment { nestedRenewal?.environment = forgedApp(forgery).environment }
+            if forgery == .datesInSeconds { nestedRenewal = nestedRenewal?.mappingDates(Self.toSeconds) }
         }
         if forgery == .wrongBundle { data.bundleId = forgedApp(forgery).bundleId }
         if forgery == .wrongEnvironment { data.environment = forgedApp(forgery).environment }

@@ -128,7 +128,8 @@ extension Minter {
     }
 
     /// ``notification(_:transaction:autoRenewProductId:signedDate:notificationUUID:forgery:)`` by this minter,
-    /// at its signing date.
+    /// at its signing date. The payloads are built in the result itself: a transaction payload holds about twenty
+    /// Strings, and each copy of one (a returned tuple, an `if let`) retained and released every one of them.
     private func mint(
         _ kind: NotificationKind,
         transaction: JWSTransactionDecodedPayload?,
@@ -137,61 +138,55 @@ extension Minter {
         notificationUUID: String?,
         forgery: Forgery?
     ) throws -> MintedNotification {
-        var payload = ResponseBodyV2DecodedPayload(
-            notificationType: kind.notificationType,
-            subtype: kind.subtype,
-            notificationUUID: notificationUUID ?? Self.randomUUID(),
-            version: "2.0",
-            signedDate: date
+        var minted = MintedNotification(
+            kind: kind,
+            signedPayload: "",
+            payload: ResponseBodyV2DecodedPayload(
+                notificationType: kind.notificationType,
+                subtype: kind.subtype,
+                notificationUUID: notificationUUID ?? Self.randomUUID(),
+                version: "2.0",
+                signedDate: date
+            ),
+            forgery: forgery
         )
-        let (nestedTransaction, nestedRenewal, appTransaction) = try addContent(
+        try addContent(
             of: kind,
             transaction: transaction,
             autoRenewProductId: autoRenewProductId,
             signedDate: date,
-            forgery: forgery,
-            to: &payload
+            to: &minted
         )
-        if forgery == .datesInSeconds { payload.signedDate = payload.signedDate.map(Self.toSeconds) }
-        let signed = try signOuter(
-            &payload,
-            transaction: nestedTransaction,
-            renewal: nestedRenewal,
+        if forgery == .datesInSeconds { minted.payload.signedDate = minted.payload.signedDate.map(Self.toSeconds) }
+        minted.signedPayload = try signOuter(
+            &minted.payload,
+            transaction: minted.transaction,
+            renewal: minted.renewalInfo,
             forgery: forgery,
             keepNested: true
         )
-        return MintedNotification(
-            kind: kind,
-            signedPayload: signed,
-            payload: payload,
-            transaction: nestedTransaction,
-            renewalInfo: nestedRenewal,
-            appTransaction: appTransaction,
-            forgery: forgery
-        )
+        return minted
     }
 
     /// Fills in what a kind of notification carries (its `data`, `summary`, `externalPurchaseToken` or
-    /// `appData`), and returns the nested payloads signed into it.
+    /// `appData`), and the nested payloads to sign into it.
     private func addContent(
         of kind: NotificationKind,
         transaction: JWSTransactionDecodedPayload?,
         autoRenewProductId: String?,
         signedDate date: Int64,
-        forgery: Forgery?,
-        to payload: inout ResponseBodyV2DecodedPayload
-    ) throws -> (
-        transaction: JWSTransactionDecodedPayload?, renewal: JWSRenewalInfoDecodedPayload?, app: AppTransaction?
-    ) {
+        to minted: inout MintedNotification
+    ) throws {
+        let forgery = minted.forgery
         switch kind.content {
         case .appIdentity:
-            payload.data = NotificationData(
+            minted.payload.data = NotificationData(
                 appAppleId: app.appAppleId,
                 bundleId: app.bundleId,
                 environment: app.environment
             )
         case .summary:
-            payload.summary = Summary(
+            minted.payload.summary = Summary(
                 environment: app.environment,
                 appAppleId: app.appAppleId,
                 bundleId: app.bundleId,
@@ -203,7 +198,7 @@ extension Minter {
             )
         case .externalPurchaseToken:
             // The token has no environment field: verifiers read "SANDBOX" off the front of its ID.
-            payload.externalPurchaseToken = ExternalPurchaseToken(
+            minted.payload.externalPurchaseToken = ExternalPurchaseToken(
                 externalPurchaseId: (app.environment == .sandbox ? "SANDBOX_" : "") + Self.randomUUID(),
                 tokenCreationDate: date - Self.dayMilliseconds,
                 appAppleId: app.appAppleId,
@@ -212,58 +207,61 @@ extension Minter {
         case .appData:
             var signed = appTransactionPayload(signedDate: date)
             if forgery == .datesInSeconds { signed = signed.mappingDates(Self.toSeconds) }
-            payload.appData = AppData(
+            minted.payload.appData = AppData(
                 appAppleId: app.appAppleId,
                 bundleId: app.bundleId,
                 environment: app.environment,
                 signedAppTransactionInfo: try sign(signed)
             )
-            return (nil, nil, signed)
+            minted.appTransaction = signed
         case .subscription, .transaction, .oneTimeTransaction:
-            let carried = try purchaseData(
+            try addPurchaseData(
                 kind,
                 transaction: transaction,
                 autoRenewProductId: autoRenewProductId,
                 signedDate: date,
-                forgery: forgery
+                to: &minted
             )
-            payload.data = carried.data
-            return (carried.transaction, carried.renewal, nil)
         }
-        return (nil, nil, nil)
     }
 
-    /// The `data` of a notification that carries a transaction, and the nested payloads to sign into it.
-    private func purchaseData(
+    /// The `data` of a notification that carries a transaction, and the nested payloads to sign into it, set in
+    /// `minted`.
+    private func addPurchaseData(
         _ kind: NotificationKind,
         transaction given: JWSTransactionDecodedPayload?,
         autoRenewProductId: String?,
         signedDate date: Int64,
-        forgery: Forgery?
-    ) throws -> (
-        data: NotificationData, transaction: JWSTransactionDecodedPayload, renewal: JWSRenewalInfoDecodedPayload?
-    ) {
-        let facts = given ?? Self.impliedTransaction(by: kind, signedDate: date)
-        if let type = facts.type { try Self.checkProductType(type, for: kind) }
-        var transaction = transactionPayload(facts, kind: kind, signedDate: date)
-        if forgery == .datesInSeconds { transaction = transaction.mappingDates(Self.toSeconds) }
+        to minted: inout MintedNotification
+    ) throws {
+        let forgery = minted.forgery
+        var transaction = given ?? Self.impliedTransaction(by: kind, signedDate: date)
+        if let type = transaction.type { try Self.checkProductType(type, for: kind) }
         var data = NotificationData(
             appAppleId: app.appAppleId,
             bundleId: app.bundleId,
             bundleVersion: app.bundleVersion,
             environment: app.environment
         )
-        var renewal: JWSRenewalInfoDecodedPayload?
-        if facts.type == .autoRenewableSubscription {
-            var info = renewalInfoPayload(facts, autoRenewProductId: autoRenewProductId, kind: kind, signedDate: date)
+        if transaction.type == .autoRenewableSubscription {
+            // From the transaction's facts, before the kind completes them (a renewal extension moves its expiry).
+            var info = renewalInfoPayload(
+                transaction,
+                autoRenewProductId: autoRenewProductId,
+                kind: kind,
+                signedDate: date
+            )
             if forgery == .datesInSeconds { info = info.mappingDates(Self.toSeconds) }
-            renewal = info
+            minted.renewalInfo = info
             data.status = Self.status(for: kind)
         }
+        complete(&transaction, kind: kind, signedDate: date)
+        if forgery == .datesInSeconds { transaction = transaction.mappingDates(Self.toSeconds) }
         if kind.notificationType == .consumptionRequest {
             data.consumptionRequestReason = .unintendedPurchase
         }
-        return (data, transaction, renewal)
+        minted.payload.data = data
+        minted.transaction = transaction
     }
 
     /// Signs a notification's nested transaction: with an untrusted chain for `forged-inner-transaction`

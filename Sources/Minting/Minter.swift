@@ -61,15 +61,22 @@ public struct Minter: Sendable {
         signedDate: Int64
     ) -> JWSTransactionDecodedPayload {
         var payload = transaction
+        complete(&payload, kind: kind, signedDate: signedDate)
+        return payload
+    }
+
+    /// ``transactionPayload(_:kind:signedDate:)`` in place, so that minting completes a transaction it holds
+    /// without copying it.
+    func complete(_ payload: inout JWSTransactionDecodedPayload, kind: NotificationKind?, signedDate: Int64) {
         payload.bundleId = app.bundleId
         payload.signedDate = signedDate
         payload.environment = app.environment
         let renews =
-            transaction.type == .autoRenewableSubscription
-            && transaction.transactionId != transaction.originalTransactionId
+            payload.type == .autoRenewableSubscription
+            && payload.transactionId != payload.originalTransactionId
             && kind?.subtype != .resubscribe && kind?.subtype != .upgrade
-        payload.transactionReason = transaction.transactionReason ?? (renews ? .renewal : .purchase)
-        guard let kind else { return payload }
+        payload.transactionReason = payload.transactionReason ?? (renews ? .renewal : .purchase)
+        guard let kind else { return }
         switch kind.notificationType {
         case .offerRedeemed:
             payload.offerType = .promotionalOffer
@@ -91,7 +98,6 @@ public struct Minter: Sendable {
         default:
             break
         }
-        return payload
     }
 
     /// The renewal info of an auto-renewable subscription as a kind reports it (auto-renew status, expiration
