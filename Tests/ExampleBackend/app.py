@@ -883,20 +883,32 @@ def create_app():
     def file_receipt(transactions, user):
         """Files every transaction of a verified receipt for `user` (those of another user are left alone) and
         credits what is owed: a consumable once per transaction, an unlock, a subscription period; a cancelled
-        transaction is filed revoked and credits nothing."""
+        transaction is filed revoked and credits nothing. A transaction already filed as the receipt shows it is
+        skipped: a receipt lists the account's whole history, every time."""
         store = Store(connect(db_path))
         try:
+            known = filed_purchases(store, [tx.transactionId for tx in transactions])
             credited = mine = 0
+            news = []
+            for tx in transactions:
+                row = known.get(tx.transactionId)
+                token_user = canonical_user(tx.appAccountToken) if tx.appAccountToken else user
+                if token_user != user or (row is not None and row["user_id"] != user):
+                    continue
+                mine += 1
+                if "receipt-grants-cancelled" in BUGS:
+                    # The bug: "the receipt is the truth": its cancellation_date is never read.
+                    tx.revocationDate = None
+                if row is None or (row["revoked_at"] is not None) != (tx.revocationDate is not None):
+                    news.append(tx)
             with write_transaction(store.db):
-                for tx in transactions:
+                for tx in news:
                     owner = store.db.execute(
                         "SELECT user_id FROM purchases WHERE transaction_id IN (?, ?) LIMIT 1",
                         (tx.transactionId, tx.originalTransactionId),
                     ).fetchone()
-                    token_user = canonical_user(tx.appAccountToken) if tx.appAccountToken else user
-                    if token_user != user or (owner is not None and owner["user_id"] != user):
+                    if owner is not None and owner["user_id"] != user:
                         continue
-                    mine += 1
                     if "receipt-grants-cancelled" in BUGS:
                         grant_cancelled(store, tx)
                     credited += apply_transaction(store, tx, user, tx.signedDate, "receipt", owed=True,
@@ -907,10 +919,24 @@ def create_app():
         finally:
             store.db.close()
 
+    def filed_purchases(store, ids):
+        """The purchases rows (user and revocation) of the transaction ids already filed, by id."""
+        rows = {}
+        for at in range(0, len(ids), 500):
+            chunk = ids[at:at + 500]
+            rows.update(
+                (row["transaction_id"], row)
+                for row in store.db.execute(
+                    "SELECT transaction_id, user_id, revoked_at FROM purchases WHERE transaction_id IN "
+                    f"({', '.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        return rows
+
     def grant_cancelled(store, tx):
-        # The bug: "the receipt is the truth": whatever it lists is owned, so its cancellation_date is never read and
-        # a transaction a refund revoked is owned again at the next receipt the app sends.
-        tx.revocationDate = None
+        # The bug: "the receipt is the truth": whatever it lists is owned, so a transaction a refund revoked is owned
+        # again at the next receipt the app sends.
         store.db.execute("UPDATE purchases SET revoked_at = NULL WHERE transaction_id = ?", (tx.transactionId,))
 
     @app.get("/api/v1/users/<user_id>/wallet")
