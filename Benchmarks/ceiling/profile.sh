@@ -6,7 +6,7 @@
 # run path's parts (history, oracle, transport, kernel; a sample counts for each part on its stack). Needs `perf`
 # (Debian's linux-perf). Not run in CI.
 #
-# Usage: Benchmarks/ceiling/profile.sh [SECONDS=10] [FACTOR=1]
+# Usage: [PAYSTORM=binary] [PERF_DATA=path] Benchmarks/ceiling/profile.sh [SECONDS=10] [FACTOR=1]
 set -euo pipefail
 source "$(dirname "$0")/../load/common.sh"
 cd "$ROOT"
@@ -25,8 +25,10 @@ requests = json.load(open(sys.argv[1]))["requests"]
 rate = requests["sent"] / float(sys.argv[3])
 print(f"{sys.argv[4]}x: {rate:,.0f} sent/s, ratio {rate / float(sys.argv[2]):.2f}")
 PY
+SENT=$(python3 -c "import json; print(json.load(open('$WORK/reports/latest/summary.json'))['requests']['sent'])")
 perf script -i "$WORK/perf.data" -F tid,ip,sym,dso -G 2>/dev/null | python3 -c '
 import collections, sys
+sent = int(sys.argv[1])
 dsos, symbols = collections.defaultdict(collections.Counter), collections.defaultdict(collections.Counter)
 for line in sys.stdin:
     parts = line.split()
@@ -37,12 +39,14 @@ for line in sys.stdin:
 total = sum(sum(c.values()) for c in dsos.values())
 for tid, counts in sorted(dsos.items(), key=lambda kv: -sum(kv[1].values()))[:6]:
     n = sum(counts.values())
-    print(f"thread {tid}: {100 * n / total:.1f}% of the samples")
+    # At 999 samples a second of CPU, the samples of a thread say its CPU time, here per sent delivery.
+    print(f"thread {tid}: {100 * n / total:.1f}% of the samples, {n / 999 / sent * 1e6:.1f} µs per sent delivery")
     print("   " + ", ".join(f"{name} {100 * k / n:.0f}%" for name, k in counts.most_common(5)))
     print("   " + ", ".join(f"{name} {100 * k / n:.1f}%" for name, k in symbols[tid].most_common(6)))
-'
+' "$SENT"
 perf script -i "$WORK/perf.data" -F tid,ip,sym,dso 2>/dev/null | python3 -c '
 import collections, sys
+sent = int(sys.argv[1])
 parts = {"history (HistoryLog, gzip)": ("HistoryLog", "ChunkedGzipLog", "libz.so"),
          "oracle (Checker)": ("Checking7Checker",), "transport (Load.Transport)": ("Load9Transport",),
          "kernel": ("kernel.kallsyms",), "minting (libcrypto)": ("libcrypto",)}
@@ -65,5 +69,8 @@ for line in sys.stdin:
         stack.append(line)
 close()
 for tid, n in totals.most_common(2):
-    print(f"thread {tid}, samples under: " + ", ".join(f"{name} {100 * counts[tid][name] / n:.0f}%" for name in parts))
-'
+    print(f"thread {tid}, samples under: " + ", ".join(f"{name} {100 * counts[tid][name] / n:.0f}% "
+          f"({counts[tid][name] / 999 / sent * 1e6:.1f} µs)" for name in parts))
+' "$SENT"
+# PERF_DATA=path keeps the recording for `perf report -i path`.
+[[ -z "${PERF_DATA:-}" ]] || cp "$WORK/perf.data" "$PERF_DATA"
