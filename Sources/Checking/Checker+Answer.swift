@@ -30,8 +30,9 @@ extension Checker {
             state.tallyGenuine(outcome)
         }
         if let notification { noteNotification(delivery, fate: notification, sentence: sentence, at: t, in: &state) }
-        guard var book = state.books.removeValue(forKey: delivery.action.appAccountToken) else { return }
-        defer { state.books[delivery.action.appAccountToken] = book }
+        var (book, slot) = state.takeBook(delivery.action.appAccountToken)
+        guard slot != nil else { return }
+        defer { state.putBack(&book, account: delivery.action.appAccountToken, at: slot) }
         if outcome.isAcknowledged, !delivery.isForged {
             noteAcknowledged(delivery, at: t, book: &book, state: &state)
         }

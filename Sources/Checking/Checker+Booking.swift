@@ -67,13 +67,13 @@ extension Checker {
         // its own chain (see `OracleTransaction.chains`).
         let startsChain = delivery.sends && delivery.copy != .retry && delivery.copy != .redelivery
         // Taken out of the dictionary while it changes, so that its tables are changed in place, not copied.
-        var book = state.books.removeValue(forKey: action.appAccountToken) ?? AccountBook()
+        var (book, slot) = state.takeBook(action.appAccountToken)
         book.latest = max(book.latest, truth.effectiveDate)
         defer {
             if book.txs.count > foldAbove {
                 book.fold(keep: foldAbove / 2, now: Int64((t * 1000).rounded()), refundsSettle: refundsSettle)
             }
-            state.books[action.appAccountToken] = book
+            state.putBack(&book, account: action.appAccountToken, at: slot)
         }
         if delivery.isForged {
             bookForgery(truth, entry: entry, limit: limit, in: &book)

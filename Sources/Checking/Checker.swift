@@ -99,31 +99,37 @@ public final class Checker: Sendable {
     /// applies its truth to the oracle. Its history entry says "was dispatched" (or that it had no endpoint to go
     /// to): whether it was sent is known only from its outcome (``record(_:outcome:at:)``).
     public func sent(_ delivery: PlannedDelivery, at t: Double) {
-        let phrase = describe(delivery) + dispatched(delivery)
+        // Most deliveries' phrases are looked up; the rest are made before taking the lock.
+        let key = PhraseKey(delivery)
+        let made = key == nil ? describe(delivery) + dispatched(delivery) : nil
         state.withLock { state in
-            let entry = LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
-            dispatch(delivery, entry: entry, sentence: { phrase }, at: t, in: &state)
+            let phrase = state.phrase(key, interned: true) { made ?? describe(delivery) + dispatched(delivery) }
+            let entry = LogEntry(at: t, delivery: delivery.id, phrase: phrase.index ?? .max)
+            dispatch(delivery, entry: entry, sentence: { phrase.text }, at: t, in: &state)
         }
     }
 
     /// Records what happened to a dispatched delivery.
     public func record(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at t: Double) {
-        let phrase = describe(delivery) + " " + describe(outcome)
+        let key = PhraseKey(delivery, outcome: outcome)
+        let made = key == nil ? describe(delivery) + " " + describe(outcome) : nil
         let continues = continuesChain(delivery, outcome: outcome, at: t)
         let fate = notificationFate(delivery, outcome: outcome, at: t)
         state.withLock { state in
             state.reach.note(outcome, at: t)
             // A delivery of an account the oracle never saw dispatched: nothing to book (as before, no phrase).
-            let entry =
-                state.books[delivery.action.appAccountToken] == nil
-                ? nil : LogEntry(at: t, delivery: delivery.id, phrase: state.intern(phrase))
+            let known = state.books[delivery.action.appAccountToken] != nil
+            let phrase = state.phrase(key, interned: known) {
+                made ?? describe(delivery) + " " + describe(outcome)
+            }
+            let entry = known ? LogEntry(at: t, delivery: delivery.id, phrase: phrase.index ?? .max) : nil
             answer(
                 delivery,
                 outcome: outcome,
                 continues: continues,
                 notification: fate,
                 entry: entry,
-                sentence: { phrase },
+                sentence: { phrase.text },
                 at: t,
                 in: &state
             )

@@ -31,6 +31,8 @@ struct OracleState: Sendable {
     var bookedAtEnd: [String: Int] = [:]
     var phrases: [String] = []
     var phraseIndex: [String: UInt32] = [:]
+    /// Phrases by what they depend on (see `PhraseKey`).
+    var phraseCache: [PhraseKey: CachedPhrase] = [:]
 
     /// Interns a phrase; past `LogEntry.phraseLimit` (100,000) distinct phrases, new ones share a placeholder.
     mutating func intern(_ phrase: String) -> UInt32 {

@@ -1,0 +1,91 @@
+import AppStoreModel
+import Chaos
+import Simulation
+
+/// What the phrase of a delivery's history entry depends on, for the deliveries most runs are made of (no fault
+/// and no forgery): the oracle looks the phrase up by it instead of writing the same sentence again for every
+/// delivery it books.
+struct PhraseKey: Hashable, Sendable {
+    enum Shape: Hashable, Sendable {
+        case notification(NotificationTypeV2, Subtype?)
+        case device(Int, DeviceSource)
+        case report(String, String)
+        case marker(Lifecycle)
+    }
+
+    var shape: Shape
+    var copy: Copy
+    /// The answer, for an answer's phrase; nil for the dispatch's.
+    var outcome: DeliveryOutcome?
+
+    /// The key of a delivery's dispatch (`outcome` nil) or of its answer; nil when the phrase names a fault, a
+    /// forgery or an answer's free-form reason, which are made each time.
+    init?(_ delivery: PlannedDelivery, outcome: DeliveryOutcome? = nil) {
+        guard delivery.faults.isEmpty, delivery.forgery == nil else { return nil }
+        switch outcome {
+        case .indeterminate?, .notSent?: return nil
+        case .acknowledged?, .rejected?, .deferred?, nil: break
+        }
+        switch delivery.action.delivery {
+        case .notification(let note): shape = .notification(note.notificationType, note.payload.subtype)
+        case .device(let device): shape = .device(device.device, device.source)
+        case .report(let report): shape = .report(report.purchaseResult, report.productId)
+        case .marker: shape = .marker(delivery.action.lifecycle)
+        }
+        copy = delivery.copy
+        self.outcome = outcome
+    }
+}
+
+/// A phrase made once, and its index in the phrase table once it was interned.
+struct CachedPhrase: Sendable {
+    var text: String
+    var index: UInt32?
+}
+
+extension OracleState {
+    /// Most phrases kept by key: the keys of a run are few (kinds of delivery by answer), so this bounds a
+    /// profile with unusually many, not a normal one.
+    static let phraseCacheLimit = 4096
+
+    /// The phrase of `key`, made by `make` the first time, and its index in the phrase table when `interned`:
+    /// the same text and index as interning `make()` each time would give.
+    mutating func phrase(
+        _ key: PhraseKey?,
+        interned: Bool,
+        make: () -> String
+    ) -> (text: String, index: UInt32?) {
+        guard let key else {
+            let text = make()
+            return (text, interned ? intern(text) : nil)
+        }
+        if let cached = phraseCache[key], !interned || cached.index != nil {
+            return (cached.text, interned ? cached.index : nil)
+        }
+        let stored = phraseCache[key]
+        var phrase = stored ?? CachedPhrase(text: make())
+        if interned { phrase.index = intern(phrase.text) }
+        if stored != nil || phraseCache.count < Self.phraseCacheLimit { phraseCache[key] = phrase }
+        return (phrase.text, phrase.index)
+    }
+
+    /// Takes an account's book out for a change with one lookup, leaving an empty one in its place, so that its
+    /// tables change in place rather than copied; `putBack(_:account:at:)` returns it to the slot. Nothing may be
+    /// added to or removed from `books` in between.
+    /// - Returns: the book (a new one for an unknown account) and its slot (nil: the account had none).
+    mutating func takeBook(_ account: String) -> (book: AccountBook, slot: [String: AccountBook].Index?) {
+        var book = AccountBook()
+        guard let slot = books.index(forKey: account) else { return (book, nil) }
+        swap(&book, &books.values[slot])
+        return (book, slot)
+    }
+
+    /// Returns a book taken with `takeBook(_:)` to its slot, or adds it for an account that had none.
+    mutating func putBack(_ book: inout AccountBook, account: String, at slot: [String: AccountBook].Index?) {
+        guard let slot else {
+            books[account] = book
+            return
+        }
+        swap(&book, &books.values[slot])
+    }
+}
