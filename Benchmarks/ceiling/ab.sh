@@ -27,18 +27,22 @@ for factor in "$@"; do
         /usr/bin/time -f "%U %S %M" -o "$WORK/rss-$which-$factor" "$binary" run "$PROFILE" "${VARS[@]}" --pki "$WORK/pki" \
             --rate-scale "$scale" --reports "$WORK/reports-$which-$factor" --quiet >/dev/null 2>&1 || true
         python3 - "$WORK/reports-$which-$factor/latest/summary.json" "$CEILING" "$factor" "$which" "$RUN_SECONDS" \
-            "$(tail -1 "$WORK/rss-$which-$factor")" <<'PY'
+            "$(tail -1 "$WORK/rss-$which-$factor")" "${MINT_CPU:-}" <<'PY'
 import json, sys
 path, ceiling, factor, which, seconds = sys.argv[1:6]
 user, system, rss = sys.argv[6].split()
+mint = sys.argv[7]
 report = json.load(open(path))
 requests = report["requests"]
 rate = requests["sent"] / float(seconds)
 cpu = (float(user) + float(system)) / max(requests["sent"], 1) * 1e6
+# Its multiple of what the ceiling (this tree's build) spends minting one delivery.
+share = f" ({cpu / float(mint):.2f}x minting {float(mint):.1f})" if mint else ""
 limit = report.get("harnessLimited")
 span = f"from {limit['fromSeconds']:.0f} s ({limit['reason']})" if limit else "no"
 print(f"{factor + 'x':<6} {which:<5} intended {requests['intended']:<8} sent/s {rate:<7.0f} "
-      f"ratio {rate / float(ceiling):.2f}  CPU {cpu:.1f} µs/sent  peak RSS {int(rss):,} kB  harness-limited {span}")
+      f"ratio {rate / float(ceiling):.2f}  CPU {cpu:.1f} µs/sent{share}  peak RSS {int(rss):,} kB  "
+      f"harness-limited {span}")
 PY
     done
 done

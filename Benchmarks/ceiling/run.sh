@@ -44,21 +44,24 @@ for factor in "${FACTORS[@]}"; do
     nginx_cpu=$(python3 -c "print(($(nginx_ticks) - $before) / $TICKS)")
     [[ -f "$WORK/reports-$factor/latest/summary.json" ]] || { cat "$WORK/run-$factor.txt" >&2; exit 1; }
     python3 - "$WORK/reports-$factor/latest/summary.json" "$CEILING" "$factor" "$scale" "$RUN_SECONDS" \
-        "$(tail -1 "$WORK/cpu-$factor")" "$nginx_cpu" "$(nproc)" "$WORK/budget.txt" <<'PY'
+        "$(tail -1 "$WORK/cpu-$factor")" "$nginx_cpu" "$(nproc)" "$WORK/budget.txt" "${MINT_CPU:-}" <<'PY'
 import json, sys
 path, ceiling, factor, scale, seconds = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5])
 user, system = map(float, sys.argv[6].split())
 nginx, cores, budget = float(sys.argv[7]), int(sys.argv[8]), sys.argv[9]
 report = json.load(open(path))
 requests = report["requests"]
-# CPU per sent delivery: the run's, nginx's, and what the ceiling spends minting one.
-mint = cores / ceiling * 1e6
+# CPU per sent delivery: the run's, nginx's, and what the ceiling spends minting one: measured by the bench (user +
+# system) when it prints it, else its cores / its rate (which a busy machine inflates).
+shares = cores / ceiling * 1e6
+mint = float(sys.argv[10]) if sys.argv[10] else shares
 harness = (user + system) / requests["sent"] * 1e6
 target = nginx / requests["sent"] * 1e6
 bound = mint / (harness + target)
 with open(budget, "a") as out:
     print(f"{factor + 'x':<6} paystorm {harness:6.1f} µs of CPU per sent delivery (minting {mint:.1f}, the rest "
-          f"{harness - mint:.1f}), nginx {target:.1f}; bound {bound:.2f}", file=out)
+          f"{harness - mint:.1f}; {harness / mint:.2f}x minting), nginx {target:.1f}; bound {bound:.2f}; "
+          f"cores / ceiling {shares:.1f}", file=out)
 p99 = max((l["micros"].get("p99", 0) for l in report.get("latency", [])
            if l["measure"] == "intended" and l["kind"] == "all"), default=0) / 1000
 rate = requests["sent"] / seconds

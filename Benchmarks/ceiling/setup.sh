@@ -1,6 +1,6 @@
 # Shared by run.sh and ab.sh (sourced after Benchmarks/load/common.sh, with PAYSTORM the build that measures the
 # ceiling and RUN_SECONDS the length of each run): starts nginx, writes the null-target profile, makes a PKI,
-# measures the minting ceiling and sets PROFILE, VARS, BENCH, CEILING and SCALE (the --rate-scale at 1x).
+# measures the minting ceiling and sets PROFILE, VARS, BENCH, CEILING, MINT_CPU and SCALE (the --rate-scale at 1x).
 # nginx gets the last core; paystorm (world, minting, engine) the machine as it would in a real run.
 start_nginx "$(( $(nproc) - 1 ))"
 PROFILE="$WORK/ceiling.json5"
@@ -20,5 +20,7 @@ echo "# $PAYSTORM bench ceiling Benchmarks/ceiling/null-target.json5 --rate-scal
 BENCH=$("$PAYSTORM" bench ceiling "$PROFILE" "${VARS[@]}" --rate-scale 8 --seconds 5)
 echo "$BENCH"
 CEILING=$(awk '/^ceiling:/ {print $2}' <<<"$BENCH")
+# The CPU minting spends per delivery, measured (user + system), which other work on the machine does not change.
+MINT_CPU=$(awk '/^minting CPU:/ {print $3}' <<<"$BENCH")
 SCALE=$(awk '/meets the ceiling/ {for (i = 1; i < NF; i++) if ($i == "--rate-scale") s = $(i + 1); print s}' <<<"$BENCH")
 

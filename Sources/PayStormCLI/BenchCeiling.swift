@@ -42,6 +42,14 @@ extension Command {
                 ceiling.seconds
             )
         )
+        // The CPU behind the rate, which a busy machine does not change: a run's own CPU per delivery compares
+        // with it (Benchmarks/ceiling/run.sh).
+        print(
+            String(
+                format: "minting CPU: %.1f µs per delivery (user + system, every thread)",
+                ceiling.cpuPerDelivery * 1e6
+            )
+        )
         // What --rate-scale puts the profile's schedule at the ceiling, for a sweep (Benchmarks/ceiling/run.sh).
         let scaleNow = options.rateScale
         if ceiling.intendedPerSecond > 0 {

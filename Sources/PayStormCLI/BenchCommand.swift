@@ -39,8 +39,9 @@ extension Command {
                     the run's mint pipeline on every core, drained as fast as it signs, so the rate is
                     weighted by the profile's mix of deliveries and their signatures. A run's sending
                     rate is judged against it (Benchmarks/ceiling/run.sh). Prints
-                    'ceiling: D deliveries/s (S signatures/s) on C cores over T s' and the
-                    --rate-scale that puts the profile's schedule at that ceiling.
+                    'ceiling: D deliveries/s (S signatures/s) on C cores over T s', the CPU
+                    (user + system) spent per delivery, and the --rate-scale that puts the
+                    profile's schedule at that ceiling.
 
             --seconds N          length of each measured phase (default 5)
             --threads N          threads for the multi-thread phases (default: active cores)

@@ -21,6 +21,9 @@ public struct MintCeiling: Sendable {
     public var intendedDeliveries: Int
     /// The schedule's length in seconds.
     public var scheduleSeconds: Double
+    /// The process's CPU time (user and system, every thread) while measuring: what minting costs, whatever else
+    /// the machine runs meanwhile.
+    public var cpuSeconds: Double
 
     /// Signed deliveries per second.
     public var deliveriesPerSecond: Double { seconds > 0 ? Double(deliveries) / seconds : 0 }
@@ -28,6 +31,9 @@ public struct MintCeiling: Sendable {
     public var signaturesPerSecond: Double { seconds > 0 ? Double(signatures) / seconds : 0 }
     /// Signed deliveries per second that the schedule intends, on average.
     public var intendedPerSecond: Double { scheduleSeconds > 0 ? Double(intendedDeliveries) / scheduleSeconds : 0 }
+    /// CPU seconds per signed delivery (the world, chaos and signing): on a busy machine the rate falls, this
+    /// does not.
+    public var cpuPerDelivery: Double { deliveries > 0 ? cpuSeconds / Double(deliveries) : 0 }
 }
 
 extension PayStormRun {
@@ -52,6 +58,7 @@ extension PayStormRun {
         let cache = BodyCache()
         let pipeline = MintPipeline(stream: ChaosStream(world, profile: profile), bodies: bodies, cache: cache)
         let start = DispatchTime.now().uptimeNanoseconds
+        let cpuStart = HarnessSaturation.processCPUSeconds()
         let limit = UInt64(seconds * 1e9)
         pipeline.start()
         var deliveries = 0
@@ -68,6 +75,7 @@ extension PayStormRun {
             signatures += count
         }
         pipeline.stopAndWait()
+        let cpuSeconds = HarnessSaturation.processCPUSeconds() - cpuStart
         return MintCeiling(
             deliveries: deliveries,
             signatures: signatures,
@@ -76,7 +84,8 @@ extension PayStormRun {
             intendedDeliveries: ChaosStream(world, profile: profile).reduce(0) {
                 $0 + (signatureCount(of: $1) > 0 ? 1 : 0)
             },
-            scheduleSeconds: profile.durationSeconds
+            scheduleSeconds: profile.durationSeconds,
+            cpuSeconds: cpuSeconds
         )
     }
 
