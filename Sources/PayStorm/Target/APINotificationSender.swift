@@ -50,7 +50,7 @@ final class APINotificationSender: Sendable {
     static func request(signedPayload: String, endpoints: Endpoints) -> LoadRequest {
         let template = endpoints.webhookRequest
         let values = TemplateValues(signed: signedPayload, appAccountToken: "")
-        var headers = [(name: "Content-Type", value: "application/json")] + endpoints.headers
+        var headers = endpoints.deliveryHeaders
         for header in template.headers {
             headers.removeAll { $0.name.caseInsensitiveCompare(header.name) == .orderedSame }
             headers.append((header.name, header.value.render(values, encoding: .header)))

@@ -56,7 +56,7 @@ extension Endpoints {
         for delivery: PlannedDelivery,
         template: RequestTemplate
     ) -> (method: String, url: String, headers: [(name: String, value: String)]) {
-        let headers = [(name: "Content-Type", value: "application/json")] + self.headers
+        let headers = deliveryHeaders
         let needsValues = !template.url.placeholders.isEmpty || !template.headers.isEmpty
         let values = needsValues ? self.values(for: delivery) : nil
         let url = values.map { template.url.render($0, encoding: .url) } ?? template.url.text

@@ -18,7 +18,12 @@ package struct Endpoints: Sendable {
     /// The probe URL with `{appAccountToken}` (or `{account.id}`...) in it, for HTTP probes.
     package var probe: String?
     /// Extra headers on every request (authentication for a staging backend).
-    var headers: [(name: String, value: String)]
+    var headers: [(name: String, value: String)] {
+        didSet { deliveryHeaders = Self.deliveryHeaders(headers) }
+    }
+    /// `Content-Type: application/json`, then `headers`: where every delivery's request headers begin, made once
+    /// rather than for each request.
+    private(set) var deliveryHeaders: [(name: String, value: String)]
     /// Whether the probe answers in the contract's shape (true) or through a JSON-pointer mapping.
     var probeMapping: PointerMapping?
     /// Each account's identity in the backend (provisioned before traffic; empty otherwise).
@@ -41,8 +46,13 @@ package struct Endpoints: Sendable {
         self.deviceReport = deviceReport
         self.probe = probe
         self.headers = headers
+        deliveryHeaders = Self.deliveryHeaders(headers)
         self.probeMapping = probeMapping
         probeTemplate = probe.flatMap { try? TemplateString($0) }
+    }
+
+    static func deliveryHeaders(_ headers: [(name: String, value: String)]) -> [(name: String, value: String)] {
+        [(name: "Content-Type", value: "application/json")] + headers
     }
 
     package func probeURL(for account: String) -> String? {
