@@ -26,10 +26,38 @@ public struct AppReceiptError: Error, Sendable, Hashable, CustomStringConvertibl
         case unauthenticated
     }
 
-    /// The class of failure.
-    public var kind: Kind
+    /// The check that refused the receipt, in the order they run.
+    public enum Check: Sendable, Hashable {
+        /// Not base64, not PKCS#7 SignedData, or not a receipt's attributes inside.
+        case encoding
+        /// Not exactly three certificates attached (the signer, its intermediate and the root).
+        case chainLength
+        /// The signer lacks Apple's receipt-signing OID (1.2.840.113635.100.6.11.1).
+        case signerOID
+        /// The signer's intermediate lacks Apple's WWDR OID (1.2.840.113635.100.6.2.1).
+        case intermediateOID
+        /// An Apple OID marked critical.
+        case criticalOID
+        /// The signer or its intermediate not valid now.
+        case validity
+        /// The signer does not chain to the trusted root.
+        case chain
+        /// The signature does not match the content.
+        case signature
+    }
+
+    /// The check that refused the receipt.
+    public var check: Check
     /// What was wrong, in one line.
     public var description: String
+
+    /// The class of failure: `encoding` is malformed, every other check unauthenticated.
+    public var kind: Kind { check == .encoding ? .malformed : .unauthenticated }
+
+    init(_ check: Check, _ description: String) {
+        self.check = check
+        self.description = description
+    }
 }
 
 extension AppReceipt {
@@ -37,26 +65,20 @@ extension AppReceipt {
     /// - Throws: `AppReceiptError`.
     public static func read(base64: String, trusting root: Certificate) throws -> ReadAppReceipt {
         guard let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters), !data.isEmpty else {
-            throw AppReceiptError(kind: .malformed, description: "the receipt is not base64")
+            throw AppReceiptError(.encoding, "the receipt is not base64")
         }
         return try read(Array(data), trusting: root)
     }
 
-    /// Reads DER PKCS#7 app receipt bytes after checking their signature and chain under `root`.
+    /// Reads DER PKCS#7 app receipt bytes after checking them as `verifyReceipt` does (`AppReceiptError.Check`,
+    /// in order): the signer, its intermediate and `root` attached, Apple's OIDs on the first two (not
+    /// critical), both valid now, the chain up to `root`, the signature over the content, and the content a
+    /// receipt's attributes.
     /// - Throws: `AppReceiptError`.
     public static func read(_ der: [UInt8], trusting root: Certificate) throws -> ReadAppReceipt {
-        let content: [UInt8]
-        do {
-            content = try PKCS7SignedData.verifiedContent(der, trusting: root)
-        } catch {
-            let malformed = (error as? SigningError)?.operation == "d2i_PKCS7"
-            throw AppReceiptError(
-                kind: malformed ? .malformed : .unauthenticated,
-                description: malformed ? "the receipt is not PKCS#7" : "the receipt's signature does not verify"
-            )
-        }
+        let content = try authenticatedContent(der, trusting: root)
         guard let set = DER.elements(content), set.count == 1, let fields = attributes(of: set[0]) else {
-            throw AppReceiptError(kind: .malformed, description: "the signed content is not a receipt's attributes")
+            throw AppReceiptError(.encoding, "the signed content is not a receipt's attributes")
         }
         var receipt = ReadAppReceipt(app: AppIdentity(bundleId: "", appAppleId: nil, bundleVersion: ""), inApp: [])
         for (type, value) in fields {
@@ -73,6 +95,58 @@ extension AppReceipt {
             }
         }
         return receipt
+    }
+
+    /// The signed content of a receipt that passes every check before its attributes are read.
+    private static func authenticatedContent(_ der: [UInt8], trusting root: Certificate) throws -> [UInt8] {
+        let certificates: (attached: [Certificate], signer: Certificate?)
+        do {
+            certificates = try PKCS7SignedData.certificates(der)
+        } catch {
+            throw AppReceiptError(.encoding, "the receipt is not PKCS#7 SignedData")
+        }
+        try checkSigner(attached: certificates.attached, signer: certificates.signer)
+        guard PKCS7SignedData.signerChainVerifies(der, trusting: root) else {
+            throw AppReceiptError(.chain, "the receipt's signer does not chain to the trusted root")
+        }
+        do {
+            return try PKCS7SignedData.verifiedContent(der, trusting: root)
+        } catch {
+            throw AppReceiptError(.signature, "the receipt's signature does not match its content")
+        }
+    }
+
+    /// The checks on the attached certificates: their count, Apple's OIDs, their validity now.
+    private static func checkSigner(attached: [Certificate], signer: Certificate?) throws {
+        guard attached.count == 3 else {
+            throw AppReceiptError(
+                .chainLength,
+                "the receipt carries \(attached.count) certificates, not its signer, intermediate and root (3)"
+            )
+        }
+        guard let signer else { throw AppReceiptError(.signature, "no attached certificate signed the receipt") }
+        guard let intermediate = attached.first(where: { $0.der != signer.der && signer.isSigned(by: $0) }) else {
+            throw AppReceiptError(.chain, "the receipt carries no issuer of its signer")
+        }
+        let marked = [
+            (signer, AppleOID.leaf, "signer", "receipt-signing", AppReceiptError.Check.signerOID),
+            (intermediate, AppleOID.intermediate, "intermediate", "WWDR", .intermediateOID),
+        ]
+        for (certificate, oid, role, name, check) in marked {
+            switch certificate.extensionCriticality(oid: oid) {
+            case nil: throw AppReceiptError(check, "the receipt's \(role) lacks Apple's \(name) OID \(oid)")
+            case true?: throw AppReceiptError(.criticalOID, "the receipt's \(role) marks Apple's OID \(oid) critical")
+            case false?: break
+            }
+        }
+        let now = Date()
+        for (certificate, role) in [(signer, "signer"), (intermediate, "intermediate")]
+        where now < certificate.notBefore || now > certificate.notAfter {
+            throw AppReceiptError(
+                .validity,
+                "the receipt's \(role) is valid from \(certificate.notBefore) to \(certificate.notAfter), not now"
+            )
+        }
     }
 
     /// The environment a receipt type names.
@@ -107,7 +181,7 @@ extension AppReceipt {
 
     private static func inAppPurchase(_ value: DER.Element) throws -> JWSTransactionDecodedPayload {
         guard let fields = attributes(of: value) else {
-            throw AppReceiptError(kind: .malformed, description: "an in-app attribute (17) is not a SET")
+            throw AppReceiptError(.encoding, "an in-app attribute (17) is not a SET")
         }
         var transaction = JWSTransactionDecodedPayload()
         for (type, element) in fields {

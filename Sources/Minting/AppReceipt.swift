@@ -140,27 +140,6 @@ extension Minter {
     public func appReceipt(_ inApp: [JWSTransactionDecodedPayload], creationDate: Int64) throws -> String {
         try AppReceipt(app: app, inApp: inApp, creationDate: creationDate).base64(signedBy: pki)
     }
-
-    /// An app receipt as a forged device request carries it: for another bundle or environment (`wrong-bundle`,
-    /// `wrong-environment`) genuinely signed, for every other forgery signed under another root (`verifyReceipt`
-    /// answers 21003); without a forgery, the genuine receipt.
-    /// - Parameters:
-    ///   - inApp: the purchases the receipt lists (a forged one among them).
-    ///   - creationDate: when the receipt was created, UNIX ms.
-    ///   - forgery: the forgery.
-    /// - Throws: `SigningError` when OpenSSL fails.
-    public func appReceipt(
-        _ inApp: [JWSTransactionDecodedPayload],
-        creationDate: Int64,
-        forgery: Forgery?
-    ) throws -> String {
-        guard let forgery else { return try appReceipt(inApp, creationDate: creationDate) }
-        let receipt = AppReceipt(app: forgedApp(forgery), inApp: inApp, creationDate: creationDate)
-        switch forgery {
-        case .wrongBundle, .wrongEnvironment: return try receipt.base64(signedBy: pki)
-        default: return try receipt.base64(signedBy: try forgeries.pki(for: .untrustedRoot))
-        }
-    }
 }
 
 /// Random bytes from the identifiers' generator: receipt values need to differ, not to be secret.

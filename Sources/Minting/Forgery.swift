@@ -1,3 +1,4 @@
+internal import Foundation
 internal import Signing
 internal import Synchronization
 
@@ -145,7 +146,8 @@ final class ForgeryMaterial: Sendable {
         return key
     }
 
-    /// The chain a chain forgery signs with: a variant under the same root, or a whole other PKI.
+    /// The chain a chain forgery signs with: a variant under the same root (missing or critical OIDs, an
+    /// expired validity for `signed-date-before-chain`), or a whole other PKI.
     func pki(for forgery: Forgery) throws -> TestPKI {
         let key = forgery == .forgedInnerTransaction ? Forgery.untrustedRoot : forgery
         if let made = cache.withLock({ $0[key] }) { return made }
@@ -161,6 +163,11 @@ final class ForgeryMaterial: Sendable {
             made = try pki.variant(options)
         case .criticalOIDs:
             options.appleOIDsCritical = true
+            made = try pki.variant(options)
+        case .signedDateBeforeChain:
+            // A signer that expired before the genuine chain began (a receipt's expired signer).
+            options.notBefore = pki.leaf.notBefore.addingTimeInterval(-2 * 86_400)
+            options.notAfter = pki.leaf.notBefore.addingTimeInterval(-86_400)
             made = try pki.variant(options)
         default:
             made = try TestPKI.generate(options)

@@ -151,7 +151,8 @@ struct MintOptions {
         }
     }
 
-    private static func forgery(_ name: String) throws -> Forgery {
+    /// `--forge NAME`: a forgery PayStorm knows, else a usage error listing them.
+    static func forgery(_ name: String) throws -> Forgery {
         try known(Forgery(rawValue: name), name, isKnown: \.isKnown, what: "forgery", Forgery.allCases)
     }
 

@@ -8,20 +8,32 @@ import Signing
 /// `paystorm mint receipt`: a legacy app receipt (PKCS#7 over Apple's ASN.1 receipt) in base64, as a device
 /// sends it to a backend that checks receipts.
 enum MintReceipt {
-    static let help = """
+    static var help: String {
+        var text = """
 
-        App receipts:
-          paystorm mint receipt --pki DIR [--purchase PRODUCT[:TRANSACTION_ID]]... [--transactions FILE]
-                                [--product-type TYPE] [--bundle-id ID] [--app-apple-id N] [--app-version V]
-                                [--environment ENV] [--created MS]
-          prints the base64 app receipt (PKCS#7 SignedData signed by the PKI's leaf) listing one in-app purchase
-          per --purchase (a first purchase of PRODUCT, TRANSACTION_ID or a fresh one, of --product-type, default
-          auto-renewable, made a minute before --created) and per transaction in FILE (a JSON array of
-          transaction payloads in Apple's JSON, dates in UNIX ms, such as decoded signedTransaction payloads).
-          --app-version is the app's version (default 1.0); --created the receipt's creation date in UNIX ms
-          (default now). Exit codes as above; also 66 for a missing FILE and 65 for a FILE that is not such JSON.
+            App receipts:
+              paystorm mint receipt --pki DIR [--purchase PRODUCT[:TRANSACTION_ID]]... [--transactions FILE]
+                                    [--product-type TYPE] [--bundle-id ID] [--app-apple-id N] [--app-version V]
+                                    [--environment ENV] [--created MS] [--forge NAME]
+              prints the base64 app receipt (PKCS#7 SignedData signed by the PKI's leaf) listing one in-app purchase
+              per --purchase (a first purchase of PRODUCT, TRANSACTION_ID or a fresh one, of --product-type, default
+              auto-renewable, made a minute before --created) and per transaction in FILE (a JSON array of
+              transaction payloads in Apple's JSON, dates in UNIX ms, such as decoded signedTransaction payloads).
+              --app-version is the app's version (default 1.0); --created the receipt's creation date in UNIX ms
+              (default now). --forge NAME mints the receipt a device request forged with NAME carries, and the
+              status verifyReceipt answers for it:
 
-        """
+            """
+        let width = Forgery.allCases.map(\.rawValue.count).max() ?? 0
+        for forgery in Forgery.allCases {
+            let pad = String(repeating: " ", count: width - forgery.rawValue.count)
+            text += "    \(forgery.rawValue)\(pad)  \(forgery.receiptSummary)\n"
+        }
+        return text + """
+              Exit codes as above; also 66 for a missing FILE and 65 for a FILE that is not such JSON.
+
+            """
+    }
 
     /// Parses the arguments after `receipt`, mints, and returns the base64 receipt.
     /// - Throws: `CLIError` with the documented exit code.
@@ -36,6 +48,7 @@ enum MintReceipt {
         let appVersion = try args.option("--app-version") ?? "1.0"
         let environment = try MintOptions.environment(args.option("--environment") ?? Environment.sandbox.rawValue)
         let created = try args.option("--created").map(milliseconds)
+        let forgery = try args.option("--forge").map(MintOptions.forgery)
         try args.finish()
         guard let pkiDirectory else {
             throw CLIError(.usage, "missing --pki DIR (create one with 'paystorm pki init DIR')")
@@ -53,7 +66,7 @@ enum MintReceipt {
             environment: environment
         )
         do {
-            return try AppReceipt(app: app, inApp: inApp, creationDate: creationDate).base64(signedBy: pki)
+            return try Minter(pki: pki, app: app).appReceipt(inApp, creationDate: creationDate, forgery: forgery)
         } catch {
             throw CLIError(.internalError, "cannot sign the receipt: \(error)")
         }

@@ -90,6 +90,9 @@ extension DER {
         /// The content octets.
         public var content: ArraySlice<UInt8>
 
+        /// The element encoded again: its tag, its length in DER's form, and its content.
+        var encoded: [UInt8] { [tag] + DER.length(content.count) + content }
+
         /// The elements inside a constructed element (SEQUENCE, SET) or inside an OCTET STRING that
         /// holds DER, as receipt attribute values do; nil when the content is not a run of elements.
         public var children: [Element]? { DER.elements(content) }

@@ -85,4 +85,16 @@ struct VerifyReceiptTests {
         #expect(verify(["receipt-data": forged])["status"] as? Int == 21003)
         #expect(verify([:], method: "GET")["status"] as? Int == 21000)
     }
+
+    /// A forged receipt is unauthenticated (21003) whatever check it forges; one genuinely signed for another
+    /// bundle is valid (the backend must compare `bundle_id`), one for Production is sent back to production.
+    @Test(arguments: Forgery.allCases)
+    func answersAForgedReceiptAsAppleWould(forgery: Forgery) throws {
+        let minter = Minter(pki: APIFixture.pki, app: AppIdentity(bundleId: APIFixture.bundleId, environment: .sandbox))
+        let now = Minter.nowMilliseconds()
+        let purchase = Minter.impliedTransaction(by: nil, productType: .consumable, signedDate: now)
+        let base64 = try minter.appReceipt([purchase], creationDate: now, forgery: forgery)
+        let expected = [Forgery.wrongBundle: 0, .wrongEnvironment: 21008][forgery] ?? 21003
+        #expect(verify(["receipt-data": base64], host: "sandbox.itunes.apple.com")["status"] as? Int == expected)
+    }
 }

@@ -251,6 +251,14 @@ def test_receipt_utility_reads_the_transaction_id_of_an_app_receipt(pki):
     assert ReceiptUtility().extract_transaction_id_from_app_receipt(empty.stdout.strip()) is None
 
 
+@pytest.mark.parametrize("forgery", list(EXPECTED))
+def test_receipt_utility_reads_the_transaction_id_of_a_forged_app_receipt(forgery, pki):
+    # ReceiptUtility validates nothing: every forged receipt is still PKCS#7 it walks to the purchase.
+    receipt = paystorm("mint", "receipt", "--pki", pki, "--purchase", "pro.monthly:2000000000000778", "--forge", forgery)
+    assert receipt.returncode == 0, f"paystorm mint receipt --forge {forgery}: {receipt.stderr.strip()}"
+    assert ReceiptUtility().extract_transaction_id_from_app_receipt(receipt.stdout.strip()) == "2000000000000778"
+
+
 def test_account_token_survives(pki, apple):
     token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
     jws = mint(pki, "--transaction", "--account-token", token)

@@ -1,4 +1,5 @@
 import Foundation
+import Minting
 import RunControl
 import Signing
 import Testing
@@ -74,5 +75,15 @@ struct MintReceiptTests {
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(#"{"transactionId": "1"}"#.utf8).write(to: file)
         #expect(PayStormCLI.run(["mint", "receipt", "--pki", pki, "--transactions", file.path]) == .badInput)
+    }
+
+    @Test func forgesTheReceiptAForgedDeviceRequestCarries() throws {
+        let root = try TestPKI.load(from: pki).root
+        let forged = try mint(["--purchase", "gold:2000000000000021", "--forge", "missing-leaf-oid"])
+        let error = #expect(throws: AppReceiptError.self) { try AppReceipt.read(base64: forged, trusting: root) }
+        #expect(error?.check == .signerOID)
+        let otherBundle = try AppReceipt.read(base64: try mint(["--forge", "wrong-bundle"]), trusting: root)
+        #expect(otherBundle.app.bundleId == "com.example.paystorm.forged")
+        #expect(PayStormCLI.run(["mint", "receipt", "--pki", pki, "--forge", "bogus"]) == .usage)
     }
 }

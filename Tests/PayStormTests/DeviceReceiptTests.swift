@@ -41,8 +41,12 @@ struct DeviceReceiptTests {
         """
     }
 
-    /// Runs the profile against a server that keeps every device body, and returns them with the run's root.
-    static func run() throws -> (bodies: [[String: String]], root: Certificate) {
+    /// Starts a server that keeps every device body, writes a PKI (`work/pki`) and the profile
+    /// (`work/profile.json5`) aimed at it into a fresh folder, calls `drive` with the folder, and returns the
+    /// bodies with the PKI's root.
+    static func receiving(
+        _ drive: (_ work: String) throws -> Void
+    ) throws -> (bodies: [[String: String]], root: Certificate) {
         let received = Received()
         let server = try HTTPServer { request in
             if request.path == "/receipt",
@@ -59,13 +63,20 @@ struct DeviceReceiptTests {
         let pki = try TestPKI.generate()
         try pki.write(to: work + "/pki")
         try Data(Self.profile(address: server.address).utf8).write(to: URL(fileURLWithPath: work + "/profile.json5"))
-        var options = RunOptions(profilePath: work + "/profile.json5")
-        options.reportsDirectory = work + "/reports"
-        options.pkiDirectory = work + "/pki"
-        options.status = .quiet
-        options.history = false
-        _ = try PayStormRun(options).execute()
+        try drive(work)
         return (received.bodies.withLock { $0 }, pki.root)
+    }
+
+    /// Runs the profile against a server that keeps every device body, and returns them with the run's root.
+    static func run() throws -> (bodies: [[String: String]], root: Certificate) {
+        try receiving { work in
+            var options = RunOptions(profilePath: work + "/profile.json5")
+            options.reportsDirectory = work + "/reports"
+            options.pkiDirectory = work + "/pki"
+            options.status = .quiet
+            options.history = false
+            _ = try PayStormRun(options).execute()
+        }
     }
 
     @Test func aRunsDeviceRequestsCarryTheAccountsReceiptSoFarAndForgedOnesAForgedReceipt() throws {

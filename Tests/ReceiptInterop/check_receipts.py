@@ -5,7 +5,8 @@ signer whose certificate carries Apple's receipt-signing OID) and the receipt in
 (type INTEGER, version INTEGER, value OCTET STRING) attributes, the bundle ID, the creation date and each
 in-app purchase's fields. Then posts a receipt to `paystorm api serve`'s verifyReceipt over HTTPS under
 Apple's two receipt host names (certificate checked against the test root and the host name), as a legacy
-backend does: 0 from sandbox, 21007 from production. Usage: check_receipts.py PAYSTORM PKI_DIR [PORT]
+backend does: 0 from sandbox, 21007 from production. Every forged receipt (`--forge`) is still PKCS#7 that
+asn1crypto reads, and verifyReceipt refuses it as Apple would. Usage: check_receipts.py PAYSTORM PKI_DIR [PORT]
 """
 
 import base64
@@ -134,12 +135,42 @@ def check_verify_receipt(paystorm, pki, port):
     assert production["status"] == 21007, production
 
 
+# verifyReceipt's status for the receipt of each forgery (`paystorm mint receipt --forge`), posted to the sandbox
+# host: a receipt genuinely signed for another bundle is valid, one for Production is sent back to production.
+FORGED_STATUS = {
+    "bad-signature": 21003, "alg-es384": 21003, "alg-none": 21003, "chain-2": 21003, "chain-4": 21003,
+    "base64url-x5c": 21003, "missing-leaf-oid": 21003, "missing-intermediate-oid": 21003, "critical-oids": 21003,
+    "untrusted-root": 21003, "wrong-bundle": 0, "wrong-environment": 21008, "signed-date-before-chain": 21003,
+    "dates-in-seconds": 21003, "tampered-payload": 21003, "forged-inner-transaction": 21003,
+}
+
+
+def check_forged_receipts(paystorm, pki, port):
+    """Every forged receipt is still SignedData that asn1crypto reads, listing its purchase (ten of it when
+    tampered), with the certificates its chain forgery attaches; verifyReceipt answers each as Apple would."""
+    for forgery, status in FORGED_STATUS.items():
+        der = mint(paystorm, pki, "--purchase", "coins.100:2000000000000301", "--product-type", "consumable",
+                   "--forge", forgery)
+        signed = cms.ContentInfo.load(der, strict=True)["content"]
+        certificates = {"chain-2": 1, "chain-4": 4}.get(forgery, 3)
+        assert len(signed["certificates"]) == certificates, (forgery, len(signed["certificates"]))
+        receipt = attributes(signed["encap_content_info"]["content"].native)
+        (purchase,) = [dict(attributes(value)) for kind, value in receipt if kind == 17]
+        assert decoded(purchase[1703]) == "2000000000000301", forgery
+        assert decoded(purchase[1701]) == (10 if forgery == "tampered-payload" else 1), forgery
+        if port is not None:
+            answer = verify_receipt(pki, port, "sandbox.itunes.apple.com", der)
+            assert answer["status"] == status, (forgery, answer)
+
+
 def main():
     paystorm, pki = sys.argv[1], sys.argv[2]
     check_receipt(paystorm, pki)
     check_transactions_file(paystorm, pki)
-    if len(sys.argv) > 3:
-        check_verify_receipt(paystorm, pki, int(sys.argv[3]))
+    port = int(sys.argv[3]) if len(sys.argv) > 3 else None
+    if port is not None:
+        check_verify_receipt(paystorm, pki, port)
+    check_forged_receipts(paystorm, pki, port)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 #include <openssl/ocsp.h>
+#include <openssl/pkcs7.h>
 #include <openssl/x509.h>
 
 /* OPENSSL_free is a macro that passes the call site to CRYPTO_free. */
@@ -15,6 +16,9 @@ int ps_sk_X509_push(STACK_OF(X509) *stack, X509 *certificate);
 int ps_sk_X509_num(const STACK_OF(X509) *stack);
 X509 *ps_sk_X509_value(const STACK_OF(X509) *stack, int index);
 void ps_sk_X509_free(STACK_OF(X509) *stack);
+
+/* The certificates a PKCS#7 SignedData carries (p7->d.sign->cert), NULL for another type; owned by p7. */
+STACK_OF(X509) *ps_PKCS7_certificates(PKCS7 *p7);
 
 /* BIO_get_mem_data is a BIO_ctrl macro. */
 long ps_BIO_get_mem_data(BIO *bio, char **data);

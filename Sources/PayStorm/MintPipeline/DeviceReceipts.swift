@@ -10,8 +10,8 @@ import Simulation
 /// the profile's app. A consumable stays in it only until the device finishes it, so the receipt lists the
 /// consumable of the request itself and no earlier one, as Apple's does.
 ///
-/// A forged device delivery carries a forged receipt that lists its forged transaction: under another root, or
-/// for another bundle or environment (see `Minter.appReceipt(_:creationDate:forgery:)`). A forgery that is no
+/// A forged device delivery carries a forged receipt that lists its forged transaction, forged the way its
+/// forgery names (see `Minter.appReceipt(_:creationDate:forgery:)`). A forgery that is no
 /// signed object (`bare-product-id`, a pulling flow's ids) carries the genuine receipt, without the claim.
 package struct DeviceReceipts: Sendable {
     /// What the App Store knows, fed by the world ahead of the schedule (each fact visible from its time).
@@ -41,14 +41,8 @@ package struct DeviceReceipts: Sendable {
             .map(\.payload)
         let forgery = delivery.forgery.map(Forgery.init(rawValue:)).flatMap { $0.isKnown ? $0 : nil }
         guard let forgery else { return try minter.appReceipt(inApp, creationDate: now) }
-        if case .device(let device) = action.delivery {
-            var forged = device.transaction.payload
-            // What a target that skips verification credits, as the oracle's truth for the forgery says.
-            if forgery == .tamperedPayload {
-                forged.quantity = (forged.quantity ?? 1) * Int32(Faults.tamperedQuantityFactor)
-            }
-            inApp.append(forged)
-        }
+        // `tampered-payload` lists it ten times over after signing, what a target that skips the check credits.
+        if case .device(let device) = action.delivery { inApp.append(device.transaction.payload) }
         return try minter.appReceipt(inApp, creationDate: now, forgery: forgery)
     }
 }
