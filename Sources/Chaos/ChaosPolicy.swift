@@ -1,3 +1,4 @@
+import AppStoreModel
 import Primitives
 public import Profile
 import Simulation
@@ -150,8 +151,18 @@ public struct ChaosPolicy: Sendable {
         at now: Double
     ) -> (Double, AppliedFault)? {
         // A device whose request never left keeps its transaction unfinished, but nothing reached the target
-        // (no device endpoint, a missed slot): redelivering would only repeat that.
-        if case .notSent = outcome { return nil }
+        // (no device endpoint, a missed slot): redelivering would only repeat that, and the webhook names the
+        // account. A purchase without `appAccountToken` the target refused (down) is posted again at each
+        // launch, however long the outage (the run's end bounds it): only the device's post names its account.
+        if case .notSent(_, let harnessLimited) = outcome {
+            guard !harnessLimited, case .device(let device) = delivery.action.delivery,
+                device.transaction.payload.appAccountToken == nil
+            else { return nil }
+            return (
+                now + relaunchSeconds,
+                AppliedFault(fault: "device", detail: "not sent, and no appAccountToken; redelivered at next launch")
+            )
+        }
         guard delivery.attempt + 1 < maxDeviceAttempts else { return nil }
         if let relaunch = delivery.crashRelaunchSeconds {
             return (

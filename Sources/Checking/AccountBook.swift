@@ -44,6 +44,9 @@ struct AccountBook: Sendable {
     /// have lost (see `Checker.accountsAcknowledgedUnprobed(before:)`).
     var lastAcknowledged: Int64 = 0
     var firstUnread: Int64 = 0
+    /// Subscription series and one-time purchases (by original transaction) minted without `appAccountToken`
+    /// that a device of the account posted and the target acknowledged: what a target can attribute.
+    var claimed: Set<String> = []
 
     /// Forgets that a folded purchase had every attempt rejected (a later copy may be accepted, or it was
     /// refunded).

@@ -1,3 +1,4 @@
+import AppStoreModel
 import Chaos
 import Profile
 import Simulation
@@ -33,6 +34,7 @@ extension Checker {
         var (book, slot) = state.takeBook(delivery.action.appAccountToken)
         guard slot != nil else { return }
         defer { state.putBack(&book, account: delivery.action.appAccountToken, at: slot) }
+        let awaitsClaim = awaitsClaim(delivery, outcome: outcome, book: &book)
         if outcome.isAcknowledged, !delivery.isForged {
             noteAcknowledged(delivery, at: t, book: &book, state: &state)
         }
@@ -47,7 +49,34 @@ extension Checker {
         if delivery.isForged {
             tx.noteForgedAnswer(outcome, claim: delivery.forgery == Faults.bareProductIDForgery)
         } else {
-            noteGenuineAnswer(truth, outcome, continues: continues, neverAttempted: neverAttempted, at: t, to: &tx)
+            noteGenuineAnswer(
+                truth,
+                outcome,
+                continues: continues,
+                neverAttempted: neverAttempted,
+                awaitsClaim: awaitsClaim,
+                at: t,
+                to: &tx
+            )
+        }
+    }
+
+    /// Whether acknowledging `delivery` leaves its purchase not yet owed: a notification of a purchase minted
+    /// without `appAccountToken` whose series no device of the account has claimed, since only the device's post
+    /// can tell a target whose it is. A device's acknowledged post of such a purchase claims its series.
+    private func awaitsClaim(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, book: inout AccountBook) -> Bool {
+        guard !delivery.isForged, let original = delivery.action.truth.originalTransactionId else { return false }
+        switch delivery.action.delivery {
+        case .device(let device):
+            if outcome.isAcknowledged, device.transaction.payload.appAccountToken == nil {
+                book.claimed.insert(original)
+            }
+            return false
+        case .notification(let note):
+            guard let transaction = note.transaction, transaction.payload.appAccountToken == nil else { return false }
+            return !book.claimed.contains(original)
+        case .report, .marker:
+            return false
         }
     }
 
@@ -79,6 +108,7 @@ extension Checker {
         _ outcome: DeliveryOutcome,
         continues: Bool,
         neverAttempted: Bool,
+        awaitsClaim: Bool,
         at t: Double,
         to tx: inout OracleTransaction
     ) {
@@ -89,8 +119,9 @@ extension Checker {
             (truth.kind == .grant || truth.kind == .revoke) && truth.effectiveDate < tx.reinstatedDate
         // Data of the transaction signed after a reversal the target has not acknowledged (a
         // `RENEWAL_EXTENDED` after a dropped `REFUND_REVERSED`): a target may rightly keep the refund.
+        // Likewise a purchase (or its reversal) no device has claimed: the target cannot yet know whose it is.
         let awaitsReversal =
-            truth.kind == .grant && tx.reinstatedDate > 0 && tx.revokedDate > 0 && !tx.reversalAcked
+            truth.kind == .grant && tx.reinstatedDate > 0 && tx.revokedDate > 0 && !tx.reversalAcked || awaitsClaim
         // Whatever carries the transaction (a purchase, a status or renewal preference change, an offer, a
         // refund or its reversal) tells the target the expiry signed in it, and no later one.
         if outcome.isAcknowledged, truth.kind != .pending, let expiry = truth.expiresDate {

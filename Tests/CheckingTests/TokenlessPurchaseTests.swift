@@ -49,4 +49,28 @@ struct TokenlessPurchaseTests {
         }
         #expect(witness.first?.account == token, "\(results)")
     }
+
+    /// Plays the tokenless profile against a target that acknowledges every notification and refuses every device
+    /// post, so no device ever tells it whose a purchase is; returns the checker and the profile's end.
+    func playUnclaimed() throws -> (Checker, Double) {
+        let profile = try Self.tokenlessProfile()
+        let checker = Checker(profile: profile, startMillis: start)
+        for delivery in ChaosStream(World(profile: profile, startMillis: start), profile: profile) {
+            checker.sent(delivery, at: delivery.at)
+            guard delivery.sends else { continue }
+            let device = if case .device = delivery.action.delivery { true } else { false }
+            let outcome: DeliveryOutcome = device ? .rejected(status: 401) : .acknowledged(status: 200)
+            checker.record(delivery, outcome: outcome, at: delivery.at)
+        }
+        return (checker, profile.durationSeconds + 7)
+    }
+
+    @Test func aTokenlessPurchaseOnlyANotificationCarriedIsNotOwedUntilADeviceClaimsIt() throws {
+        let (checker, t) = try playUnclaimed()
+        #expect(checker.knownAccounts().count > 10)
+        for token in checker.knownAccounts() {
+            let results = checker.check(account: token, state: IdealTarget().state(token, at: t), at: t, final: true)
+            #expect(!failures(results).contains(.noLostPurchase), "\(results)")
+        }
+    }
 }
