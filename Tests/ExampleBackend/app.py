@@ -72,6 +72,7 @@ KNOWN_BUGS = {
     "refuse-reversal": "every REFUND_REVERSED is answered 500: its handler throws, so Apple retries it until it gives up",
     "dies-on-restart": "start-up replays a journal after an outage and fails from the second restart on (exit 1)",
     "receipt-grants-cancelled": "the receipt endpoint grants every transaction the receipt lists, cancelled ones too",
+    "claim-replay": "a signed claim of coins already credited adds them again (claims.py)",
 }
 
 BUGS = frozenset(name.strip() for name in os.environ.get("BUGS", "").split(",") if name.strip())
@@ -580,6 +581,8 @@ def start_up(db_path):
 
 
 def create_app():
+    import claims  # it uses this module's helpers, so it is imported once this module is
+
     db_path = os.environ["EXAMPLE_DB"]
     with open(os.environ["EXAMPLE_TRUST"], "rb") as file:
         root = file.read()
@@ -673,6 +676,11 @@ def create_app():
             except VerificationException as failure:
                 return error(400, f"nested payload not verified: {failure.status}")
             user = webhook_user(tx)
+            if user is None and not tx.appAccountToken:
+                # Made without appAccountToken: the account that claimed it owns it (claims.py), else it waits.
+                user = claims.owner_or_park(store.db, tx, signed_payload)
+                if user is None:
+                    return jsonify({"ok": True, "parked": True})
             if purchases_by_pull and note.rawNotificationType == "ONE_TIME_CHARGE" and user is not None:
                 # The app's pull grants one-time purchases; this notification confirms one, and grants it (below)
                 # only if the app already claimed it while Apple's API could not answer (see pull_failed).
@@ -749,6 +757,8 @@ def create_app():
             return jsonify({"ok": False, "granted": False})
         finally:
             store.db.close()
+
+    claims.register(app, verifier, db_path, file_device_transaction, file_notification)
 
     @app.post("/api/v1/purchases/pull")
     def pull_purchase():

@@ -15,8 +15,9 @@
 #   BUG...        only these matrix rows: bug names, `correct` (three seeds), `correct-nowindows` (three, without the
 #                 sampled window probes), `correct-lapses` (stale-expiry's traffic), `correct-restarts`
 #                 (ack-before-commit's traffic), `correct-pull` (two), `correct-receipts` (three), `correct-tokens`,
-#                 `correct-limited` (the wallet limited to four reads a second a worker: probes meet 429s) or
+#                 `correct-limited` (the wallet limited to four reads a second a worker: probes meet 429s),
 #                 `correct-device-limited` (purchase verifications limited to two a second a worker: devices meet 429s)
+#                 or `correct-claim` (three seeds through the signed claims' mapping and its request hook)
 #   --factor N    the matrix with every schedule N times as long (scripts/stretch-profile.py): the same verdicts
 #                 must hold at ten times the test's length (not in CI: --factor 10 takes about 35 minutes)
 #   --strict      a bug's row also fails when it fails an invariant that neither it breaks nor its known
@@ -56,8 +57,8 @@ while [[ "${1:-}" == --factor || "${1:-}" == --strict ]]; do
     fi
 done
 
-python="$("$root/scripts/python-venv.sh" "$here/.venv" "appstoreserverlibrary, flask, gunicorn, pytest" \
-    app-store-server-library==3.1.2 flask==3.1.3 gunicorn==27.0.1 pytest==9.2.0)"
+python="$("$root/scripts/python-venv.sh" "$here/.venv" "appstoreserverlibrary, flask, gunicorn, pytest, cryptography" \
+    app-store-server-library==3.1.2 flask==3.1.3 gunicorn==27.0.1 pytest==9.2.0 cryptography==50.0.2)"
 if ! command -v jq >/dev/null; then
     apt-get install -y -qq jq >&2 || { apt-get update -qq >&2 && apt-get install -y -qq jq >&2; }
 fi
@@ -125,7 +126,7 @@ record_background_rows() {
 }
 
 if (( standalone )); then
-    if (cd "$here" && "$python" -m pytest -q -p no:cacheprovider test_backend.py); then
+    if (cd "$here" && "$python" -m pytest -q -p no:cacheprovider test_backend.py test_claims.py); then
         record "standalone suite (test_backend.py)" "all pass" "all pass" yes
     else
         record "standalone suite (test_backend.py)" "all pass" "failures (above)" no
@@ -147,15 +148,17 @@ declare -A expected=(
     [refuse-reversal]="no-lost-notification"
     [dies-on-restart]="target-recovers"
     [receipt-grants-cancelled]="revocation-honored"
+    [claim-replay]="no-double-grant"
 )
 # What a witness of the bug must say, where only one mechanism can catch it: a grant lost in a restart and
 # repaired by a later delivery shows only to the read after recovery, and an expiry that the next renewal repairs
-# only to a probe during the run.
+# only to a probe during the run; a replayed claim shows as coins beyond the purchases sent.
 declare -A witness_says=(
     [ack-before-commit]="the first probe after it came back shows it lost"
     [stale-expiry]="by what the target acknowledged"
     [refuse-reversal]="REFUND_REVERSED"
     [dies-on-restart]="start-up failed"
+    [claim-replay]="but the distinct purchases sent add up to"
 )
 # What a bug also does to state, read from its witnesses, so a strict run does not count it as invented:
 # grant-unconfirmed files a claimed subscription as a permanent unlock (its state outlives its period, and its
@@ -163,12 +166,15 @@ declare -A witness_says=(
 # ack-before-commit loses subscription purchases too, which show as a subscription not entitled, and refunds, which
 # show as a refunded purchase still entitled; refuse-reversal never applies a reversal, so what Apple reinstated
 # stays refunded (a purchase or a period lost); receipt-grants-cancelled brings a revoked unlock back, which also reads
-# as a regression (revoked, gone, back without a reversal).
+# as a regression (revoked, gone, back without a reversal); claim-replay's extra coins outlast a refund of their
+# purchase (a refunded balance still held) and outnumber the purchases a forgery of them came beside (a forgery
+# credited).
 declare -A consequences=(
     [grant-unconfirmed]="subscription-state no-lost-purchase revocation-honored"
     [ack-before-commit]="subscription-state revocation-honored no-unlock-without-verified-purchase"
     [refuse-reversal]="no-lost-purchase subscription-state"
     [receipt-grants-cancelled]="no-stale-regression"
+    [claim-replay]="revocation-honored no-unlock-without-verified-purchase"
 )
 # The rows named: bugs, and `correct` or `correct-pull` for the correct backend's rows; none names every row.
 bugs=() corrects=()
@@ -176,7 +182,7 @@ for row in "$@"; do
     if [[ "$row" == correct || "$row" == correct-pull || "$row" == correct-receipts || "$row" == correct-tokens \
         || "$row" == correct-limited \
         || "$row" == correct-device-limited || "$row" == correct-nowindows || "$row" == correct-lapses \
-        || "$row" == correct-restarts ]]; then
+        || "$row" == correct-restarts || "$row" == correct-claim ]]; then
         corrects+=("$row")
     else
         bugs+=("$row")
@@ -184,9 +190,9 @@ for row in "$@"; do
 done
 if (( $# == 0 )); then
     bugs=(racy-dedupe pending-unlock refund-by-sku skip-verify blind-upsert token-case grant-unconfirmed ack-on-rate-limit
-        ack-before-commit stale-expiry refuse-reversal dies-on-restart receipt-grants-cancelled)
+        ack-before-commit stale-expiry refuse-reversal dies-on-restart receipt-grants-cancelled claim-replay)
     corrects=(correct correct-nowindows correct-lapses correct-restarts correct-pull correct-receipts correct-tokens
-        correct-limited correct-device-limited)
+        correct-limited correct-device-limited correct-claim)
 fi
 # A bug that shows only in traffic the mapping's profile makes rarely runs a variant of it (made below): stale-expiry
 # needs views of lapsed periods that reach the backend after a newer renewal, which late listeners make;
@@ -199,6 +205,9 @@ declare -A variants=([stale-expiry]=example-backend-lapses.json5 [ack-before-com
 declare -A pulling=([grant-unconfirmed]=1 [ack-on-rate-limit]=1)
 # The receipt bug lives in the receipt endpoint, so it runs with the receipt profile.
 declare -A receipting=([receipt-grants-cancelled]=1)
+# The claim bug lives in the claim endpoint, so it runs with the claiming profile (its request hook signs each claim
+# with the backend's venv, which has `cryptography`).
+declare -A claiming=([claim-replay]=1)
 # A race credits whichever purchase two copies meet on, most often a subscription or an unlock (a device delivery
 # usually credits a consumable before its webhooks arrive): its row probes the wallet's credits too, so a double
 # credit of any product shows, not only of coins.
@@ -215,7 +224,8 @@ if (( matrix )); then
     # The profiles the runs use: the committed ones, or copies whose schedules last $factor times as long.
     profiles="$work/profiles"
     mkdir -p "$profiles"
-    for profile in "$root"/Profiles/examples/example-backend*.json5; do
+    for profile in "$root"/Profiles/examples/example-backend*.json5 \
+        "$root"/Profiles/examples/claim-hook/example-backend-claim.json5; do
         "$root/scripts/stretch-profile.py" "$profile" "$factor" >"$profiles/$(basename "$profile")"
     done
     # The same mapping for the backend with session tokens (EXAMPLE_TOKEN_SECRET): each app request and probe
@@ -320,6 +330,10 @@ EOF
         [[ "$mode" == correct-nowindows ]] && profile=example-backend-nowindows.json5
         [[ "$mode" == correct-lapses ]] && profile=example-backend-lapses.json5
         [[ "$mode" == correct-restarts ]] && profile=example-backend-restarts.json5
+        if [[ "$mode" == correct-claim || -n "${claiming[$mode]:-}" ]]; then
+            profile=example-backend-claim.json5
+            extra+=(--set "HOOK_PYTHON=$python")
+        fi
         if [[ "$mode" == correct-tokens ]]; then
             profile=example-backend-tokens.json5
             secret="$("$python" -c 'import secrets; print(secrets.token_hex(16))')"
@@ -520,6 +534,11 @@ EOF
     if [[ " ${corrects[*]} " == *" correct-receipts "* ]]; then
         for seed in 7 8 9; do
             in_background passes correct-receipts "$seed" "correct, receipts checked with verifyReceipt (seed $seed)"
+        done
+    fi
+    if [[ " ${corrects[*]} " == *" correct-claim "* ]]; then
+        for seed in 7 8 9; do
+            in_background passes correct-claim "$seed" "correct, claims signed through the request hook (seed $seed)"
         done
     fi
     if [[ " ${corrects[*]} " == *" correct-tokens "* ]]; then
