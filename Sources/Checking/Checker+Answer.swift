@@ -45,7 +45,9 @@ extension Checker {
             return
         }
         defer { book.txs[id] = tx }
-        tx.trail.note(entry, as: Part.answering(truth.kind, outcome, forged: delivery.isForged), limit: limit)
+        // An acknowledgment that owes nothing yet is no purchase's acknowledgment: it keeps out of the decisive part.
+        let part = awaitsClaim ? Part.recent : Part.answering(truth.kind, outcome, forged: delivery.isForged)
+        tx.trail.note(entry, as: part, limit: limit)
         if delivery.isForged {
             tx.noteForgedAnswer(outcome, claim: delivery.forgery == Faults.bareProductIDForgery)
         } else {

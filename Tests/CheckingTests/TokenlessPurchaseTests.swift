@@ -73,4 +73,35 @@ struct TokenlessPurchaseTests {
             #expect(!failures(results).contains(.noLostPurchase), "\(results)")
         }
     }
+
+    @Test func aTokenlessPurchaseIsOwedAcrossARestartFromItsClaimNotFromItsNotification() throws {
+        let profile = try Self.tokenlessProfile()
+        let checker = Checker(profile: profile, startMillis: start)
+        let planned = Array(ChaosStream(World(profile: profile, startMillis: start), profile: profile))
+        let claimedAt = profile.durationSeconds + 100
+        for delivery in planned {
+            checker.sent(delivery, at: delivery.at)
+            if delivery.sends, case .notification = delivery.action.delivery {
+                checker.record(delivery, outcome: .acknowledged(status: 200), at: delivery.at)
+            }
+        }
+        // The devices' posts are acknowledged only after the target came back from an outage that began once every
+        // notification was acknowledged: nothing was owed before it.
+        for delivery in planned where delivery.sends {
+            if case .device = delivery.action.delivery {
+                checker.record(delivery, outcome: .acknowledged(status: 200), at: claimedAt)
+            }
+        }
+        let down = profile.durationSeconds + 50
+        for token in checker.knownAccounts() {
+            let results = checker.checkAfterRecovery(
+                account: token,
+                state: IdealTarget().state(token, at: claimedAt + 1),
+                at: claimedAt + 1,
+                asked: claimedAt + 1,
+                down: down
+            )
+            #expect(!failures(results).contains(.noLostPurchase), "\(results)")
+        }
+    }
 }
