@@ -68,10 +68,19 @@ def init_db(db):
                 db.execute(statement)
 
 
+def owner(db, original):
+    """The account that claimed the purchase (or subscription) `original`, or None. An owner never changes."""
+    row = db.execute("SELECT user_id FROM owners WHERE original_transaction_id = ?", (original,)).fetchone()
+    return row["user_id"] if row is not None else None
+
+
 def owner_or_park(db, tx, signed_payload):
-    """The account that claimed `tx`'s purchase, or None after parking the notification until one does. One write
-    transaction, so a claim recording its owner meanwhile either comes first (found here) or finds it parked."""
+    """The account that claimed `tx`'s purchase, or None after parking the notification until one does. The park is
+    one write transaction with a second look, so a claim recording its owner meanwhile either comes first (found
+    here) or finds it parked."""
     original = tx.originalTransactionId or tx.transactionId
+    if (known := owner(db, original)) is not None:
+        return known
     with backend.write_transaction(db):
         row = db.execute("SELECT user_id FROM owners WHERE original_transaction_id = ?", (original,)).fetchone()
         if row is None:
@@ -139,12 +148,14 @@ def register(app, verifier, db_path, file_device_transaction, file_notification)
         original = tx.originalTransactionId or tx.transactionId
         db = backend.connect(db_path)
         try:
-            with backend.write_transaction(db):
-                db.execute("INSERT OR IGNORE INTO owners (original_transaction_id, user_id) VALUES (?, ?)",
-                           (original, user))
-                owner = db.execute("SELECT user_id FROM owners WHERE original_transaction_id = ?",
-                                   (original,)).fetchone()["user_id"]
-            if owner != user:
+            # A series' first claim records its owner (one write); its later claims only read it.
+            claimed_by = owner(db, original)
+            if claimed_by is None:
+                with backend.write_transaction(db):
+                    db.execute("INSERT OR IGNORE INTO owners (original_transaction_id, user_id) VALUES (?, ?)",
+                               (original, user))
+                    claimed_by = owner(db, original)
+            if claimed_by != user:
                 return error(403, "the purchase was claimed by another account")
             if "claim-replay" in backend.BUGS and (replayed := top_up(db, tx)) is not None:
                 return replayed
