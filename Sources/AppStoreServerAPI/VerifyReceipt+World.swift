@@ -58,8 +58,9 @@ extension AppStoreServerAPI {
                 ($0.purchaseDate ?? 0, $0.transactionId ?? "") < ($1.purchaseDate ?? 0, $1.transactionId ?? "")
             }
             var originals: [String] = []
+            var seen: Set<String> = []
             for purchase in purchases where purchase.expiresDate != nil {
-                if let original = purchase.originalTransactionId, !originals.contains(original) {
+                if let original = purchase.originalTransactionId, seen.insert(original).inserted {
                     originals.append(original)
                 }
             }

@@ -167,18 +167,10 @@ extension AppStoreServerAPI {
 
     /// A date in verifyReceipt's three forms: `NAME` (`2026-01-01 00:00:00 Etc/GMT`), `NAME_ms` and `NAME_pst`.
     static func dates(_ name: String, _ milliseconds: Int64) -> [String: JSONValue] {
-        let date = Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000)
-        func text(_ zone: String) -> String {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: zone)
-            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-            return formatter.string(from: date) + " " + zone
-        }
-        return [
-            name: .string(text("Etc/GMT")),
+        [
+            name: .string(ReceiptDateText.utc(milliseconds)),
             name + "_ms": .string(String(milliseconds)),
-            name + "_pst": .string(text("America/Los_Angeles")),
+            name + "_pst": .string(ReceiptDateText.pacific(milliseconds)),
         ]
     }
 }
