@@ -127,6 +127,25 @@ public final class APIStore: Sendable {
         }
     }
 
+    /// The product of a transaction that the App Store discloses to an account at `now`: its purchase visible by
+    /// then (through `verifyReceipt`'s `latest_receipt_info`, the transaction history or info), and its
+    /// `appAccountToken` the account's (compared case-insensitively). Nil otherwise, also for a transaction
+    /// without a token: another account's genuine ID (a forgery replays one) is no purchase of this account.
+    /// - Parameters:
+    ///   - transactionId: the transaction.
+    ///   - account: the account's `appAccountToken`.
+    ///   - now: the world time, in UNIX milliseconds.
+    /// - Returns: the transaction's `productId`, or nil.
+    public func disclosedProduct(of transactionId: String, toAccount account: String, at now: Int64) -> String? {
+        state.withLock { state in
+            guard let facts = state.transaction(transactionId, at: now)?.facts,
+                let token = facts.payload.appAccountToken,
+                token.lowercased() == account.lowercased()
+            else { return nil }
+            return facts.productId
+        }
+    }
+
     /// The consumption information sent for a transaction, in the order received.
     /// - Parameter transactionId: the transaction.
     /// - Returns: the records.

@@ -18,6 +18,16 @@ extension Checker {
         /// Whether the target can learn of a purchase only from a delivery (no App Store Server API to ask):
         /// then a purchase whose every attempt was refused, or never left the harness, was never credited.
         var learnsOnlyFromDeliveries: Bool
+        /// The product of a transaction the App Store emulation disclosed to the account by the probe's answer,
+        /// else nil (see `Checker.Disclosure`).
+        var disclosed: (String) -> String?
+
+        /// Whether the App Store emulation disclosed transaction `id` (of `product`, when given) to the account by
+        /// the probe's answer: issued, though the harness, behind its schedule, may not have booked it yet.
+        func isDisclosed(_ id: String, product: String? = nil) -> Bool {
+            guard let disclosedProduct = disclosed(id) else { return false }
+            return product == nil || product == disclosedProduct
+        }
 
         /// Whether the transaction's refund stood when the probe asked: acknowledged by then. The books may
         /// already hold later answers: a probe's answer can reach the checker after deliveries that followed

@@ -53,14 +53,25 @@ public final class Checker: Sendable {
     /// Accounts whose subscription state changes get a safety probe: those whose hash (with the seed) falls
     /// below this share of `UInt64.max` (see `ProbeConfig.windowShare`).
     let windowSample: UInt64
+    /// What the run's App Store emulation tells a backend, if it has one (see ``Disclosure``).
+    let disclosure: Disclosure?
+
+    /// The product of a transaction that the run's App Store emulation (the App Store Server API, `verifyReceipt`,
+    /// receipts in device requests) discloses to an account by a time, else nil; its arguments are the
+    /// transaction ID, the account's `appAccountToken` and the time in UNIX milliseconds. The emulation knows a
+    /// purchase from its intended time, while a harness behind its schedule books it only when it releases a
+    /// delivery of it: a transaction disclosed to the account by the probe's answer is one the App Store issued.
+    public typealias Disclosure = @Sendable (_ transactionId: String, _ account: String, _ millis: Int64) -> String?
 
     /// Creates the checker of a run.
     /// - Parameters:
     ///   - profile: the run's profile (catalog and seed).
     ///   - startMillis: the world's t = 0 in wall-clock milliseconds.
     ///   - options: tuning.
-    public init(profile: Profile, startMillis: Int64, options: Options = Options()) {
+    ///   - disclosure: what the run's App Store emulation discloses to a backend, if the run has one.
+    public init(profile: Profile, startMillis: Int64, options: Options = Options(), disclosure: Disclosure? = nil) {
         self.options = options
+        self.disclosure = disclosure
         self.startMillis = startMillis
         self.seed = profile.seed
         var groupOf: [String: String] = [:]
@@ -256,7 +267,8 @@ public final class Checker: Sendable {
                 answered: Int64((t * 1000).rounded(.up)),
                 boundary: Int64(options.boundarySeconds * 1000),
                 phrases: state.phrases,
-                learnsOnlyFromDeliveries: learnsOnlyFromDeliveries
+                learnsOnlyFromDeliveries: learnsOnlyFromDeliveries,
+                disclosed: { [disclosure] id in disclosure?(id, account, now) }
             )
             findings[.noUnlockWithoutVerifiedPurchase] = unlockFinding(context)
             noteUnlocksOnPending(context, book: &book)

@@ -93,7 +93,7 @@ extension PayStormRun {
         )
         pipeline.start()
         onEnd { pipeline.stopAndWait() }
-        let checker = Checker(profile: loaded.profile, startMillis: startMillis)
+        let checker = Self.checker(loaded, store: api?.store ?? bodies.receipts?.store, startMillis: startMillis)
         let (recorder, history, metrics) = try Self.outputs(
             loaded,
             folder: folder,
@@ -135,6 +135,17 @@ extension PayStormRun {
             startMillis: startMillis,
             log: log
         )
+    }
+
+    /// The run's checker. What the store of the App Store emulation (the API, `verifyReceipt`, device receipts)
+    /// discloses is issued from its intended time, though a harness behind its schedule books a purchase only
+    /// when it releases a delivery of it.
+    private static func checker(_ loaded: LoadedRun, store: APIStore?, startMillis: Int64) -> Checker {
+        guard let store else { return Checker(profile: loaded.profile, startMillis: startMillis) }
+        let disclosure: Checker.Disclosure = { id, account, millis in
+            store.disclosedProduct(of: id, toAccount: account, at: millis)
+        }
+        return Checker(profile: loaded.profile, startMillis: startMillis, disclosure: disclosure)
     }
 
     /// Points `latest` at the run's folder, unless the run is a shard: shards of one run often share a reports
