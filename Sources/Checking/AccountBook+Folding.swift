@@ -159,7 +159,12 @@ extension AccountBook {
 
     /// The folded refund of transaction `id`, if it folded.
     func foldedRefund(_ id: String) -> FoldedRefund? {
-        guard let number = UInt64(id), let index = foldedRefundIndex(number) else { return nil }
+        foldedRefund(RecordKey(id))
+    }
+
+    /// The folded refund of the transaction with this key, if it was folded refunded.
+    func foldedRefund(_ key: RecordKey) -> FoldedRefund? {
+        guard !foldedRefunds.isEmpty, let number = key.value, let index = foldedRefundIndex(number) else { return nil }
         return foldedRefunds[index]
     }
 

@@ -76,27 +76,29 @@ struct AccountBook: Sendable {
             let product = truth.productId, let transaction = truth.transactionId
         else { return }
         let key = RecordKey(original)
-        if let current = subs[key] {
+        let transactionKey = RecordKey(transaction)
+        let position = subs.position(of: key)
+        if let position {
+            let current = subs[at: position]
             if current.truthDate > truth.effectiveDate { return }
             // At the same signed date, a refund of another transaction (a copy of it delivered late) does not
             // end the state of the current one: a resubscription in the refund's millisecond stands.
-            if current.truthDate == truth.effectiveDate, truth.kind == .revoke,
-                current.transaction != RecordKey(transaction)
-            {
+            if current.truthDate == truth.effectiveDate, truth.kind == .revoke, current.transaction != transactionKey {
                 return
             }
         }
-        subs[key] = SubscriptionSeries(
+        let series = SubscriptionSeries(
             key: key,
             group: group,
             product: product,
-            transaction: RecordKey(transaction),
+            transaction: transactionKey,
             status: status,
             expires: truth.expiresDate ?? 0,
             grace: truth.gracePeriodExpiresDate,
             truthDate: truth.effectiveDate,
-            lastAcknowledged: subs[key]?.lastAcknowledged ?? 0
+            lastAcknowledged: position.map { subs[at: $0].lastAcknowledged } ?? 0
         )
+        subs.store(series, at: position)
         if var seen = seenExpiry[group], let longest = longestTruth(of: group),
             longest.expires < seen.shortestTruthSince
         {

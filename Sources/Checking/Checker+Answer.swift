@@ -31,20 +31,23 @@ extension Checker {
             state.tallyGenuine(outcome)
         }
         if let notification { noteNotification(delivery, fate: notification, sentence: sentence, at: t, in: &state) }
-        var (book, slot) = state.takeBook(delivery.action.appAccountToken)
+        let (account, index) = (delivery.action.appAccountToken, delivery.action.account)
+        var (book, slot) = state.takeBook(account, index: index)
         guard slot != nil else { return }
-        defer { state.putBack(&book, account: delivery.action.appAccountToken, at: slot) }
+        defer { state.putBack(&book, account: account, index: index, at: slot) }
         let awaitsClaim = awaitsClaim(delivery, outcome: outcome, book: &book)
         if outcome.isAcknowledged, !delivery.isForged {
             noteAcknowledged(delivery, at: t, book: &book, state: &state)
         }
         guard let id = truth.transactionId else { return }
-        guard var tx = book.txs[id] else {
+        let key = RecordKey(id)
+        guard let position = book.txs.position(of: key) else {
             // A folded transaction: an acknowledged late copy means it was accepted after all.
-            if outcome.isAcknowledged, let number = UInt64(id) { book.accepted(number) }
+            if outcome.isAcknowledged, let number = key.value { book.accepted(number) }
             return
         }
-        defer { book.txs[id] = tx }
+        var tx = book.txs[at: position]
+        defer { book.txs[at: position] = tx }
         // An acknowledgment that owes nothing yet is no purchase's acknowledgment: it keeps out of the decisive part.
         let part = awaitsClaim ? Part.recent : Part.answering(truth.kind, outcome, forged: delivery.isForged)
         tx.trail.note(entry, as: part, limit: limit)
@@ -97,9 +100,10 @@ extension Checker {
         let millis = Int64((t * 1000).rounded(.up))
         book.lastAcknowledged = max(book.lastAcknowledged, millis)
         if book.firstUnread == 0 { book.firstUnread = millis }
-        if let original = delivery.action.truth.originalTransactionId, var sub = book.subs[original] {
-            sub.lastAcknowledged = max(sub.lastAcknowledged, millis)
-            book.subs[original] = sub
+        if let original = delivery.action.truth.originalTransactionId,
+            let position = book.subs.position(of: RecordKey(original))
+        {
+            book.subs[at: position].lastAcknowledged = max(book.subs[at: position].lastAcknowledged, millis)
         }
     }
 

@@ -66,14 +66,14 @@ extension Checker {
         // Retries and redeliveries continue the attempt chain of the delivery they follow; any other copy starts
         // its own chain (see `OracleTransaction.chains`).
         let startsChain = delivery.sends && delivery.copy != .retry && delivery.copy != .redelivery
-        // Taken out of the dictionary while it changes, so that its tables are changed in place, not copied.
-        var (book, slot) = state.takeBook(action.appAccountToken)
+        // Taken out of the books while it changes, so that its tables are changed in place, not copied.
+        var (book, slot) = state.takeBook(action.appAccountToken, index: action.account)
         book.latest = max(book.latest, truth.effectiveDate)
         defer {
             if book.txs.count > foldAbove {
                 book.fold(keep: foldAbove / 2, now: Int64((t * 1000).rounded()), refundsSettle: refundsSettle)
             }
-            state.putBack(&book, account: action.appAccountToken, at: slot)
+            state.putBack(&book, account: action.appAccountToken, index: action.account, at: slot)
         }
         if delivery.isForged {
             bookForgery(truth, entry: entry, limit: limit, in: &book)
@@ -128,15 +128,18 @@ extension Checker {
         in book: inout AccountBook
     ) {
         let truth = delivery.action.truth
-        guard let id = truth.transactionId, let product = truth.productId,
-            isBookedKept(truth, id: id, product: product, in: &book)
-        else { return }
-        if book.txs[id] == nil {
+        guard let id = truth.transactionId, let product = truth.productId else { return }
+        // The ID is read and the transaction found once: the table holds the same records until it is stored.
+        let key = RecordKey(id)
+        guard isBookedKept(truth, key: key, product: product, in: &book) else { return }
+        let position = book.txs.position(of: key)
+        if position == nil {
             book.genuineBooked += 1
             if !book.issuedAhead.isEmpty { book.issuedAhead[id] = nil }
         }
         var tx =
-            book.txs[id] ?? book.newTx(id, label: label(product, group: truth.groupId), type: truth.productType)
+            position.map { book.txs[at: $0] }
+            ?? book.newTx(id, label: label(product, group: truth.groupId), type: truth.productType)
         tx.genuine = true
         tx.sent = tx.sent || delivery.sends
         // A reversal is an attempt chain too: the purchase must not fold before the target answered it, or its
@@ -162,24 +165,24 @@ extension Checker {
             book.gone.remove("product:" + product)
         }
         tx.trail.note(entry, as: .purchase, limit: limit)
-        book.txs[id] = tx
+        book.txs.store(tx, at: position)
         if let old = truth.supersedes { book.txs[old]?.superseded = true }
         if truth.productType == .autoRenewable { book.apply(truth) }
     }
 
     /// Whether a genuine grant of transaction `id` is booked on a kept transaction. A folded refund comes back
     /// for a reversal signed after it; any other copy of a folded transaction is one of what was folded.
-    private func isBookedKept(_ truth: Truth, id: String, product: String, in book: inout AccountBook) -> Bool {
-        if let refund = book.foldedRefund(id) {
+    private func isBookedKept(_ truth: Truth, key: RecordKey, product: String, in book: inout AccountBook) -> Bool {
+        if let refund = book.foldedRefund(key) {
             // A refunded purchase folded away: a reversal signed after its refund brings it back, to be
             // reinstated below; any other copy is one of what was folded.
             guard truth.kind == .reinstate, truth.effectiveDate > refund.revokedDate else { return false }
             let tx = book.unfoldRefund(refund, truth: truth, label: label(product, group: truth.groupId))
-            book.txs[id] = tx
+            book.txs[key] = tx
         }
         // A late copy of a transaction already folded into the counts: counted once, ignore it. If every
         // earlier attempt was rejected, this copy may still be accepted: it is no longer known as lost.
-        if book.txs[id] == nil, let number = UInt64(id), book.foldedIDs.contains(number) {
+        if book.txs.position(of: key) == nil, let number = key.value, book.foldedIDs.contains(number) {
             book.accepted(number)
             // A reversal of a purchase folded unrefunded (its refund delayed past it): the refund, signed before
             // it, is the one it undid, and must not take the purchase out of the counts when it comes.

@@ -21,9 +21,7 @@ extension Checker {
     public func accountsAcknowledgedUnprobed(before down: Double) -> [String] {
         let cutoff = Int64((down * 1000).rounded(.down))
         return state.withLock { state in
-            state.books.compactMap { account, book in
-                book.firstUnread > 0 && book.firstUnread <= cutoff ? account : nil
-            }.sorted()
+            state.books.accounts { $0.firstUnread > 0 && $0.firstUnread <= cutoff }.sorted()
         }
     }
 

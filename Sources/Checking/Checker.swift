@@ -129,7 +129,8 @@ public final class Checker: Sendable {
         state.withLock { state in
             state.reach.note(outcome, at: t)
             // A delivery of an account the oracle never saw dispatched: nothing to book (as before, no phrase).
-            let known = state.books[delivery.action.appAccountToken] != nil
+            let known =
+                state.books.position(of: delivery.action.appAccountToken, index: delivery.action.account) != nil
             let phrase = state.phrase(key, interned: known) {
                 made ?? describe(delivery) + " " + describe(outcome)
             }
@@ -181,7 +182,7 @@ public final class Checker: Sendable {
     }
 
     /// Every account the oracle knows (to probe at settle), sorted.
-    public func knownAccounts() -> [String] { state.withLock { $0.books.keys.sorted() } }
+    public func knownAccounts() -> [String] { state.withLock { $0.books.accounts.sorted() } }
 
     /// Records that a probe of an account failed: each invariant it would have checked is unknown.
     public func probeFailed(account: String, error: any Error, at t: Double, final: Bool) {
@@ -289,7 +290,7 @@ public final class Checker: Sendable {
                 findings[.subscriptionState] = subscriptionFinding(context)
             }
             // What the probe showed is kept (expiries seen), even when the verdict on it waits.
-            state.books[account] = book
+            state.books.store(book, for: account)
             if canWait, Self.waitingDecides(findings) { return nil }
             if final {
                 state.finalProbes += 1

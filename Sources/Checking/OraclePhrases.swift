@@ -69,23 +69,21 @@ extension OracleState {
         return (phrase.text, phrase.index)
     }
 
-    /// Takes an account's book out for a change with one lookup, leaving an empty one in its place, so that its
-    /// tables change in place rather than copied; `putBack(_:account:at:)` returns it to the slot. Nothing may be
-    /// added to or removed from `books` in between.
+    /// Takes an account's book out for a change, leaving an empty one in its place, so that its tables change in
+    /// place rather than copied; `putBack(_:account:index:at:)` returns it to its slot. `index` is the account's
+    /// index in the world (see `AccountBooks`). Nothing may be added to `books` in between.
     /// - Returns: the book (a new one for an unknown account) and its slot (nil: the account had none).
-    mutating func takeBook(_ account: String) -> (book: AccountBook, slot: [String: AccountBook].Index?) {
-        var book = AccountBook()
-        guard let slot = books.index(forKey: account) else { return (book, nil) }
-        swap(&book, &books.values[slot])
-        return (book, slot)
+    mutating func takeBook(_ account: String, index: Int) -> (book: AccountBook, slot: Int?) {
+        guard let slot = books.position(of: account, index: index) else { return (AccountBook(), nil) }
+        return (books.take(at: slot), slot)
     }
 
-    /// Returns a book taken with `takeBook(_:)` to its slot, or adds it for an account that had none.
-    mutating func putBack(_ book: inout AccountBook, account: String, at slot: [String: AccountBook].Index?) {
+    /// Returns a book taken with `takeBook(_:index:)` to its slot, or adds it for an account that had none.
+    mutating func putBack(_ book: inout AccountBook, account: String, index: Int, at slot: Int?) {
         guard let slot else {
-            books[account] = book
+            books.add(book, for: account, index: index)
             return
         }
-        swap(&book, &books.values[slot])
+        books.putBack(&book, at: slot)
     }
 }

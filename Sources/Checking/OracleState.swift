@@ -1,7 +1,7 @@
 /// The oracle's whole state, behind the checker's lock: every account's books, the tallies, witnesses and
 /// violations found so far.
 struct OracleState: Sendable {
-    var books: [String: AccountBook] = [:]
+    var books = AccountBooks()
     var tallies: [Invariant: Tally] = [:]
     var witnesses: [Witness] = []
     /// Distinct violations found (see `ViolationKey`), and for each the index of its witness in `witnesses`

@@ -36,10 +36,27 @@ struct RecordKey: Hashable, Sendable {
     }
 
     /// The number `text` spells when it is a canonical decimal other than 0 ("12", not "012", "+12" or "0"),
-    /// found without making a string.
+    /// found without making a string: the same as `UInt64(text)` for a text that starts with 1 to 9, without
+    /// its generic parsing (each delivery's IDs are read several times as it is booked).
     static func decimal(_ text: String) -> UInt64? {
-        guard let first = text.utf8.first, first >= UInt8(ascii: "1"), first <= UInt8(ascii: "9") else { return nil }
-        return UInt64(text)
+        if let number = text.utf8.withContiguousStorageIfAvailable({ decimal(digits: $0) }) { return number }
+        return decimal(digits: Array(text.utf8))
+    }
+
+    private static func decimal<Digits: Collection<UInt8>>(digits: Digits) -> UInt64? {
+        // At most 20 digits fit; the first is not 0.
+        guard let first = digits.first, first >= UInt8(ascii: "1"), first <= UInt8(ascii: "9"), digits.count <= 20
+        else { return nil }
+        var value: UInt64 = 0
+        for byte in digits {
+            let digit = byte &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (tens, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = tens.addingReportingOverflow(UInt64(digit))
+            guard !overflow, !carry else { return nil }
+            value = sum
+        }
+        return value
     }
 }
 
@@ -79,6 +96,21 @@ struct SmallTable<Element: KeyedByID & Sendable>: Sequence, Sendable {
     subscript(id: String) -> Element? {
         get { self[RecordKey(id)] }
         set { self[RecordKey(id)] = newValue }
+    }
+
+    /// The position of the record with this key, if it is there: for `subscript(at:)` and `store(_:at:)`,
+    /// which find it no more while nothing is added or removed.
+    func position(of key: RecordKey) -> Int? { list.firstIndex { $0.has(key) } }
+
+    /// The record at a position found by `position(of:)`.
+    subscript(at position: Int) -> Element {
+        get { list[position] }
+        set { list[position] = newValue }
+    }
+
+    /// Stores a record at its position found by `position(of:)`, or appends it when that found none.
+    mutating func store(_ element: Element, at position: Int?) {
+        if let position { list[position] = element } else { append(element) }
     }
 
     /// The record with this key; assigning nil removes it, assigning a new key appends it.
