@@ -6,7 +6,7 @@
 /// token there with the delivery's, so an index that names another token (a test's, a replayed world's) only
 /// falls back to the search by token. What the books hold never depends on the indexes.
 struct AccountBooks: Sendable {
-    /// The largest account index remembered (a world's accounts are numbered from 0): 4 bytes each.
+    /// The account indexes remembered are below this (a world's accounts are numbered from 0), 4 bytes each.
     static let indexLimit = 1 << 24
 
     private var positions: [String: Int] = [:]
@@ -28,11 +28,8 @@ struct AccountBooks: Sendable {
 
     /// Stores an account's book, adding the account if it had none.
     mutating func store(_ book: AccountBook, for account: String) {
-        if let position = positions[account] {
-            list[position] = book
-        } else {
-            add(book, for: account, index: nil)
-        }
+        let position = positions[account] ?? opening(account, index: -1)
+        list[position] = book
     }
 
     /// The accounts whose books pass `include`, in no particular order.
@@ -40,14 +37,34 @@ struct AccountBooks: Sendable {
         zip(tokens, list).compactMap { include($1) ? $0 : nil }
     }
 
+    /// Makes room for the books of a world's accounts up front: most runs book a delivery of each of them, and
+    /// a table grown one account at a time hashes every token again as it grows.
+    mutating func reserve(accounts: Int) {
+        positions.reserveCapacity(min(max(0, accounts), 1 << 17))
+        byIndex.reserveCapacity(min(max(0, accounts), Self.indexLimit))
+    }
+
     /// The position of an account's book, found by its index when the book there is the token's, else by the
     /// token (and then remembered for the index); nil when the account has no book.
     mutating func position(of account: String, index: Int) -> Int? {
-        if index >= 0, index < byIndex.count, byIndex[index] != 0 {
-            let position = Int(byIndex[index]) - 1
-            if tokens[position] == account { return position }
-        }
+        if let position = remembered(account, index: index) { return position }
         guard let position = positions[account] else { return nil }
+        remember(position, index: index)
+        return position
+    }
+
+    /// The position of an account's book, adding an empty one for an account that has none, with one search by
+    /// token at most (a new account's first delivery is most of a short run's).
+    mutating func opening(_ account: String, index: Int) -> Int {
+        if let position = remembered(account, index: index) { return position }
+        let position = list.count
+        if let known = positions.updateValue(position, forKey: account) {
+            positions[account] = known
+            remember(known, index: index)
+            return known
+        }
+        tokens.append(account)
+        list.append(AccountBook())
         remember(position, index: index)
         return position
     }
@@ -65,14 +82,10 @@ struct AccountBooks: Sendable {
         swap(&book, &list[position])
     }
 
-    /// Adds the book of an account that has none, remembered for `index` if there is one.
-    mutating func add(_ book: AccountBook, for account: String, index: Int?) {
-        let position = list.count
-        let previous = positions.updateValue(position, forKey: account)
-        precondition(previous == nil, "an account has one book")
-        tokens.append(account)
-        list.append(book)
-        if let index { remember(position, index: index) }
+    private func remembered(_ account: String, index: Int) -> Int? {
+        guard index >= 0, index < byIndex.count, byIndex[index] != 0 else { return nil }
+        let position = Int(byIndex[index]) - 1
+        return tokens[position] == account ? position : nil
     }
 
     private mutating func remember(_ position: Int, index: Int) {

@@ -31,10 +31,11 @@ extension Checker {
             state.tallyGenuine(outcome)
         }
         if let notification { noteNotification(delivery, fate: notification, sentence: sentence, at: t, in: &state) }
-        let (account, index) = (delivery.action.appAccountToken, delivery.action.account)
-        var (book, slot) = state.takeBook(account, index: index)
-        guard slot != nil else { return }
-        defer { state.putBack(&book, account: account, index: index, at: slot) }
+        // Taken out of the books while it changes (see `dispatch`); an account never dispatched has none.
+        guard let slot = state.books.position(of: delivery.action.appAccountToken, index: delivery.action.account)
+        else { return }
+        var book = state.books.take(at: slot)
+        defer { state.books.putBack(&book, at: slot) }
         let awaitsClaim = awaitsClaim(delivery, outcome: outcome, book: &book)
         if outcome.isAcknowledged, !delivery.isForged {
             noteAcknowledged(delivery, at: t, book: &book, state: &state)

@@ -67,13 +67,14 @@ extension Checker {
         // its own chain (see `OracleTransaction.chains`).
         let startsChain = delivery.sends && delivery.copy != .retry && delivery.copy != .redelivery
         // Taken out of the books while it changes, so that its tables are changed in place, not copied.
-        var (book, slot) = state.takeBook(action.appAccountToken, index: action.account)
+        let slot = state.books.opening(action.appAccountToken, index: action.account)
+        var book = state.books.take(at: slot)
         book.latest = max(book.latest, truth.effectiveDate)
         defer {
             if book.txs.count > foldAbove {
                 book.fold(keep: foldAbove / 2, now: Int64((t * 1000).rounded()), refundsSettle: refundsSettle)
             }
-            state.putBack(&book, account: action.appAccountToken, index: action.account, at: slot)
+            state.books.putBack(&book, at: slot)
         }
         if delivery.isForged {
             bookForgery(truth, entry: entry, limit: limit, in: &book)

@@ -94,7 +94,9 @@ public final class Checker: Sendable {
         self.expiryGrace = Int64(((profile.target.probe?.expiryGraceSeconds ?? 0) * 1000).rounded())
         let share = profile.target.probe?.windowShare ?? ProbeConfig.defaultWindowShare
         self.windowSample = share >= 1 ? .max : UInt64(share * 0x1p64)
-        state = Mutex(OracleState())
+        var initial = OracleState()
+        initial.books.reserve(accounts: profile.population.accounts)
+        state = Mutex(initial)
     }
 
     /// The label of a product and group: the catalog's shared one when they match it, else a new one (a

@@ -68,22 +68,4 @@ extension OracleState {
         if stored != nil || phraseCache.count < Self.phraseCacheLimit { phraseCache[key] = phrase }
         return (phrase.text, phrase.index)
     }
-
-    /// Takes an account's book out for a change, leaving an empty one in its place, so that its tables change in
-    /// place rather than copied; `putBack(_:account:index:at:)` returns it to its slot. `index` is the account's
-    /// index in the world (see `AccountBooks`). Nothing may be added to `books` in between.
-    /// - Returns: the book (a new one for an unknown account) and its slot (nil: the account had none).
-    mutating func takeBook(_ account: String, index: Int) -> (book: AccountBook, slot: Int?) {
-        guard let slot = books.position(of: account, index: index) else { return (AccountBook(), nil) }
-        return (books.take(at: slot), slot)
-    }
-
-    /// Returns a book taken with `takeBook(_:index:)` to its slot, or adds it for an account that had none.
-    mutating func putBack(_ book: inout AccountBook, account: String, index: Int, at slot: Int?) {
-        guard let slot else {
-            books.add(book, for: account, index: index)
-            return
-        }
-        books.putBack(&book, at: slot)
-    }
 }
