@@ -23,6 +23,9 @@ import PackageDescription
 ///                  │                   │      └→ HTTPServer
 ///                  │                   └→ Minting, Signing, HTTPServer
 ///                  └→ ReferenceLedger → Signing, HTTPServer, TargetContract (started as a child process by a run)
+///
+/// The C libraries left out above, as the modules link them: Load → libcurl, zlib (the histogram codec), libdeflate
+/// (the history's gzip chunks); Signing → OpenSSL; HTTPServer → libmicrohttpd; ReferenceLedger → SQLite.
 let package = Package(
     name: "PayStorm",
     platforms: [.macOS(.v15)],
@@ -40,6 +43,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         // The one shim: typed wrappers for variadic C functions and macros, no logic.
         .target(name: "CPayStormShims", dependencies: ["COpenSSL", "CCurl", "CMicroHTTPD", "CSQLite"]),
 
@@ -57,7 +61,7 @@ let package = Package(
         .target(name: "Minting", dependencies: ["Primitives", "AppStoreModel", "Signing", "Profile"]),
         .target(name: "Simulation", dependencies: ["Primitives", "AppStoreModel", "Profile"]),
         .target(name: "Chaos", dependencies: ["Primitives", "Simulation", "Profile", "AppStoreModel"]),
-        .target(name: "Load", dependencies: ["Primitives", "CCurl", "CZlib", "CPayStormShims"]),
+        .target(name: "Load", dependencies: ["Primitives", "CCurl", "CZlib", "CDeflate", "CPayStormShims"]),
         .target(
             name: "Checking",
             dependencies: ["Primitives", "Simulation", "Chaos", "Profile", "AppStoreModel", "TargetContract"]

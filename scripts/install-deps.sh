@@ -2,7 +2,7 @@
 # Installs the Debian packages PayStorm builds against, when missing. Needs root (or sudo).
 # Usage: scripts/install-deps.sh [--tests]   (--tests adds what the test suite needs)
 set -euo pipefail
-packages=(pkg-config libssl-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev openssl)
+packages=(pkg-config libssl-dev libcurl4-openssl-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libdeflate-dev openssl)
 if [[ "${1:-}" == "--tests" ]]; then
     packages+=(python3 python3-venv jq curl)  # jq: the example backend profile's probe transform; curl: the API's HTTPS test
     packages+=(chromium)  # Tests/Render: report.html's charts drawn by headless Chromium

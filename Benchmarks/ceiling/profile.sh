@@ -47,7 +47,7 @@ for tid, counts in sorted(dsos.items(), key=lambda kv: -sum(kv[1].values()))[:6]
 perf script -i "$WORK/perf.data" -F tid,ip,sym,dso 2>/dev/null | python3 -c '
 import collections, sys
 sent = int(sys.argv[1])
-parts = {"history (HistoryLog, gzip)": ("HistoryLog", "ChunkedGzipLog", "libz.so"),
+parts = {"history (HistoryLog, gzip)": ("HistoryLog", "ChunkedGzipLog", "libz.so", "libdeflate.so"),
          "oracle (Checker)": ("Checking7Checker",), "transport (Load.Transport)": ("Load9Transport",),
          "kernel": ("kernel.kallsyms",), "minting (libcrypto)": ("libcrypto",)}
 counts, totals = collections.defaultdict(collections.Counter), collections.Counter()

@@ -2,7 +2,8 @@ import Foundation
 import Load
 import Testing
 
-/// The history's chunk writer: rotation at the chunk size, the cap on disk, and plain gzip files.
+/// The history's chunk writer: rotation at the chunk size, the cap on disk, and plain gzip files (one member per
+/// write) that read whole after every write.
 struct ChunkedGzipLogTests {
     /// A fresh folder for one test.
     static func folder() throws -> String {
@@ -56,6 +57,38 @@ struct ChunkedGzipLogTests {
         #expect(chunks.first?.hasSuffix("/history-000001.jsonl.gz") == true)
         #expect(try Self.gunzip(chunks) == lines.joined())
         #expect(log.droppedChunks == 0 && log.droppedLines == 0)
+    }
+
+    @Test func everyChunkIsAWholeGzipFileAfterEveryWriteSoAnInterruptedRunLosesNoWrittenLine() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let log = try ChunkedGzipLog(directory: folder, baseName: "history", chunkBytes: 16 * 1024, capBytes: 1 << 30)
+        let lines = Self.lines(0..<1200)
+        for start in stride(from: 0, to: lines.count, by: 40) {
+            log.write(Array(lines[start..<start + 40].joined().utf8))
+            // Read before close, as after a SIGKILL: each write is a whole gzip member, so `gzip -dc` exits 0 and
+            // gives every line written so far, the open chunk's included.
+            if start % 200 == 0 { #expect(try Self.gunzip(Self.chunks(in: folder)) == lines[..<(start + 40)].joined()) }
+        }
+        log.close()
+        let chunks = try Self.chunks(in: folder)
+        #expect(chunks.count > 2)
+        // Each chunk alone holds several members and reads alone; together they are the lines in order.
+        #expect(try chunks.map { try Self.gunzip([$0]) }.joined() == lines.joined())
+    }
+
+    @Test func aChunkClosedBeforeAnyTextIsStillAGzipFile() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let text = Array(Self.lines(0..<100).joined().utf8)
+        // The one write fills the first chunk, so the second is opened and closed empty.
+        let log = try ChunkedGzipLog(directory: folder, baseName: "history", chunkBytes: text.count, capBytes: 1 << 30)
+        log.write(text)
+        log.close()
+        let chunks = try Self.chunks(in: folder)
+        #expect(chunks.count == 2)
+        #expect(try Self.gunzip(Array(chunks.suffix(1))) == "")
+        #expect(try Self.gunzip(chunks) == String(decoding: text, as: UTF8.self))
     }
 
     @Test func dropsTheOldestChunksToStayUnderTheCapAndCountsTheirLines() throws {

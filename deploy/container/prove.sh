@@ -36,7 +36,7 @@ if ! podman image exists "$base"; then
     step "debootstrap bookworm from $mirror"
     rm -rf "$work/rootfs"
     debootstrap --variant=minbase \
-        --include=libcurl4,libssl3,libmicrohttpd12,libsqlite3-0,zlib1g,libstdc++6,libgcc-s1,ca-certificates \
+        --include=libcurl4,libssl3,libmicrohttpd12,libsqlite3-0,zlib1g,libdeflate0,libstdc++6,libgcc-s1,ca-certificates \
         bookworm "$work/rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||
         { tail -20 "$work/debootstrap.log" >&2; exit 70; }
     step "import the root file system as $base"
