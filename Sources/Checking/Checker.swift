@@ -113,10 +113,14 @@ public final class Checker: Sendable {
     /// to): whether it was sent is known only from its outcome (``record(_:outcome:at:)``).
     public func sent(_ delivery: PlannedDelivery, at t: Double) {
         // Most deliveries' phrases are looked up; the rest are made before taking the lock.
-        let key = PhraseKey(delivery)
+        let key = PhraseKey.of(delivery)
         let made = key == nil ? describe(delivery) + dispatched(delivery) : nil
         state.withLock { state in
-            let phrase = state.phrase(key, interned: true) { made ?? describe(delivery) + dispatched(delivery) }
+            var phrase = state.cachedPhrase(key, interned: true)
+            if phrase == nil {
+                phrase = state.phrase(key, interned: true) { made ?? describe(delivery) + dispatched(delivery) }
+            }
+            guard let phrase else { return }
             let entry = LogEntry(at: t, delivery: delivery.id, phrase: phrase.index ?? .max)
             dispatch(delivery, entry: entry, sentence: { phrase.text }, at: t, in: &state)
         }
@@ -124,7 +128,7 @@ public final class Checker: Sendable {
 
     /// Records what happened to a dispatched delivery.
     public func record(_ delivery: PlannedDelivery, outcome: DeliveryOutcome, at t: Double) {
-        let key = PhraseKey(delivery, outcome: outcome)
+        let key = PhraseKey.of(delivery, outcome: outcome)
         let made = key == nil ? describe(delivery) + " " + describe(outcome) : nil
         let continues = continuesChain(delivery, outcome: outcome, at: t)
         let fate = notificationFate(delivery, outcome: outcome, at: t)
@@ -133,9 +137,11 @@ public final class Checker: Sendable {
             // A delivery of an account the oracle never saw dispatched: nothing to book (as before, no phrase).
             let known =
                 state.books.position(of: delivery.action.appAccountToken, index: delivery.action.account) != nil
-            let phrase = state.phrase(key, interned: known) {
-                made ?? describe(delivery) + " " + describe(outcome)
+            var phrase = state.cachedPhrase(key, interned: known)
+            if phrase == nil {
+                phrase = state.phrase(key, interned: known) { made ?? describe(delivery) + " " + describe(outcome) }
             }
+            guard let phrase else { return }
             let entry = known ? LogEntry(at: t, delivery: delivery.id, phrase: phrase.index ?? .max) : nil
             answer(
                 delivery,

@@ -19,21 +19,22 @@ struct PhraseKey: Hashable, Sendable {
     var outcome: DeliveryOutcome?
 
     /// The key of a delivery's dispatch (`outcome` nil) or of its answer; nil when the phrase names a fault, a
-    /// forgery or an answer's free-form reason, which are made each time.
-    init?(_ delivery: PlannedDelivery, outcome: DeliveryOutcome? = nil) {
+    /// forgery or an answer's free-form reason, which are made each time. A function rather than an initializer,
+    /// which would take its own copy of the delivery.
+    static func of(_ delivery: PlannedDelivery, outcome: DeliveryOutcome? = nil) -> PhraseKey? {
         guard delivery.faults.isEmpty, delivery.forgery == nil else { return nil }
         switch outcome {
         case .indeterminate?, .notSent?: return nil
         case .acknowledged?, .rejected?, .deferred?, nil: break
         }
+        let shape: Shape
         switch delivery.action.delivery {
         case .notification(let note): shape = .notification(note.notificationType, note.payload.subtype)
         case .device(let device): shape = .device(device.device, device.source)
         case .report(let report): shape = .report(report.purchaseResult, report.productId)
         case .marker: shape = .marker(delivery.action.lifecycle)
         }
-        copy = delivery.copy
-        self.outcome = outcome
+        return PhraseKey(shape: shape, copy: delivery.copy, outcome: outcome)
     }
 }
 
@@ -47,6 +48,14 @@ extension OracleState {
     /// Most phrases kept by key: the keys of a run are few (kinds of delivery by answer), so this bounds a
     /// profile with unusually many, not a normal one.
     static let phraseCacheLimit = 4096
+
+    /// The phrase of `key` when it was made and, if `interned`, interned before: what
+    /// `phrase(_:interned:make:)` returns then, looked up without a closure to make it (whose context would
+    /// copy what it captures).
+    func cachedPhrase(_ key: PhraseKey?, interned: Bool) -> (text: String, index: UInt32?)? {
+        guard let key, let cached = phraseCache[key], !interned || cached.index != nil else { return nil }
+        return (cached.text, interned ? cached.index : nil)
+    }
 
     /// The phrase of `key`, made by `make` the first time, and its index in the phrase table when `interned`:
     /// the same text and index as interning `make()` each time would give.
