@@ -36,7 +36,7 @@ import Simulation
 /// `account`; App Store Server API lines are described at `writeAPI`.
 final class HistoryLog {
     private let chunks: BackgroundGzipLog?
-    private var buffer: [UInt8] = []
+    private var text = HistoryText()
     /// The text handed to the compressing thread at a time.
     static let flushBytes = 1 << 16
     /// The cap on disk of its chunks together.
@@ -64,7 +64,7 @@ final class HistoryLog {
             chunkBytes: Self.chunkBytes(capBytes: capBytes),
             capBytes: capBytes
         )
-        buffer.reserveCapacity(Self.flushBytes + 4096)
+        text.bytes.reserveCapacity(Self.flushBytes + 4096)
     }
 
     deinit { close() }
@@ -88,7 +88,9 @@ final class HistoryLog {
     }
 
     /// Appends one delivery entry. Written straight into the buffer, not through `String`s: the engine's thread
-    /// writes two or three of these lines per delivery, tens of thousands a second at the ceiling.
+    /// writes two or three of these lines per delivery, tens of thousands a second at the ceiling. An answer's
+    /// `send` and `result` after a `dispatch` go through `writeDispatch(at:delivery:kind:)` and
+    /// `write(event:at:identity:result:sent:)` instead, which render the delivery's fields once.
     func write(
         event: String,
         at t: Double,
@@ -99,114 +101,56 @@ final class HistoryLog {
         detail: String? = nil
     ) {
         guard chunks != nil else { return }
-        let action = delivery.action
-        put("{\"t\":")
-        put(fixed: t, places: 6)
-        put(",\"event\":\"")
-        put(event)
-        put("\",\"role\":\"")
-        put(Self.role(of: delivery))
-        put("\",\"delivery\":")
-        put(delivery.id)
-        put(",\"account\":\"")
-        put(action.appAccountToken)
-        put("\",\"lifecycle\":\"")
-        put(action.lifecycle.rawValue)
-        put("\",\"copy\":\"")
-        put(delivery.copy.rawValue)
-        put("\",\"attempt\":")
-        put(UInt64(delivery.attempt))
-        if let kind { put(",\"kind\":\"", string: kind) }
-        // The delivery's payload is read once (each read copies it out of its box).
-        var original: String?
-        var signed: Int64?
-        switch action.delivery {
-        case .notification(let facts):
-            put(",\"notificationType\":\"", escaping: facts.notificationType.rawValue)
-            if let subtype = facts.payload.subtype { put(",\"subtype\":\"", escaping: subtype.rawValue) }
-            original = facts.transaction?.originalTransactionId
-            signed = facts.signedDate
-        case .device(let device):
-            original = device.transaction.originalTransactionId
-            signed = device.transaction.signedDate
-        case .report, .marker:
-            break
-        }
-        if let id = action.truth.transactionId { put(",\"transactionId\":\"", string: id) }
-        if let original { put(",\"originalTransactionId\":\"", string: original) }
-        if let signed {
-            put(",\"signedAt\":")
-            put(fixed: Double(signed - startMillis) / 1000, places: 3)
-        }
-        if let forgery = delivery.forgery { put(",\"forgery\":\"", string: forgery) }
-        if let network = delivery.network { put(",\"network\":\"", string: network.rawValue) }
-        if !delivery.faults.isEmpty && event != "result" && event != "send" { putFaults(delivery.faults) }
-        putOutcome(result: result, sent: sent, detail: detail)
+        text.open(event: event, at: t)
+        text.putDelivery(
+            delivery,
+            kind: kind,
+            writesFaults: event != "result" && event != "send",
+            startMillis: startMillis
+        )
+        text.putOutcome(result: result, sent: sent, detail: detail)
         endLine()
     }
 
-    /// Appends `"faults":[...]`, the names of the faults that shaped a delivery.
-    private func putFaults(_ faults: [AppliedFault]) {
-        put(",\"faults\":[")
-        for (index, fault) in faults.enumerated() {
-            put(index == 0 ? "\"" : ",\"")
-            JSONEscaping.append(fault.fault, to: &buffer)
-            put("\"")
-        }
-        put("]")
+    /// Appends a delivery's `dispatch` line, as `write(event: "dispatch", ...)` does, and returns its identity
+    /// for the `send` and `result` lines of its answer.
+    func writeDispatch(at t: Double, delivery: PlannedDelivery, kind: String) -> HistoryIdentity {
+        guard chunks != nil else { return HistoryIdentity() }
+        text.open(event: "dispatch", at: t)
+        let identity = text.putDispatch(delivery, kind: kind, startMillis: startMillis)
+        endLine()
+        return identity
     }
 
-    /// Appends a string field: `opening` (`,"name":"`), then `value` (JSON-safe already), then the closing quote.
-    private func put(_ opening: StaticString, string value: String) {
-        put(opening)
-        put(value)
-        put("\"")
-    }
-
-    /// Appends a string field whose value may need escaping.
-    private func put(_ opening: StaticString, escaping value: String) {
-        put(opening)
-        JSONEscaping.append(value, to: &buffer)
-        put("\"")
+    /// Appends an answer's `send` or `result` line for the delivery whose `dispatch` line gave `identity`: the
+    /// same bytes as `write(event:at:delivery:result:sent:)` for that delivery.
+    func write(event: String, at t: Double, identity: HistoryIdentity, result: LoadResult? = nil, sent: Bool? = nil) {
+        guard chunks != nil else { return }
+        text.open(event: event, at: t)
+        text.bytes.append(contentsOf: identity.bytes)
+        text.putOutcome(result: result, sent: sent, detail: nil)
+        endLine()
     }
 
     /// Ends a line, and hands the buffer over once it holds `flushBytes`.
     private func endLine() {
-        put("}\n")
-        if buffer.count >= Self.flushBytes { flush() }
+        text.put("}\n")
+        if text.bytes.count >= Self.flushBytes { flush() }
     }
 
-    /// Appends `value` in decimal, with its sign.
-    private func put(signed value: Int64) {
-        if value < 0 { buffer.append(UInt8(ascii: "-")) }
-        put(value.magnitude)
-    }
-
-    private func put(_ text: StaticString) {
-        text.withUTF8Buffer { buffer.append(contentsOf: $0) }
-    }
-
-    private func put(_ text: String) {
-        buffer.append(contentsOf: text.utf8)
-    }
-
-    private func put(_ value: UInt64) { Self.appendDecimal(value, to: &buffer) }
-
-    private func put(fixed value: Double, places: Int) { Self.appendFixed(value, places: places, to: &buffer) }
-
-    /// Appends `value` in decimal.
+    /// Appends `value` in decimal: its digits are written backwards on the stack and appended at once.
     static func appendDecimal(_ value: UInt64, to buffer: inout [UInt8]) {
-        guard value > 0 else {
-            buffer.append(UInt8(ascii: "0"))
-            return
+        // UInt64.max has 20 digits.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            var rest = value
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            } while rest > 0
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
-        let start = buffer.count
-        var rest = value
-        while rest > 0 {
-            buffer.append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        }
-        buffer[start...].reverse()
     }
 
     /// Appends what ``fixed(_:places:)`` returns, without making a `String`.
@@ -246,13 +190,10 @@ final class HistoryLog {
     /// Appends one probe entry (a safety probe during the run).
     func writeProbe(event: String, at t: Double, account: String, result: LoadResult? = nil, sent: Bool? = nil) {
         guard chunks != nil else { return }
-        put("{\"t\":")
-        put(fixed: t, places: 6)
-        put(",\"event\":\"")
-        put(event)
-        put("\",\"role\":\"probe\"")
-        put(",\"account\":\"", escaping: account)
-        putOutcome(result: result, sent: sent, detail: nil)
+        text.open(event: event, at: t)
+        text.put(",\"role\":\"probe\"")
+        text.put(",\"account\":\"", escaping: account)
+        text.putOutcome(result: result, sent: sent, detail: nil)
         endLine()
     }
 
@@ -267,39 +208,17 @@ final class HistoryLog {
         append(line + "}\n")
     }
 
-    /// Appends what a result says: `sent`, `status`, `latencyMicros`, `error`, `resent` and `detail`.
-    private func putOutcome(result: LoadResult?, sent: Bool?, detail: String?) {
-        if sent == true {
-            put(",\"sent\":true")
-        } else if sent == false {
-            put(",\"sent\":false")
-        }
-        if let result {
-            put(",\"status\":")
-            put(signed: Int64(result.status))
-            put(",\"latencyMicros\":")
-            put(signed: result.latency.microseconds)
-            if let error = result.error { put(",\"error\":\"", string: error.rawValue) }
-            if result.resent { put(",\"resent\":true") }
-        }
-        // A failure's own words (libcurl's and the system's) unless the caller gives a detail: the class alone
-        // cannot tell a refused retry from a refused first attempt when a witness is read later.
-        if let detail = detail ?? result.flatMap({ $0.error != nil && !$0.detail.isEmpty ? $0.detail : nil }) {
-            put(",\"detail\":\"", escaping: detail)
-        }
-    }
-
     private func append(_ line: String) {
-        buffer.append(contentsOf: line.utf8)
-        if buffer.count >= Self.flushBytes { flush() }
+        text.put(utf8: line)
+        if text.bytes.count >= Self.flushBytes { flush() }
     }
 
     /// Hands what is buffered to the compressing thread (it is on disk once `close()` returns).
     func flush() {
-        guard let chunks, !buffer.isEmpty else { return }
-        chunks.write(&buffer)
+        guard let chunks, !text.bytes.isEmpty else { return }
+        chunks.write(&text.bytes)
         // The first buffers handed over come back empty; later ones with the capacity a finished one had.
-        if buffer.capacity < Self.flushBytes { buffer.reserveCapacity(Self.flushBytes + 4096) }
+        if text.bytes.capacity < Self.flushBytes { text.bytes.reserveCapacity(Self.flushBytes + 4096) }
     }
 
     /// Flushes, and returns once everything written is compressed and the last chunk closed.

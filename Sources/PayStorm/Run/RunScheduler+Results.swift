@@ -43,8 +43,9 @@ extension RunScheduler {
         checker.record(delivery, outcome: outcome, at: now)
         attempts?.record(delivery, result: result, outcome: outcome)
         followWindow(delivery, outcome: outcome, at: now)
-        if wasSent { history.write(event: "send", at: result.wireStart.seconds, delivery: delivery) }
-        history.write(event: "result", at: now, delivery: delivery, result: result, sent: wasSent)
+        // The delivery's fields come as its `dispatch` line rendered them, not read from it again.
+        if wasSent { history.write(event: "send", at: result.wireStart.seconds, identity: what.identity) }
+        history.write(event: "result", at: now, identity: what.identity, result: result, sent: wasSent)
         scheduleFollowUps(after: delivery, outcome: outcome, at: now)
     }
 

@@ -50,10 +50,10 @@ extension RunScheduler {
         }
         var request = built
         if let kind = failingKind(of: delivery, at: now) { request.kind = kind }
-        history.write(event: "dispatch", at: now, delivery: delivery, kind: request.kind)
+        let identity = history.writeDispatch(at: now, delivery: delivery, kind: request.kind)
         countIntended(at: now)
         nextRequestID += 1
-        sent[id] = Sent(delivery: delivery, classification: classification)
+        sent[id] = Sent(delivery: delivery, classification: classification, identity: identity)
         lastSend = now
         switch delivery.network {
         case .lostResponse?: request.hangUpOnResponse = true

@@ -20,6 +20,8 @@ final class RunScheduler: TimedRequestSource {
         var recoveryDown: Double?
         /// How the delivery's role reads answers.
         var classification: ResponseClassification?
+        /// The delivery's fields as its `dispatch` line wrote them, for its answer's lines.
+        var identity = HistoryIdentity()
     }
 
     let pipeline: MintPipeline
