@@ -76,21 +76,27 @@ struct HistoryText {
     /// Appends `notificationType`, `subtype`, `transactionId`, `originalTransactionId`, `signedAt`, `forgery` and
     /// `network`, those a delivery has.
     private mutating func putIdentityTail(_ delivery: PlannedDelivery, startMillis: Int64) {
-        // The delivery's payload is read once (each read copies it out of its box).
+        // Stored fields only, all read before anything is written, so that the optimizer reads these few fields
+        // out of the payload's box instead of copying the whole payload (each computed getter is a call that, for
+        // all it knows, could change the box).
+        var type: String?
+        var subtype: String?
         var original: String?
         var signed: Int64?
         switch delivery.action.delivery {
         case .notification(let facts):
-            put(",\"notificationType\":\"", escaping: facts.notificationType.rawValue)
-            if let subtype = facts.payload.subtype { put(",\"subtype\":\"", escaping: subtype.rawValue) }
-            original = facts.transaction?.originalTransactionId
-            signed = facts.signedDate
+            type = facts.payload.notificationType?.rawValue
+            subtype = facts.payload.subtype?.rawValue
+            original = facts.transaction?.payload.originalTransactionId
+            signed = facts.payload.signedDate
         case .device(let device):
-            original = device.transaction.originalTransactionId
-            signed = device.transaction.signedDate
+            original = device.transaction.payload.originalTransactionId
+            signed = device.transaction.payload.signedDate
         case .report, .marker:
             break
         }
+        if let type { put(",\"notificationType\":\"", escaping: type) }
+        if let subtype { put(",\"subtype\":\"", escaping: subtype) }
         if let id = delivery.action.truth.transactionId { put(",\"transactionId\":\"", string: id) }
         if let original { put(",\"originalTransactionId\":\"", string: original) }
         if let signed {
