@@ -37,10 +37,14 @@ struct AccountBooks: Sendable {
         zip(tokens, list).compactMap { include($1) ? $0 : nil }
     }
 
-    /// Makes room for the books of a world's accounts up front: most runs book a delivery of each of them, and
-    /// a table grown one account at a time hashes every token again as it grows.
+    /// Makes room for the books of a world's accounts up front (up to 131,072): most runs book a delivery of
+    /// each of them, and storage grown one account at a time hashes every token again and moves every book as
+    /// it grows. Room not yet used takes address space, not memory.
     mutating func reserve(accounts: Int) {
-        positions.reserveCapacity(min(max(0, accounts), 1 << 17))
+        let room = min(max(0, accounts), 1 << 17)
+        positions.reserveCapacity(room)
+        tokens.reserveCapacity(room)
+        list.reserveCapacity(room)
         byIndex.reserveCapacity(min(max(0, accounts), Self.indexLimit))
     }
 

@@ -202,7 +202,7 @@ struct CompactIDSet: Sendable {
 
     /// Whether it holds `id`.
     func contains(_ id: UInt64) -> Bool {
-        guard let offset = offset(of: id) else { return others.contains(id) }
+        guard let offset = offset(of: id) else { return !others.isEmpty && others.contains(id) }
         let index = lowerBound(offset)
         return index < offsets.count && offsets[index] == offset
     }
