@@ -46,7 +46,7 @@ final class CurlTransfers: RequestPath {
     }
 
     /// Takes a request: starts it when a connection is free, else queues it.
-    func submit(_ request: LoadRequest, intended: Int64, sent: Int64) -> Bool {
+    func submit(_ request: consuming LoadRequest, intended: Int64, sent: Int64) -> Bool {
         inFlight += 1
         if active.count < activeCap && waiting.isEmpty {
             begin(request, intended: intended, sent: sent)

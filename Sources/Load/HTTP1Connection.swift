@@ -1,15 +1,26 @@
 internal import CCurl
 
 /// A request waiting for, or on, a fast-path connection.
-struct HTTP1Pending {
-    var request: LoadRequest
-    var target: HTTP1Target
-    var intended: Int64
-    var sent: Int64
+///
+/// A class: it moves from the submit to its pool's queue, to a connection and to its result, and a reference
+/// moves with one retain where the request's strings and arrays would take one each.
+final class HTTP1Pending {
+    let request: LoadRequest
+    let target: HTTP1Target
+    let intended: Int64
+    let sent: Int64
     /// When it must be answered (monotonic): its intended time plus the request timeout.
-    var deadline: Int64
+    let deadline: Int64
     /// Whether it was already sent once on a kept-alive connection that turned out dead.
     var retried = false
+
+    init(request: consuming LoadRequest, target: HTTP1Target, intended: Int64, sent: Int64, deadline: Int64) {
+        self.request = request
+        self.target = target
+        self.intended = intended
+        self.sent = sent
+        self.deadline = deadline
+    }
 }
 
 /// One kept-alive connection of the fast path: libcurl makes it (`CURLOPT_CONNECT_ONLY`: DNS,
@@ -87,8 +98,8 @@ final class HTTP1Pool {
 
     var waitingCount: Int { waiting.count }
 
-    /// The next request to start (the one waiting longest).
-    var firstWaiting: HTTP1Pending? { waiting.first }
+    /// The deadline of the next request to start (the one waiting longest), nil when none waits.
+    var firstDeadline: Int64? { waiting.first?.deadline }
 
     /// Queues a request: last, or first when it is a priority request (a probe the verdict rests on).
     /// Others wait in deadline order (a request released late may come due before those queued ahead of it), so

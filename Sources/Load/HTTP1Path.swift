@@ -56,14 +56,23 @@ final class HTTP1Path: RequestPath {
         _ = try HTTP1Connection(pool: pool, configuration: configuration, callbacks: multi.callbackTarget)
     }
 
-    /// Takes a request unless its URL is not one this path can frame.
-    func submit(_ request: LoadRequest, intended: Int64, sent: Int64) -> Bool {
+    /// Whether this path can frame a request to `url` (then `submit` takes it).
+    func frames(_ url: String) -> Bool { target(of: url) != nil }
+
+    /// The parts of `url` the framing needs, nil when this path cannot frame it.
+    private func target(of url: String) -> HTTP1Target? {
         // Runs send to few URLs: split each once.
-        if request.url != lastURL {
-            lastURL = request.url
-            lastTarget = HTTP1Target(request.url)
+        if url != lastURL {
+            lastURL = url
+            lastTarget = HTTP1Target(url)
         }
-        guard let target = lastTarget else { return false }
+        return lastTarget
+    }
+
+    /// Takes a request unless its URL is not one this path can frame (then the request is gone: callers that
+    /// would hand it to another path ask `frames` first).
+    func submit(_ request: consuming LoadRequest, intended: Int64, sent: Int64) -> Bool {
+        guard let target = target(of: request.url) else { return false }
         inFlight += 1
         let pool: HTTP1Pool
         if let last = lastPool, last.origin == target.origin {
@@ -79,7 +88,7 @@ final class HTTP1Path: RequestPath {
         pool.enqueue(HTTP1Pending(request: request, target: target, intended: intended, sent: sent, deadline: deadline))
         pump(pool)
         // Still waiting for a connection: its deadline must wake the loop even if no connection frees.
-        if let head = pool.firstWaiting, head.deadline < nextDeadline { nextDeadline = head.deadline }
+        if let deadline = pool.firstDeadline, deadline < nextDeadline { nextDeadline = deadline }
         return true
     }
 
@@ -94,8 +103,13 @@ final class HTTP1Path: RequestPath {
         // Only now do they stop counting in flight, so the engine never sees nothing in flight while a
         // result is on its way.
         inFlight -= finished.count
-        results.append(contentsOf: finished)
-        finished.removeAll(keepingCapacity: true)
+        if results.isEmpty {
+            // Handed over whole, each result moved rather than copied.
+            swap(&results, &finished)
+        } else {
+            results.append(contentsOf: finished)
+            finished.removeAll(keepingCapacity: true)
+        }
     }
 
     // MARK: - Sockets
@@ -148,9 +162,9 @@ final class HTTP1Path: RequestPath {
     /// request whose deadline came while it waited fails as a timeout, unsent.
     func pump(_ pool: HTTP1Pool) {
         let now = monotonicNanoseconds()
-        while let head = pool.firstWaiting {
-            if head.deadline <= now {
-                _ = pool.dequeue()
+        while let deadline = pool.firstDeadline {
+            if deadline <= now {
+                let head = pool.dequeue()!
                 finished.append(clock.timedOutWaiting(head.request, intended: head.intended, sent: head.sent))
             } else if let connection = pool.idle.popLast() {
                 start(pool.dequeue()!, on: connection)
@@ -235,10 +249,13 @@ final class HTTP1Path: RequestPath {
     /// Hands over the response of the request on `connection`; the connection goes back to the idle
     /// list (`keepAlive`) or is closed.
     func complete(_ connection: HTTP1Connection, keepAlive: Bool) {
-        var result = self.result(of: connection.current!, wireStart: connection.wireStart)
+        let pending = connection.current!
+        var result = self.result(of: pending, wireStart: connection.wireStart)
         result.status = connection.machine.parser.status
         result.retryAfter = connection.machine.parser.retryAfter
+        // Moved, not shared: the next response then starts in a buffer of its own instead of copying this one.
         result.body = connection.response
+        connection.response = []
         result.bodyBytes = connection.responseBytes
         finished.append(result)
         connection.current = nil
@@ -259,7 +276,7 @@ final class HTTP1Path: RequestPath {
         let pending = connection.current
         connection.current = nil
         closeConnection(connection)
-        if var pending {
+        if let pending {
             if retry && !pending.retried {
                 pending.retried = true
                 pool.requeue(pending)
@@ -336,7 +353,7 @@ final class HTTP1Path: RequestPath {
             }
             // Waiting requests are in intended order: their deadlines grow along the queue.
             pump(pool)
-            if let head = pool.firstWaiting, head.deadline < nextDeadline { nextDeadline = head.deadline }
+            if let deadline = pool.firstDeadline, deadline < nextDeadline { nextDeadline = deadline }
         }
     }
 

@@ -34,6 +34,8 @@ public final class LoadRecorder {
     }
 
     private var state: [String: KindState] = [:]
+    /// The kind recorded last, and its state: runs of results mostly share a kind, so most need no lookup.
+    private var lastKind: (name: String, state: KindState)?
     private var intervalAll = Histogram()
     private var intervalServiceAll = Histogram()
     private var intervalCounts = RequestCounts()
@@ -94,13 +96,7 @@ public final class LoadRecorder {
     public func record(_ result: LoadResult, succeeded: Bool? = nil) {
         let succeeded = succeeded ?? result.isSuccess
         totals.add(result, succeeded: succeeded)
-        let kind: KindState
-        if let known = state[result.kind] {
-            kind = known
-        } else {
-            kind = KindState()
-            state[result.kind] = kind
-        }
+        let kind = kindState(result.kind)
         kind.counts.add(result, succeeded: succeeded)
         intervalCounts.add(result, succeeded: succeeded)
         if result.error == nil && !succeeded {
@@ -122,6 +118,20 @@ public final class LoadRecorder {
         kind.intervalService.record(serviceMicros)
     }
 
+    /// The state of `kind`, made when it is first seen.
+    private func kindState(_ kind: String) -> KindState {
+        if let lastKind, lastKind.name == kind { return lastKind.state }
+        let found: KindState
+        if let known = state[kind] {
+            found = known
+        } else {
+            found = KindState()
+            state[kind] = found
+        }
+        lastKind = (kind, found)
+        return found
+    }
+
     /// Records `count` requests of one kind missed together, as many missed results would, in constant time
     /// (an overloaded run sheds tens of thousands a second).
     /// - Parameters:
@@ -130,14 +140,7 @@ public final class LoadRecorder {
     public func recordMissed(kind: String, count: Int) {
         guard count > 0 else { return }
         totals.addMissed(count)
-        let state: KindState
-        if let known = self.state[kind] {
-            state = known
-        } else {
-            state = KindState()
-            self.state[kind] = state
-        }
-        state.counts.addMissed(count)
+        kindState(kind).counts.addMissed(count)
         intervalCounts.addMissed(count)
     }
 

@@ -5,7 +5,7 @@
 protocol RequestPath: AnyObject {
     /// Takes a request (it counts in flight from now on).
     /// - Returns: false when this path cannot carry it (the request is not taken), so another path must.
-    func submit(_ request: LoadRequest, intended: Int64, sent: Int64) -> Bool
+    func submit(_ request: consuming LoadRequest, intended: Int64, sent: Int64) -> Bool
 
     /// Reacts to epoll `events` on `socket`.
     /// - Returns: false when the socket is not one this path watches itself.

@@ -99,9 +99,12 @@ final class Transport {
     }
 
     /// Takes a request: the HTTP/1.1 path when there is one and it can frame the URL, else libcurl.
-    func submit(_ request: LoadRequest, intended: Int64, sent: Int64) {
-        if let http1, http1.submit(request, intended: intended, sent: sent) { return }
-        _ = transfers.submit(request, intended: intended, sent: sent)
+    func submit(_ request: consuming LoadRequest, intended: Int64, sent: Int64) {
+        if let http1, http1.frames(request.url) {
+            _ = http1.submit(request, intended: intended, sent: sent)
+        } else {
+            _ = transfers.submit(request, intended: intended, sent: sent)
+        }
     }
 
     /// Runs libcurl's due timeouts and the paths' deadlines, and appends the results that finished.

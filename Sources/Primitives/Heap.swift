@@ -45,6 +45,11 @@ public struct Heap<Element: Comparable & Sendable>: Sendable {
     /// The smallest element, if any.
     @inlinable
     public var first: Element? { items.first }
+    /// A part of the smallest element (its time, say), read in place: ``first`` copies the whole element.
+    @inlinable
+    public func peek<Part>(_ part: (borrowing Element) -> Part) -> Part? {
+        items.withUnsafeBufferPointer { buffer in buffer.isEmpty ? nil : part(buffer[0]) }
+    }
     /// How many elements fit before the storage grows (for tests of its memory).
     var reserved: Int { items.capacity }
 

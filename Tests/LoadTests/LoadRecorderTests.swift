@@ -89,6 +89,22 @@ struct LoadRecorderTests {
         #expect(recorder.kinds["webhook"]?.resent == 1)
     }
 
+    /// Results of several kinds, interleaved and in runs, and missed ones in bulk: each kind counts its own.
+    @Test func countsEachKindWhenKindsInterleave() throws {
+        let recorder = try LoadRecorder(directory: nil)
+        let kinds = ["webhook", "device", "device", "probe", "webhook", "webhook", "device"]
+        for (id, kind) in kinds.enumerated() {
+            var each = result(id, at: 0.5, status: kind == "probe" ? 500 : 200)
+            each.kind = kind
+            recorder.record(each)
+            if id == 3 { recorder.recordMissed(kind: "webhook", count: 2) }
+        }
+        #expect(recorder.kinds["webhook"]?.sent == 3 && recorder.kinds["webhook"]?.missed == 2)
+        #expect(recorder.kinds["device"]?.sent == 3 && recorder.kinds["device"]?.ok == 3)
+        #expect(recorder.kinds["probe"]?.sent == 1 && recorder.kinds["probe"]?.ok == 0)
+        #expect(recorder.latencyByKind.mapValues(\.totalCount) == ["webhook": 3, "device": 3, "probe": 1])
+    }
+
     @Test func perSecondFailuresCountResultsNotSendsMinusSuccesses() throws {
         let recorder = try LoadRecorder(directory: nil)
         // Second 1: 30 sends, no answer yet.

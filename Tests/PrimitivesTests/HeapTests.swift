@@ -15,6 +15,17 @@ struct TimedEntryTests {
         #expect(popped == ["first", "a", "b", "c", "d", "e"])
     }
 
+    /// The scheduler reads the next follow-up's time this way, many times for each one it sends.
+    @Test func readsAPartOfTheSmallestElementInPlace() {
+        var heap = Heap<TimedEntry<String>>()
+        #expect(heap.peek { $0.at } == nil)
+        heap.push(TimedEntry(at: 2, order: 0, payload: "later"))
+        heap.push(TimedEntry(at: 1, order: 1, payload: "sooner"))
+        #expect(heap.peek { $0.at } == 1 && heap.peek { $0.payload } == "sooner")
+        _ = heap.pop()
+        #expect(heap.peek { $0.at } == 2)
+    }
+
     /// A burst of follow-ups (a stalled target) must not stay resident once the heap drains.
     @Test func givesBackABurstsStorageAndKeepsItsOrder() {
         var heap = Heap<TimedEntry<Int>>()

@@ -10,7 +10,7 @@ extension RunScheduler {
     /// - Returns: `request` itself when the role does not go through the hook, nil once handed, or the request
     ///   marked missed when the hook's in-flight cap is reached.
     func throughHook(
-        _ request: LoadRequest,
+        _ request: consuming LoadRequest,
         delivery: PlannedDelivery,
         role: RequestRole,
         at now: Double

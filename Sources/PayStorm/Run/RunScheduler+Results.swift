@@ -10,13 +10,14 @@ import Simulation
 extension RunScheduler {
     /// Handles one result: history, metrics, the oracle, and follow-ups.
     func handle(_ result: LoadResult) {
-        guard let what = sent.removeValue(forKey: result.id) else { return }
+        guard var what = sent.removeValue(forKey: result.id) else { return }
         sent.releaseBurstStorage()
         connectionWaits.record(result)
         let now = result.received.seconds
+        // Taken out of `what` (moved, not copied): a delivery's fields would take a retain each.
         let outcome = Endpoints.outcome(
             of: result,
-            classification: what.classification ?? ResponseClassification(role: .deviceDelivery)
+            classification: what.classification.take() ?? ResponseClassification(role: .deviceDelivery)
         )
         let wasSent: Bool = if case .notSent = outcome { false } else { true }
         unauthorized.record(result, at: now)
@@ -31,8 +32,8 @@ extension RunScheduler {
             }
             return
         }
-        watchOutage(delivery: what.delivery, result: result, at: now)
-        guard let delivery = what.delivery else { return }
+        guard let delivery = what.delivery.take() else { return }
+        watchOutage(delivery: delivery, result: result, at: now)
         // Thresholds and error rates count what the role's classification says (a 409 "already had it" is
         // a success), not raw statuses.
         recorder.record(result, succeeded: outcome.isAcknowledged)
@@ -133,9 +134,8 @@ extension RunScheduler {
 
     /// An outage outside the plan: connections of genuine deliveries refused, then answered again. The accounts
     /// acknowledged before the first refusal are read as after a planned restart.
-    func watchOutage(delivery: PlannedDelivery?, result: LoadResult, at now: Double) {
-        guard endpoints.probe != nil || commandProbes != nil, let delivery, delivery.network == nil,
-            delivery.forgery == nil
+    func watchOutage(delivery: PlannedDelivery, result: LoadResult, at now: Double) {
+        guard endpoints.probe != nil || commandProbes != nil, delivery.network == nil, delivery.forgery == nil
         else { return }
         if result.error == .refused {
             let at = result.sent.seconds

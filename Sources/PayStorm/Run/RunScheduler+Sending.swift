@@ -11,7 +11,7 @@ extension RunScheduler {
     /// mint, an action without a request, a role without a URL, a send into a declared outage), which is then
     /// recorded.
     func deliveryRequest(
-        _ delivery: PlannedDelivery,
+        _ delivery: consuming PlannedDelivery,
         body: [UInt8]?,
         failure: String?,
         at now: Double
@@ -53,7 +53,6 @@ extension RunScheduler {
         let identity = history.writeDispatch(at: now, delivery: delivery, kind: request.kind)
         countIntended(at: now)
         nextRequestID += 1
-        sent[id] = Sent(delivery: delivery, classification: classification, identity: identity)
         lastSend = now
         switch delivery.network {
         case .lostResponse?: request.hangUpOnResponse = true
@@ -61,7 +60,10 @@ extension RunScheduler {
         case .reset?: request.resetAfterBytes = body.count / 2  // a TCP RST partway through the request
         case nil: break
         }
-        return throughHook(request, delivery: delivery, role: role, at: now)
+        let handed = throughHook(request, delivery: delivery, role: role, at: now)
+        // Last: the delivery moves into the table of what is in flight.
+        sent[id] = Sent(delivery: delivery, classification: classification, identity: identity)
+        return handed
     }
 
     /// The kind of a delivery meant to fail (a forgery, a network fault, a send into a planned restart), nil for

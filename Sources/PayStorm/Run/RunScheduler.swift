@@ -150,9 +150,11 @@ final class RunScheduler: TimedRequestSource {
         noticeRecoveries(at: nil)
         // A failed hook stops the run: nothing more is released, and the engine ends with what is in flight.
         guard hookWorks() else { return nil }
-        let candidates = [pipelineAt, followUps.firstTime, probes.firstTime, recovery.firstTime, hook?.nextDue]
-            .compactMap { $0 }
-        guard let first = candidates.min() else { return nil }
+        // Asked for every release: two-way minimums, not an array of candidates.
+        var first = min(pipelineAt ?? .infinity, followUps.firstTime ?? .infinity)
+        first = min(first, min(probes.firstTime ?? .infinity, recovery.firstTime ?? .infinity))
+        if let hook { first = min(first, hook.nextDue ?? .infinity) }
+        guard first < .infinity else { return nil }
         return .nanoseconds(Int64(first * 1e9))
     }
 
@@ -160,8 +162,8 @@ final class RunScheduler: TimedRequestSource {
     /// transfers moving meanwhile instead of blocking on the pipeline.
     var nextIsReady: Bool {
         guard let (at, ready) = pipeline.front(), !ready else { return true }
-        let others = [followUps.firstTime, probes.firstTime, recovery.firstTime, hook?.readyAt].compactMap { $0 }
-        return others.contains { $0 < at }
+        return (followUps.firstTime ?? .infinity) < at || (probes.firstTime ?? .infinity) < at
+            || (recovery.firstTime ?? .infinity) < at || (hook?.readyAt ?? .infinity) < at
     }
 
     /// The intended time of the pipeline's front, minted or not; nil at its end.

@@ -6,7 +6,7 @@ struct TimeHeap<Element: Sendable> {
     private var heap = Heap<TimedEntry<Element>>()
     private var order: UInt64 = 0
 
-    var firstTime: Double? { heap.first?.at }
+    var firstTime: Double? { heap.peek { $0.at } }
 
     mutating func push(_ element: Element, at time: Double) {
         order += 1

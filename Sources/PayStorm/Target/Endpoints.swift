@@ -69,11 +69,32 @@ package struct Endpoints: Sendable {
         body: [UInt8],
         id: Int
     ) -> (request: LoadRequest, classification: ResponseClassification)? {
-        guard let role = Self.role(of: delivery), let template = template(for: role) else { return nil }
+        // The role's template is read in place: `template(for:)` would copy it for every request.
+        switch Self.role(of: delivery) {
+        case .webhook?:
+            return request(for: delivery, body: body, id: id, kind: "webhook", template: webhookRequest)
+        case .deviceDelivery?:
+            guard let template = deviceDelivery else { return nil }
+            return request(for: delivery, body: body, id: id, kind: "device", template: template)
+        case .deviceReport?:
+            guard let template = deviceReport else { return nil }
+            return request(for: delivery, body: body, id: id, kind: "device", template: template)
+        case nil:
+            return nil
+        }
+    }
+
+    private func request(
+        for delivery: PlannedDelivery,
+        body: [UInt8],
+        id: Int,
+        kind: String,
+        template: RequestTemplate
+    ) -> (request: LoadRequest, classification: ResponseClassification) {
         let head = head(for: delivery, template: template)
         let request = LoadRequest(
             id: id,
-            kind: role == .webhook ? "webhook" : "device",
+            kind: kind,
             method: head.method,
             url: head.url,
             headers: head.headers,
