@@ -34,7 +34,13 @@ struct AccountBook: Sendable {
     var foldedReversals: [UInt64: Int64] = [:]
     /// IDs of folded purchases whose every attempt was rejected, and the first of them, kept for its witness.
     var neverAccepted: Set<UInt64> = []
-    var neverAcceptedSample: OracleTransaction?
+    var neverAcceptedSample: OracleTransaction? {
+        get { neverAcceptedSamples.first }
+        set { neverAcceptedSamples = newValue.map { [$0] } ?? [] }
+    }
+    /// The sample, if there is one, out of line: few accounts have one, and every account's book is moved as
+    /// each of its deliveries is booked.
+    private var neverAcceptedSamples: [OracleTransaction] = []
     var sequence: UInt64 = 0
     /// Genuine transactions first booked in this book (kept or folded since): what held purchases are a share of.
     var genuineBooked = 0

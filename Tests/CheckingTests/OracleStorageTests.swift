@@ -110,6 +110,19 @@ struct OracleStorageTests {
         #expect(long.phrases == short.phrases, "\(short) then \(long)")
     }
 
+    /// Every account's book is moved twice as each delivery is booked: the rare never-accepted sample (a whole
+    /// transaction) is kept out of line.
+    @Test func accountBookKeepsItsNeverAcceptedSampleOutOfLine() {
+        #expect(MemoryLayout<AccountBook>.stride < MemoryLayout<OracleTransaction>.stride + 64)
+        var book = AccountBook()
+        #expect(book.neverAcceptedSample == nil)
+        book.neverAcceptedSample = book.newTx("7", label: Label(product: "p", group: nil), type: nil)
+        #expect(book.neverAcceptedSample?.id == "7")
+        book.neverAccepted.insert(7)
+        book.accepted(7)
+        #expect(book.neverAcceptedSample == nil)
+    }
+
     @Test func logEntryKeepsItsFieldsInSixteenBytes() {
         #expect(MemoryLayout<LogEntry>.stride == 16)
         let cases: [(UInt64, UInt32)] = [(0, 0), (1, 99_999), (1 << 44 - 1, 7), (123_456_789_012, 100_000), (5, .max)]
