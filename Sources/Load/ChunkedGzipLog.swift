@@ -82,8 +82,8 @@ public final class ChunkedGzipLog {
             return
         }
         guard !text.isEmpty else { return }
-        text.withUnsafeBufferPointer { bytes in
-            appendMember(UnsafeRawBufferPointer(bytes))
+        text.withUnsafeBytes { bytes in
+            appendMember(bytes)
             currentChunk.lines += Self.newlines(in: bytes)
         }
         currentText += text.count
@@ -113,10 +113,25 @@ public final class ChunkedGzipLog {
         currentText = 0
     }
 
-    /// How many `\n` bytes `bytes` holds (whole lines: one per line).
-    private static func newlines(in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    /// How many `\n` bytes `bytes` holds (whole lines: one per line), eight bytes at a time (a byte at a time
+    /// would take a tenth of the compressing thread's time).
+    static func newlines(in bytes: UnsafeRawBufferPointer) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let low = ones &* 0x7F
         var count = 0
-        for byte in bytes { count &+= byte == 0x0A ? 1 : 0 }
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            // A `\n` byte becomes zero; a byte's high bit is then set unless it is zero (no carry crosses bytes).
+            let word = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ (ones &* 0x0A)
+            let nonzero = ((word & low) &+ low) | word
+            // One bit a byte, summed into the top byte by the multiply (the baseline x86-64 has no popcnt).
+            count &+= Int(truncatingIfNeeded: (((~nonzero >> 7) & ones) &* ones) >> 56)
+            offset += 8
+        }
+        while offset < bytes.count {
+            count &+= bytes[offset] == 0x0A ? 1 : 0
+            offset += 1
+        }
         return count
     }
 

@@ -1,6 +1,7 @@
 import Foundation
-import Load
 import Testing
+
+@testable import Load
 
 /// The history's chunk writer: rotation at the chunk size, the cap on disk, and plain gzip files (one member per
 /// write) that read whole after every write.
@@ -89,6 +90,25 @@ struct ChunkedGzipLogTests {
         #expect(chunks.count == 2)
         #expect(try Self.gunzip(Array(chunks.suffix(1))) == "")
         #expect(try Self.gunzip(chunks) == String(decoding: text, as: UTF8.self))
+    }
+
+    @Test func newlinesAreCountedEightBytesAtATimeAsOneByteAtATimeWould() {
+        // Bytes next to `\n` in value (0x0B, 0x8A, 0x00, 0xFF, 0x7F) at every offset and length, tails included.
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        let alphabet: [UInt8] = [0x0A, 0x0A, 0x0B, 0x8A, 0x00, 0xFF, 0x7F, 0x09, 0x22, 0x7B]
+        let bytes: [UInt8] = (0..<4096).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return alphabet[Int(state >> 33) % alphabet.count]
+        }
+        bytes.withUnsafeBytes { all in
+            for start in 0..<9 {
+                for length in [0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 100, 4000] where start + length <= all.count {
+                    let slice = UnsafeRawBufferPointer(rebasing: all[start..<start + length])
+                    let expected = slice.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+                    #expect(ChunkedGzipLog.newlines(in: slice) == expected, "start \(start), length \(length)")
+                }
+            }
+        }
     }
 
     @Test func dropsTheOldestChunksToStayUnderTheCapAndCountsTheirLines() throws {
