@@ -106,13 +106,14 @@ struct MintPipelineTests {
         #expect(pipeline.shed == 0)
     }
 
-    /// The soak's sawtooth: taken deliveries kept their 4-12 KB signed bodies until the next compaction (every
-    /// 4,096 taken entries then, so a run at 100 deliveries/s held some 35 MB of them for 40 s at a time).
-    @Test func takenDeliveriesDoNotKeepTheirBodies() throws {
-        let planned = try Self.deliveries(1_000, spacing: 0.001)
+    /// A pipeline without a clock over `planned`, 64 deliveries at most in batches of 16, started.
+    static func started(
+        _ planned: [PlannedDelivery],
+        sign: @escaping @Sendable (PlannedDelivery) -> [UInt8]?
+    ) -> MintPipeline {
         let pipeline = MintPipeline(
             stream: planned.makeIterator(),
-            sign: { _ in [UInt8](repeating: 0x41, count: 10_000) },
+            sign: sign,
             cache: BodyCache(),
             clock: nil,
             shedAfter: 0.05,
@@ -120,6 +121,14 @@ struct MintPipelineTests {
             batchSize: 16
         )
         pipeline.start()
+        return pipeline
+    }
+
+    /// The soak's sawtooth: taken deliveries kept their 4-12 KB signed bodies until the next compaction (every
+    /// 4,096 taken entries then, so a run at 100 deliveries/s held some 35 MB of them for 40 s at a time).
+    @Test func takenDeliveriesDoNotKeepTheirBodies() throws {
+        let planned = try Self.deliveries(1_000, spacing: 0.001)
+        let pipeline = Self.started(planned) { _ in [UInt8](repeating: 0x41, count: 10_000) }
         var taken = 0
         var most = (entries: 0, bodyBytes: 0)
         while pipeline.peek() != nil {
@@ -133,6 +142,24 @@ struct MintPipelineTests {
         #expect(most.bodyBytes <= (64 + 16) * 10_000)
         #expect(most.entries <= 2 * 256 + 64 + 16)
         #expect(pipeline.held.bodyBytes == 0)
+    }
+
+    /// Every take used to wake the producer sleeping on a full buffer, only for it to find the buffer still full
+    /// and sleep again: a wake and a lock handed over per delivery between the engine's thread and the producer.
+    @Test func producerSleepsOnAFullBufferAboutOnceABatchNotOnceATake() throws {
+        let planned = try Self.deliveries(2_000, spacing: 0.001)
+        let pipeline = Self.started(planned) { Array("signed \($0.id)".utf8) }
+        _ = Self.settled(pipeline) { $0.deliveries >= 64 }
+        var taken = 0
+        while pipeline.peek() != nil {
+            pipeline.pop()
+            taken += 1
+            // Slow enough for a woken producer to look at the buffer between two takes.
+            if taken % 4 == 0 { usleep(50) }
+        }
+        #expect(taken == 2_000)
+        // 125 batches, each after one sleep, and a few backstop looks while the test waited for the buffer to fill.
+        #expect(pipeline.producerWaits < 125 + 60)
     }
 
     @Test func frontBeingSignedIsReportedWithoutWaiting() throws {

@@ -23,39 +23,10 @@ import Synchronization
 final class MintPipeline: @unchecked Sendable {
     // @unchecked: `stream` and `control` are touched only by the producer thread; everything shared goes
     // through `state`.
-    private struct State {
-        var ready: [MintedDelivery] = []
-        var head = 0
-        var finished = false
-        var stopped = false
-        /// The intended time of the first delivery of the batch being signed.
-        var mintingAt: Double?
-        /// Since when (uptime ns) the consumer has found the front still being signed.
-        var waitingSince: UInt64?
-        /// Time the consumer spent waiting for minting, in nanoseconds.
-        var waitedNanos: UInt64 = 0
-        /// Deliveries shed because they could not be signed in time.
-        var shed = 0
-        /// Bytes of the signed bodies between the head and the end.
-        var bytes = 0
-        /// Deliveries between the head and the end, each of a shed run counted (a run is one entry).
-        var deliveries = 0
-        /// The intended time of the last delivery appended.
-        var lastAt = -Double.infinity
-
-        /// Whether the buffer is full by any of its three caps.
-        func isFull(_ limits: MintBufferLimits, now: Double?) -> Bool {
-            let buffered = deliveries
-            // The time cap needs something buffered: an empty buffer is never full, whatever the clock says.
-            return buffered >= limits.deliveries || bytes >= limits.bytes
-                || (buffered > 0 && now.map { lastAt - $0 >= limits.secondsAhead } ?? false)
-        }
-    }
-
     /// How far past its intended time (seconds) a delivery may be when its batch is signed; later, it is shed.
     static let defaultShedAfter = 0.25
 
-    private let state = Mutex(State())
+    private let state = Mutex(MintBufferState())
     private let condition = NSCondition()
     private let limits: MintBufferLimits
     private let batchSize: Int
@@ -203,16 +174,18 @@ final class MintPipeline: @unchecked Sendable {
         state.withLock { s in (s.ready.count, s.ready.reduce(0) { $0 + ($1.body?.count ?? 0) }) }
     }
 
+    /// Times the producer went to sleep on a full buffer: about once a batch while the engine keeps it full.
+    var producerWaits: Int { state.withLock { $0.producerWaits } }
+
     /// Removes the front delivery (after ``head()`` or ``peek()`` returned it): one delivery of a shed run.
     func pop() {
-        condition.lock()
-        state.withLock { s in
+        let wake = state.withLock { s in
             if s.ready[s.head].shedRun.count > 1 {
                 let rest = s.ready[s.head].shedRun.dropFirst()
                 s.ready[s.head].planned = rest[rest.startIndex]
                 s.ready[s.head].shedRun = rest
                 s.deliveries -= 1
-                return
+                return s.roomFreed(limits)
             }
             s.bytes -= s.ready[s.head].body?.count ?? 0
             s.deliveries -= 1
@@ -222,7 +195,15 @@ final class MintPipeline: @unchecked Sendable {
             s.ready[s.head].body = nil
             s.head += 1
             Self.compact(&s)
+            return s.roomFreed(limits)
         }
+        if wake { wakeProducer() }
+    }
+
+    /// Wakes the producer sleeping on a full buffer. It set `producerWaiting` holding the condition's lock and keeps
+    /// that lock until it waits, so taking the lock here cannot come between its look and its wait.
+    private func wakeProducer() {
+        condition.lock()
         condition.broadcast()
         condition.unlock()
     }
@@ -231,8 +212,7 @@ final class MintPipeline: @unchecked Sendable {
     /// at least one run and then whole runs up to `maximum` deliveries: an overloaded run books them in bulk
     /// instead of one engine release each, and a run is handed on as the batch's own storage, not copied.
     func popShed(dueBy limit: Double, maximum: Int = 4096) -> [ArraySlice<PlannedDelivery>] {
-        condition.lock()
-        let taken = state.withLock { s in
+        let (taken, wake) = state.withLock { s in
             var taken: [ArraySlice<PlannedDelivery>] = []
             var count = 0
             while s.head < s.ready.count, s.ready[s.head].shed != nil, s.ready[s.head].planned.at <= limit {
@@ -256,17 +236,16 @@ final class MintPipeline: @unchecked Sendable {
                 break
             }
             Self.compact(&s)
-            return taken
+            return (taken, s.roomFreed(limits))
         }
-        if !taken.isEmpty { condition.broadcast() }
-        condition.unlock()
+        if wake { wakeProducer() }
         return taken
     }
 
     /// Compacts now and then so the array does not grow with the run (one entry stays before the head, the
     /// lower bound ``head()`` gives between batches). Counted in entries, and a shed run of up to a batch is one
     /// entry, so the threshold is low: taken entries would otherwise hold their bodies for thousands of entries.
-    private static func compact(_ s: inout State) {
+    private static func compact(_ s: inout MintBufferState) {
         if s.head >= 256 && s.head * 2 >= s.ready.count {
             s.ready.removeFirst(s.head - 1)
             s.head = 1
@@ -275,14 +254,7 @@ final class MintPipeline: @unchecked Sendable {
 
     private func produce() {
         while true {
-            condition.lock()
-            while state.withLock({ !$0.stopped && $0.isFull(limits, now: clock?()) }) {
-                // Pops wake it; the clock's advance does not, so a buffer full by time looks again soon.
-                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.02))
-            }
-            let stopped = state.withLock { $0.stopped }
-            condition.unlock()
-            if stopped { return }
+            if !waitForRoom() { return }
 
             let busySince = clock?()
             var batch: [PlannedDelivery] = []
@@ -316,6 +288,30 @@ final class MintPipeline: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
             if batch.count < batchSize { return }
+        }
+    }
+
+    /// Sleeps while the buffer is full; false once stopped. A take wakes it only when it frees room by count or
+    /// bytes (once a batch, not once a take); a buffer full by time is looked at again when the clock frees it.
+    private func waitForRoom() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let now = clock?()
+            let (stopped, full, over) = state.withLock { s in
+                let byCount = s.isFullByCount(limits)
+                let over = s.overTimeCap(limits, now: now)
+                let full = !s.stopped && (byCount || over != nil)
+                s.producerWaiting = full && byCount
+                if full { s.producerWaits += 1 }
+                return (s.stopped, full, over)
+            }
+            if stopped { return false }
+            guard full else { return true }
+            // The clock runs with the wall's; a millisecond at least so a cap about to free is not spun on, and
+            // 50 ms at most as a backstop (a test's clock may stand still or jump).
+            let seconds = min(max(over ?? .infinity, 0.001), 0.05)
+            _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
         }
     }
 
@@ -372,17 +368,4 @@ final class MintPipeline: @unchecked Sendable {
             return MintedDelivery(planned: planned, body: nil, failure: "minting failed: \(error)")
         }
     }
-}
-
-/// How far ahead of the engine a ``MintPipeline`` may sign: the first of its caps reached stops the producer
-/// until the engine takes more.
-struct MintBufferLimits: Sendable {
-    /// Deliveries buffered at most.
-    var deliveries = 8192
-    /// Bytes of signed bodies buffered at most: a 3-JWS renewal is about 12 KB, a device post about 4 KB, so a
-    /// cap by count alone holds several times more memory for one mix than for another.
-    var bytes = 32 << 20
-    /// Seconds of the schedule buffered at most, past the run's clock (a pipeline without a clock has no such
-    /// cap). More than the run's lead, so the first sends never wait; at a high rate the other caps come first.
-    var secondsAhead = 2.0
 }
