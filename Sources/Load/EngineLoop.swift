@@ -133,7 +133,7 @@ struct EngineLoop {
             // Sockets are read only here, so this runs even with requests overdue (a zero wait only polls):
             // skipping it whenever the engine was behind left every answer unread, the in-flight cap full and
             // every further release missed, a collapse instead of a slowdown.
-            transport.wait(nanoseconds: waitTime(now: now, nextTick: nextTick))
+            transport.wait(until: start + now + waitTime(now: now, nextTick: nextTick))
             if transport.woken {
                 // The source has something due earlier than it said: ask again.
                 transport.woken = false

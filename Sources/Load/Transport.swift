@@ -21,9 +21,14 @@ final class Transport {
     private let timer: Int32
     /// The source's wake descriptor (see ``TimedRequestSource/wakeDescriptor``), when it has one.
     private var wake: Int32?
-    /// Set when the wake descriptor fired during a ``wait(nanoseconds:)``; the engine clears it.
+    /// Set when the wake descriptor fired during a ``wait(until:)``; the engine clears it.
     var woken = false
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
+    /// The monotonic time the timerfd is set to fire at, nil when it is not set: a wait for the same time (the
+    /// same next release, over several passes of the loop) leaves it set instead of setting it again.
+    private var timerSetFor: Int64?
+    /// Times the timerfd was set.
+    private(set) var timerSets = 0
     /// The request timeout in ns, counted from each request's intended time.
     let timeoutNanos: Int64
 
@@ -88,7 +93,7 @@ final class Transport {
     /// The libcurl failure that ends the run, nil while there is none.
     var failure: LoadEngineError? { multi.failure }
 
-    /// Watches `descriptor` (a non-blocking pipe's read end) beside the sockets: a ``wait(nanoseconds:)`` ends
+    /// Watches `descriptor` (a non-blocking pipe's read end) beside the sockets: a ``wait(until:)`` ends
     /// when it turns readable, reads what is in it and sets ``woken``.
     func watch(wake descriptor: Int32) {
         var event = epoll_event()
@@ -129,20 +134,24 @@ final class Transport {
         transfers.cancelAll(detail: detail, into: &results)
     }
 
-    /// Waits until a socket is ready, a deadline comes or `nanoseconds` pass (to the microsecond, via the
-    /// timerfd), and hands ready sockets to the path that watches them, or to libcurl.
-    func wait(nanoseconds: Int64) {
-        var wait = nanoseconds
-        let wake = min(multi.deadline ?? .max, http1?.nextDeadline ?? .max, transfers.nextDeadline)
-        if wake != .max { wait = min(wait, max(wake - monotonicNanoseconds(), 0)) }
+    /// Waits until a socket is ready, a deadline comes or the monotonic clock reaches `until` (to the
+    /// microsecond, via the timerfd), and hands ready sockets to the path that watches them, or to libcurl.
+    func wait(until: Int64) {
+        let deadline = min(until, multi.deadline ?? .max, http1?.nextDeadline ?? .max, transfers.nextDeadline)
+        let wait = deadline - monotonicNanoseconds()
         var timeoutMilliseconds: Int32 = 0
         if wait >= 5_000_000 {
             // Far enough that waking up to a millisecond early costs nothing: the caller re-checks.
             timeoutMilliseconds = Int32(min(wait / 1_000_000, 1000))
         } else if wait > 0 {
-            var spec = itimerspec()
-            spec.it_value.tv_nsec = Int(wait)
-            timerfd_settime(timer, 0, &spec, nil)
+            if timerSetFor != deadline {
+                var spec = itimerspec()
+                spec.it_value.tv_sec = Int(deadline / 1_000_000_000)
+                spec.it_value.tv_nsec = Int(deadline % 1_000_000_000)
+                timerfd_settime(timer, Int32(TFD_TIMER_ABSTIME), &spec, nil)
+                timerSetFor = deadline
+                timerSets += 1
+            }
             timeoutMilliseconds = 7  // a backstop; the timerfd fires first
         }
         let ready = events.withUnsafeMutableBufferPointer { buffer in
@@ -155,6 +164,7 @@ final class Transport {
             if fd == timer {
                 var expirations: UInt64 = 0
                 _ = read(timer, &expirations, 8)
+                timerSetFor = nil
             } else if fd == wake {
                 var drained = [UInt8](repeating: 0, count: 512)
                 _ = drained.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
