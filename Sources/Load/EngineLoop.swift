@@ -234,7 +234,8 @@ struct EngineLoop {
                 stats.missed += booked
                 stats.completed += booked
             }
-            guard let request = taken else {
+            // Consumed: bound by copy, the request would be destroyed twice, once here and once as `taken`.
+            guard let request = consume taken else {
                 // A timed slot may send nothing; only the other modes end on nil.
                 if case .timed = release { continue }
                 stats.sourceEnded = true

@@ -60,7 +60,7 @@ public struct Heap<Element: Comparable & Sendable>: Sendable {
         var child = items.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard items[child] < items[parent] else { break }
+            guard precedes(child, parent) else { break }
             items.swapAt(child, parent)
             child = parent
         }
@@ -77,14 +77,21 @@ public struct Heap<Element: Comparable & Sendable>: Sendable {
             let left = 2 * parent + 1
             let right = left + 1
             var smallest = parent
-            if left < items.count && items[left] < items[smallest] { smallest = left }
-            if right < items.count && items[right] < items[smallest] { smallest = right }
+            if left < items.count && precedes(left, smallest) { smallest = left }
+            if right < items.count && precedes(right, smallest) { smallest = right }
             if smallest == parent { break }
             items.swapAt(parent, smallest)
             parent = smallest
         }
         releaseBurstStorage()
         return top
+    }
+
+    /// Whether the element at `index` comes before the one at `other`, compared in place (reading them through the
+    /// array's subscript copied both, every field of a large element).
+    @inlinable
+    func precedes(_ index: Int, _ other: Int) -> Bool {
+        items.withUnsafeBufferPointer { $0[index] < $0[other] }
     }
 
     /// Gives back the storage of a past burst (an array keeps its peak size after removals): once it holds

@@ -42,13 +42,12 @@ extension RunScheduler {
         }
         guard let role = Endpoints.role(of: delivery) else { return nil }
         let id = nextRequestID
-        guard let (built, classification) = endpoints.request(for: delivery, body: body, id: id) else {
+        guard case (var request, let classification)? = endpoints.request(for: delivery, body: body, id: id) else {
             let reason = role == .deviceReport ? "no device report endpoint" : "no device endpoint"
             checker.record(delivery, outcome: .notSent(reason: reason), at: now)
             history.write(event: "skip", at: now, delivery: delivery, detail: reason)
             return nil
         }
-        var request = built
         if let kind = failingKind(of: delivery, at: now) { request.kind = kind }
         let identity = history.writeDispatch(at: now, delivery: delivery, kind: request.kind)
         countIntended(at: now)
