@@ -286,6 +286,28 @@ struct MintPipelineTests {
         #expect(bulkTakes * 5 < pipeline.shed)
     }
 
+    /// The engine's path: a minted front is moved out whole (`takeMinted`), a shed one never is, and shed runs go in
+    /// bulk; every delivery comes once, in order, and no taken entry keeps its body in the buffer.
+    @Test func engineTakesMintedDeliveriesWholeAndShedRunsInBulkInOrder() throws {
+        let (planned, _, pipeline) = try Self.impossibleRate()
+        var order: [UInt64] = []
+        var signed = 0
+        while let front = pipeline.peek() {
+            if let minted = pipeline.takeMinted() {
+                #expect(minted.planned.id == front.planned.id)
+                #expect(minted.shed == nil && minted.body != nil)
+                order.append(minted.planned.id)
+                signed += 1
+                continue
+            }
+            #expect(front.shed != nil)
+            order += pipeline.popShed(dueBy: front.planned.at + 0.1).flatMap { $0 }.map(\.id)
+        }
+        #expect(order == planned.map(\.id))
+        #expect(signed == planned.count - pipeline.shed)
+        #expect(pipeline.held.bodyBytes == 0)
+    }
+
     /// Three seconds of the pipeline profile's world (400 actions/s) against a minter that sleeps 10 ms a signature
     /// (about 200 a second on two cores, a fifth of what the schedule asks), on the wall clock, with or without
     /// thinning at the source; drained to its end as fast as it comes.

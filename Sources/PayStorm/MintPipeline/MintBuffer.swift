@@ -2,8 +2,11 @@ import Simulation
 
 /// What a ``MintPipeline`` holds and counts, shared between its producer and the engine's thread under its lock.
 struct MintBufferState {
-    var ready: [MintedDelivery] = []
+    /// The buffer, oldest first; an entry the engine took whole (``MintPipeline/takeMinted()``) is nil, moved out.
+    var ready: [MintedDelivery?] = []
     var head = 0
+    /// The intended time of the last entry taken: the lower bound the front gives between batches.
+    var takenAt = 0.0
     var finished = false
     var stopped = false
     /// The intended time of the first delivery of the batch being signed.

@@ -121,7 +121,26 @@ final class MintPipeline: @unchecked Sendable {
     func head() -> MintHead {
         guard let (at, ready) = front() else { return .end }
         guard ready else { return .minting(at: at) }
-        return state.withLock { s in s.head < s.ready.count ? .ready(s.ready[s.head]) : .minting(at: at) }
+        return state.withLock { s in s.head < s.ready.count ? .ready(s.ready[s.head]!) : .minting(at: at) }
+    }
+
+    /// Takes the front delivery when it is minted and not shed, moved out of the buffer rather than copied (its
+    /// plan holds many references); nil when the front is shed, still being signed, or the end. Counts waiting
+    /// like ``head()``.
+    func takeMinted() -> MintedDelivery? {
+        guard let (_, ready) = front(), ready else { return nil }
+        let (taken, wake) = state.withLock { s -> (MintedDelivery?, Bool) in
+            guard s.head < s.ready.count, s.ready[s.head]!.shed == nil else { return (nil, false) }
+            let taken = s.ready[s.head].take()!
+            s.bytes -= taken.body?.count ?? 0
+            s.deliveries -= 1
+            s.takenAt = taken.planned.at
+            s.head += 1
+            Self.compact(&s)
+            return (taken, s.roomFreed(limits))
+        }
+        if wake { wakeProducer() }
+        return taken
     }
 
     /// The intended time of the front and whether it is minted, without copying it (the engine asks this
@@ -133,12 +152,11 @@ final class MintPipeline: @unchecked Sendable {
                     s.waitedNanos += DispatchTime.now().uptimeNanoseconds - since
                     s.waitingSince = nil
                 }
-                return (s.ready[s.head].planned.at, true)
+                return (s.ready[s.head]!.planned.at, true)
             }
             if s.finished || s.stopped { return nil }
             if s.waitingSince == nil { s.waitingSince = DispatchTime.now().uptimeNanoseconds }
-            let last = s.head > 0 ? s.ready[s.head - 1].planned.at : 0
-            return (s.mintingAt ?? last, false)
+            return (s.mintingAt ?? s.takenAt, false)
         }
     }
 
@@ -171,7 +189,7 @@ final class MintPipeline: @unchecked Sendable {
     /// What the buffer's array holds, taken entries not yet compacted away included: entries, and bytes of
     /// signed bodies. Bounded by the caps and the compaction, whatever the run's length.
     var held: (entries: Int, bodyBytes: Int) {
-        state.withLock { s in (s.ready.count, s.ready.reduce(0) { $0 + ($1.body?.count ?? 0) }) }
+        state.withLock { s in (s.ready.count, s.ready.reduce(0) { $0 + ($1?.body?.count ?? 0) }) }
     }
 
     /// Times the producer went to sleep on a full buffer: about once a batch while the engine keeps it full.
@@ -180,19 +198,19 @@ final class MintPipeline: @unchecked Sendable {
     /// Removes the front delivery (after ``head()`` or ``peek()`` returned it): one delivery of a shed run.
     func pop() {
         let wake = state.withLock { s in
-            if s.ready[s.head].shedRun.count > 1 {
-                let rest = s.ready[s.head].shedRun.dropFirst()
-                s.ready[s.head].planned = rest[rest.startIndex]
-                s.ready[s.head].shedRun = rest
+            if s.ready[s.head]!.shedRun.count > 1 {
+                let rest = s.ready[s.head]!.shedRun.dropFirst()
+                s.ready[s.head]!.planned = rest[rest.startIndex]
+                s.ready[s.head]!.shedRun = rest
                 s.deliveries -= 1
                 return s.roomFreed(limits)
             }
-            s.bytes -= s.ready[s.head].body?.count ?? 0
+            s.bytes -= s.ready[s.head]!.body?.count ?? 0
             s.deliveries -= 1
-            s.ready[s.head].shedRun = []
-            // The engine has its own reference (and the cache one for copies): the entry kept before the head
-            // needs only its time, so the signed bytes go now, not at the next compaction.
-            s.ready[s.head].body = nil
+            s.takenAt = s.ready[s.head]!.planned.at
+            // The engine has its own copy (and the cache one for copies): the entry goes now, not at the next
+            // compaction.
+            s.ready[s.head] = nil
             s.head += 1
             Self.compact(&s)
             return s.roomFreed(limits)
@@ -215,15 +233,16 @@ final class MintPipeline: @unchecked Sendable {
         let (taken, wake) = state.withLock { s in
             var taken: [ArraySlice<PlannedDelivery>] = []
             var count = 0
-            while s.head < s.ready.count, s.ready[s.head].shed != nil, s.ready[s.head].planned.at <= limit {
-                let run = s.ready[s.head].shedRun
+            while s.head < s.ready.count, s.ready[s.head]!.shed != nil, s.ready[s.head]!.planned.at <= limit {
+                let run = s.ready[s.head]!.shedRun
                 if run.last!.at <= limit {
                     guard count == 0 || count + run.count <= maximum else { break }
                     taken.append(run)
                     count += run.count
                     s.deliveries -= run.count
-                    // The taken entry stays until compaction: it must not keep the batch's storage alive.
-                    s.ready[s.head].shedRun = []
+                    // The taken entry must not keep the batch's storage alive until compaction.
+                    s.takenAt = s.ready[s.head]!.planned.at
+                    s.ready[s.head] = nil
                     s.head += 1
                     continue
                 }
@@ -231,8 +250,8 @@ final class MintPipeline: @unchecked Sendable {
                 let due = run.firstIndex { $0.at > limit }!
                 taken.append(run[..<due])
                 s.deliveries -= due - run.startIndex
-                s.ready[s.head].shedRun = run[due...]
-                s.ready[s.head].planned = run[due]
+                s.ready[s.head]!.shedRun = run[due...]
+                s.ready[s.head]!.planned = run[due]
                 break
             }
             Self.compact(&s)
@@ -242,13 +261,13 @@ final class MintPipeline: @unchecked Sendable {
         return taken
     }
 
-    /// Compacts now and then so the array does not grow with the run (one entry stays before the head, the
-    /// lower bound ``head()`` gives between batches). Counted in entries, and a shed run of up to a batch is one
-    /// entry, so the threshold is low: taken entries would otherwise hold their bodies for thousands of entries.
+    /// Compacts now and then so the array does not grow with the run. Taken entries are nil (their time is kept in
+    /// `takenAt`), so what compaction removes costs nothing to destroy; it is counted in entries, a shed run of up to
+    /// a batch being one.
     private static func compact(_ s: inout MintBufferState) {
         if s.head >= 256 && s.head * 2 >= s.ready.count {
-            s.ready.removeFirst(s.head - 1)
-            s.head = 1
+            s.ready.removeFirst(s.head)
+            s.head = 0
         }
     }
 
@@ -264,7 +283,7 @@ final class MintPipeline: @unchecked Sendable {
             state.withLock { $0.mintingAt = first }
             let now = clock?()
             let minted = mint(batch, shedBefore: now.map { $0 - shedAfter })
-            let shed = minted.reduce(0) { $0 + $1.shedRun.count }
+            let shed = minted.reduce(0) { $0 + ($1?.shedRun.count ?? 0) }
             if let admission, let clock, let busySince, let now, let first, let last = batch.last?.at {
                 let share = control.observe(
                     now: now,
@@ -280,8 +299,8 @@ final class MintPipeline: @unchecked Sendable {
                 s.ready.append(contentsOf: minted)
                 s.deliveries += batch.count
                 s.shed += shed
-                s.bytes += minted.reduce(0) { $0 + ($1.body?.count ?? 0) }
-                if let last = minted.last { s.lastAt = last.planned.at }
+                s.bytes += minted.reduce(0) { $0 + ($1?.body?.count ?? 0) }
+                if let last = minted.last { s.lastAt = last!.planned.at }
                 s.mintingAt = nil
                 if batch.count < batchSize { s.finished = true }
             }
@@ -319,7 +338,7 @@ final class MintPipeline: @unchecked Sendable {
     /// are shed: decided before anything is signed, each run of consecutive shed deliveries becomes one entry
     /// that shares the batch's storage. Copies that must resend the bytes of an earlier delivery are resolved
     /// after the originals, in order, from the cache.
-    private func mint(_ batch: [PlannedDelivery], shedBefore: Double?) -> [MintedDelivery] {
+    private func mint(_ batch: [PlannedDelivery], shedBefore: Double?) -> [MintedDelivery?] {
         let late = batch.map { planned in shedBefore.map { planned.sends && planned.at < $0 } ?? false }
         let signing = batch.indices.filter { !late[$0] && batch[$0].sameBytesAs == nil }
         // A batch shed whole (most of them, under overload) allocates nothing for signing.
@@ -333,7 +352,8 @@ final class MintPipeline: @unchecked Sendable {
             }
             signed = results.withLock { $0 }
         }
-        var out: [MintedDelivery] = []
+        // Optional because the buffer's are: an entry the engine takes is moved out, and appending these is no copy.
+        var out: [MintedDelivery?] = []
         var index = 0
         while index < batch.count {
             if late[index] {
@@ -355,7 +375,7 @@ final class MintPipeline: @unchecked Sendable {
                 }
             }
             if let body = minted?.body { cache.keep(body, for: planned.id) }
-            out.append(minted!)
+            out.append(minted)
             index += 1
         }
         return out

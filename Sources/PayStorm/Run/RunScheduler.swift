@@ -200,14 +200,14 @@ final class RunScheduler: TimedRequestSource {
             return deliveryRequest(delivery, body: body, failure: body == nil ? "body not available" : nil, at: now)
         }
         // The engine takes only what ``nextIsReady`` said was ready.
-        guard case .ready(let minted) = pipeline.head() else { return nil }
-        if minted.shed != nil {
-            // Every shed delivery up to the next follow-up or probe, in one go (they are all past due).
-            bookShed(pipeline.popShed(dueBy: min(follow, probe)))
-            return nil
+        if let minted = pipeline.takeMinted() {
+            return deliveryRequest(minted.planned, body: minted.body, failure: minted.failure, at: now)
         }
-        pipeline.pop()
-        return deliveryRequest(minted.planned, body: minted.body, failure: minted.failure, at: now)
+        // Every shed delivery up to the next follow-up or probe, in one go (they are all past due).
+        if case .ready(let front) = pipeline.head(), front.shed != nil {
+            bookShed(pipeline.popShed(dueBy: min(follow, probe)))
+        }
+        return nil
     }
 
     var wakeDescriptor: Int32? { hook?.process.wakeDescriptor }
