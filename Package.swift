@@ -149,7 +149,11 @@ let package = Package(
             exclude: ["Snapshots"]
         ),
         .testTarget(name: "ChaosTests", dependencies: ["Chaos", "Simulation", "Primitives", "Profile"]),
-        .testTarget(name: "LoadTests", dependencies: ["Load", "Primitives", "CCurl"], exclude: ["Interop"]),
+        .testTarget(
+            name: "LoadTests",
+            dependencies: ["Load", "Primitives", "CCurl", "PayStormTestKit"],
+            exclude: ["Interop"]
+        ),
         .testTarget(
             name: "CheckingTests",
             dependencies: ["Checking", "Simulation", "Chaos", "Primitives", "Profile", "AppStoreModel"]

@@ -208,7 +208,7 @@ final class FixedCapacityServer: @unchecked Sendable {
     init(workers: Int, serviceSeconds: Double) throws {
         service = serviceSeconds
         freeAt = Mutex([Double](repeating: 0, count: workers))
-        let (listener, port) = try loopbackListener()
+        let (listener, port) = try listenOnLoopback(backlog: 512)
         self.listener = listener
         self.port = port
         Thread.detachNewThread { [self] in

@@ -58,7 +58,7 @@ final class SilentServer: @unchecked Sendable {
     private let lock = NSLock()
 
     init() throws {
-        let (listener, port) = try loopbackListener()
+        let (listener, port) = try listenOnLoopback(backlog: 512)
         self.listener = listener
         self.port = port
         let fd = listener

@@ -1,4 +1,5 @@
 import Foundation
+import PayStormTestKit
 import Synchronization
 import Testing
 
