@@ -50,6 +50,29 @@ public final class ArrivalAdmission: Sendable {
         var pending: ArraySlice<Change> = []
         var arrivals: UInt64 = 0
         var dropped: UInt64 = 0
+        var scheduled: UInt64 = 0
+        var yielded: UInt64 = 0
+    }
+
+    /// What the world has done with the arrivals it reached, for the control that sets the share: how many it
+    /// dropped, and the actions it scheduled (due now or later) and yielded so far.
+    public struct Flow: Sendable, Hashable {
+        /// Arrivals reached, and of them dropped.
+        public var arrivals: UInt64 = 0
+        public var dropped: UInt64 = 0
+        /// Actions scheduled so far, due now or later: their count per admitted arrival is what an arrival yields
+        /// in the end, known when it arrives, while the actions yielded come up to a second later.
+        public var scheduled: UInt64 = 0
+        /// Actions the world has yielded.
+        public var yielded: UInt64 = 0
+
+        /// Creates a flow.
+        public init(arrivals: UInt64 = 0, dropped: UInt64 = 0, scheduled: UInt64 = 0, yielded: UInt64 = 0) {
+            self.arrivals = arrivals
+            self.dropped = dropped
+            self.scheduled = scheduled
+            self.yielded = yielded
+        }
     }
 
     private let salt: UInt64
@@ -84,11 +107,14 @@ public final class ArrivalAdmission: Sendable {
     /// The share in force (the last one asked for, once an arrival has seen it).
     public var share: Int { state.withLock { $0.requested } }
 
-    /// Whether the next arrival becomes an action; the world asks once per arrival, in order.
-    func admitsNext() -> Bool {
+    /// Whether the next arrival becomes an action; the world asks once per arrival, in order, telling how many
+    /// actions it has scheduled and yielded so far.
+    func admitsNext(scheduled: UInt64 = 0, yielded: UInt64 = 0) -> Bool {
         state.withLock { s in
             let index = s.arrivals
             s.arrivals += 1
+            s.scheduled = scheduled
+            s.yielded = yielded
             if replaying {
                 while let next = s.pending.first, next.arrival <= index {
                     s.share = next.share
@@ -109,6 +135,13 @@ public final class ArrivalAdmission: Sendable {
     /// The changes of share applied so far, for a replay (empty while every arrival is admitted under the whole
     /// share); a replay's are the recorded ones it has reached.
     public var changes: [Change] { state.withLock { $0.changes } }
+
+    /// The world's flow so far (see ``Flow``).
+    public var flow: Flow {
+        state.withLock { s in
+            Flow(arrivals: s.arrivals, dropped: s.dropped, scheduled: s.scheduled, yielded: s.yielded)
+        }
+    }
 
     /// The arrivals the world has reached so far, and how many of them it dropped.
     public var counts: (arrivals: UInt64, dropped: UInt64) { state.withLock { ($0.arrivals, $0.dropped) } }

@@ -35,6 +35,8 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     private let admission: ArrivalAdmission?
     private var order: UInt64 = 0
     private var emitted: UInt64 = 0
+    /// Deliveries scheduled so far, due now or later: what the admitted arrivals will yield, told to the admission.
+    private var scheduledEmits: UInt64 = 0
     private var events: UInt64 = 0
     private var transactions: UInt64 = 0
     private var webOrders: UInt64 = 0
@@ -136,7 +138,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             let t = nextArrival
             nextArrival = arrivals.next() ?? .infinity
             // A dropped arrival draws nothing, so the world after it depends only on the admissions recorded.
-            if let admission, !admission.admitsNext() { continue }
+            if let admission, !admission.admitsNext(scheduled: scheduledEmits, yielded: emitted) { continue }
             arrive(at: t)
         }
     }
@@ -178,7 +180,7 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     // MARK: - Scheduling
 
     mutating func schedule(_ job: Job, at t: Double) {
-        if case .emit = job {} else if t >= duration { return }
+        if case .emit = job { scheduledEmits += 1 } else if t >= duration { return }
         order += 1
         queue.push(TimedEntry(at: t, order: order, payload: job))
     }

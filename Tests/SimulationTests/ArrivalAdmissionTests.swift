@@ -63,4 +63,31 @@ struct ArrivalAdmissionTests {
         admission.setShare(5000)
         #expect(admission.share == ArrivalAdmission.whole)
     }
+
+    /// The flow a run's admission control steers by: the actions each admitted arrival schedules are known when it
+    /// arrives, while the ones it yields come later (another device's update follows its purchase), so early in a
+    /// world the scheduled count per admitted arrival is already about what it is at the end, and the yielded one
+    /// is not.
+    @Test func flowCountsWhatAdmittedArrivalsScheduleBeforeTheyYieldIt() throws {
+        let profile = try richProfile(seconds: 60, devices: 3)
+        let admission = ArrivalAdmission(seed: profile.seed)
+        admission.setShare(512)
+        var world = World(profile: profile, startMillis: Self.start, admission: admission)
+        var early: ArrivalAdmission.Flow?
+        var yielded: UInt64 = 0
+        while let action = world.next() {
+            yielded += 1
+            if early == nil && action.at >= 3 { early = admission.flow }
+        }
+        let end = admission.flow
+        let first = try #require(early)
+        func perAdmitted(_ count: UInt64, _ flow: ArrivalAdmission.Flow) -> Double {
+            Double(count) / Double(flow.arrivals - flow.dropped)
+        }
+        #expect(end.arrivals == admission.counts.arrivals && end.dropped == admission.counts.dropped)
+        #expect(end.dropped > 0 && end.yielded <= yielded && end.scheduled >= end.yielded)
+        #expect(first.scheduled > first.yielded)
+        let settled = perAdmitted(end.scheduled, end)
+        #expect(abs(perAdmitted(first.scheduled, first) - settled) < abs(perAdmitted(first.yielded, first) - settled))
+    }
 }

@@ -42,6 +42,7 @@ final class MintPipeline: @unchecked Sendable {
     /// touched only by the producer thread.
     let admission: ArrivalAdmission?
     private var control = AdmissionControl()
+    private var sleptForRoom = false  // on a full buffer, since the last batch it reported to `control`
 
     /// Creates a pipeline that signs with the run's bodies; call ``start()`` to begin minting.
     convenience init(
@@ -286,12 +287,19 @@ final class MintPipeline: @unchecked Sendable {
             let shed = minted.reduce(0) { $0 + ($1?.shedRun.count ?? 0) }
             if let admission, let clock, let busySince, let now, let first, let last = batch.last?.at {
                 let share = control.observe(
-                    now: now,
-                    lateness: now - first,
-                    scheduleSeconds: last - first,
-                    signedShare: 1 - Double(shed) / Double(batch.count),
-                    busySeconds: clock() - busySince
+                    AdmissionControl.Batch(
+                        now: now,
+                        lateness: now - first,
+                        scheduleSeconds: last - first,
+                        signedShare: 1 - Double(shed) / Double(batch.count),
+                        busySeconds: clock() - busySince,
+                        sleptForRoom: sleptForRoom,
+                        deliveries: batch.count,
+                        lastAt: last,
+                        flow: admission.flow
+                    )
                 )
+                sleptForRoom = false
                 if let share { admission.setShare(share) }
             }
             condition.lock()
@@ -327,6 +335,7 @@ final class MintPipeline: @unchecked Sendable {
             }
             if stopped { return false }
             guard full else { return true }
+            sleptForRoom = true
             // The clock runs with the wall's; a millisecond at least so a cap about to free is not spun on, and
             // 50 ms at most as a backstop (a test's clock may stand still or jump).
             let seconds = min(max(over ?? .infinity, 0.001), 0.05)
