@@ -51,26 +51,37 @@ public final class ArrivalAdmission: Sendable {
         var arrivals: UInt64 = 0
         var dropped: UInt64 = 0
         var scheduled: UInt64 = 0
+        var followUps: UInt64 = 0
         var yielded: UInt64 = 0
     }
 
     /// What the world has done with the arrivals it reached, for the control that sets the share: how many it
-    /// dropped, and the actions it scheduled (due now or later) and yielded so far.
+    /// dropped, the actions the admitted ones scheduled as they arrived (due now or later), the actions scheduled
+    /// since by the jobs that follow them (renewals, refunds decided later), and the actions yielded so far.
     public struct Flow: Sendable, Hashable {
         /// Arrivals reached, and of them dropped.
         public var arrivals: UInt64 = 0
         public var dropped: UInt64 = 0
-        /// Actions scheduled so far, due now or later: their count per admitted arrival is what an arrival yields
-        /// in the end, known when it arrives, while the actions yielded come up to a second later.
+        /// Actions admitted arrivals scheduled as they arrived, due now or later: their count per admitted arrival
+        /// is what an arrival yields, known when it arrives, while the actions yielded come up to a second later.
         public var scheduled: UInt64 = 0
+        /// Actions scheduled by follow-up jobs as they ran, about when they are due: what no share changes.
+        public var followUps: UInt64 = 0
         /// Actions the world has yielded.
         public var yielded: UInt64 = 0
 
         /// Creates a flow.
-        public init(arrivals: UInt64 = 0, dropped: UInt64 = 0, scheduled: UInt64 = 0, yielded: UInt64 = 0) {
+        public init(
+            arrivals: UInt64 = 0,
+            dropped: UInt64 = 0,
+            scheduled: UInt64 = 0,
+            followUps: UInt64 = 0,
+            yielded: UInt64 = 0
+        ) {
             self.arrivals = arrivals
             self.dropped = dropped
             self.scheduled = scheduled
+            self.followUps = followUps
             self.yielded = yielded
         }
     }
@@ -108,12 +119,13 @@ public final class ArrivalAdmission: Sendable {
     public var share: Int { state.withLock { $0.requested } }
 
     /// Whether the next arrival becomes an action; the world asks once per arrival, in order, telling how many
-    /// actions it has scheduled and yielded so far.
-    func admitsNext(scheduled: UInt64 = 0, yielded: UInt64 = 0) -> Bool {
+    /// actions it has scheduled and yielded so far (``Flow``).
+    func admitsNext(scheduled: UInt64 = 0, followUps: UInt64 = 0, yielded: UInt64 = 0) -> Bool {
         state.withLock { s in
             let index = s.arrivals
             s.arrivals += 1
             s.scheduled = scheduled
+            s.followUps = followUps
             s.yielded = yielded
             if replaying {
                 while let next = s.pending.first, next.arrival <= index {
@@ -139,7 +151,13 @@ public final class ArrivalAdmission: Sendable {
     /// The world's flow so far (see ``Flow``).
     public var flow: Flow {
         state.withLock { s in
-            Flow(arrivals: s.arrivals, dropped: s.dropped, scheduled: s.scheduled, yielded: s.yielded)
+            Flow(
+                arrivals: s.arrivals,
+                dropped: s.dropped,
+                scheduled: s.scheduled,
+                followUps: s.followUps,
+                yielded: s.yielded
+            )
         }
     }
 

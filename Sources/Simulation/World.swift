@@ -35,8 +35,11 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     private let admission: ArrivalAdmission?
     private var order: UInt64 = 0
     private var emitted: UInt64 = 0
-    /// Deliveries scheduled so far, due now or later: what the admitted arrivals will yield, told to the admission.
-    private var scheduledEmits: UInt64 = 0
+    /// Actions scheduled so far, due now or later, by arrivals as they arrive and by the jobs that follow (renewals,
+    /// refunds decided later): told to the admission, which a share changes the first of only.
+    private var arrivalEmits: UInt64 = 0
+    private var followUpEmits: UInt64 = 0
+    private var arriving = false
     private var events: UInt64 = 0
     private var transactions: UInt64 = 0
     private var webOrders: UInt64 = 0
@@ -138,8 +141,14 @@ public struct World: Sequence, IteratorProtocol, Sendable {
             let t = nextArrival
             nextArrival = arrivals.next() ?? .infinity
             // A dropped arrival draws nothing, so the world after it depends only on the admissions recorded.
-            if let admission, !admission.admitsNext(scheduled: scheduledEmits, yielded: emitted) { continue }
+            if let admission,
+                !admission.admitsNext(scheduled: arrivalEmits, followUps: followUpEmits, yielded: emitted)
+            {
+                continue
+            }
+            arriving = true
             arrive(at: t)
+            arriving = false
         }
     }
 
@@ -180,7 +189,11 @@ public struct World: Sequence, IteratorProtocol, Sendable {
     // MARK: - Scheduling
 
     mutating func schedule(_ job: Job, at t: Double) {
-        if case .emit = job { scheduledEmits += 1 } else if t >= duration { return }
+        if case .emit = job {
+            if arriving { arrivalEmits += 1 } else { followUpEmits += 1 }
+        } else if t >= duration {
+            return
+        }
         order += 1
         queue.push(TimedEntry(at: t, order: order, payload: job))
     }

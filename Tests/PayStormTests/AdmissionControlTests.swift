@@ -233,7 +233,8 @@ struct AdmissionControlTests {
     func overloadedStreamSettlesWhereMintingKeepsUpDespiteLaggedDeliveries(overload: Double) {
         let (shares, shedShare, lowest) = Self.simulateStream(overload: overload)
         let ideal = 1 / overload
-        #expect(lowest >= ideal * 0.6, "lowest share \(lowest) of an ideal \(ideal)")
+        // While it wins back the lead it lost to them, the share may sit under the ideal, but not far.
+        #expect(lowest >= ideal * 0.5, "lowest share \(lowest) of an ideal \(ideal)")
         #expect(
             shares.allSatisfy { $0 >= ideal * 0.7 && $0 <= ideal * 1.05 },
             "shares \(shares.min()!)...\(shares.max()!)"

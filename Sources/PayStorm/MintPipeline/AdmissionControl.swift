@@ -8,36 +8,40 @@ import Simulation
 /// how late its first delivery was, whether the producer slept on a full buffer before it, and the world's
 /// ``ArrivalAdmission/Flow``. Over a ``window`` that gives:
 ///
-/// - the **capacity**: deliveries signed per second busy;
-/// - the **steady pace**: the capacity over the deliveries per second of schedule the share yields once the stream
-///   settles: the schedule's arrivals per second, times the share, times the actions each admitted arrival
-///   schedules (known when it arrives), times the deliveries the chaos stage makes of an action. The deliveries
-///   the stream yields in a window cannot give it: a device's update follows its purchase by up to a second, so
-///   after a change they still count the arrivals of the share before, and a share set from them undershoots
-///   after a cut and overshoots after a rise;
+/// - the **capacity**: deliveries signed per second busy, smoothed over windows;
+/// - the **demand** once the stream settles, in deliveries per second of schedule: for each unit of share, the
+///   schedule's arrivals per second times the actions an admitted arrival schedules (known when it arrives) times
+///   the deliveries the chaos stage makes of an action; and from follow-ups (renewals, refunds decided later),
+///   which no share changes. The deliveries the stream yields in a window cannot give it: another device's update
+///   follows its purchase by up to a second, so after a change they still count the arrivals of the share before,
+///   and a share set from them undershoots after a cut and overshoots after a rise;
 /// - the **measured pace**: seconds of schedule signed per second busy, which says whether the run is catching up;
 /// - the **lead**: how far ahead of the clock the producer is (negative when behind). A producer that slept on a
 ///   full buffer is as far ahead as the buffer lets it be, which counts as the lead aimed at (``aimedLead``).
 ///
-/// The share then moves to the steady pace times the share, a little less while the lead is short of the aim (to
-/// win it back), never less than an eighth of it at once:
+/// The share then moves to the one whose demand the capacity meets, at a pace that wins back within ``recovery``
+/// any lead short of the aim, never less than an eighth of the share in force at once:
 ///
-/// - Behind (late, or shedding), one window is enough, either way: a cut unless the run is already catching up (a
-///   measured pace of 1 or more), or a rise of at most a quarter when the share in force is well under what minting
-///   keeps up with (behind on the deliveries of arrivals admitted before a cut). So the first overloaded window of
-///   a run cuts at once to about where minting keeps up, and the second after it does not cut again.
+/// - Behind (late, or shedding), one window is enough, either way: a cut unless the run is already catching up fast
+///   enough (a measured pace that wins the lead back within ``recovery``), or a rise of at most a quarter when the
+///   share in force is well under what minting keeps up with (behind on the deliveries of arrivals admitted before
+///   a cut). So the first overloaded window of a run cuts at once to about where minting keeps up, and the windows
+///   after it do not cut again.
 /// - Ahead of the clock, it is cut when a measured pace under 1 would bring the lead under the aim within
 ///   ``horizon``, only when two windows in a row ask for it, and then only as far as the milder of the two asks,
 ///   so a busy machine's stall, which the lead absorbs, changes nothing. It grows when minting has room (a
 ///   measured pace above 1 with some lead), by at most double at once (a quarter with less lead than it aims at),
 ///   back to the whole schedule.
-/// - The window after a change is not measured. Without a flow (tests) the measured pace stands for the steady one.
+/// - The window after a change is not measured. Without a flow (tests) the measured pace at the share in force
+///   stands for the demand.
 ///
 /// The share so follows the harness's ceiling as the load around it changes, and a run that keeps up never
 /// changes it and generates the world of its seed. A pure value, fed one batch at a time.
 struct AdmissionControl: Sendable {
     /// Seconds of the run's clock over which the pace is measured.
     static let window = 0.1
+    /// Seconds within which a run short of the lead it aims at is to win it back.
+    static let recovery = 1.0
     /// The weight of a window's capacity in the smoothed one.
     static let smoothing = 0.3
     /// Seconds within which a pace under 1 must be about to bring the lead under the aim before the share is cut.
@@ -145,8 +149,8 @@ struct AdmissionControl: Sendable {
         let behind = batch.lateness > 0 || window.shedAny
         // A producer that slept for room is as far ahead as the buffer allows.
         let lead = window.sleptAny ? max(-batch.lateness, Self.aimedLead) : -batch.lateness
-        let steady = steadyPace(from: window, to: batch)
-        let ratio = ask(measured: measured, steady: steady, lead: lead, behind: behind).map { $0 / Double(share) }
+        let demand = demand(from: window, to: batch)
+        let ratio = ask(measured: measured, demand: demand, lead: lead, behind: behind).map { $0 / Double(share) }
         defer { previousRatio = ratio }
         guard let ratio else { return nil }
         return apply(ratio, behind: behind)
@@ -171,45 +175,57 @@ struct AdmissionControl: Sendable {
         return next
     }
 
-    /// The capacity over the deliveries per second of schedule the share in force yields once the stream settles;
-    /// nil when a window cannot tell (no flow, no arrivals, nothing signed yet).
-    private func steadyPace(from window: Tally, to batch: Batch) -> Double? {
-        guard let capacity, let start = window.flow, let flow = batch.flow, batch.lastAt > window.lastAt,
-            flow.arrivals > start.arrivals, flow.arrivals > flow.dropped, flow.scheduled > 0, flow.yielded > 0
+    /// What the world yields once the stream settles, in deliveries per second of schedule: for each unit of
+    /// share, and from follow-ups whatever the share; nil when a window cannot tell (no flow, no arrivals).
+    private func demand(from window: Tally, to batch: Batch) -> (perShare: Double, followUps: Double)? {
+        guard let start = window.flow, let flow = batch.flow, batch.lastAt > window.lastAt,
+            flow.arrivals > start.arrivals, flow.arrivals > flow.dropped, flow.scheduled > 0, flow.yielded > 0,
+            flow.followUps >= start.followUps
         else { return nil }
-        let arrivalsPerSecond = Double(flow.arrivals - start.arrivals) / (batch.lastAt - window.lastAt)
+        let seconds = batch.lastAt - window.lastAt
+        let arrivalsPerSecond = Double(flow.arrivals - start.arrivals) / seconds
         let actionsPerArrival = Double(flow.scheduled) / Double(flow.arrivals - flow.dropped)
         let deliveriesPerAction = max(Double(deliveriesTaken) / Double(flow.yielded), 1)
-        let admitted = Double(share) / Double(ArrivalAdmission.whole)
-        return capacity / (arrivalsPerSecond * admitted * actionsPerArrival * deliveriesPerAction)
+        return (
+            arrivalsPerSecond * actionsPerArrival * deliveriesPerAction / Double(ArrivalAdmission.whole),
+            Double(flow.followUps - start.followUps) / seconds * deliveriesPerAction
+        )
     }
 
     /// The share one window asks for, or nil when it asks for no change.
-    private func ask(measured: Double?, steady: Double?, lead: Double, behind: Bool) -> Double? {
+    private func ask(
+        measured: Double?,
+        demand: (perShare: Double, followUps: Double)?,
+        lead: Double,
+        behind: Bool
+    ) -> Double? {
         let current = Double(share)
-        // Short of the lead aimed at, a little less than the pace, to win it back: a twentieth per tenth of a
-        // second missing, at most three tenths.
-        let correction = min(max(1 + (lead - Self.aimedLead) / 2, 0.7), 1)
-        guard let measured else {
-            // Everything shed: behind.
-            let target = steady.map { current * $0 } ?? keptUpShare ?? current / 2
-            return min(max(target * correction, current / 8), current * 0.97)
+        // Short of the lead aimed at, the pace that wins it back within ``recovery`` (at most 1/0.7).
+        let wanted = min(max(1 + (Self.aimedLead - lead) / Self.recovery, 1), 1 / 0.7)
+        // The share minting keeps up with at `pace` times the schedule: from the world's demand when known (what a
+        // share yields once the stream settles), else from the pace measured at the share in force.
+        func keptUp(pace: Double) -> Double? {
+            if let demand, let capacity { return max((capacity / pace - demand.followUps) / demand.perShare, 0) }
+            return measured.map { current * $0 / pace }
         }
-        let pace = steady ?? measured
+        guard let measured, let target = keptUp(pace: wanted) else {
+            // Everything shed: behind.
+            let target = keptUp(pace: wanted) ?? (keptUpShare ?? current / 2) / wanted
+            return min(max(target, current / 8), current * 0.97)
+        }
         if behind {
-            // To the pace, less the correction: a cut unless already catching up, or a rise when the share in force
-            // is well under what minting keeps up with (behind on deliveries of arrivals admitted before a cut).
-            let target = current * pace * correction
-            if target < current * 0.97 { return measured >= 1 ? nil : max(target, current / 8) }
+            // A cut unless already catching up fast enough, or a rise when the share in force is well under what
+            // minting keeps up with (behind on the deliveries of arrivals admitted before a cut).
+            if target < current * 0.97 { return measured >= wanted ? nil : max(target, current / 8) }
             return target > current * 1.03 ? min(target, current * 1.25, Double(ArrivalAdmission.whole)) : nil
         }
         if measured < 1 && lead - Self.aimedLead < Self.horizon * (1 - measured) {
-            let target = max(current * pace * correction, current / 8)
-            return target < current * 0.97 ? target : nil
+            let cut = max(target, current / 8)
+            return cut < current * 0.97 ? cut : nil
         }
-        if measured > 1 && pace > 1.03 && lead >= Self.aimedLead / 2 && share < ArrivalAdmission.whole {
-            // Up to the pace, at most double at once with the lead wanted, a quarter more with less.
-            return min(current * min(pace, lead >= Self.aimedLead ? 2 : 1.25), Double(ArrivalAdmission.whole))
+        if measured > 1 && target > current * 1.03 && lead >= Self.aimedLead / 2 && share < ArrivalAdmission.whole {
+            // Up to what minting keeps up with, at most double at once with the lead wanted, a quarter with less.
+            return min(target, current * (lead >= Self.aimedLead ? 2 : 1.25), Double(ArrivalAdmission.whole))
         }
         return nil
     }
