@@ -48,11 +48,7 @@ public final class ArrivalAdmission: Sendable {
         var changes: [Change] = []
         /// For a replay: the recorded changes not yet reached.
         var pending: ArraySlice<Change> = []
-        var arrivals: UInt64 = 0
-        var dropped: UInt64 = 0
-        var scheduled: UInt64 = 0
-        var followUps: UInt64 = 0
-        var yielded: UInt64 = 0
+        var flow = Flow()
     }
 
     /// What the world has done with the arrivals it reached, for the control that sets the share: how many it
@@ -70,20 +66,8 @@ public final class ArrivalAdmission: Sendable {
         /// Actions the world has yielded.
         public var yielded: UInt64 = 0
 
-        /// Creates a flow.
-        public init(
-            arrivals: UInt64 = 0,
-            dropped: UInt64 = 0,
-            scheduled: UInt64 = 0,
-            followUps: UInt64 = 0,
-            yielded: UInt64 = 0
-        ) {
-            self.arrivals = arrivals
-            self.dropped = dropped
-            self.scheduled = scheduled
-            self.followUps = followUps
-            self.yielded = yielded
-        }
+        /// A flow of nothing yet.
+        public init() {}
     }
 
     private let salt: UInt64
@@ -122,11 +106,11 @@ public final class ArrivalAdmission: Sendable {
     /// actions it has scheduled and yielded so far (``Flow``).
     func admitsNext(scheduled: UInt64 = 0, followUps: UInt64 = 0, yielded: UInt64 = 0) -> Bool {
         state.withLock { s in
-            let index = s.arrivals
-            s.arrivals += 1
-            s.scheduled = scheduled
-            s.followUps = followUps
-            s.yielded = yielded
+            let index = s.flow.arrivals
+            s.flow.arrivals += 1
+            s.flow.scheduled = scheduled
+            s.flow.followUps = followUps
+            s.flow.yielded = yielded
             if replaying {
                 while let next = s.pending.first, next.arrival <= index {
                     s.share = next.share
@@ -139,7 +123,7 @@ public final class ArrivalAdmission: Sendable {
             }
             guard s.share < Self.whole else { return true }
             let admitted = Int(SplitMix64.mix(salt ^ index) & UInt64(Self.whole - 1)) < s.share
-            if !admitted { s.dropped += 1 }
+            if !admitted { s.flow.dropped += 1 }
             return admitted
         }
     }
@@ -149,18 +133,8 @@ public final class ArrivalAdmission: Sendable {
     public var changes: [Change] { state.withLock { $0.changes } }
 
     /// The world's flow so far (see ``Flow``).
-    public var flow: Flow {
-        state.withLock { s in
-            Flow(
-                arrivals: s.arrivals,
-                dropped: s.dropped,
-                scheduled: s.scheduled,
-                followUps: s.followUps,
-                yielded: s.yielded
-            )
-        }
-    }
+    public var flow: Flow { state.withLock { $0.flow } }
 
     /// The arrivals the world has reached so far, and how many of them it dropped.
-    public var counts: (arrivals: UInt64, dropped: UInt64) { state.withLock { ($0.arrivals, $0.dropped) } }
+    public var counts: (arrivals: UInt64, dropped: UInt64) { state.withLock { ($0.flow.arrivals, $0.flow.dropped) } }
 }

@@ -142,8 +142,8 @@ struct AdmissionControl: Sendable {
         let measured = window.signedAny ? window.signedSeconds / window.busySeconds : nil
         if window.signedDeliveries > 0 {
             // Smoothed: one window's figure swings with the machine's other work.
-            let measured = window.signedDeliveries / window.busySeconds
-            capacity = capacity.map { $0 + Self.smoothing * (measured - $0) } ?? measured
+            let signedPerSecond = window.signedDeliveries / window.busySeconds
+            capacity = capacity.map { $0 + Self.smoothing * (signedPerSecond - $0) } ?? signedPerSecond
         }
         if let measured { keptUpShare = Double(share) * measured }
         let behind = batch.lateness > 0 || window.shedAny
@@ -208,9 +208,10 @@ struct AdmissionControl: Sendable {
             if let demand, let capacity { return max((capacity / pace - demand.followUps) / demand.perShare, 0) }
             return measured.map { current * $0 / pace }
         }
-        guard let measured, let target = keptUp(pace: wanted) else {
+        let kept = keptUp(pace: wanted)
+        guard let measured, let target = kept else {
             // Everything shed: behind.
-            let target = keptUp(pace: wanted) ?? (keptUpShare ?? current / 2) / wanted
+            let target = kept ?? (keptUpShare ?? current / 2) / wanted
             return min(max(target, current / 8), current * 0.97)
         }
         if behind {
